@@ -1,0 +1,156 @@
+"""Messages as pure values.
+
+A message is a role plus ordered parts; every part carries a `kind` discriminator so a
+list of parts round-trips through JSON without losing its type. Identity (ids, sequence
+numbers, timestamps) belongs to the store, not to these values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Annotated, Any, Literal, overload
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Value(BaseModel):
+    """Base for immutable values: frozen so a message can be shared without copying."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TextPart(_Value):
+    kind: Literal["text"] = "text"
+    text: str
+
+
+class ReasoningPart(_Value):
+    """Model reasoning ("thinking"); `signature` is the provider's opaque verification blob."""
+
+    kind: Literal["reasoning"] = "reasoning"
+    text: str
+    signature: str | None = None
+
+
+class ToolCallPart(_Value):
+    kind: Literal["tool-call"] = "tool-call"
+    id: str
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolResultPart(_Value):
+    """The result of one tool call.
+
+    `output` is what the model is shown (possibly truncated at ingest); when it was
+    truncated, `full_output` keeps the original so nothing is lost. `compacted_at` is set
+    (an ISO timestamp given by the caller) when pruning replaced the output in the model's
+    view by a placeholder; the output itself is never deleted.
+    """
+
+    kind: Literal["tool-result"] = "tool-result"
+    call_id: str
+    name: str
+    output: str
+    is_error: bool = False
+    compacted_at: str | None = None
+    full_output: str | None = None
+
+
+class AttachmentPart(_Value):
+    """A file given by the user: text content inline, or binary data base64-encoded."""
+
+    kind: Literal["attachment"] = "attachment"
+    name: str
+    media_type: str
+    text: str | None = None
+    data_base64: str | None = None
+
+
+Part = Annotated[
+    TextPart | ReasoningPart | ToolCallPart | ToolResultPart | AttachmentPart,
+    Field(discriminator="kind"),
+]
+
+Role = Literal["user", "assistant", "tool"]
+"""`tool` messages hold only ToolResultParts answering the calls of the assistant message
+before them; providers map them to their own shape (OpenAI `tool` messages, Anthropic
+`tool_result` blocks inside a user message)."""
+
+
+class Message(_Value):
+    role: Role
+    parts: tuple[Part, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """The concatenated text parts, for display and search."""
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    @property
+    def tool_calls(self) -> tuple[ToolCallPart, ...]:
+        return tuple(p for p in self.parts if isinstance(p, ToolCallPart))
+
+    @property
+    def tool_results(self) -> tuple[ToolResultPart, ...]:
+        return tuple(p for p in self.parts if isinstance(p, ToolResultPart))
+
+
+def user(text: str) -> Message:
+    return Message(role="user", parts=(TextPart(text=text),))
+
+
+def assistant(text: str, *calls: ToolCallPart) -> Message:
+    parts: tuple[Part, ...] = ((TextPart(text=text),) if text else ()) + calls
+    return Message(role="assistant", parts=parts)
+
+
+def tool_results(*results: ToolResultPart) -> Message:
+    return Message(role="tool", parts=results)
+
+
+class ToolSpec(_Value):
+    """A tool offered to the model: name, description and JSON-Schema of its input."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+
+
+class HistoryWindow(Sequence[Message]):
+    """The display history seen from `start` on, indexed by absolute display index.
+
+    The store loads only the rows from `apiStartIndex`, so the cost of building the
+    model's view does not grow with the history. Engine functions take a
+    `Sequence[Message]` and only ever read indices at or after the current
+    `apiStartIndex`; this class lets them receive such a partial history while keeping
+    absolute indices. Reading an index before `start` raises IndexError, which turns an
+    accidental full-history scan into a loud failure instead of a silent slowdown.
+    """
+
+    def __init__(self, start: int, messages: Sequence[Message]) -> None:
+        self.start = start
+        self._messages = list(messages)
+
+    def __len__(self) -> int:
+        return self.start + len(self._messages)
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
+        if isinstance(index, slice):
+            begin, stop, step = index.indices(len(self))
+            if step != 1:
+                raise ValueError("HistoryWindow supports contiguous slices only")
+            if begin < self.start and stop > begin:
+                raise IndexError(f"index {begin} is before the loaded window ({self.start})")
+            return self._messages[begin - self.start : max(stop - self.start, 0)]
+        i = index + len(self) if index < 0 else index
+        if i < self.start or i >= len(self):
+            raise IndexError(f"index {index} is outside the loaded window")
+        return self._messages[i - self.start]
+
+    def __iter__(self) -> Iterator[Message]:
+        raise TypeError("iterate over window[start:] instead; earlier rows are not loaded")

@@ -1,0 +1,145 @@
+"""Engine messages in the providers' own wire formats, as plain dicts.
+
+Both the providers (which send these payloads) and the token accounting (which counts
+them) use these functions, so what is counted is exactly what is sent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from foldline.core.messages import (
+    AttachmentPart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    ToolSpec,
+)
+
+
+def _attachment_text(part: AttachmentPart) -> str:
+    if part.text is not None:
+        return f"[attachment {part.name} ({part.media_type})]\n{part.text}"
+    return f"[attachment {part.name} ({part.media_type}), binary]"
+
+
+def tool_arguments_json(call: ToolCallPart) -> str:
+    """The JSON string a provider receives as a call's arguments (compact, key order kept)."""
+    return json.dumps(call.input, separators=(",", ":"), ensure_ascii=False)
+
+
+# --- OpenAI Chat Completions -------------------------------------------------------
+
+
+def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Chat Completions `messages`: system first, tool results as `tool` messages."""
+    out: list[dict[str, Any]] = []
+    if system:
+        out.append({"role": "system", "content": system})
+    for message in messages:
+        if message.role == "tool":
+            for result in message.tool_results:
+                out.append(
+                    {"role": "tool", "tool_call_id": result.call_id, "content": result.output}
+                )
+            continue
+        texts: list[str] = []
+        for part in message.parts:
+            if isinstance(part, TextPart):
+                texts.append(part.text)
+            elif isinstance(part, AttachmentPart):
+                texts.append(_attachment_text(part))
+        entry: dict[str, Any] = {"role": message.role, "content": "\n\n".join(texts)}
+        calls = message.tool_calls
+        if message.role == "assistant" and calls:
+            if not texts:
+                entry["content"] = None
+            entry["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": tool_arguments_json(call)},
+                }
+                for call in calls
+            ]
+        out.append(entry)
+    return out
+
+
+def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.input_schema,
+            },
+        }
+        for tool in tools
+    ]
+
+
+# --- Anthropic Messages --------------------------------------------------------------
+
+
+def _anthropic_blocks(message: Message) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            if part.text:
+                blocks.append({"type": "text", "text": part.text})
+        elif isinstance(part, ReasoningPart):
+            # Thinking blocks are only valid with their signature; unsigned reasoning (from
+            # another provider) is dropped from the wire rather than sent as a forgery.
+            if part.signature:
+                blocks.append(
+                    {"type": "thinking", "thinking": part.text, "signature": part.signature}
+                )
+        elif isinstance(part, ToolCallPart):
+            blocks.append(
+                {"type": "tool_use", "id": part.id, "name": part.name, "input": part.input}
+            )
+        elif isinstance(part, ToolResultPart):
+            block: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": part.call_id,
+                "content": part.output,
+            }
+            if part.is_error:
+                block["is_error"] = True
+            blocks.append(block)
+        elif isinstance(part, AttachmentPart):
+            blocks.append({"type": "text", "text": _attachment_text(part)})
+    return blocks
+
+
+def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Messages API `messages`: tool results become user turns; same roles are merged.
+
+    Anthropic requires alternating roles, so consecutive messages that map to the same
+    role (a summary followed by a user message, tool results followed by a user message)
+    are merged into one turn, tool results first as the API demands.
+    """
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        role = "assistant" if message.role == "assistant" else "user"
+        blocks = _anthropic_blocks(message)
+        if not blocks:
+            blocks = [{"type": "text", "text": "(empty)"}]
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    return out
+
+
+def to_anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    return [
+        {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+        for t in tools
+    ]

@@ -1,0 +1,1 @@
+"""Model providers: Anthropic, OpenAI and OpenAI-compatible servers, on the official SDKs."""

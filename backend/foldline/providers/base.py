@@ -1,0 +1,116 @@
+"""The small interface every model provider implements: one streaming method.
+
+A provider turns a `ModelRequest` (engine messages, system prompt, tool specs) into its
+own wire format, streams the answer and yields `ProviderEvent`s. Failures are raised as
+`ProviderError` with a `code` the turn loop can act on (fold and retry on
+`context_overflow`, back off on `rate_limited`/`overloaded`, stop on `auth`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, runtime_checkable
+
+from foldline.core.messages import Message, ToolSpec
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    model: str
+    system: str
+    messages: list[Message]
+    tools: list[ToolSpec] = field(default_factory=list)
+    max_output_tokens: int = 4096
+    temperature: float | None = None
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+    kind: Literal["text-delta"] = "text-delta"
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    text: str
+    signature: str | None = None
+    kind: Literal["reasoning-delta"] = "reasoning-delta"
+
+
+@dataclass(frozen=True)
+class ToolCallEvent:
+    """A complete tool call (providers assemble streamed argument fragments first)."""
+
+    id: str
+    name: str
+    input: dict
+    kind: Literal["tool-call"] = "tool-call"
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage of ONE call. `total_input` is what the model actually received."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+    kind: Literal["usage"] = "usage"
+
+    @property
+    def total_input(self) -> int:
+        return self.input_tokens + self.cache_read_tokens + self.cache_creation_tokens
+
+
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "context_window_exceeded", "other"]
+
+
+@dataclass(frozen=True)
+class Stop:
+    reason: StopReason
+    raw: str | None = None
+    kind: Literal["stop"] = "stop"
+
+
+ProviderEvent = TextDelta | ReasoningDelta | ToolCallEvent | Usage | Stop
+
+ErrorCode = Literal[
+    "context_overflow", "rate_limited", "overloaded", "auth", "unavailable", "bad_request"
+]
+
+
+class ProviderError(Exception):
+    """A typed provider failure. `retryable` errors may be retried after `retry_after` s."""
+
+    def __init__(
+        self,
+        code: ErrorCode,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        status: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code: ErrorCode = code
+        self.message = message
+        self.retry_after = retry_after
+        self.status = status
+
+    @property
+    def retryable(self) -> bool:
+        return self.code in ("rate_limited", "overloaded", "unavailable")
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """Anything that can stream a model's answer."""
+
+    name: str
+    """The provider's configured name (`anthropic`, `openai`, `local`, ...)."""
+    wire: Literal["anthropic", "openai"]
+    """Which wire format the provider speaks; decides how tokens are counted."""
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        """Yield events for one model call; raise ProviderError on failure."""
+        ...

@@ -1,0 +1,1 @@
+"""Foldline desktop shell."""
