@@ -1,0 +1,198 @@
+"""ChatService: starts turns and folds as tasks of their own, one at a time per conversation.
+
+A turn runs in its own asyncio task and writes everything to the store as it goes, so a
+client that disconnects mid-turn loses nothing: the turn finishes and is persisted, and
+the client sees the result on its next load. Events go to a queue that whoever started
+the turn may read (the SSE response); nobody has to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from foldline.chat.context import ContextLoader, ConversationContext
+from foldline.chat.events import ChatEvent
+from foldline.chat.tools import WorkspaceFiles
+from foldline.chat.turn import TurnRunner
+from foldline.config import AppConfig, provider_for_model, resolve_model
+from foldline.core.compaction import choose_split
+from foldline.core.policy import BreakerState
+from foldline.providers.base import Provider
+from foldline.store import Store
+
+log = logging.getLogger(__name__)
+
+ProviderFactory = Callable[[AppConfig, str], Provider]
+"""Builds the provider that serves a model name (tests inject fakes here)."""
+
+
+class TurnInProgress(Exception):
+    """A second turn or fold was asked for while one is running (HTTP 409)."""
+
+
+class ChatUnavailable(Exception):
+    """The turn cannot start: no model chosen, or its provider is not configured (HTTP 400)."""
+
+
+class TurnHandle:
+    """The running task of one turn or fold and the queue of its events."""
+
+    def __init__(self, conversation_id: str) -> None:
+        self.conversation_id = conversation_id
+        self.queue: asyncio.Queue[ChatEvent | None] = asyncio.Queue()
+        self.task: asyncio.Task[None] | None = None
+
+    async def events(self) -> AsyncIterator[ChatEvent]:
+        while True:
+            event = await self.queue.get()
+            if event is None:
+                return
+            yield event
+
+    async def wait(self) -> None:
+        if self.task is not None:
+            await asyncio.shield(self.task)
+
+
+class ChatService:
+    def __init__(
+        self,
+        store: Store,
+        config_provider: Callable[[], AppConfig],
+        *,
+        provider_factory: ProviderFactory = provider_for_model,
+        files_root: Path | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.store = store
+        self.config_provider = config_provider
+        self.provider_factory = provider_factory
+        self.files = WorkspaceFiles(files_root) if files_root else None
+        self.loader = ContextLoader(store, file_tools=self.files is not None)
+        self.sleep = sleep
+        self.breakers: dict[str, BreakerState] = {}
+        self.running: dict[str, TurnHandle] = {}
+
+    # --- starting work --------------------------------------------------------------
+
+    def _runner(self, conversation_id: str) -> TurnRunner:
+        config = self.config_provider()
+        conversation = self.store.get_conversation(conversation_id)
+        model = conversation.model or config.default_model
+        if not model:
+            raise ChatUnavailable("Choose a model for this conversation first (Settings).")
+        try:
+            provider = self.provider_factory(config, model)
+            summary_model = config.compaction.model or model
+            summarizer = (
+                provider if summary_model == model else self.provider_factory(config, summary_model)
+            )
+        except Exception as error:  # a missing key or provider is the person's to fix
+            raise ChatUnavailable(str(error)) from error
+        return TurnRunner(
+            store=self.store,
+            loader=self.loader,
+            config=config,
+            conversation_id=conversation_id,
+            provider=provider,
+            summarizer=(summarizer, summary_model),
+            breakers=self.breakers,
+            files=self.files,
+            sleep=self.sleep,
+        )
+
+    def _start(self, conversation_id: str, work: AsyncIterator[ChatEvent]) -> TurnHandle:
+        handle = TurnHandle(conversation_id)
+        self.running[conversation_id] = handle
+
+        async def drive() -> None:
+            try:
+                async for event in work:
+                    handle.queue.put_nowait(event)
+            except asyncio.CancelledError:
+                handle.queue.put_nowait(ChatEvent("done", {"cancelled": True}))
+            except Exception as error:
+                log.exception("turn failed")
+                handle.queue.put_nowait(
+                    ChatEvent(
+                        "error", {"code": "internal", "message": str(error), "retryable": True}
+                    )
+                )
+                handle.queue.put_nowait(ChatEvent("done", {}))
+            finally:
+                handle.queue.put_nowait(None)
+                if self.running.get(conversation_id) is handle:
+                    del self.running[conversation_id]
+
+        handle.task = asyncio.get_running_loop().create_task(drive())
+        return handle
+
+    def _check_idle(self, conversation_id: str) -> None:
+        if conversation_id in self.running:
+            raise TurnInProgress(
+                "A reply is still being written in this conversation; wait or press Stop."
+            )
+
+    def start_turn(self, conversation_id: str, content: str) -> TurnHandle:
+        self._check_idle(conversation_id)
+        if not content.strip():
+            raise ChatUnavailable("The message is empty.")
+        runner = self._runner(conversation_id)
+        return self._start(conversation_id, runner.turn(content))
+
+    def start_compaction(self, conversation_id: str, instructions: str | None) -> TurnHandle:
+        self._check_idle(conversation_id)
+        runner = self._runner(conversation_id)
+        return self._start(conversation_id, runner.compact(instructions or None))
+
+    def cancel(self, conversation_id: str) -> bool:
+        handle = self.running.get(conversation_id)
+        if handle is None or handle.task is None:
+            return False
+        handle.task.cancel()
+        return True
+
+    def is_running(self, conversation_id: str) -> bool:
+        return conversation_id in self.running
+
+    async def shutdown(self) -> None:
+        """Cancel running turns (their partial answers are kept, marked interrupted)."""
+        handles = list(self.running.values())
+        for handle in handles:
+            if handle.task is not None:
+                handle.task.cancel()
+        for handle in handles:
+            if handle.task is not None:
+                await asyncio.gather(handle.task, return_exceptions=True)
+
+    # --- reading --------------------------------------------------------------------
+
+    def _load(self, conversation_id: str) -> ConversationContext:
+        config = self.config_provider()
+        conversation = self.store.get_conversation(conversation_id)
+        model = resolve_model(config, conversation.model or config.default_model or "")
+        wire = "anthropic" if model.provider_kind == "anthropic" else "openai"
+        return self.loader.load(config, conversation_id, wire=wire)
+
+    async def context(self, conversation_id: str) -> dict[str, Any]:
+        return self._load(conversation_id).to_json()
+
+    def preview_compaction(self, conversation_id: str) -> dict[str, Any]:
+        """What a fold now would summarize: the messages and their tokens."""
+        ctx = self._load(conversation_id)
+        split = choose_split(
+            ctx.window, ctx.state, ctx.counter.count_message, ctx.settings.keep_recent_tokens
+        )
+        if split is None:
+            return {"messages": 0, "tokens": 0, "fromIndex": ctx.start_index, "toIndex": None}
+        folded = ctx.window[ctx.start_index : split]
+        return {
+            "messages": len(folded),
+            "tokens": sum(ctx.counter.count_message(m) for m in folded),
+            "fromIndex": ctx.start_index,
+            "toIndex": split,
+        }

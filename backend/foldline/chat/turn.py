@@ -1,0 +1,331 @@
+"""One turn: the person's message, then model calls and tool batches until the model stops.
+
+The loop persists before it acts (the user message first, the assistant message as
+`streaming` before the first delta), gates before every call and after every tool batch,
+and leaves every message in a final state (`complete`, `interrupted` or `error`) however
+the turn ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from foldline.chat.context import ContextLoader, ConversationContext
+from foldline.chat.events import ChatEvent
+from foldline.chat.folding import Gate
+from foldline.chat.serialize import part_to_json, record_to_json
+from foldline.chat.tools import WorkspaceFiles
+from foldline.config import AppConfig
+from foldline.core.calibration import update_calibration
+from foldline.core.messages import (
+    Message,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    user,
+)
+from foldline.core.policy import BreakerState
+from foldline.core.truncation import truncate_tool_output
+from foldline.providers.base import (
+    ModelRequest,
+    Provider,
+    ProviderError,
+    ReasoningDelta,
+    Stop,
+    TextDelta,
+    ToolCallEvent,
+    Usage,
+)
+from foldline.store import MessageRecord, Store
+
+log = logging.getLogger(__name__)
+
+MAX_MODEL_CALLS_PER_TURN = 25
+"""A runaway tool loop stops here; the person can send "continue"."""
+MAX_RETRIES = 3
+"""Retries of one call on rate limits, overload and unavailability."""
+MAX_RETRY_DELAY = 30.0
+FLUSH_INTERVAL = 0.5
+"""Seconds between writes of a streaming answer: a crash loses at most this much text."""
+
+
+@dataclass
+class StreamedAnswer:
+    """An assistant message being assembled from provider events."""
+
+    text: str = ""
+    reasoning: str = ""
+    signature: str | None = None
+    calls: list[ToolCallPart] = field(default_factory=list)
+    usage: Usage | None = None
+    stop: Stop | None = None
+
+    def message(self) -> Message:
+        parts: list[Part] = []
+        if self.reasoning:
+            parts.append(ReasoningPart(text=self.reasoning, signature=self.signature))
+        if self.text:
+            parts.append(TextPart(text=self.text))
+        parts.extend(self.calls)
+        return Message(role="assistant", parts=tuple(parts))
+
+    @property
+    def empty(self) -> bool:
+        return not (self.text or self.reasoning or self.calls)
+
+
+def usage_json(usage: Usage) -> dict[str, int]:
+    return {
+        "inputTokens": usage.input_tokens,
+        "outputTokens": usage.output_tokens,
+        "cacheReadTokens": usage.cache_read_tokens,
+        "cacheCreationTokens": usage.cache_creation_tokens,
+        "totalInput": usage.total_input,
+    }
+
+
+class TurnRunner:
+    """Runs turns and manual folds for one conversation, yielding events."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        loader: ContextLoader,
+        config: AppConfig,
+        conversation_id: str,
+        provider: Provider,
+        summarizer: tuple[Provider, str],
+        breakers: dict[str, BreakerState],
+        files: WorkspaceFiles | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.store = store
+        self.loader = loader
+        self.config = config
+        self.conversation_id = conversation_id
+        self.provider = provider
+        self.files = files
+        self.sleep = sleep
+        self.breakers = breakers
+        self.gate = Gate(store, self.load, summarizer[0], summarizer[1])
+        self.gate.breaker = breakers.get(conversation_id, BreakerState())
+
+    def load(self) -> ConversationContext:
+        return self.loader.load(self.config, self.conversation_id, wire=self.provider.wire)
+
+    def _record_json(self, record: MessageRecord, ctx: ConversationContext) -> dict[str, Any]:
+        return {"message": record_to_json(record, ctx.start_index)}
+
+    async def _gate(self, turn: int, **kwargs: Any) -> AsyncIterator[ChatEvent]:
+        ctx = self.load()
+        async for event in self.gate.run(ctx, turn=turn, **kwargs):
+            yield event
+        self.breakers[self.conversation_id] = self.gate.breaker
+
+    # --- a manual fold --------------------------------------------------------------
+
+    async def compact(self, instructions: str | None) -> AsyncIterator[ChatEvent]:
+        ctx = self.load()
+        turn = ctx.history_length
+        async for event in self.gate.fold(
+            ctx,
+            trigger="manual",
+            reason="Folded on request.",
+            emergency=False,
+            instructions=instructions,
+            turn=turn,
+        ):
+            yield event
+        self.breakers[self.conversation_id] = self.gate.breaker
+        yield ChatEvent("context.stats", self.load().stats())
+        yield ChatEvent("done", {})
+
+    # --- a turn ---------------------------------------------------------------------
+
+    async def turn(self, content: str) -> AsyncIterator[ChatEvent]:
+        record = self.store.append_message(self.conversation_id, user(content))
+        ctx = self.load()
+        turn = record.seq
+        yield ChatEvent("message.created", self._record_json(record, ctx))
+        async for event in self._gate(turn, mid_tool_loop=False):
+            yield event
+        for _call in range(MAX_MODEL_CALLS_PER_TURN):
+            answer = StreamedAnswer()
+            async for event in self._call_model(answer, turn):
+                yield event
+            if answer.stop is None or not answer.calls:
+                break
+            compact_request: list[str | None] = []
+            async for event in self._run_tools(answer, compact_request):
+                yield event
+            if compact_request:
+                async for event in self._gate(
+                    turn, mid_tool_loop=True, tool_requested=True, instructions=compact_request[0]
+                ):
+                    yield event
+            else:
+                async for event in self._gate(turn, mid_tool_loop=True):
+                    yield event
+        yield ChatEvent("context.stats", self.load().stats())
+        yield ChatEvent("done", {})
+
+    async def _call_model(self, answer: StreamedAnswer, turn: int) -> AsyncIterator[ChatEvent]:
+        """One model call with retries; leaves `answer.stop` None when the call failed."""
+        ctx = self.load()
+        yield ChatEvent("context.stats", ctx.stats())
+        record = self.store.append_message(
+            self.conversation_id, Message(role="assistant"), status="streaming"
+        )
+        yield ChatEvent("message.created", self._record_json(record, ctx))
+        overflow_retried = False
+        attempt = 0
+        while True:
+            request = ModelRequest(
+                model=ctx.model.model,
+                system=ctx.system,
+                messages=ctx.view,
+                tools=ctx.tools,
+                max_output_tokens=ctx.model.max_output_tokens,
+            )
+            try:
+                async for event in self._stream(request, answer, record):
+                    yield event
+            except asyncio.CancelledError:
+                self.store.update_message(record.id, message=answer.message(), status="interrupted")
+                raise
+            except ProviderError as error:
+                if answer.empty and error.code == "context_overflow" and not overflow_retried:
+                    overflow_retried = True
+                    async for event in self._gate(turn, mid_tool_loop=True, overflow=True):
+                        yield event
+                    ctx = self.load()
+                    continue
+                if answer.empty and error.retryable and attempt < MAX_RETRIES:
+                    attempt += 1
+                    await self.sleep(self._delay(error, attempt))
+                    continue
+                final = self.store.update_message(
+                    record.id,
+                    message=answer.message(),
+                    status="error" if answer.empty else "interrupted",
+                    error=error.message,
+                )
+                yield ChatEvent(
+                    "error",
+                    {"code": error.code, "message": error.message, "retryable": error.retryable},
+                )
+                yield ChatEvent("message.completed", self._record_json(final, ctx))
+                answer.stop = None
+                return
+            break
+        self._calibrate(ctx, answer.usage)
+        final = self.store.update_message(
+            record.id,
+            message=answer.message(),
+            status="complete",
+            usage=usage_json(answer.usage) if answer.usage else None,
+        )
+        yield ChatEvent("message.completed", self._record_json(final, ctx))
+
+    @staticmethod
+    def _delay(error: ProviderError, attempt: int) -> float:
+        if error.retry_after is not None:
+            return min(max(error.retry_after, 0.0), MAX_RETRY_DELAY)
+        return min(0.5 * 2 ** (attempt - 1), MAX_RETRY_DELAY)
+
+    async def _stream(
+        self, request: ModelRequest, answer: StreamedAnswer, record: MessageRecord
+    ) -> AsyncIterator[ChatEvent]:
+        last_flush = time.monotonic()
+        async for event in self.provider.stream(request):
+            if isinstance(event, TextDelta):
+                answer.text += event.text
+                yield ChatEvent(
+                    "assistant.delta", {"messageId": record.id, "kind": "text", "text": event.text}
+                )
+            elif isinstance(event, ReasoningDelta):
+                answer.reasoning += event.text
+                answer.signature = event.signature or answer.signature
+                yield ChatEvent(
+                    "assistant.delta",
+                    {"messageId": record.id, "kind": "reasoning", "text": event.text},
+                )
+            elif isinstance(event, ToolCallEvent):
+                call = ToolCallPart(id=event.id, name=event.name, input=event.input)
+                answer.calls.append(call)
+                yield ChatEvent("tool.call", {"messageId": record.id, **part_to_json(call)})
+            elif isinstance(event, Usage):
+                answer.usage = event
+                yield ChatEvent("usage", {"messageId": record.id, **usage_json(event)})
+            elif isinstance(event, Stop):
+                answer.stop = event
+            if time.monotonic() - last_flush >= FLUSH_INTERVAL:
+                self.store.update_message(record.id, message=answer.message(), status="streaming")
+                last_flush = time.monotonic()
+        if answer.stop is None:
+            answer.stop = Stop(reason="other")
+
+    def _calibrate(self, ctx: ConversationContext, usage: Usage | None) -> None:
+        """Learn how far the estimate is from what the provider reported for ONE call."""
+        if usage is None or ctx.counter.exact or usage.total_input <= 0:
+            return
+        raw_estimate = round(ctx.tokens / ctx.counter.ratio)
+        provider = ctx.model.provider_name
+        current = self.store.get_calibration(provider, ctx.model.model)
+        updated = update_calibration(current, actual=usage.total_input, estimate=raw_estimate)
+        self.store.set_calibration(provider, ctx.model.model, updated)
+
+    async def _run_tools(
+        self, answer: StreamedAnswer, compact_request: list[str | None]
+    ) -> AsyncIterator[ChatEvent]:
+        ctx = self.load()
+        results: list[ToolResultPart] = []
+        for call in answer.calls:
+            results.append(self._run_tool(call, ctx, compact_request))
+        record = self.store.append_message(
+            self.conversation_id, Message(role="tool", parts=tuple(results))
+        )
+        for part in results:
+            yield ChatEvent("tool.result", {"messageId": record.id, **part_to_json(part)})
+        yield ChatEvent("message.created", self._record_json(record, ctx))
+
+    def _run_tool(
+        self, call: ToolCallPart, ctx: ConversationContext, compact_request: list[str | None]
+    ) -> ToolResultPart:
+        if call.name == "getContextStats":
+            output, is_error = _json(ctx.stats()), False
+        elif call.name == "compactContext":
+            instructions = call.input.get("instructions")
+            compact_request[:] = [instructions if isinstance(instructions, str) else None]
+            output, is_error = "The context will be folded after this batch of tool calls.", False
+        elif self.files is not None and call.name == "read_file":
+            outcome = self.files.read(call.input)
+            output, is_error = outcome.output, outcome.is_error
+        elif self.files is not None and call.name == "list_files":
+            outcome = self.files.list()
+            output, is_error = outcome.output, outcome.is_error
+        else:
+            output, is_error = f"Unknown tool: {call.name}", True
+        cut = truncate_tool_output(
+            output, ctx.settings.tool_result_token_cap, ctx.counter.count_text, tool_name=call.name
+        )
+        return ToolResultPart(
+            call_id=call.id,
+            name=call.name,
+            output=cut.text,
+            is_error=is_error,
+            full_output=output if cut.truncated else None,
+        )
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, indent=2)
