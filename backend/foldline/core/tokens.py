@@ -1,14 +1,38 @@
 """Token accounting of the wire payload a provider receives.
 
-(Contract stub: the implementations are being written; the protocol below is fixed.)
+What is counted is what is sent: engine messages are converted with `foldline.core.wire`
+(the same functions the providers use) and the resulting wire dicts are counted.
+
+- OpenAI Chat Completions (o200k_base / cl100k_base models): exact, by the formulas OpenAI
+  documents in its cookbook ("How to count tokens with tiktoken": 3 tokens per message,
+  the tokens of every value, 1 more for a `name`, 3 to prime the reply) and the
+  community-verified rendering of function schemas into the TypeScript-like
+  `namespace functions { ... }` block the model actually reads.
+- Anthropic Messages: an estimate (Claude's tokenizer is not public) over an injected
+  `count_text`, with fixed costs for framing, tool use, images and documents. Callers
+  multiply it by a learned calibration ratio (`ScaledCounter`, `core/calibration.py`).
+
+The module is pure: the tokenizer is injected as an `Encoder` (anything with
+`encode(text) -> list[int]`), so no tokenizer file is read here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from foldline.core.messages import Message, ToolSpec
+from foldline.core.wire import (
+    to_anthropic_messages,
+    to_anthropic_tools,
+    to_openai_messages,
+    to_openai_tools,
+)
+
+CountText = Callable[[str], int]
+"""Counts the tokens of a bare string (no message framing)."""
 
 
 @runtime_checkable
@@ -32,3 +56,503 @@ class TokenCounter(Protocol):
     def count_request(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> int: ...
+
+
+class Encoder(Protocol):
+    """A tokenizer. It must treat special-token text such as "<|endoftext|>" as ordinary
+    text (tiktoken's `encode_ordinary`, i.e. `disallowed_special=()`), never raise on it:
+    user text can contain anything. `foldline.tokenizers.get_encoder` returns such an
+    encoder for the shipped OpenAI encodings."""
+
+    def encode(self, text: str) -> list[int]: ...
+
+
+def _json_compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+# --- OpenAI Chat Completions: exact --------------------------------------------------------
+
+TOKENS_PER_MESSAGE = 3
+"""Every message is framed as <|start|>{role}<|message|>...<|end|> (OpenAI cookbook)."""
+TOKENS_PER_NAME = 1
+"""A `name` field costs its own tokens plus one (OpenAI cookbook)."""
+REPLY_PRIMING = 3
+"""Every reply is primed with <|start|>assistant<|message|> (OpenAI cookbook)."""
+FUNCTIONS_BLOCK_TOKENS = 9
+"""The tool definitions live in a system section ("# Tools", "## functions") that costs
+9 tokens beyond the rendered namespace. Found by hmarr/openai-chat-tokens against the
+API's reported usage; the cookbook's tool example (105 / 101 tokens) agrees."""
+FUNCTIONS_SYSTEM_REUSE = 4
+"""When the request has a system message, the tool section joins it instead of opening a
+new one, saving 4 tokens (hmarr/openai-chat-tokens, checked against reported usage)."""
+FUNCTION_CALL_TOKENS = 3
+"""A function call in an assistant message costs its name, its arguments and 3 tokens of
+recipient framing (hmarr/openai-chat-tokens for `function_call`; applied per call to
+`tool_calls`, for which no published numbers exist)."""
+FUNCTION_ROLE_DISCOUNT = 2
+"""The legacy `function` role frames its message 2 tokens cheaper (hmarr/openai-chat-tokens)."""
+TOOL_CHOICE_NONE_TOKENS = 1
+TOOL_CHOICE_NAMED_TOKENS = 4
+"""Forcing a named function costs its name plus 4 tokens (hmarr/openai-chat-tokens)."""
+OPENAI_IMAGE_PART_TOKENS = 765
+"""An image part is estimated as a 1024x1024 image at high detail (85 + 4 x 170 tokens);
+the real cost depends on the image size, which the payload does not state."""
+
+_SYSTEM_ROLES = frozenset({"system", "developer"})
+
+
+def _encode_count(encoder: Encoder, text: str) -> int:
+    return len(encoder.encode(text))
+
+
+def _openai_content_tokens(encoder: Encoder, content: Any) -> int:
+    """`content` as a string, None, or a list of content parts."""
+    if content is None:
+        return 0
+    if isinstance(content, str):
+        return _encode_count(encoder, content)
+    if isinstance(content, list):
+        total = 0
+        for part in content:
+            if isinstance(part, Mapping) and part.get("type") == "text":
+                total += _encode_count(encoder, str(part.get("text", "")))
+            elif isinstance(part, Mapping) and part.get("type") in ("image_url", "input_image"):
+                total += OPENAI_IMAGE_PART_TOKENS
+            else:
+                # An unknown part (audio, file, ...): its JSON is a rough stand-in.
+                total += _encode_count(encoder, _json_compact(part))
+        return total
+    return _encode_count(encoder, str(content))
+
+
+def _openai_call_tokens(encoder: Encoder, function: Mapping[str, Any]) -> int:
+    name = str(function.get("name", ""))
+    arguments = function.get("arguments", "")
+    if not isinstance(arguments, str):
+        arguments = _json_compact(arguments)
+    return _encode_count(encoder, name) + _encode_count(encoder, arguments) + FUNCTION_CALL_TOKENS
+
+
+def _openai_message_tokens(encoder: Encoder, message: Mapping[str, Any]) -> int:
+    """One Chat Completions message: 3 + the tokens of every value + 1 for a name.
+
+    Assistant `tool_calls` count each call's function name and arguments (the call id
+    and type are bookkeeping the model does not read). A `tool` message counts its
+    values like any other message, `tool_call_id` included: the model is shown the
+    function's name there instead, and a call id is of similar length, so this errs by a
+    few tokens on the high side rather than the low one.
+    """
+    tokens = TOKENS_PER_MESSAGE
+    for key, value in message.items():
+        if key == "content":
+            tokens += _openai_content_tokens(encoder, value)
+        elif key == "tool_calls":
+            for call in value if isinstance(value, list) else ():
+                if isinstance(call, Mapping):
+                    tokens += _openai_call_tokens(encoder, call.get("function") or {})
+        elif key == "function_call":
+            if isinstance(value, Mapping):
+                tokens += _openai_call_tokens(encoder, value)
+        elif key == "name":
+            tokens += _encode_count(encoder, str(value)) + TOKENS_PER_NAME
+        elif isinstance(value, str):
+            tokens += _encode_count(encoder, value)
+    if message.get("role") == "function":
+        tokens -= FUNCTION_ROLE_DISCOUNT
+    return tokens
+
+
+def _js_literal(value: Any) -> str:
+    """A JSON value as JavaScript's template literal `${value}` prints it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _ts_type(schema: Mapping[str, Any], indent: int) -> str:
+    any_of = schema.get("anyOf")
+    if isinstance(any_of, list):
+        return " | ".join(
+            _ts_type(option, indent) for option in any_of if isinstance(option, Mapping)
+        )
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        # A union type ("type": ["string", "null"]) renders like an anyOf of its members.
+        return " | ".join(_ts_type({**schema, "type": member}, indent) for member in kind)
+    enum = schema.get("enum")
+    if kind == "string":
+        if isinstance(enum, list):
+            return " | ".join(f'"{_js_literal(v)}"' for v in enum)
+        return "string"
+    if kind in ("number", "integer"):
+        if isinstance(enum, list):
+            return " | ".join(_js_literal(v) for v in enum)
+        return "number"
+    if kind in ("boolean", "null"):
+        return str(kind)
+    if kind == "object":
+        return "\n".join(["{", _ts_object_properties(schema, indent + 2), "}"])
+    if kind == "array":
+        items = schema.get("items")
+        if isinstance(items, Mapping):
+            return f"{_ts_type(items, indent)}[]"
+        return "any[]"
+    return ""
+
+
+def _ts_object_properties(schema: Mapping[str, Any], indent: int) -> str:
+    required = schema.get("required") or ()
+    properties = schema.get("properties") or {}
+    lines: list[str] = []
+    for name, prop in properties.items():
+        prop = prop if isinstance(prop, Mapping) else {}
+        description = prop.get("description")
+        # Descriptions of deeply nested properties are not shown to the model.
+        if description and indent < 2:
+            lines.append(f"// {description}")
+        optional = "" if name in required else "?"
+        lines.append(f"{name}{optional}: {_ts_type(prop, indent)},")
+    # As in the reference implementation, only the first physical line of a
+    # multi-line entry (a nested object) is indented.
+    return "\n".join(" " * indent + line for line in lines)
+
+
+def _function_definition(tool: Any) -> Mapping[str, Any] | None:
+    """The function definition of a `tools` entry ({"type": "function", "function": {...}})
+    or of a legacy `functions` entry (the definition itself); None for other tools."""
+    definition = tool.get("function", tool) if isinstance(tool, Mapping) else None
+    if isinstance(definition, Mapping) and definition.get("name"):
+        return definition
+    return None
+
+
+def _function_definitions(tools: Sequence[Any]) -> list[Mapping[str, Any]]:
+    return [d for d in map(_function_definition, tools) if d is not None]
+
+
+def render_openai_functions(tools: Sequence[Mapping[str, Any]]) -> str:
+    """The `namespace functions { ... }` block OpenAI shows the model for its tools.
+
+    OpenAI renders JSON-Schema function definitions as TypeScript type declarations;
+    this reproduces the rendering reverse-engineered by hmarr/openai-chat-tokens, whose
+    counts were checked against the API's reported usage.
+    """
+    lines = ["namespace functions {", ""]
+    for function in _function_definitions(tools):
+        description = function.get("description")
+        if description:
+            lines.append(f"// {description}")
+        parameters = function.get("parameters")
+        parameters = parameters if isinstance(parameters, Mapping) else {}
+        name = function["name"]
+        if parameters.get("properties"):
+            lines.append(f"type {name} = (_: {{")
+            lines.append(_ts_object_properties(parameters, 0))
+            lines.append("}) => any;")
+        else:
+            lines.append(f"type {name} = () => any;")
+        lines.append("")
+    lines.append("} // namespace functions")
+    return "\n".join(lines)
+
+
+def count_openai_tools(encoder: Encoder, tools: Sequence[Mapping[str, Any]]) -> int:
+    """The tool definitions' tokens (0 without tools), before the system-message saving.
+
+    Function tools are exact. Other tool kinds (custom or built-in tools) have no
+    published rendering; their JSON stands in for them, and `openai_payload_is_exact`
+    reports such a payload as an estimate.
+    """
+    definitions = _function_definitions(tools)
+    total = 0
+    if definitions:
+        total += _encode_count(encoder, render_openai_functions(definitions))
+        total += FUNCTIONS_BLOCK_TOKENS
+    for tool in tools:
+        if _function_definition(tool) is None:
+            total += _encode_count(encoder, _json_compact(tool))
+    return total
+
+
+def _tool_choice_tokens(encoder: Encoder, tool_choice: Any) -> int:
+    if tool_choice == "none":
+        return TOOL_CHOICE_NONE_TOKENS
+    if isinstance(tool_choice, Mapping):
+        named = tool_choice.get("function", tool_choice)
+        if isinstance(named, Mapping) and named.get("name"):
+            return _encode_count(encoder, str(named["name"])) + TOOL_CHOICE_NAMED_TOKENS
+    return 0
+
+
+def count_openai_chat_payload(
+    encoder: Encoder,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    *,
+    tool_choice: Any = None,
+) -> int:
+    """Exact input tokens of a Chat Completions request `{messages, tools?, tool_choice?}`.
+
+    `tools` may be the current `tools` list or the legacy `functions` list. With tools,
+    the first system message is padded with a newline (the tool section follows it) and
+    the section's own framing is shared with it (−4). `tool_choice` (or the legacy
+    `function_call`) adds 1 token for "none" and name + 4 for a forced function.
+    """
+    has_tools = bool(_function_definitions(tools or ()))
+    total = 0
+    padded = False
+    for message in messages:
+        if has_tools and not padded and message.get("role") in _SYSTEM_ROLES:
+            padded = True
+            content = message.get("content")
+            if isinstance(content, str):
+                message = {**message, "content": content + "\n"}
+            else:
+                total += 1
+        total += _openai_message_tokens(encoder, message)
+    total += REPLY_PRIMING + count_openai_tools(encoder, tools or ())
+    if has_tools and any(m.get("role") in _SYSTEM_ROLES for m in messages):
+        total -= FUNCTIONS_SYSTEM_REUSE
+    return total + _tool_choice_tokens(encoder, tool_choice)
+
+
+def openai_payload_is_exact(
+    messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None
+) -> bool:
+    """False when the payload holds parts whose cost is estimated (images, audio, files)
+    or tools that are not functions; text, tool calls and function schemas are exact."""
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list) and any(
+            not (isinstance(part, Mapping) and part.get("type") == "text") for part in content
+        ):
+            return False
+    for tool in tools or ():
+        if not (isinstance(tool, Mapping) and tool.get("type", "function") == "function"):
+            return False
+    return True
+
+
+class OpenAIChatCounter:
+    """Exact counts for OpenAI-tokenized models on the Chat Completions wire."""
+
+    exact: bool = True
+
+    def __init__(self, encoder: Encoder) -> None:
+        self.encoder = encoder
+
+    def count_text(self, text: str) -> int:
+        return _encode_count(self.encoder, text)
+
+    def count_message(self, message: Message) -> int:
+        # A `tool` message becomes one wire message per result; each has its own framing.
+        return sum(
+            _openai_message_tokens(self.encoder, wire) for wire in to_openai_messages("", [message])
+        )
+
+    def count_tools(self, tools: Sequence[ToolSpec]) -> int:
+        return count_openai_tools(self.encoder, to_openai_tools(tools))
+
+    def count_request(
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
+    ) -> int:
+        # Engine messages never carry the system role, so the system/tools interplay is
+        # entirely in the base and the messages simply add up.
+        base = count_openai_chat_payload(
+            self.encoder, to_openai_messages(system, []), to_openai_tools(tools)
+        )
+        return base + sum(self.count_message(m) for m in messages)
+
+
+# --- Anthropic Messages: estimate ----------------------------------------------------------
+
+# Framing costs are not published; these are small and were chosen so that a one-message
+# request ("Hello, world") lands on the ~10 input tokens Anthropic reports for it. The
+# calibration ratio absorbs what they miss.
+ANTHROPIC_REQUEST_TOKENS = 3
+"""Framing of every request (start of the conversation, priming of the reply)."""
+ANTHROPIC_MESSAGE_TOKENS = 4
+"""Framing of one turn (its role marker and separators)."""
+ANTHROPIC_TOOLS_SYSTEM_PROMPT_TOKENS = 346
+"""The tool-use system prompt Anthropic adds when `tools` are given with tool_choice
+auto/none (Anthropic's tool-use pricing table for the Claude 4 family)."""
+ANTHROPIC_TOOLS_FORCED_SYSTEM_PROMPT_TOKENS = 313
+"""The same prompt with tool_choice any/tool (same table)."""
+ANTHROPIC_TOOL_DEFINITION_TOKENS = 8
+"""Markup around one tool definition (its name, description and schema are counted)."""
+ANTHROPIC_TOOL_USE_TOKENS = 8
+"""Markup around one tool_use block (its name and JSON input are counted)."""
+ANTHROPIC_TOOL_RESULT_TOKENS = 6
+"""Markup around one tool_result block (its content is counted)."""
+ANTHROPIC_IMAGE_TOKENS = 1600
+"""Anthropic documents an image's cost as width x height / 750 after scaling to at most
+about 1.15 megapixels, i.e. at most ~1,600 tokens; the size is not in the payload, so
+every image is charged the maximum."""
+ANTHROPIC_DOCUMENT_TOKENS = 3000
+"""A PDF costs 1,500-3,000 tokens per page (Anthropic's PDF support page); the page count
+is not in the payload, so a binary document is charged one dense page."""
+
+
+def _anthropic_block_tokens(block: Any, count_text: CountText) -> int:
+    if isinstance(block, str):
+        return count_text(block)
+    if not isinstance(block, Mapping):
+        return count_text(_json_compact(block))
+    kind = block.get("type")
+    if kind == "text":
+        return count_text(str(block.get("text", "")))
+    if kind == "thinking":
+        # Counted although the API may drop thinking from earlier turns: erring high is
+        # the safe side for a context budget, and calibration corrects the rest.
+        return count_text(str(block.get("thinking", "")))
+    if kind == "redacted_thinking":
+        return count_text(str(block.get("data", "")))
+    if kind == "tool_use":
+        return (
+            count_text(str(block.get("name", "")))
+            + count_text(_json_compact(block.get("input", {})))
+            + ANTHROPIC_TOOL_USE_TOKENS
+        )
+    if kind == "tool_result":
+        return _anthropic_content_tokens(block.get("content", ""), count_text) + (
+            ANTHROPIC_TOOL_RESULT_TOKENS
+        )
+    if kind == "image":
+        return ANTHROPIC_IMAGE_TOKENS
+    if kind == "document":
+        source = block.get("source")
+        if isinstance(source, Mapping) and source.get("type") == "text":
+            return count_text(str(source.get("data", "")))
+        return ANTHROPIC_DOCUMENT_TOKENS
+    # Other blocks (server tool results, search results ...): their JSON as a stand-in.
+    return count_text(_json_compact(block))
+
+
+def _anthropic_content_tokens(content: Any, count_text: CountText) -> int:
+    if isinstance(content, str):
+        return count_text(content)
+    if isinstance(content, list):
+        return sum(_anthropic_block_tokens(block, count_text) for block in content)
+    if content is None:
+        return 0
+    return _anthropic_block_tokens(content, count_text)
+
+
+def _anthropic_message_tokens(message: Mapping[str, Any], count_text: CountText) -> int:
+    return ANTHROPIC_MESSAGE_TOKENS + _anthropic_content_tokens(message.get("content"), count_text)
+
+
+def _anthropic_tools_tokens(
+    tools: Sequence[Mapping[str, Any]], count_text: CountText, tool_choice: Any = None
+) -> int:
+    if not tools:
+        return 0
+    forced = isinstance(tool_choice, Mapping) and tool_choice.get("type") in ("any", "tool")
+    total = (
+        ANTHROPIC_TOOLS_FORCED_SYSTEM_PROMPT_TOKENS
+        if forced
+        else ANTHROPIC_TOOLS_SYSTEM_PROMPT_TOKENS
+    )
+    for tool in tools:
+        total += ANTHROPIC_TOOL_DEFINITION_TOKENS
+        total += count_text(str(tool.get("name", "")))
+        total += count_text(str(tool.get("description", "")))
+        total += count_text(_json_compact(tool.get("input_schema", {})))
+    return total
+
+
+def estimate_anthropic_payload(payload: Mapping[str, Any], count_text: CountText) -> int:
+    """Estimated input tokens of a Messages request `{system?, messages, tools?, tool_choice?}`.
+
+    `system` may be a string or a list of blocks; message content a string or blocks
+    (text, thinking, tool_use, tool_result, image, document). Images and binary
+    documents cost a fixed amount; see the constants above for every fixed cost.
+    """
+    total = ANTHROPIC_REQUEST_TOKENS
+    total += _anthropic_content_tokens(payload.get("system"), count_text)
+    total += _anthropic_tools_tokens(
+        payload.get("tools") or (), count_text, payload.get("tool_choice")
+    )
+    for message in payload.get("messages") or ():
+        if isinstance(message, Mapping):
+            total += _anthropic_message_tokens(message, count_text)
+    return total
+
+
+class AnthropicEstimateCounter:
+    """Estimates for the Anthropic Messages wire, unscaled.
+
+    Each engine message is estimated as its own wire turn. The real payload merges
+    consecutive messages that map to the same role (a summary and the next user message,
+    tool results and the next user message) into one turn, so the sum of per-message
+    counts is higher than `estimate_anthropic_payload` of the merged payload by
+    `ANTHROPIC_MESSAGE_TOKENS` per merge — a few tokens, on the safe side, and the price
+    of counts that can be cached per message and added up.
+    """
+
+    exact: bool = False
+
+    def __init__(self, count_text: CountText) -> None:
+        self._count_text = count_text
+
+    def count_text(self, text: str) -> int:
+        return self._count_text(text)
+
+    def count_message(self, message: Message) -> int:
+        return sum(
+            _anthropic_message_tokens(wire, self._count_text)
+            for wire in to_anthropic_messages([message])
+        )
+
+    def count_tools(self, tools: Sequence[ToolSpec]) -> int:
+        return _anthropic_tools_tokens(to_anthropic_tools(tools), self._count_text)
+
+    def count_request(
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
+    ) -> int:
+        base_payload = {"system": system, "messages": [], "tools": to_anthropic_tools(tools)}
+        base = estimate_anthropic_payload(base_payload, self._count_text)
+        return base + sum(self.count_message(m) for m in messages)
+
+
+# --- calibrated estimates ------------------------------------------------------------------
+
+
+class ScaledCounter:
+    """Another counter's counts multiplied by a calibration ratio.
+
+    Every component (the base, each message, the tools) is scaled and rounded on its own
+    and `count_request` is their sum, so the additivity law of `TokenCounter` holds
+    exactly, not just up to rounding.
+    """
+
+    def __init__(self, base: TokenCounter, ratio: float = 1.0) -> None:
+        if not math.isfinite(ratio) or ratio <= 0:
+            raise ValueError(f"calibration ratio must be a positive number, got {ratio!r}")
+        self.base = base
+        self.ratio = ratio
+        self.exact: bool = base.exact and ratio == 1.0
+
+    def _scale(self, tokens: int) -> int:
+        # Round half up: unbiased enough over many messages, and deterministic.
+        return math.floor(tokens * self.ratio + 0.5)
+
+    def count_text(self, text: str) -> int:
+        return self._scale(self.base.count_text(text))
+
+    def count_message(self, message: Message) -> int:
+        return self._scale(self.base.count_message(message))
+
+    def count_tools(self, tools: Sequence[ToolSpec]) -> int:
+        return self._scale(self.base.count_tools(tools))
+
+    def count_request(
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
+    ) -> int:
+        base = self._scale(self.base.count_request(system, [], tools))
+        return base + sum(self.count_message(m) for m in messages)

@@ -1,0 +1,104 @@
+"""How many input tokens a conversation may use, and how many it uses now.
+
+`Budget` turns a model's limits into the input budget the policy compares against.
+`TokenAnchor` and `tokens_now` implement "anchor on the last call": the usage the
+provider reported for the last call is the best count of everything it was sent, so
+the current size is that number plus estimates of only the messages added since —
+until a fold changes the view, which invalidates the anchor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A model's limits.
+
+    `context_window == 0` means unlimited: the budget is None and nothing is ever folded
+    automatically. Otherwise the input budget is `input_limit` when the model has a
+    separate input limit, else the window minus the tokens reserved for the answer.
+    """
+
+    context_window: int
+    max_output_tokens: int
+    input_limit: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.context_window < 0:
+            raise ValueError(f"context_window must be >= 0, got {self.context_window}")
+        if self.max_output_tokens < 0:
+            raise ValueError(f"max_output_tokens must be >= 0, got {self.max_output_tokens}")
+        if self.input_limit is not None and self.input_limit < 0:
+            raise ValueError(f"input_limit must be >= 0, got {self.input_limit}")
+
+    @property
+    def unlimited(self) -> bool:
+        return self.context_window == 0
+
+    @property
+    def input_budget(self) -> int | None:
+        """Input tokens allowed per call; None when unlimited; never below 1."""
+        if self.unlimited:
+            return None
+        if self.input_limit is not None:
+            budget = self.input_limit
+        else:
+            budget = self.context_window - self.max_output_tokens
+        # A misconfigured model (output reserve >= window) still gets a positive budget,
+        # so fractions stay finite and the policy folds rather than dividing by zero.
+        return max(budget, 1)
+
+    def fraction(self, tokens: int) -> float:
+        """`tokens` as a fraction of the input budget (0.0 when unlimited; may exceed 1)."""
+        budget = self.input_budget
+        if budget is None:
+            return 0.0
+        return tokens / budget
+
+
+@dataclass(frozen=True)
+class TokenAnchor:
+    """The last call's reported input, and what that call was sent.
+
+    `tokens` is the total input the provider reported for that ONE call
+    (`Usage.total_input`), `view_length` the number of view messages (the model's view:
+    summary + messages after `apiStartIndex`) it was sent, and `state_version` the
+    fold version (CompactionState.version, 0 before any fold) at the time.
+    """
+
+    tokens: int
+    view_length: int
+    state_version: int
+
+
+def tokens_now(
+    anchor: TokenAnchor | None,
+    state_version: int,
+    view_counts: Sequence[int],
+    base_tokens: int,
+) -> int:
+    """The input tokens the next call will use.
+
+    `view_counts` are the cached per-message counts of the current view, in order, and
+    `base_tokens` the count of everything else in a request (system prompt, tool schemas,
+    framing: `count_request(system, [], tools)`).
+
+    With a valid anchor — same fold version and a view at least as long as the one the
+    anchored call was sent — the answer is the reported usage plus the counts of the
+    messages added since. Otherwise (no anchor, a fold happened, or the view shrank,
+    e.g. a message was deleted) it is a fresh estimate: `base_tokens + sum(view_counts)`.
+
+    The anchor cannot see changes that keep the version and the length: after pruning
+    (placeholders replace old outputs), or a change of system prompt or tools, the
+    caller passes `anchor=None` so the count is estimated afresh.
+    """
+    if (
+        anchor is not None
+        and anchor.state_version == state_version
+        and anchor.view_length <= len(view_counts)
+    ):
+        return anchor.tokens + sum(view_counts[anchor.view_length :])
+    return base_tokens + sum(view_counts)
