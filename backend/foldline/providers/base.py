@@ -90,12 +90,19 @@ class ProviderError(Exception):
         *,
         retry_after: float | None = None,
         status: int | None = None,
+        prompt_tokens: int | None = None,
+        context_limit: int | None = None,
     ) -> None:
         super().__init__(message)
         self.code: ErrorCode = code
         self.message = message
         self.retry_after = retry_after
         self.status = status
+        # On `context_overflow` the providers often say how large the prompt was and what
+        # the limit is ("prompt is too long: 210000 tokens > 200000 maximum"); both are
+        # exact numbers from the provider's own tokenizer, worth more than any estimate.
+        self.prompt_tokens = prompt_tokens
+        self.context_limit = context_limit
 
     @property
     def retryable(self) -> bool:

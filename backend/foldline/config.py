@@ -1,0 +1,623 @@
+"""`<data-dir>/config.toml` and the environment → `AppConfig`, and what Settings may see.
+
+The file is DESIGN §9. It is read with `tomllib` and written by a small writer here (the
+Settings UI saves through `save_config`); comments are not kept by a save, so the header
+of a saved file says so.
+
+Environment variables are overlaid when a provider is built or shown, never written to
+the file: ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL apply to the provider named `anthropic`,
+OPENAI_API_KEY / OPENAI_BASE_URL to the one named `openai`, and any provider may name
+its own key variable with `api_key_env`. The environment wins over stored values (see
+`foldline.secrets` for why); `public_settings` says where each value came from.
+
+Which provider serves a model and with which limits is `foldline.providers.registry`;
+its functions are re-exported here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import threading
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from foldline.core.settings import CompactionSettings
+from foldline.secrets import find_api_key, key_storage_status, mask_key
+
+if TYPE_CHECKING:
+    from foldline.providers.registry import (
+        ResolvedModel,
+        build_provider,
+        discover_model,
+        provider_for_model,
+        provider_name_for_model,
+        resolve_model,
+    )
+
+__all__ = [
+    "AppConfig",
+    "ConfigError",
+    "ModelConfig",
+    "ProviderConfig",
+    "ResolvedModel",
+    "apply_settings_patch",
+    "build_provider",
+    "config_path",
+    "default_model",
+    "discover_model",
+    "dumps_config",
+    "effective_base_url",
+    "ensure_config",
+    "find_provider_key",
+    "load_config",
+    "parse_config",
+    "provider_config",
+    "provider_for_model",
+    "provider_name_for_model",
+    "public_settings",
+    "resolve_model",
+    "save_config",
+]
+
+# Resolution lives in `foldline.providers.registry`, which imports this module; these
+# names are served from there on first use so either import path works without a cycle.
+_REGISTRY_NAMES = frozenset(
+    {
+        "ResolvedModel",
+        "build_provider",
+        "discover_model",
+        "provider_for_model",
+        "provider_name_for_model",
+        "resolve_model",
+    }
+)
+
+
+def __getattr__(name: str) -> object:
+    if name in _REGISTRY_NAMES:
+        from foldline.providers import registry
+
+        return getattr(registry, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+CONFIG_FILE = "config.toml"
+ProviderKind = Literal["anthropic", "openai", "openai-compatible"]
+
+DEFAULT_CONTEXT_WINDOW = 8192
+DEFAULT_MAX_OUTPUT_TOKENS = 2048
+
+# The providers that exist without a section, and the environment each one reads.
+IMPLICIT_PROVIDERS: tuple[ProviderKind, ...] = ("anthropic", "openai")
+BASE_URL_ENV: Mapping[str, str] = {
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "openai": "OPENAI_BASE_URL",
+}
+KEY_ENV: Mapping[str, str] = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+
+
+class ConfigError(Exception):
+    """A problem with the configuration, with the file and line when there is one."""
+
+    def __init__(self, message: str, path: Path | None = None, line: int | None = None) -> None:
+        self.message = message
+        self.path = path
+        self.line = line
+        where = f"{path}:{line}: " if path and line else f"{path}: " if path else ""
+        super().__init__(f"{where}{message}")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ProviderConfig(_Section):
+    """One `[providers.NAME]` table."""
+
+    kind: ProviderKind
+    base_url: str | None = None
+    api_key: str | None = None
+    """A key written into config.toml by hand. Discouraged (plaintext); the keyring, the
+    0600 secrets file and the environment all take precedence."""
+    api_key_env: str | None = None
+    """The environment variable holding this provider's key (overrides the default)."""
+
+
+class ModelConfig(_Section):
+    """One `[models."name"]` table: limits for a model, and which provider serves it."""
+
+    provider: str | None = None
+    context_window: int | None = Field(None, ge=0)
+    """0 means unlimited: never fold automatically."""
+    max_output_tokens: int | None = Field(None, ge=1)
+    input_limit: int | None = Field(None, ge=1)
+    """An explicit input budget, when the provider limits input separately."""
+
+
+def _implicit_providers() -> dict[str, ProviderConfig]:
+    return {name: ProviderConfig(kind=name) for name in IMPLICIT_PROVIDERS}
+
+
+class AppConfig(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _with_implicit_providers(cls, data: Any) -> Any:
+        # `anthropic` and `openai` always exist (the environment alone may configure
+        # them), so a config built in code reads back equal to the file it writes.
+        if isinstance(data, dict) and isinstance(data.get("providers"), Mapping):
+            providers = dict(data["providers"])
+            for name in IMPLICIT_PROVIDERS:
+                providers.setdefault(name, ProviderConfig(kind=name))
+            data = {**data, "providers": providers}
+        return data
+
+    default_model: str | None = None
+    providers: dict[str, ProviderConfig] = Field(default_factory=_implicit_providers)
+    models: dict[str, ModelConfig] = Field(default_factory=dict)
+    compaction: CompactionSettings = Field(default_factory=CompactionSettings)
+    data_dir: Path | None = None
+    """Where the secrets live; not part of the file."""
+
+
+# --- reading -------------------------------------------------------------------------
+
+
+class _DefaultsTable(_Section):
+    model: str | None = None
+
+
+class _ProviderTable(_Section):
+    kind: ProviderKind | None = None
+    base_url: str | None = None
+    api_key: str | None = None
+    api_key_env: str | None = None
+
+
+class _ConfigFile(_Section):
+    defaults: _DefaultsTable = Field(default_factory=_DefaultsTable)
+    providers: dict[str, _ProviderTable] = Field(default_factory=dict)
+    models: dict[str, ModelConfig] = Field(default_factory=dict)
+    compaction: CompactionSettings = Field(default_factory=CompactionSettings)
+
+
+_HEADER = re.compile(r"^\[\s*([^\[\]]+?)\s*\]")
+_KEY = re.compile(r"""^("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*=""")
+
+
+def _split_dotted(text: str) -> tuple[str, ...]:
+    """`providers."my.local"` → ("providers", "my.local")."""
+    parts: list[str] = []
+    current = ""
+    quote: str | None = None
+    for char in text:
+        if quote:
+            if char == quote:
+                quote = None
+            else:
+                current += char
+        elif char in "\"'":
+            quote = char
+        elif char == ".":
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    parts.append(current.strip())
+    return tuple(parts)
+
+
+def _locate(text: str, loc: tuple[str, ...]) -> int | None:
+    """The line of the key or table named by `loc`, or of its nearest enclosing table."""
+    headers: dict[tuple[str, ...], int] = {}
+    keys: dict[tuple[tuple[str, ...], str], int] = {}
+    table: tuple[str, ...] = ()
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        header = _HEADER.match(stripped)
+        if header:
+            table = _split_dotted(header.group(1))
+            headers.setdefault(table, number)
+            continue
+        key = _KEY.match(stripped)
+        if key:
+            keys.setdefault((table, _split_dotted(key.group(1))[0]), number)
+    for cut in range(len(loc), 0, -1):
+        if (loc[: cut - 1], loc[cut - 1]) in keys:
+            return keys[(loc[: cut - 1], loc[cut - 1])]
+        if loc[:cut] in headers:
+            return headers[loc[:cut]]
+    return None
+
+
+def _first_error(error: ValidationError) -> tuple[tuple[str, ...], str]:
+    detail = error.errors()[0]
+    loc = tuple(str(part) for part in detail["loc"])
+    message = detail["msg"]
+    if detail["type"] == "extra_forbidden":
+        message = f"unknown setting `{loc[-1]}`"
+    return loc, f"{'.'.join(loc)}: {message}"
+
+
+def parse_config(text: str, *, path: Path | None = None, data_dir: Path | None = None) -> AppConfig:
+    """Parse config.toml text; raises ConfigError with the line of the problem."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        found = re.search(r"line (\d+)", str(error))
+        raise ConfigError(
+            f"not valid TOML: {error}", path, int(found.group(1)) if found else None
+        ) from error
+    try:
+        parsed = _ConfigFile.model_validate(raw)
+    except ValidationError as error:
+        loc, message = _first_error(error)
+        raise ConfigError(message, path, _locate(text, loc)) from error
+
+    providers = _implicit_providers()
+    for name, table in parsed.providers.items():
+        kind = table.kind or (name if name in IMPLICIT_PROVIDERS else None)
+        if kind is None:
+            raise ConfigError(
+                f"providers.{name}: `kind` is required (anthropic, openai or openai-compatible)",
+                path,
+                _locate(text, ("providers", name)),
+            )
+        if kind == "openai-compatible" and not table.base_url:
+            raise ConfigError(
+                f"providers.{name}: an openai-compatible provider needs `base_url`",
+                path,
+                _locate(text, ("providers", name)),
+            )
+        providers[name] = ProviderConfig(kind=kind, **table.model_dump(exclude={"kind"}))
+    for name, model in parsed.models.items():
+        if model.provider is not None and model.provider not in providers:
+            raise ConfigError(
+                f'models."{name}".provider: no provider named `{model.provider}`',
+                path,
+                _locate(text, ("models", name, "provider")),
+            )
+    return AppConfig(
+        default_model=parsed.defaults.model or None,
+        providers=providers,
+        models=parsed.models,
+        compaction=parsed.compaction,
+        data_dir=data_dir,
+    )
+
+
+def config_path(data_dir: Path) -> Path:
+    return Path(data_dir) / CONFIG_FILE
+
+
+def load_config(data_dir: Path) -> AppConfig:
+    """The configuration in `data_dir` (defaults when there is no config.toml yet)."""
+    path = config_path(data_dir)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return AppConfig(data_dir=Path(data_dir))
+    except UnicodeDecodeError as error:
+        raise ConfigError("not UTF-8 text", path) from error
+    return parse_config(text, path=path, data_dir=Path(data_dir))
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+# --- writing ---------------------------------------------------------------------------
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+}
+
+
+def _toml_string(value: str) -> str:
+    out = []
+    for char in value:
+        if char in _ESCAPES:
+            out.append(_ESCAPES[char])
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def _toml_key(key: str, *, always_quote: bool = False) -> str:
+    return key if _BARE_KEY.fullmatch(key) and not always_quote else _toml_string(key)
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+_SAVED_HEADER = """\
+# Foldline configuration (DESIGN §9). Written by Foldline's Settings: comments added
+# here by hand are not kept when Settings saves. Settings never writes API keys here:
+# they go to the OS keyring (or a 0600 file), or come from ANTHROPIC_API_KEY etc.
+"""
+
+
+def dumps_config(config: AppConfig) -> str:
+    """The TOML text of `config` (without `data_dir`); `parse_config` reads it back equal."""
+    lines = [_SAVED_HEADER, "[defaults]"]
+    if config.default_model:
+        lines.append(f"model = {_toml_string(config.default_model)}")
+    for name, provider in config.providers.items():
+        lines += ["", f"[providers.{_toml_key(name)}]"]
+        if not (name in IMPLICIT_PROVIDERS and provider.kind == name):
+            lines.append(f"kind = {_toml_string(provider.kind)}")
+        for field in ("base_url", "api_key_env", "api_key"):
+            value = getattr(provider, field)
+            if value is not None:
+                lines.append(f"{field} = {_toml_value(value)}")
+    for name, model in config.models.items():
+        lines += ["", f"[models.{_toml_key(name, always_quote=True)}]"]
+        for field, value in model.model_dump(exclude_none=True).items():
+            lines.append(f"{field} = {_toml_value(value)}")
+    lines += ["", "[compaction]"]
+    settings = config.compaction
+    defaults = CompactionSettings()
+    for field in type(settings).model_fields:
+        value = getattr(settings, field)
+        # Keys the person set are kept; untouched defaults are left out so a better
+        # default in a later version reaches them.
+        if field in settings.model_fields_set or value != getattr(defaults, field):
+            lines.append(f"{field} = {_toml_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _atomic_write(path: Path, text: str, mode: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()
+        raise
+
+
+def save_config(data_dir: Path, config: AppConfig) -> None:
+    """Write config.toml atomically (a crash leaves the old file or the new, never half)."""
+    text = dumps_config(config)
+    # Read back before replacing the file: a writer bug must not cost the person their
+    # configuration.
+    reread = parse_config(text)
+    if reread.model_dump(exclude={"data_dir"}) != config.model_dump(exclude={"data_dir"}):
+        raise ConfigError("internal error: the configuration would not read back equal")
+    has_plaintext_key = any(p.api_key for p in config.providers.values())
+    _atomic_write(config_path(data_dir), text, 0o600 if has_plaintext_key else 0o644)
+
+
+DEFAULT_CONFIG_TEXT = """\
+# Foldline configuration. Edit by hand or in Settings (DESIGN §9).
+# API keys: Settings stores them in the OS keyring (or a 0600 file when there is none);
+# ANTHROPIC_API_KEY and OPENAI_API_KEY in the environment are used too.
+
+[defaults]
+# model = "claude-sonnet-4-5"
+
+[providers.anthropic]            # also reads ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL
+[providers.openai]               # also reads OPENAI_API_KEY / OPENAI_BASE_URL
+
+# A local server speaking the OpenAI API (Ollama, LM Studio, llama.cpp, vLLM):
+# [providers.local]
+# kind = "openai-compatible"
+# base_url = "http://127.0.0.1:11434/v1"
+
+# Limits for models the catalog does not know (these also win over the catalog):
+# [models."my-model"]
+# provider = "local"
+# context_window = 32768
+# max_output_tokens = 4096
+
+[compaction]
+auto = true
+prune = true
+threshold = 0.80                 # fraction of the input budget
+target = 0.50
+keep_recent_tokens = 8000
+strategy = "structured"          # or "narrative"
+tool_result_token_cap = 4000
+model = ""                       # optional cheaper summarizer model
+"""
+
+
+def ensure_config(data_dir: Path) -> Path:
+    """First run: create the data dir and a commented default config.toml. Returns its path."""
+    path = config_path(data_dir)
+    if not path.exists():
+        _atomic_write(path, DEFAULT_CONFIG_TEXT, 0o644)
+    return path
+
+
+# --- providers: base URL and key with the environment applied ---------------------
+
+
+def provider_config(config: AppConfig, name: str) -> ProviderConfig:
+    provider = config.providers.get(name)
+    if provider is None:
+        raise ConfigError(f"no provider named `{name}` in config.toml")
+    return provider
+
+
+def effective_base_url(config: AppConfig, name: str) -> tuple[str | None, str | None]:
+    """(base URL, "env" | "config" | None) for provider `name`."""
+    provider = provider_config(config, name)
+    variable = BASE_URL_ENV.get(name) if provider.kind == name else None
+    if variable and os.environ.get(variable, "").strip():
+        return os.environ[variable].strip(), "env"
+    if provider.base_url:
+        return provider.base_url, "config"
+    return None, None
+
+
+def key_env_var(config: AppConfig, name: str) -> str | None:
+    """The environment variable read for provider `name`'s key, if any."""
+    provider = provider_config(config, name)
+    if provider.api_key_env:
+        return provider.api_key_env
+    return KEY_ENV.get(name) if provider.kind == name else None
+
+
+def find_provider_key(config: AppConfig, name: str) -> tuple[str, str] | None:
+    """(key, "env" | "keyring" | "file" | "config") for provider `name`, or None."""
+    provider = provider_config(config, name)
+    found = find_api_key(config.data_dir, name, env_var=key_env_var(config, name) or "")
+    if found is not None:
+        return found.value, found.source
+    if provider.api_key:
+        return provider.api_key, "config"
+    return None
+
+
+def default_model(config: AppConfig) -> str | None:
+    return config.default_model or None
+
+
+# --- what the Settings UI sees ---------------------------------------------------------
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+
+
+def public_settings(config: AppConfig) -> dict[str, Any]:
+    """The settings as the UI may see them (camelCase): never a key, only its mask."""
+    providers: dict[str, Any] = {}
+    for name, provider in config.providers.items():
+        base_url, base_url_source = effective_base_url(config, name)
+        found = find_provider_key(config, name)
+        providers[name] = {
+            "kind": provider.kind,
+            "baseUrl": base_url,
+            "baseUrlSource": base_url_source,
+            "hasKey": found is not None,
+            "maskedKey": mask_key(found[0]) if found else None,
+            "keySource": found[1] if found else None,
+            "keyEnv": key_env_var(config, name),
+        }
+    models = {
+        name: {_camel(k): v for k, v in model.model_dump().items()}
+        for name, model in config.models.items()
+    }
+    compaction = {
+        _camel(k): list(v) if isinstance(v, tuple) else v
+        for k, v in config.compaction.model_dump().items()
+    }
+    return {
+        "dataDir": str(config.data_dir) if config.data_dir else None,
+        "defaults": {"model": config.default_model},
+        "providers": providers,
+        "models": models,
+        "compaction": compaction,
+        "keyStorage": dict(key_storage_status(config.data_dir)) if config.data_dir else None,
+    }
+
+
+def _validated(model: type[_Model], data: Mapping[str, Any], section: str) -> _Model:
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        _, message = _first_error(error)
+        raise ConfigError(f"{section}.{message}") from error
+
+
+def _snake_keys(table: Mapping[str, Any], section: str) -> dict[str, Any]:
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{section}: expected an object")
+    return {_snake(key): value for key, value in table.items()}
+
+
+def apply_settings_patch(config: AppConfig, patch: Mapping[str, Any]) -> AppConfig:
+    """`config` with a Settings UI change applied (camelCase, as `public_settings`).
+
+    `{"defaults": {"model"}, "providers": {name: {kind, baseUrl, apiKeyEnv} | null},
+    "models": {name: {provider, contextWindow, maxOutputTokens, inputLimit} | null},
+    "compaction": {...}}`; `null` removes a provider or model (the implicit `anthropic`
+    and `openai` return to their defaults). Keys are refused here: they go through
+    `foldline.secrets.set_api_key`, never into config.toml.
+    """
+    unknown = set(patch) - {"defaults", "providers", "models", "compaction"}
+    if unknown:
+        raise ConfigError(f"unknown settings section(s): {', '.join(sorted(unknown))}")
+    default = config.default_model
+    providers = dict(config.providers)
+    models = dict(config.models)
+    compaction = config.compaction
+    if "defaults" in patch:
+        defaults = _snake_keys(patch["defaults"], "defaults")
+        default = _validated(_DefaultsTable, defaults, "defaults").model or None
+    for name, change in (patch.get("providers") or {}).items():
+        if change is None:
+            providers.pop(name, None)
+            if name in IMPLICIT_PROVIDERS:
+                providers[name] = ProviderConfig(kind=name)
+            continue
+        fields = _snake_keys(change, f"providers.{name}")
+        if "api_key" in fields:
+            raise ConfigError("API keys are set through the key store, not config.toml")
+        current = providers[name].model_dump() if name in providers else {}
+        merged = {**current, **fields}
+        if "kind" not in merged and name in IMPLICIT_PROVIDERS:
+            merged["kind"] = name
+        updated = _validated(ProviderConfig, merged, f"providers.{name}")
+        if updated.kind == "openai-compatible" and not updated.base_url:
+            raise ConfigError(f"providers.{name}: an openai-compatible provider needs a base URL")
+        providers[name] = updated
+    for name, change in (patch.get("models") or {}).items():
+        if change is None:
+            models.pop(name, None)
+            continue
+        current = models[name].model_dump() if name in models else {}
+        fields = _snake_keys(change, f'models."{name}"')
+        models[name] = _validated(ModelConfig, {**current, **fields}, f'models."{name}"')
+    if "compaction" in patch:
+        changes = _snake_keys(patch["compaction"], "compaction")
+        current = {k: getattr(compaction, k) for k in compaction.model_fields_set}
+        compaction = _validated(CompactionSettings, {**current, **changes}, "compaction")
+    for name, model in models.items():
+        if model.provider is not None and model.provider not in providers:
+            raise ConfigError(f'models."{name}".provider: no provider named `{model.provider}`')
+    return AppConfig(
+        default_model=default,
+        providers=providers,
+        models=models,
+        compaction=compaction,
+        data_dir=config.data_dir,
+    )

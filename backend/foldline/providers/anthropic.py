@@ -1,0 +1,208 @@
+"""Anthropic Messages API through the official `anthropic` SDK (`messages.stream`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+import anthropic
+import httpx2
+
+from foldline.core.wire import to_anthropic_messages, to_anthropic_tools
+from foldline.providers.base import (
+    ModelRequest,
+    ProviderError,
+    ProviderEvent,
+    ReasoningDelta,
+    Stop,
+    StopReason,
+    TextDelta,
+    ToolCallEvent,
+    Usage,
+)
+from foldline.providers.errors import provider_error
+
+DEFAULT_TIMEOUT_SECONDS = 600.0
+"""Long answers from large models can take minutes; the SDK's own default is the same."""
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    # We never send stop sequences, but a stop on one is still a natural end of the answer.
+    "stop_sequence": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "context_window_exceeded",
+}
+
+
+def parse_tool_input(raw: str) -> dict[str, Any]:
+    """A tool call's streamed JSON arguments as a dict.
+
+    An empty string means no arguments. Arguments that are not a JSON object (a model
+    cut off by `max_tokens` mid-call, or a local model writing broken JSON) are kept
+    verbatim under `_invalid_arguments` rather than dropped: the call must still get a
+    result so the pair stays whole, and the tool can tell the model what went wrong.
+    """
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {"_invalid_arguments": raw}
+    if not isinstance(value, dict):
+        return {"_invalid_arguments": raw}
+    return value
+
+
+class AnthropicProvider:
+    """A `Provider` for Anthropic's Messages API.
+
+    The SDK's own retries are off (`max_retries=0` by default): the turn loop retries,
+    and it must see every failure to fold on overflow and to honour `retry-after`.
+    """
+
+    wire: Literal["anthropic", "openai"] = "anthropic"
+
+    def __init__(
+        self,
+        name: str,
+        api_key: str | None,
+        base_url: str | None = None,
+        max_retries: int = 0,
+        timeout: float | httpx2.Timeout = DEFAULT_TIMEOUT_SECONDS,
+        http_client: httpx2.AsyncClient | None = None,
+    ) -> None:
+        self.name = name
+        self.base_url = base_url
+        self._api_key = api_key
+        self._client: anthropic.AsyncAnthropic | None = None
+        if api_key:
+            # `base_url` is passed even when None: the SDK would otherwise read
+            # ANTHROPIC_BASE_URL itself, and the configuration has already decided.
+            self._client = anthropic.AsyncAnthropic(
+                api_key=api_key,
+                base_url=base_url or "https://api.anthropic.com",
+                max_retries=max_retries,
+                timeout=timeout,
+                http_client=http_client,
+            )
+
+    async def aclose(self) -> None:
+        """Close the SDK's connection pool."""
+        if self._client is not None:
+            await self._client.close()
+
+    def _request_params(self, request: ModelRequest) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "model": request.model,
+            "max_tokens": request.max_output_tokens,
+            "messages": to_anthropic_messages(request.messages),
+        }
+        if request.system:
+            params["system"] = request.system
+        if request.tools:
+            params["tools"] = to_anthropic_tools(request.tools)
+        if request.temperature is not None:
+            # Recent SDKs no longer list `temperature` as a parameter of `stream`; sent in
+            # the body it still reaches the API, which decides whether the model takes it.
+            params["extra_body"] = {"temperature": request.temperature}
+        return params
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        if self._client is None:
+            raise ProviderError(
+                "auth",
+                f"No API key for provider '{self.name}': add one in Settings or set "
+                "ANTHROPIC_API_KEY.",
+            )
+        try:
+            async with self._client.messages.stream(**self._request_params(request)) as stream:
+                async for event in _translate(stream):
+                    yield event
+        except anthropic.APIStatusError as error:
+            raise provider_error(
+                error.status_code, error.body, error.response.headers, error.message
+            ) from error
+        except anthropic.APIConnectionError as error:
+            # Includes APITimeoutError: the server did not answer in time.
+            raise ProviderError("unavailable", f"{self.name}: {error.message}") from error
+        except anthropic.APIError as error:
+            raise provider_error(None, error.body, None, error.message) from error
+        except httpx2.HTTPError as error:
+            # A connection cut in the middle of the stream surfaces as the transport's
+            # own error, not wrapped by the SDK.
+            raise ProviderError(
+                "unavailable", f"{self.name}: the stream was interrupted ({error})"
+            ) from error
+        except ValueError as error:
+            # The SDK parses streamed tool input as it arrives and raises ValueError on
+            # JSON it cannot read; the answer is unusable but a new attempt may not be.
+            raise ProviderError("unavailable", f"{self.name}: malformed stream: {error}") from error
+
+
+async def _translate(stream: AsyncIterator[Any]) -> AsyncIterator[ProviderEvent]:
+    """Raw Messages stream events → provider events.
+
+    Usage: `message_start` carries the input side (input, cache read, cache creation);
+    `message_delta.usage` is cumulative, so its values replace, never add to, what came
+    before. One `Usage` is emitted for the call, just before `Stop`.
+    """
+    input_tokens = output_tokens = cache_read = cache_creation = 0
+    stop_reason: str | None = None
+    tool_blocks: dict[int, tuple[str, str]] = {}
+    tool_json: dict[int, list[str]] = {}
+    finished = False
+    async for event in stream:
+        event_type = event.type
+        if event_type == "message_start":
+            usage = event.message.usage
+            input_tokens = usage.input_tokens or 0
+            output_tokens = usage.output_tokens or 0
+            cache_read = usage.cache_read_input_tokens or 0
+            cache_creation = usage.cache_creation_input_tokens or 0
+        elif event_type == "content_block_start":
+            block = event.content_block
+            if block.type == "tool_use":
+                tool_blocks[event.index] = (block.id, block.name)
+                tool_json[event.index] = []
+        elif event_type == "content_block_delta":
+            delta = event.delta
+            if delta.type == "text_delta":
+                if delta.text:
+                    yield TextDelta(text=delta.text)
+            elif delta.type == "thinking_delta":
+                yield ReasoningDelta(text=delta.thinking)
+            elif delta.type == "signature_delta":
+                yield ReasoningDelta(text="", signature=delta.signature)
+            elif delta.type == "input_json_delta" and event.index in tool_json:
+                tool_json[event.index].append(delta.partial_json)
+        elif event_type == "content_block_stop":
+            if event.index in tool_blocks:
+                call_id, name = tool_blocks.pop(event.index)
+                raw = "".join(tool_json.pop(event.index))
+                yield ToolCallEvent(id=call_id, name=name, input=parse_tool_input(raw))
+        elif event_type == "message_delta":
+            stop_reason = event.delta.stop_reason or stop_reason
+            usage = event.usage
+            output_tokens = usage.output_tokens or output_tokens
+            if usage.input_tokens is not None:
+                input_tokens = usage.input_tokens
+            if usage.cache_read_input_tokens is not None:
+                cache_read = usage.cache_read_input_tokens
+            if usage.cache_creation_input_tokens is not None:
+                cache_creation = usage.cache_creation_input_tokens
+        elif event_type == "message_stop":
+            finished = True
+    if not finished:
+        # The connection closed cleanly but the message never ended: a proxy cut it.
+        # No usage is reported for an interrupted call.
+        raise ProviderError("unavailable", "the stream ended before message_stop")
+    yield Usage(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cache_read_tokens=cache_read,
+        cache_creation_tokens=cache_creation,
+    )
+    raw_reason = stop_reason or "end_turn"
+    yield Stop(reason=_STOP_REASONS.get(raw_reason, "other"), raw=raw_reason)

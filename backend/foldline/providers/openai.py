@@ -1,0 +1,227 @@
+"""OpenAI Chat Completions through the official `openai` SDK, streaming with usage."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import httpx2
+import openai
+
+from foldline.core.wire import to_openai_messages, to_openai_tools
+from foldline.providers.anthropic import DEFAULT_TIMEOUT_SECONDS, parse_tool_input
+from foldline.providers.base import (
+    ModelRequest,
+    ProviderError,
+    ProviderEvent,
+    ReasoningDelta,
+    Stop,
+    StopReason,
+    TextDelta,
+    ToolCallEvent,
+    Usage,
+)
+from foldline.providers.errors import provider_error
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+_FINISH_REASONS: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+}
+
+# Fields in which OpenAI-compatible servers stream reasoning text: DeepSeek, vLLM and
+# llama.cpp use `reasoning_content`, Ollama and OpenRouter use `reasoning`.
+_REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+
+@dataclass
+class _PendingToolCall:
+    """A tool call whose pieces arrive over several chunks, keyed by its `index`."""
+
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class OpenAIProvider:
+    """A `Provider` for OpenAI's Chat Completions API (and servers that copy it).
+
+    `compatible=True` is for OpenAI-compatible servers: they get `max_tokens` instead of
+    `max_completion_tokens` (many do not know the newer name) and a placeholder API key
+    when none is configured (the SDK insists on one; local servers ignore it).
+    """
+
+    wire: Literal["anthropic", "openai"] = "openai"
+
+    def __init__(
+        self,
+        name: str,
+        api_key: str | None,
+        base_url: str | None = None,
+        max_retries: int = 0,
+        timeout: float | httpx2.Timeout = DEFAULT_TIMEOUT_SECONDS,
+        *,
+        compatible: bool = False,
+        stream_usage: bool = True,
+        http_client: httpx2.AsyncClient | None = None,
+    ) -> None:
+        self.name = name
+        self.base_url = base_url
+        self.compatible = compatible
+        self.stream_usage = stream_usage
+        self._client: openai.AsyncOpenAI | None = None
+        key = api_key or ("not-needed" if compatible else None)
+        if key:
+            # `base_url` is always passed so the SDK does not read OPENAI_BASE_URL on its
+            # own: the configuration has already applied the environment.
+            self._client = openai.AsyncOpenAI(
+                api_key=key,
+                base_url=base_url or OPENAI_BASE_URL,
+                max_retries=max_retries,
+                timeout=timeout,
+                http_client=http_client,
+            )
+
+    async def aclose(self) -> None:
+        """Close the SDK's connection pool."""
+        if self._client is not None:
+            await self._client.close()
+
+    def _request_params(self, request: ModelRequest) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "model": request.model,
+            "messages": to_openai_messages(request.system, request.messages),
+            "stream": True,
+        }
+        if self.stream_usage:
+            params["stream_options"] = {"include_usage": True}
+        if self.compatible:
+            params["max_tokens"] = request.max_output_tokens
+        else:
+            params["max_completion_tokens"] = request.max_output_tokens
+        if request.tools:
+            params["tools"] = to_openai_tools(request.tools)
+        if request.temperature is not None:
+            params["temperature"] = request.temperature
+        return params
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        if self._client is None:
+            raise ProviderError(
+                "auth",
+                f"No API key for provider '{self.name}': add one in Settings or set "
+                "OPENAI_API_KEY.",
+            )
+        try:
+            chunks = await self._client.chat.completions.create(**self._request_params(request))
+            try:
+                async for event in _translate(chunks):
+                    yield event
+            finally:
+                await chunks.close()
+        except openai.APIStatusError as error:
+            raise provider_error(
+                error.status_code, error.body, error.response.headers, error.message
+            ) from error
+        except openai.APIConnectionError as error:
+            raise ProviderError("unavailable", f"{self.name}: {error.message}") from error
+        except openai.APIError as error:
+            # An error object sent inside the stream (no HTTP status of its own).
+            raise provider_error(None, error.body, None, error.message) from error
+        except httpx2.HTTPError as error:
+            raise ProviderError(
+                "unavailable", f"{self.name}: the stream was interrupted ({error})"
+            ) from error
+
+
+def _usage_event(usage: Any) -> Usage:
+    """Chat Completions usage → `Usage`; cached prompt tokens count as cache reads."""
+    prompt = usage.prompt_tokens or 0
+    details = usage.prompt_tokens_details
+    cached = (details.cached_tokens or 0) if details is not None else 0
+    cached = min(cached, prompt)
+    return Usage(
+        input_tokens=prompt - cached,
+        output_tokens=usage.completion_tokens or 0,
+        cache_read_tokens=cached,
+    )
+
+
+def _reasoning_text(delta: Any) -> str | None:
+    extra = delta.model_extra or {}
+    for name in _REASONING_FIELDS:
+        value = extra.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+async def _translate(chunks: AsyncIterator[Any]) -> AsyncIterator[ProviderEvent]:
+    """Chat Completions chunks → provider events.
+
+    Text and reasoning stream as they come. Tool calls are assembled by `index` and
+    emitted, complete, once the stream has ended; then the usage (from the final chunk
+    whose `choices` is empty; some servers attach it to the last choice chunk instead)
+    and the stop. A stream that ends without a `finish_reason` was interrupted: it
+    raises `unavailable` and reports no usage, as OpenAI itself sends none.
+    """
+    pending: dict[int, _PendingToolCall] = {}
+    finish_reason: str | None = None
+    usage: Usage | None = None
+    async for chunk in chunks:
+        if chunk.usage is not None:
+            usage = _usage_event(chunk.usage)
+        for choice in chunk.choices or ():
+            # The SDK builds chunks without validation, so a field a server left out is
+            # missing rather than None; `getattr` keeps such servers working.
+            if getattr(choice, "index", 0) != 0:
+                continue
+            delta = getattr(choice, "delta", None)
+            if delta is not None:
+                reasoning = _reasoning_text(delta)
+                if reasoning:
+                    yield ReasoningDelta(text=reasoning)
+                if delta.content:
+                    yield TextDelta(text=delta.content)
+                for fragment in delta.tool_calls or ():
+                    # Servers that send each call whole in one chunk sometimes omit its
+                    # `index`; such a fragment is a call of its own.
+                    index = getattr(fragment, "index", None)
+                    if not isinstance(index, int):
+                        index = max(pending, default=-1) + 1
+                    call = pending.setdefault(index, _PendingToolCall())
+                    if fragment.id:
+                        call.id = fragment.id
+                    if fragment.function is not None:
+                        piece = fragment.function.name
+                        # The name normally arrives once; a few servers repeat it in
+                        # every chunk, which must not double it.
+                        if piece and piece != call.name:
+                            call.name += piece
+                        if fragment.function.arguments:
+                            call.arguments.append(fragment.function.arguments)
+            if getattr(choice, "finish_reason", None):
+                finish_reason = choice.finish_reason
+    if finish_reason is None:
+        raise ProviderError("unavailable", "the stream ended before the model finished")
+    for index in sorted(pending):
+        call = pending[index]
+        yield ToolCallEvent(
+            # A few local servers omit call ids; the pairing of call and result needs
+            # one that is unique in the whole conversation.
+            id=call.id or f"call_{uuid.uuid4().hex[:24]}",
+            name=call.name,
+            input=parse_tool_input("".join(call.arguments)),
+        )
+    if usage is not None:
+        yield usage
+    reason = _FINISH_REASONS.get(finish_reason, "other")
+    if pending and reason == "end_turn":
+        # Some OpenAI-compatible servers finish a tool-calling answer with "stop".
+        reason = "tool_use"
+    yield Stop(reason=reason, raw=finish_reason)

@@ -1,0 +1,203 @@
+"""Which provider serves a model, with which limits, and the `Provider` that calls it.
+
+Built on the configuration (`foldline.config`); re-exported there, so
+`from foldline.config import resolve_model` works too.
+
+A model's limits are resolved in this order, first answer wins:
+1. `[models."name"]` in config.toml: the person's explicit word (a proxy with a smaller
+   window, an opted-in 1M beta, an Ollama model with a known num_ctx) beats any default;
+2. for an OpenAI-compatible provider, the server itself (`discover_model`): a local
+   server's window is what it was loaded with, which no catalog can know;
+3. the built-in catalog (`foldline.providers.catalog`);
+4. the server, for other kinds (rarely useful, kept for proxies);
+5. a guess from the model's family (claude-* has at least 200k), flagged `known=False`;
+6. a conservative default (8192 / 2048), flagged `known=False` so the UI can say so.
+
+DESIGN §4 lists "catalog, then the server, then the config file"; an explicit entry in
+the file is put first here because it is the only source that knows the person's own
+setup, and a local server is asked before the catalog because only it knows the window
+it actually loaded.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+import httpx2
+
+from foldline.config import (
+    DEFAULT_CONTEXT_WINDOW,
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    AppConfig,
+    ConfigError,
+    ModelConfig,
+    ProviderKind,
+    effective_base_url,
+    find_provider_key,
+    provider_config,
+)
+from foldline.providers import catalog
+from foldline.providers.anthropic import AnthropicProvider
+from foldline.providers.base import Provider
+from foldline.providers.compat import OpenAICompatibleProvider, discover_context_window
+from foldline.providers.openai import OpenAIProvider
+
+LimitSource = Literal["config", "server", "catalog", "guess", "default"]
+
+
+def build_provider(
+    config: AppConfig, provider_name: str, *, http_client: httpx2.AsyncClient | None = None
+) -> Provider:
+    """The `Provider` for a configured provider, with its key and base URL resolved."""
+    provider = provider_config(config, provider_name)
+    base_url, _ = effective_base_url(config, provider_name)
+    found = find_provider_key(config, provider_name)
+    key = found[0] if found else None
+    if provider.kind == "anthropic":
+        return AnthropicProvider(provider_name, key, base_url, http_client=http_client)
+    if provider.kind == "openai":
+        return OpenAIProvider(provider_name, key, base_url, http_client=http_client)
+    if not base_url:
+        raise ConfigError(f"provider `{provider_name}` (openai-compatible) needs a base_url")
+    return OpenAICompatibleProvider(provider_name, key, base_url, http_client=http_client)
+
+
+def _hosted_kind(model: str) -> ProviderKind | None:
+    """claude-* → anthropic; gpt-*, chatgpt-*, o1/o3/o4… → openai; anything else None."""
+    name = model.strip().lower()
+    if ":" in name or "/" in name or name.startswith("gpt-oss"):
+        # Ollama tags ("llama3:8b", "gpt-oss:20b") and router ids ("vendor/model") are
+        # served by OpenAI-compatible servers, whatever the model is called.
+        return None
+    if name.startswith("claude-"):
+        return "anthropic"
+    if name.startswith(("gpt-", "chatgpt-")) or re.match(r"^o\d", name):
+        return "openai"
+    return None
+
+
+def provider_name_for_model(config: AppConfig, model: str) -> str:
+    """Which configured provider serves `model` (see `_hosted_kind` for the default rule)."""
+    entry = config.models.get(model)
+    if entry is not None and entry.provider:
+        provider_config(config, entry.provider)
+        return entry.provider
+    kind = _hosted_kind(model)
+    if kind is not None:
+        own = config.providers.get(kind)
+        if own is not None and own.kind == kind:
+            return kind
+        for name, provider in config.providers.items():
+            if provider.kind == kind:
+                return name
+    for name, provider in config.providers.items():
+        if provider.kind == "openai-compatible":
+            return name
+    raise ConfigError(
+        f"no provider for model `{model}`: add an openai-compatible provider or a "
+        f'[models."{model}"] table naming one'
+    )
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    provider_name: str
+    provider_kind: ProviderKind
+    model: str
+    context_window: int
+    """Tokens in + out the model accepts; 0 = unlimited."""
+    max_output_tokens: int
+    """The most the model can write in one answer."""
+    input_limit: int | None
+    known: bool
+    """False when the window is a guess or the default: the UI flags it."""
+    source: LimitSource
+    output_reserve: int
+    """What to request as `max_output_tokens` and keep free in the window. The model's
+    maximum would waste most of a window (Claude Opus 4.6: 128k of 200k), so the reserve
+    is an eighth of the window (at least 4096), never more than a quarter nor the max."""
+    note: str | None = None
+
+
+def _output_reserve(window: int, max_output: int) -> int:
+    if window <= 0:
+        return min(max_output, 32_768)
+    return max(1, min(max_output, max(window // 8, 4096), window // 4))
+
+
+def resolve_model(
+    config: AppConfig, model_name: str, *, discovered_context_window: int | None = None
+) -> ResolvedModel:
+    """The provider and limits of `model_name` (order in the module docstring)."""
+    provider_name = provider_name_for_model(config, model_name)
+    kind = config.providers[provider_name].kind
+    entry = config.models.get(model_name) or ModelConfig()
+    info = catalog.lookup(model_name)
+    guessed = catalog.guess(model_name)
+    discovered = discovered_context_window if discovered_context_window else None
+
+    window: int
+    source: LimitSource
+    if entry.context_window is not None:
+        window, source = entry.context_window, "config"
+    elif kind == "openai-compatible" and discovered:
+        window, source = discovered, "server"
+    elif info is not None:
+        window, source = info.context_window, "catalog"
+    elif discovered:
+        window, source = discovered, "server"
+    elif guessed is not None:
+        window, source = guessed.context_window, "guess"
+    else:
+        window, source = DEFAULT_CONTEXT_WINDOW, "default"
+
+    if entry.max_output_tokens is not None:
+        max_output = entry.max_output_tokens
+    elif info is not None:
+        max_output = info.max_output_tokens
+    elif guessed is not None:
+        max_output = guessed.max_output_tokens
+    else:
+        max_output = DEFAULT_MAX_OUTPUT_TOKENS
+    if window > 0 and entry.max_output_tokens is None and source != "catalog":
+        # A catalog output cap larger than a smaller loaded or configured window cannot
+        # hold; half the window is the most an answer can sensibly take.
+        max_output = min(max_output, max(window // 2, 1))
+
+    note = info.note if info is not None and source == "catalog" else None
+    if source in ("guess", "default"):
+        note = f"context window of `{model_name}` unknown; assuming {window} tokens"
+    return ResolvedModel(
+        provider_name=provider_name,
+        provider_kind=kind,
+        model=model_name,
+        context_window=window,
+        max_output_tokens=max_output,
+        input_limit=entry.input_limit,
+        known=source in ("config", "server", "catalog"),
+        source=source,
+        output_reserve=_output_reserve(window, max_output),
+        note=note,
+    )
+
+
+async def discover_model(
+    config: AppConfig, model_name: str, *, http_client: httpx2.AsyncClient | None = None
+) -> ResolvedModel:
+    """`resolve_model`, asking an OpenAI-compatible server for its window first."""
+    resolved = resolve_model(config, model_name)
+    if resolved.provider_kind != "openai-compatible" or resolved.source == "config":
+        return resolved
+    base_url, _ = effective_base_url(config, resolved.provider_name)
+    if not base_url:
+        return resolved
+    window = await discover_context_window(base_url, model_name, http_client)
+    if not window:
+        return resolved
+    return resolve_model(config, model_name, discovered_context_window=window)
+
+
+def provider_for_model(config: AppConfig, model: str) -> Provider:
+    return build_provider(config, provider_name_for_model(config, model))
