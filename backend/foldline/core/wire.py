@@ -91,7 +91,9 @@ def _anthropic_blocks(message: Message) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in message.parts:
         if isinstance(part, TextPart):
-            if part.text:
+            # Anthropic refuses whitespace-only text blocks ("text content blocks must
+            # contain non-whitespace text"), so they are left out of the wire.
+            if part.text.strip():
                 blocks.append({"type": "text", "text": part.text})
         elif isinstance(part, ReasoningPart):
             # Thinking blocks are only valid with their signature; unsigned reasoning (from
