@@ -1,0 +1,132 @@
+"""One SQLite connection per thread, configured the same way every time.
+
+A sqlite3 connection must not be used by two threads: FastAPI runs a sync dependency's
+setup and teardown on different worker threads, and a shared connection then fails (or,
+with `check_same_thread=False`, silently interleaves transactions). Each thread therefore
+gets its own connection, opened on first use and kept in a `threading.local`. The pool
+remembers every connection only so that `close()` can close them all; connections of
+threads that have ended are closed when the next connection is opened.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlite_utils import Database
+
+BUSY_TIMEOUT_MS = 5_000
+"""How long a writer waits for another connection's write lock before failing."""
+
+
+MINIMUM_SQLITE = (3, 35, 0)
+"""`UPDATE ... RETURNING` (3.35) and the JSON functions the search triggers use."""
+
+
+def open_database(path: Path) -> Database:
+    """A connection with the store's settings, wrapped in a sqlite-utils Database.
+
+    `isolation_level=None` turns off the sqlite3 module's implicit transactions: every
+    transaction here is explicit (`BEGIN IMMEDIATE` for writes), so what commits when is
+    visible in the code. `check_same_thread=False` is only so that `close()` may close a
+    connection from another thread at shutdown; the pool never shares one otherwise.
+    """
+    if sqlite3.sqlite_version_info < MINIMUM_SQLITE:
+        raise RuntimeError(
+            f"Foldline needs SQLite {'.'.join(map(str, MINIMUM_SQLITE))} or newer; "
+            f"this Python has {sqlite3.sqlite_version}"
+        )
+    conn = sqlite3.connect(
+        path,
+        timeout=BUSY_TIMEOUT_MS / 1000,
+        isolation_level=None,
+        check_same_thread=False,
+    )
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    # WAL: readers never block the writer and a crash mid-write leaves the last committed
+    # state. synchronous=NORMAL in WAL mode loses no committed transaction when the
+    # process dies (only on power loss can the last few be lost), at a fraction of FULL's
+    # fsync cost per streamed flush.
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return Database(conn, execute_plugins=False)
+
+
+class ConnectionPool:
+    """Hands each thread its own `Database` on one file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._open: dict[int, tuple[weakref.ref[threading.Thread], Database]] = {}
+        self._closed = False
+
+    def get(self) -> Database:
+        db: Database | None = getattr(self._local, "db", None)
+        if db is not None:
+            return db
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the store is closed")
+            self._close_connections_of_ended_threads()
+            db = open_database(self.path)
+            thread = threading.current_thread()
+            self._open[id(db)] = (weakref.ref(thread), db)
+        self._local.db = db
+        return db
+
+    def _close_connections_of_ended_threads(self) -> None:
+        for key, (thread_ref, db) in list(self._open.items()):
+            thread = thread_ref()
+            if thread is None or not thread.is_alive():
+                db.close()
+                del self._open[key]
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            for _, db in self._open.values():
+                db.close()
+            self._open.clear()
+        self._local = threading.local()
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction, taken with `BEGIN IMMEDIATE`.
+
+        IMMEDIATE takes the write lock up front, waiting up to the busy timeout. A deferred
+        transaction that reads first and writes later fails at once with SQLITE_BUSY when
+        another connection committed in between (the busy handler cannot help there), so
+        every read-then-write here starts immediate.
+        """
+        conn = self.get().conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        try:
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: several SELECTs that see the same committed state."""
+        conn = self.get().conn
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")

@@ -1,0 +1,140 @@
+"""Numbered schema migrations (sqlite-utils `Migrations`).
+
+Each migration runs once, in order, inside the transaction that records it as applied.
+Never edit a migration that has shipped: add the next number instead. Every column is
+explained in `schema.COLUMN_DOCS`, and `tests/store/test_migrations.py` upgrades a
+database from every earlier version and compares it with a fresh one.
+
+A migration that rebuilds `messages` with `table.transform()` must finish with
+`rebuild_search_index(db)`: the rebuild drops the full-text triggers.
+"""
+
+from __future__ import annotations
+
+from sqlite_utils import Database, Migrations
+
+from foldline.store.schema import CREATE_SEARCH_TABLE, rebuild_search_index
+
+migrations = Migrations("foldline")
+
+
+@migrations(name="m001_conversations_and_messages")
+def m001_conversations_and_messages(db: Database) -> None:
+    db["conversations"].create(
+        {
+            "id": str,
+            "title": str,
+            "model": str,
+            "system_prompt": str,
+            "settings": str,
+            "created_at": str,
+            "updated_at": str,
+        },
+        pk="id",
+        not_null={"title", "system_prompt", "settings", "created_at", "updated_at"},
+        defaults={"system_prompt": "", "settings": "{}"},
+    )
+    # The sidebar lists conversations newest first.
+    db["conversations"].create_index(["updated_at"], index_name="conversations_by_updated_at")
+    db["messages"].create(
+        {
+            "pk": int,
+            "id": str,
+            "conversation_id": str,
+            "seq": int,
+            "role": str,
+            "parts": str,
+            "status": str,
+            "usage": str,
+            "token_count": int,
+            "error": str,
+            "created_at": str,
+            "updated_at": str,
+        },
+        pk="pk",
+        not_null={
+            "id",
+            "conversation_id",
+            "seq",
+            "role",
+            "parts",
+            "status",
+            "created_at",
+            "updated_at",
+        },
+        defaults={"status": "complete"},
+        foreign_keys=[("conversation_id", "conversations", "id")],
+    )
+    db["messages"].create_index(["id"], index_name="messages_by_id", unique=True)
+    # (conversation_id, seq) serves every read of a conversation: pages of the display
+    # history, the model's window from apiStartIndex on, and max(seq) for the count,
+    # each in time independent of the history's length. Unique: seq is the display index.
+    db["messages"].create_index(
+        ["conversation_id", "seq"], index_name="messages_by_conversation_seq", unique=True
+    )
+    # Startup recovery looks for rows left `streaming` by a crash; a partial index holds
+    # only those few rows, so the check costs nothing however long the history is.
+    db.execute("CREATE INDEX messages_streaming ON messages (status) WHERE status = 'streaming'")
+
+
+@migrations(name="m002_compactions")
+def m002_compactions(db: Database) -> None:
+    db["compactions"].create(
+        {
+            "conversation_id": str,
+            "version": int,
+            "parent_version": int,
+            "compacted_at": str,
+            "summary_message": str,
+            "api_start_index": int,
+            "from_index": int,
+            "to_index": int,
+            "message_count": int,
+            "strategy": str,
+            "trigger": str,
+            "tokens_before": int,
+            "tokens_after": int,
+            "model": str,
+            "degraded": int,
+        },
+        pk=("conversation_id", "version"),
+        not_null={
+            "conversation_id",
+            "version",
+            "parent_version",
+            "compacted_at",
+            "summary_message",
+            "api_start_index",
+            "from_index",
+            "to_index",
+            "message_count",
+            "strategy",
+            "trigger",
+            "tokens_before",
+            "tokens_after",
+            "degraded",
+        },
+        defaults={"parent_version": 0, "degraded": 0},
+        foreign_keys=[("conversation_id", "conversations", "id")],
+    )
+    db["conversations"].add_column("fold_version", int, not_null_default=0)
+
+
+@migrations(name="m003_calibration")
+def m003_calibration(db: Database) -> None:
+    db["calibration"].create(
+        {"provider": str, "model": str, "ratio": float, "samples": int, "updated_at": str},
+        pk=("provider", "model"),
+        not_null={"provider", "model", "ratio", "samples", "updated_at"},
+    )
+
+
+@migrations(name="m004_message_search")
+def m004_message_search(db: Database) -> None:
+    db.execute(CREATE_SEARCH_TABLE)
+    # Creates the triggers and indexes the messages written before this migration.
+    rebuild_search_index(db)
+
+
+MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations._migrations)
+"""The migration names in order (sqlite-utils keeps the list private)."""

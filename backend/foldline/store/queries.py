@@ -1,0 +1,118 @@
+"""SQL shared by the store's methods, as functions of a connection.
+
+Each function runs inside whatever transaction the caller holds, so a method can combine
+several of them atomically (`Store` opens the transactions; these never do).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+
+from foldline.core.messages import Message
+from foldline.core.state import CompactionState
+from foldline.store.records import (
+    COMPACTION_COLUMNS,
+    CONVERSATION_COLUMNS,
+    CompactionRecord,
+    ConversationRecord,
+    NotFound,
+    compaction_from_row,
+    conversation_from_row,
+    dump_parts,
+)
+
+
+def insert_conversation(conn: sqlite3.Connection, record: ConversationRecord) -> None:
+    conn.execute(
+        "INSERT INTO conversations (id, title, model, system_prompt, settings, "
+        "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            record.id,
+            record.title,
+            record.model,
+            record.system_prompt,
+            json.dumps(record.settings, separators=(",", ":")),
+            record.created_at,
+            record.updated_at,
+        ),
+    )
+
+
+def get_conversation(conn: sqlite3.Connection, conversation_id: str) -> ConversationRecord:
+    row = conn.execute(
+        f"SELECT {CONVERSATION_COLUMNS} FROM conversations AS c WHERE c.id = ?",
+        (conversation_id,),
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no conversation with id {conversation_id!r}")
+    return conversation_from_row(row)
+
+
+def next_seq(conn: sqlite3.Connection, conversation_id: str) -> int:
+    """The seq of the next message = the message count (seq is dense), via the index."""
+    row = conn.execute(
+        "SELECT (SELECT coalesce(max(seq) + 1, 0) FROM messages WHERE conversation_id = ?1) "
+        "FROM conversations WHERE id = ?1",
+        (conversation_id,),
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no conversation with id {conversation_id!r}")
+    return row[0]
+
+
+def current_compaction(conn: sqlite3.Connection, conversation_id: str) -> CompactionState | None:
+    row = conn.execute(
+        f"SELECT c.fold_version, {COMPACTION_COLUMNS} FROM conversations AS c "
+        "LEFT JOIN compactions AS k "
+        "  ON k.conversation_id = c.id AND k.version = c.fold_version "
+        "WHERE c.id = ?",
+        (conversation_id,),
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no conversation with id {conversation_id!r}")
+    return None if row[0] == 0 else compaction_from_row(row[1:])
+
+
+def list_compactions(conn: sqlite3.Connection, conversation_id: str) -> list[CompactionRecord]:
+    current = fold_version(conn, conversation_id)
+    rows = conn.execute(
+        f"SELECT {COMPACTION_COLUMNS} FROM compactions AS k "
+        "WHERE k.conversation_id = ? ORDER BY k.version",
+        (conversation_id,),
+    ).fetchall()
+    return [
+        CompactionRecord(
+            state=compaction_from_row(row), is_current=row[0] == current, parent_version=row[13]
+        )
+        for row in rows
+    ]
+
+
+def fold_version(conn: sqlite3.Connection, conversation_id: str) -> int:
+    """The current fold version (0 = none): the pointer the optimistic check compares."""
+    row = conn.execute(
+        "SELECT fold_version FROM conversations WHERE id = ?", (conversation_id,)
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no conversation with id {conversation_id!r}")
+    return row[0]
+
+
+def replace_messages(
+    conn: sqlite3.Connection,
+    conversation_id: str,
+    replacements: Mapping[str, Message],
+    now: str,
+) -> None:
+    """Overwrite messages of this conversation (e.g. pruning marks); NotFound if one is
+    missing, which rolls back the caller's whole transaction."""
+    for message_id, message in replacements.items():
+        cursor = conn.execute(
+            "UPDATE messages SET role = ?, parts = ?, updated_at = ? "
+            "WHERE id = ? AND conversation_id = ?",
+            (message.role, dump_parts(message), now, message_id, conversation_id),
+        )
+        if cursor.rowcount == 0:
+            raise NotFound(f"no message with id {message_id!r} in {conversation_id!r}")

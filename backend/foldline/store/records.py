@@ -1,0 +1,196 @@
+"""What the store hands out: immutable records, the errors it raises, and row decoding.
+
+Records wrap the engine's pure values (`Message`, `CompactionState`) with the identity
+the store owns (ids, sequence numbers, timestamps, status). They are frozen so a caller
+can keep one across threads without copying.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal, get_args
+
+from pydantic import TypeAdapter
+
+from foldline.core.messages import Message, Part
+from foldline.core.state import CompactionState, SummarizedRange
+
+MessageStatus = Literal["complete", "streaming", "interrupted", "error"]
+MESSAGE_STATUSES: frozenset[str] = frozenset(get_args(MessageStatus))
+
+# One adapter for the parts column: validating a tuple of parts directly avoids wrapping
+# the JSON in a fake message object on every read.
+PARTS_ADAPTER: TypeAdapter[tuple[Part, ...]] = TypeAdapter(tuple[Part, ...])
+
+
+class NotFound(LookupError):
+    """An unknown conversation or message id; the message names which one."""
+
+
+class ConcurrentFold(Exception):
+    """The fold changed since the caller read it (optimistic version check failed).
+
+    The caller reloads the window, recomputes its fold and tries again; two folds are
+    never interleaved.
+    """
+
+    def __init__(self, conversation_id: str, expected_version: int, actual_version: int):
+        super().__init__(
+            f"conversation {conversation_id}: the fold was planned on version "
+            f"{expected_version} but version {actual_version} is current now"
+        )
+        self.conversation_id = conversation_id
+        self.expected_version = expected_version
+        self.actual_version = actual_version
+
+
+@dataclass(frozen=True)
+class ConversationRecord:
+    id: str
+    title: str
+    model: str | None
+    system_prompt: str
+    settings: dict[str, Any]
+    created_at: str
+    updated_at: str
+    message_count: int
+
+
+@dataclass(frozen=True)
+class MessageRecord:
+    id: str
+    conversation_id: str
+    seq: int
+    message: Message
+    status: MessageStatus
+    usage: dict[str, Any] | None
+    token_count: int | None
+    created_at: str
+    updated_at: str
+    error: str | None
+
+
+@dataclass(frozen=True)
+class CompactionRecord:
+    state: CompactionState
+    is_current: bool
+    parent_version: int = 0
+    """The version that was current when this one was committed (0 = no fold); undoing
+    this version makes that one current again."""
+
+
+def utc_timestamp(moment: datetime) -> str:
+    """ISO-8601 in UTC with microseconds and a `Z`: fixed width, so text order is time order."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def dump_parts(message: Message) -> str:
+    # None-valued optional fields are left out: they are the defaults, so reading them
+    # back gives an equal message, and the row is smaller.
+    return PARTS_ADAPTER.dump_json(message.parts, exclude_none=True).decode()
+
+
+def load_message(role: str, parts_json: str) -> Message:
+    return Message(role=role, parts=PARTS_ADAPTER.validate_json(parts_json))  # type: ignore[arg-type]
+
+
+def dump_json_or_none(value: dict[str, Any] | None) -> str | None:
+    return None if value is None else json.dumps(value, separators=(",", ":"))
+
+
+# The column lists are spelled out once so that every SELECT and every decoder agree on
+# the order; `row[i]` indexing is much faster than building dicts on hot paths.
+CONVERSATION_COLUMNS = (
+    "c.id, c.title, c.model, c.system_prompt, c.settings, c.created_at, c.updated_at, "
+    "(SELECT coalesce(max(m.seq) + 1, 0) FROM messages AS m WHERE m.conversation_id = c.id)"
+)
+
+# Unqualified, so the same list serves SELECTs and `UPDATE ... RETURNING`.
+MESSAGE_COLUMNS = (
+    "id, conversation_id, seq, role, parts, status, usage, token_count, created_at, "
+    "updated_at, error"
+)
+
+COMPACTION_COLUMNS = (
+    "k.version, k.compacted_at, k.summary_message, k.api_start_index, k.from_index, "
+    "k.to_index, k.message_count, k.strategy, k.trigger, k.tokens_before, k.tokens_after, "
+    "k.model, k.degraded, k.parent_version"
+)
+
+
+def conversation_from_row(row: sqlite3.Row | tuple[Any, ...]) -> ConversationRecord:
+    return ConversationRecord(
+        id=row[0],
+        title=row[1],
+        model=row[2],
+        system_prompt=row[3],
+        settings=json.loads(row[4]),
+        created_at=row[5],
+        updated_at=row[6],
+        message_count=row[7],
+    )
+
+
+def message_from_row(row: sqlite3.Row | tuple[Any, ...]) -> MessageRecord:
+    return MessageRecord(
+        id=row[0],
+        conversation_id=row[1],
+        seq=row[2],
+        message=load_message(row[3], row[4]),
+        status=row[5],
+        usage=None if row[6] is None else json.loads(row[6]),
+        token_count=row[7],
+        created_at=row[8],
+        updated_at=row[9],
+        error=row[10],
+    )
+
+
+def compaction_from_row(row: sqlite3.Row | tuple[Any, ...]) -> CompactionState:
+    return CompactionState(
+        version=row[0],
+        compacted_at=row[1],
+        summary_message=row[2],
+        api_start_index=row[3],
+        summarized_range=SummarizedRange(from_index=row[4], to_index=row[5], message_count=row[6]),
+        strategy=row[7],
+        trigger=row[8],
+        tokens_before=row[9],
+        tokens_after=row[10],
+        model=row[11],
+        degraded=bool(row[12]),
+    )
+
+
+def compaction_values(
+    conversation_id: str, state: CompactionState, version: int, parent_version: int
+) -> tuple[Any, ...]:
+    """Parameters for `INSERT INTO compactions` in the order of `COMPACTION_INSERT`."""
+    return (
+        conversation_id,
+        version,
+        parent_version,
+        state.compacted_at,
+        state.summary_message,
+        state.api_start_index,
+        state.summarized_range.from_index,
+        state.summarized_range.to_index,
+        state.summarized_range.message_count,
+        state.strategy,
+        state.trigger,
+        state.tokens_before,
+        state.tokens_after,
+        state.model,
+        int(state.degraded),
+    )
+
+
+COMPACTION_INSERT = (
+    "INSERT INTO compactions (conversation_id, version, parent_version, compacted_at, "
+    "summary_message, api_start_index, from_index, to_index, message_count, strategy, "
+    "trigger, tokens_before, tokens_after, model, degraded) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)

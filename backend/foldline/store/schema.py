@@ -1,0 +1,158 @@
+"""The database schema explained, and the full-text index kept in step with it.
+
+`COLUMN_DOCS` is the comment on every column of every table the migrations create; a test
+compares it with the live schema, so a column added without a comment (or a comment left
+behind for a dropped column) fails the build. The comments live here rather than as SQL
+comments because `table.transform()` rewrites `CREATE TABLE` statements and would lose them.
+
+Full-text search uses a *contentless* FTS5 table keyed on `messages.pk`, an
+`INTEGER PRIMARY KEY`: unlike a hidden rowid it survives `VACUUM` and table rebuilds. The
+searchable text is derived from the parts JSON inside SQL by the triggers, so message text
+is not stored twice. (An external-content table over a view would be tidier, but FTS5
+cannot read a view that uses `json_each`, so its `rebuild` command fails; a contentless
+table is rebuilt with `delete-all` plus a re-insert instead.)
+"""
+
+from __future__ import annotations
+
+from sqlite_utils import Database
+
+COLUMN_DOCS: dict[str, dict[str, str]] = {
+    "conversations": {
+        "id": "Stable public id (32 hex digits); used in URLs and exports, never reused.",
+        "title": "Title shown in the sidebar; the person may rename it.",
+        "model": "Model chosen for this conversation; NULL means the app's default model.",
+        "system_prompt": "System prompt sent with every call of this conversation ('' = none).",
+        "settings": "JSON object of per-conversation overrides (for example compaction knobs).",
+        "created_at": "When the conversation was created (ISO-8601 UTC).",
+        "updated_at": "Last change (rename, new message, fold, undo; ISO-8601 UTC): "
+        "orders the sidebar, newest first.",
+        "fold_version": "Version of the current fold in `compactions` (0 = no fold): the "
+        "single pointer that commit and undo move.",
+    },
+    "messages": {
+        "pk": "Row key (INTEGER PRIMARY KEY): the stable key of the full-text index; "
+        "never shown outside the store.",
+        "id": "Stable public id (32 hex digits) of the message.",
+        "conversation_id": "The conversation the message belongs to.",
+        "seq": "Display index in the conversation: 0-based, dense, unique per conversation; "
+        "`apiStartIndex` counts in these.",
+        "role": "user, assistant or tool.",
+        "parts": "JSON array of the message's parts, each with a `kind` (text, reasoning, "
+        "tool-call, tool-result, attachment), as the engine's Message values dump them.",
+        "status": "complete, streaming (being written), interrupted (stopped, or the app "
+        "died while streaming; partial text kept) or error.",
+        "usage": "JSON object: token usage the provider reported for the call that produced "
+        "this message (NULL if none).",
+        "token_count": "Cached token count of this message in wire format, so the gate "
+        "need not recount it (NULL = not counted yet).",
+        "error": "Why the message ended in error or was interrupted (NULL otherwise).",
+        "created_at": "When the message was first written (ISO-8601 UTC).",
+        "updated_at": "Last write to the message, e.g. the latest streamed flush (ISO-8601 UTC).",
+    },
+    "compactions": {
+        "conversation_id": "The conversation this fold belongs to.",
+        "version": "Fold version, 1, 2, 3... per conversation; rows are never updated or "
+        "deleted (append-only history of folds).",
+        "parent_version": "The version that was current when this fold was committed "
+        "(0 = none): undo makes it current again.",
+        "compacted_at": "When the engine produced the fold (ISO-8601 UTC, given by the caller).",
+        "summary_message": "The summary that stands for every message before api_start_index.",
+        "api_start_index": "The model sees the summary plus messages with seq >= this.",
+        "from_index": "First display index summarized by this fold (inclusive).",
+        "to_index": "Display index where the summarized range ends (exclusive).",
+        "message_count": "How many display messages this fold summarized.",
+        "strategy": "structured, narrative or emergency (the extractive digest).",
+        "trigger": "What asked for the fold: auto, manual, tool or overflow.",
+        "tokens_before": "Tokens of the model's view just before the fold.",
+        "tokens_after": "Tokens of the model's view just after the fold.",
+        "model": "Model that wrote the summary (NULL for the emergency digest).",
+        "degraded": "1 when the summary is the emergency digest, to be re-summarized later.",
+    },
+    "calibration": {
+        "provider": "Provider name as configured (anthropic, openai, a local server's name).",
+        "model": "Model id at that provider.",
+        "ratio": "Learned actual/estimated input-token ratio (EMA) for estimated counts.",
+        "samples": "How many reported usages went into the ratio.",
+        "updated_at": "When the ratio last changed (ISO-8601 UTC).",
+    },
+    "messages_fts": {
+        "text": "Searchable text of a message: text, reasoning, tool names, inputs and "
+        "outputs, attachment names and text; written by triggers from `messages.parts`, "
+        "rowid = messages.pk.",
+    },
+}
+
+# The searchable text of one parts array, as an SQL expression over `{parts}`. It must be
+# deterministic: the delete trigger recomputes it from the old row to remove exactly the
+# tokens the insert added (a contentless FTS5 table cannot look them up itself).
+_SEARCH_TEXT = """(
+  SELECT group_concat(
+    CASE json_extract(part.value, '$.kind')
+      WHEN 'tool-call' THEN json_extract(part.value, '$.name') || ' '
+        || coalesce(json_extract(part.value, '$.input'), '')
+      WHEN 'tool-result' THEN json_extract(part.value, '$.name') || ' '
+        || coalesce(json_extract(part.value, '$.output'), '')
+      WHEN 'attachment' THEN json_extract(part.value, '$.name') || ' '
+        || coalesce(json_extract(part.value, '$.text'), '')
+      ELSE json_extract(part.value, '$.text')
+    END, char(10))
+  FROM json_each({parts}) AS part
+)"""
+
+
+def search_text_sql(parts: str) -> str:
+    """The SQL expression computing the searchable text from a parts JSON expression."""
+    return _SEARCH_TEXT.format(parts=parts)
+
+
+SEARCH_TRIGGERS: dict[str, str] = {
+    "messages_fts_insert": f"""
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+  INSERT INTO messages_fts (rowid, text) VALUES (new.pk, {search_text_sql("new.parts")});
+END""",
+    "messages_fts_delete": f"""
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+  INSERT INTO messages_fts (messages_fts, rowid, text)
+  VALUES ('delete', old.pk, {search_text_sql("old.parts")});
+END""",
+    "messages_fts_update": f"""
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF parts ON messages BEGIN
+  INSERT INTO messages_fts (messages_fts, rowid, text)
+  VALUES ('delete', old.pk, {search_text_sql("old.parts")});
+  INSERT INTO messages_fts (rowid, text) VALUES (new.pk, {search_text_sql("new.parts")});
+END""",
+}
+
+CREATE_SEARCH_TABLE = (
+    "CREATE VIRTUAL TABLE messages_fts USING fts5("
+    "text, content='', tokenize='unicode61 remove_diacritics 2')"
+)
+
+
+def missing_search_triggers(db: Database) -> list[str]:
+    present = {
+        row[0]
+        for row in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'messages'"
+        )
+    }
+    return [name for name in SEARCH_TRIGGERS if name not in present]
+
+
+def rebuild_search_index(db: Database) -> None:
+    """Recreate any missing trigger and re-index every message.
+
+    `table.transform()` rebuilds `messages` by creating a copy and dropping the original,
+    which silently drops its triggers: new messages would stop being indexed. Migrations
+    that transform `messages` must call this afterwards, and the store calls it at startup
+    whenever a trigger is missing (a test transforms the table to prove both). Call inside
+    a transaction.
+    """
+    for name in missing_search_triggers(db):
+        db.execute(SEARCH_TRIGGERS[name])
+    db.execute("INSERT INTO messages_fts (messages_fts) VALUES ('delete-all')")
+    db.execute(
+        f"INSERT INTO messages_fts (rowid, text) "
+        f"SELECT pk, {search_text_sql('parts')} FROM messages"
+    )

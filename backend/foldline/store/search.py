@@ -1,0 +1,34 @@
+"""Turning what the person typed into a safe FTS5 query.
+
+FTS5 has its own query language (`AND`, `NEAR`, `-`, `:`, quotes...); typed text such as
+`foo-bar` or `c++ "x` would be a syntax error or mean something else. Every term is
+therefore quoted as a literal phrase, terms are ANDed, and the last term matches as a
+prefix so results appear while the person is still typing.
+"""
+
+from __future__ import annotations
+
+
+def search_terms(typed: str) -> list[str]:
+    """The whitespace-separated terms that contain at least one letter or digit.
+
+    Terms made only of punctuation hold no token for the unicode61 tokenizer and would
+    match nothing, so they are dropped rather than making the whole query empty.
+    """
+    return [term for term in typed.split() if any(ch.isalnum() for ch in term)]
+
+
+def fts_query(typed: str) -> str | None:
+    """An FTS5 MATCH expression for `typed`, or None when there is nothing to search."""
+    terms = search_terms(typed)
+    if not terms:
+        return None
+    phrases = ['"' + term.replace('"', '""') + '"' for term in terms]
+    phrases[-1] += "*"
+    return " ".join(phrases)
+
+
+def like_pattern(term: str) -> str:
+    """A LIKE pattern matching `term` anywhere, with LIKE's wildcards escaped by `\\`."""
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"

@@ -1,0 +1,584 @@
+"""The store: conversations, their full display history, every fold, calibration.
+
+Everything the person ever saw is kept. The model's view is loaded from the current fold
+and the rows from its `apiStartIndex` only, so its cost does not grow with the history.
+Writes that belong together (a fold and the pruning marks it carries, a conversation and
+its children on delete) are one transaction; a fold is checked against the version it
+was planned on, so two folds are never interleaved.
+
+Thread safety: a `Store` may be shared by any number of threads; each thread uses its own
+SQLite connection (see `connection.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from foldline.core.calibration import Calibration
+from foldline.core.messages import Message
+from foldline.core.state import CompactionState
+from foldline.store import queries
+from foldline.store.connection import ConnectionPool
+from foldline.store.migrations import migrations
+from foldline.store.records import (
+    COMPACTION_INSERT,
+    CONVERSATION_COLUMNS,
+    MESSAGE_COLUMNS,
+    MESSAGE_STATUSES,
+    CompactionRecord,
+    ConcurrentFold,
+    ConversationRecord,
+    MessageRecord,
+    MessageStatus,
+    NotFound,
+    compaction_values,
+    conversation_from_row,
+    dump_json_or_none,
+    dump_parts,
+    message_from_row,
+    utc_timestamp,
+)
+from foldline.store.schema import missing_search_triggers, rebuild_search_index
+from foldline.store.search import fts_query, like_pattern, search_terms
+
+RECOVERED_ERROR = "The app stopped before this answer was finished; the text so far is kept."
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _check_status(status: str) -> None:
+    if status not in MESSAGE_STATUSES:
+        raise ValueError(f"unknown message status {status!r}; expected one of {MESSAGE_STATUSES}")
+
+
+class Store:
+    """SQLite persistence for Foldline (one database file).
+
+    Opening runs the pending migrations and then startup recovery: a message left
+    `streaming` can only mean the process that was writing it died, so it becomes
+    `interrupted` with its partial text kept. Open one `Store` per file per process and
+    share it between threads; a second process streaming into the same file at the same
+    moment would see its live message marked interrupted (pass `recover=False` for
+    read-only tools).
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        recover: bool = True,
+    ) -> None:
+        self.path = Path(path)
+        self._clock = clock or (lambda: datetime.now(UTC))
+        self._pool = ConnectionPool(self.path)
+        self._migrate()
+        self.recovered_message_ids: tuple[str, ...] = self._recover() if recover else ()
+        """Ids of the messages startup recovery marked interrupted (for logs and tests)."""
+
+    def _now(self) -> str:
+        return utc_timestamp(self._clock())
+
+    def _migrate(self) -> None:
+        db = self._pool.get()
+        # Migrating inside one IMMEDIATE transaction makes two processes opening a fresh
+        # file at once take turns: the second sees the first one's migrations as applied.
+        # (Migrations.apply nests its own per-migration transactions as savepoints.)
+        with self._pool.write():
+            migrations.apply(db)
+            if missing_search_triggers(db):
+                rebuild_search_index(db)
+
+    def _recover(self) -> tuple[str, ...]:
+        with self._pool.write() as conn:
+            rows = conn.execute(
+                "UPDATE messages SET status = 'interrupted', error = coalesce(error, ?), "
+                "updated_at = ? WHERE status = 'streaming' RETURNING id",
+                (RECOVERED_ERROR, self._now()),
+            ).fetchall()
+        return tuple(row[0] for row in rows)
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- conversations -------------------------------------------------------------------
+
+    def create_conversation(
+        self,
+        *,
+        title: str = "New conversation",
+        model: str | None = None,
+        system_prompt: str = "",
+        settings: dict[str, Any] | None = None,
+    ) -> ConversationRecord:
+        now = self._now()
+        record = ConversationRecord(
+            id=new_id(),
+            title=title,
+            model=model,
+            system_prompt=system_prompt,
+            settings=dict(settings or {}),
+            created_at=now,
+            updated_at=now,
+            message_count=0,
+        )
+        with self._pool.write() as conn:
+            queries.insert_conversation(conn, record)
+        return record
+
+    def get_conversation(self, conversation_id: str) -> ConversationRecord:
+        return queries.get_conversation(self._pool.get().conn, conversation_id)
+
+    def list_conversations(
+        self, q: str | None = None, limit: int = 200
+    ) -> list[ConversationRecord]:
+        """Newest (`updated_at`) first. With `q`: conversations whose title contains every
+        term (case-insensitive), or with a message matching the full-text query."""
+        match = fts_query(q) if q else None
+        conn = self._pool.get().conn
+        if match is None:
+            rows = conn.execute(
+                f"SELECT {CONVERSATION_COLUMNS} FROM conversations AS c "
+                "ORDER BY c.updated_at DESC, c.created_at DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+        else:
+            terms = search_terms(q or "")
+            title_test = " AND ".join("c.title LIKE ? ESCAPE '\\'" for _ in terms)
+            rows = conn.execute(
+                f"SELECT {CONVERSATION_COLUMNS} FROM conversations AS c "
+                f"WHERE ({title_test}) OR c.id IN ("
+                "  SELECT messages.conversation_id FROM messages_fts "
+                "  JOIN messages ON messages.pk = messages_fts.rowid "
+                "  WHERE messages_fts MATCH ?) "
+                "ORDER BY c.updated_at DESC, c.created_at DESC LIMIT ?",
+                (*[like_pattern(term) for term in terms], match, limit),
+            ).fetchall()
+        return [conversation_from_row(row) for row in rows]
+
+    def update_conversation(
+        self,
+        conversation_id: str,
+        *,
+        title: str | None = None,
+        model: str | None = None,
+        system_prompt: str | None = None,
+        settings: dict[str, Any] | None = None,
+    ) -> ConversationRecord:
+        """Change the given fields (None = leave as is); `settings` replaces the whole dict."""
+        changes: dict[str, Any] = {}
+        if title is not None:
+            changes["title"] = title
+        if model is not None:
+            changes["model"] = model
+        if system_prompt is not None:
+            changes["system_prompt"] = system_prompt
+        if settings is not None:
+            changes["settings"] = json.dumps(settings, separators=(",", ":"))
+        changes["updated_at"] = self._now()
+        assignments = ", ".join(f"{column} = ?" for column in changes)
+        with self._pool.write() as conn:
+            cursor = conn.execute(
+                f"UPDATE conversations SET {assignments} WHERE id = ?",
+                (*changes.values(), conversation_id),
+            )
+            if cursor.rowcount == 0:
+                raise NotFound(f"no conversation with id {conversation_id!r}")
+            return queries.get_conversation(conn, conversation_id)
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        """Delete the conversation with its messages and every fold version."""
+        with self._pool.write() as conn:
+            conn.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
+            conn.execute("DELETE FROM compactions WHERE conversation_id = ?", (conversation_id,))
+            cursor = conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+            if cursor.rowcount == 0:
+                raise NotFound(f"no conversation with id {conversation_id!r}")
+
+    # -- messages ------------------------------------------------------------------------
+
+    def append_message(
+        self,
+        conversation_id: str,
+        message: Message,
+        *,
+        status: MessageStatus = "complete",
+        usage: dict[str, Any] | None = None,
+        token_count: int | None = None,
+    ) -> MessageRecord:
+        """Add a message at the end of the display history (`seq` = the next index)."""
+        return self.append_messages(
+            conversation_id, [message], status=status, usage=usage, token_count=token_count
+        )[0]
+
+    def append_messages(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        status: MessageStatus = "complete",
+        usage: dict[str, Any] | None = None,
+        token_count: int | None = None,
+    ) -> list[MessageRecord]:
+        """Add several messages in one transaction (all or none), in order."""
+        _check_status(status)
+        now = self._now()
+        usage_json = dump_json_or_none(usage)
+        with self._pool.write() as conn:
+            first_seq = queries.next_seq(conn, conversation_id)
+            records = [
+                MessageRecord(
+                    id=new_id(),
+                    conversation_id=conversation_id,
+                    seq=first_seq + offset,
+                    message=message,
+                    status=status,
+                    usage=usage,
+                    token_count=token_count,
+                    created_at=now,
+                    updated_at=now,
+                    error=None,
+                )
+                for offset, message in enumerate(messages)
+            ]
+            conn.executemany(
+                "INSERT INTO messages (id, conversation_id, seq, role, parts, status, usage, "
+                "token_count, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        r.id,
+                        conversation_id,
+                        r.seq,
+                        r.message.role,
+                        dump_parts(r.message),
+                        status,
+                        usage_json,
+                        token_count,
+                        now,
+                        now,
+                    )
+                    for r in records
+                ],
+            )
+            conn.execute(
+                "UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation_id)
+            )
+        return records
+
+    def update_message(
+        self,
+        message_id: str,
+        *,
+        message: Message | None = None,
+        status: MessageStatus | None = None,
+        usage: dict[str, Any] | None = None,
+        token_count: int | None = None,
+        error: str | None = None,
+    ) -> MessageRecord:
+        """Change the given fields (None = leave as is), e.g. one flush of a streamed answer.
+
+        One statement, so it commits on its own; it does not touch the conversation's
+        `updated_at` (the append did), which keeps a streamed flush to a single row write.
+        """
+        changes: dict[str, Any] = {}
+        if message is not None:
+            changes["role"] = message.role
+            changes["parts"] = dump_parts(message)
+        if status is not None:
+            _check_status(status)
+            changes["status"] = status
+        if usage is not None:
+            changes["usage"] = dump_json_or_none(usage)
+        if token_count is not None:
+            changes["token_count"] = token_count
+        if error is not None:
+            changes["error"] = error
+        changes["updated_at"] = self._now()
+        assignments = ", ".join(f"{column} = ?" for column in changes)
+        conn = self._pool.get().conn
+        rows = conn.execute(
+            f"UPDATE messages SET {assignments} WHERE id = ? RETURNING {MESSAGE_COLUMNS}",
+            (*changes.values(), message_id),
+        ).fetchall()
+        if not rows:
+            raise NotFound(f"no message with id {message_id!r}")
+        return message_from_row(rows[0])
+
+    def get_message(self, message_id: str) -> MessageRecord:
+        row = (
+            self._pool.get()
+            .conn.execute(f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = ?", (message_id,))
+            .fetchone()
+        )
+        if row is None:
+            raise NotFound(f"no message with id {message_id!r}")
+        return message_from_row(row)
+
+    def list_messages(
+        self, conversation_id: str, *, offset: int = 0, limit: int = 100
+    ) -> list[MessageRecord]:
+        """A page of the display history: the messages with `offset <= seq < offset+limit`."""
+        if offset < 0 or limit < 0:
+            raise ValueError("offset and limit must not be negative")
+        with self._pool.snapshot() as conn:
+            rows = conn.execute(
+                f"SELECT {MESSAGE_COLUMNS} FROM messages "
+                "WHERE conversation_id = ? AND seq >= ? AND seq < ? ORDER BY seq",
+                (conversation_id, offset, offset + limit),
+            ).fetchall()
+            if not rows:
+                queries.get_conversation(conn, conversation_id)
+        return [message_from_row(row) for row in rows]
+
+    def message_count(self, conversation_id: str) -> int:
+        return queries.next_seq(self._pool.get().conn, conversation_id)
+
+    def load_window(
+        self, conversation_id: str
+    ) -> tuple[CompactionState | None, list[MessageRecord]]:
+        """The current fold and the rows the model sees (`seq >= api_start_index`).
+
+        Both come from one read snapshot, so a fold committed meanwhile cannot pair a new
+        state with old rows. Reads only the window: cost independent of history length.
+        """
+        with self._pool.snapshot() as conn:
+            state = queries.current_compaction(conn, conversation_id)
+            start = state.api_start_index if state else 0
+            rows = conn.execute(
+                f"SELECT {MESSAGE_COLUMNS} FROM messages "
+                "WHERE conversation_id = ? AND seq >= ? ORDER BY seq",
+                (conversation_id, start),
+            ).fetchall()
+        return state, [message_from_row(row) for row in rows]
+
+    def search_messages(
+        self, q: str, conversation_id: str | None = None, limit: int = 50
+    ) -> list[MessageRecord]:
+        """Messages matching every typed term (the last one as a prefix), newest first.
+
+        Newest first rather than by relevance: FTS5 walks its index in rowid order and
+        stops after `limit` hits, whereas ranking scores every match first (50 ms for a
+        common word at 10k messages, growing with the history); in a chat history the
+        recent mention is usually the one wanted.
+        """
+        match = fts_query(q)
+        if match is None:
+            return []
+        scope = "" if conversation_id is None else "AND messages.conversation_id = ? "
+        params: tuple[Any, ...] = (match,) if conversation_id is None else (match, conversation_id)
+        rows = (
+            self._pool.get()
+            .conn.execute(
+                f"SELECT {MESSAGE_COLUMNS} "
+                "FROM messages_fts JOIN messages ON messages.pk = messages_fts.rowid "
+                f"WHERE messages_fts MATCH ? {scope}"
+                "ORDER BY messages_fts.rowid DESC LIMIT ?",
+                (*params, limit),
+            )
+            .fetchall()
+        )
+        return [message_from_row(row) for row in rows]
+
+    # -- folds ---------------------------------------------------------------------------
+
+    def current_compaction(self, conversation_id: str) -> CompactionState | None:
+        return queries.current_compaction(self._pool.get().conn, conversation_id)
+
+    def list_compactions(self, conversation_id: str) -> list[CompactionRecord]:
+        """Every fold version, oldest first, with which one is current."""
+        with self._pool.snapshot() as conn:
+            return queries.list_compactions(conn, conversation_id)
+
+    def commit_fold(
+        self,
+        conversation_id: str,
+        state: CompactionState,
+        *,
+        expected_version: int,
+        pruned: Mapping[str, Message] | None = None,
+    ) -> CompactionState:
+        """Make `state` the current fold, in one transaction, and return it as stored.
+
+        `expected_version` is the version current when the fold was planned (0 = none);
+        if another fold or an undo happened since, nothing is written and ConcurrentFold
+        is raised so the caller recomputes. Messages appended meanwhile do not conflict:
+        the fold covers only earlier ones. `pruned` (message id -> replacement, e.g. tool
+        outputs marked `compacted_at`) is written in the same transaction.
+
+        The stored version is one more than the highest version ever stored for the
+        conversation. That equals `state.version` unless a fold was undone: undone versions
+        are kept, so their numbers are not reused, and the returned state says which
+        number this fold got.
+        """
+        with self._pool.write() as conn:
+            current_version = queries.fold_version(conn, conversation_id)
+            if current_version != expected_version:
+                raise ConcurrentFold(conversation_id, expected_version, current_version)
+            count = queries.next_seq(conn, conversation_id)
+            if not 0 <= state.api_start_index <= count:
+                raise ValueError(
+                    f"api_start_index {state.api_start_index} is outside the history "
+                    f"of {count} messages"
+                )
+            current = queries.current_compaction(conn, conversation_id)
+            if current is not None and state.api_start_index < current.api_start_index:
+                raise ValueError(
+                    f"a fold cannot move api_start_index back from "
+                    f"{current.api_start_index} to {state.api_start_index}; undo instead"
+                )
+            version = conn.execute(
+                "SELECT coalesce(max(version), 0) + 1 FROM compactions WHERE conversation_id = ?",
+                (conversation_id,),
+            ).fetchone()[0]
+            conn.execute(
+                COMPACTION_INSERT,
+                compaction_values(conversation_id, state, version, current_version),
+            )
+            conn.execute(
+                "UPDATE conversations SET fold_version = ?, updated_at = ? WHERE id = ?",
+                (version, self._now(), conversation_id),
+            )
+            queries.replace_messages(conn, conversation_id, pruned or {}, self._now())
+        return state if state.version == version else state.model_copy(update={"version": version})
+
+    def commit_prune(self, conversation_id: str, replacements: Mapping[str, Message]) -> None:
+        """Replace several messages (pruning marks) in one transaction, all or none."""
+        with self._pool.write() as conn:
+            queries.replace_messages(conn, conversation_id, replacements, self._now())
+
+    def undo_fold(self, conversation_id: str, version: int) -> CompactionState | None:
+        """Make the fold that preceded `version` current again (None = no fold).
+
+        `version` must be the current one, so an undo clicked on a stale screen cannot
+        undo a newer fold (ConcurrentFold). Nothing is deleted: the undone version stays
+        in `list_compactions`.
+        """
+        with self._pool.write() as conn:
+            current_version = queries.fold_version(conn, conversation_id)
+            row = conn.execute(
+                "SELECT parent_version FROM compactions WHERE conversation_id = ? AND version = ?",
+                (conversation_id, version),
+            ).fetchone()
+            if row is None:
+                raise NotFound(f"conversation {conversation_id!r} has no fold version {version}")
+            if current_version != version:
+                raise ConcurrentFold(conversation_id, version, current_version)
+            conn.execute(
+                "UPDATE conversations SET fold_version = ?, updated_at = ? WHERE id = ?",
+                (row[0], self._now(), conversation_id),
+            )
+            return queries.current_compaction(conn, conversation_id)
+
+    def read_conversation(
+        self, conversation_id: str
+    ) -> tuple[ConversationRecord, list[MessageRecord], list[CompactionRecord]]:
+        """The whole conversation from one read snapshot (for export)."""
+        with self._pool.snapshot() as conn:
+            conversation = queries.get_conversation(conn, conversation_id)
+            rows = conn.execute(
+                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY seq",
+                (conversation_id,),
+            ).fetchall()
+            compactions = queries.list_compactions(conn, conversation_id)
+        return conversation, [message_from_row(row) for row in rows], compactions
+
+    def restore_conversation(
+        self,
+        conversation: ConversationRecord,
+        messages: Sequence[MessageRecord],
+        compactions: Sequence[CompactionRecord],
+    ) -> ConversationRecord:
+        """Write a whole conversation under new ids in one transaction (used by import).
+
+        Titles, settings, timestamps, statuses and every fold version are kept as given;
+        the ids of the conversation and of its messages are new. `messages` must be in
+        display order with `seq` 0, 1, 2...; at most one compaction may be current.
+        """
+        if [m.seq for m in messages] != list(range(len(messages))):
+            raise ValueError("messages must have seq 0, 1, 2... in order")
+        for message in messages:
+            _check_status(message.status)
+        versions = {c.state.version for c in compactions}
+        for compaction in compactions:
+            if not 0 <= compaction.state.api_start_index <= len(messages):
+                raise ValueError(f"fold v{compaction.state.version} starts past the messages")
+            if compaction.parent_version and compaction.parent_version not in versions:
+                raise ValueError(f"fold v{compaction.state.version} has an unknown parent")
+        current = [c.state.version for c in compactions if c.is_current]
+        if len(current) > 1:
+            raise ValueError("at most one fold version can be current")
+        record = ConversationRecord(
+            **{**conversation.__dict__, "id": new_id(), "message_count": len(messages)}
+        )
+        with self._pool.write() as conn:
+            queries.insert_conversation(conn, record)
+            conn.executemany(
+                "INSERT INTO messages (id, conversation_id, seq, role, parts, status, usage, "
+                "token_count, error, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        new_id(),
+                        record.id,
+                        m.seq,
+                        m.message.role,
+                        dump_parts(m.message),
+                        m.status,
+                        dump_json_or_none(m.usage),
+                        m.token_count,
+                        m.error,
+                        m.created_at,
+                        m.updated_at,
+                    )
+                    for m in messages
+                ],
+            )
+            conn.executemany(
+                COMPACTION_INSERT,
+                [
+                    compaction_values(record.id, c.state, c.state.version, c.parent_version)
+                    for c in compactions
+                ],
+            )
+            conn.execute(
+                "UPDATE conversations SET fold_version = ? WHERE id = ?",
+                (current[0] if current else 0, record.id),
+            )
+        return record
+
+    # -- calibration ---------------------------------------------------------------------
+
+    def get_calibration(self, provider: str, model: str) -> Calibration:
+        """The learned ratio for this provider and model (ratio 1.0, 0 samples if none)."""
+        row = (
+            self._pool.get()
+            .conn.execute(
+                "SELECT ratio, samples FROM calibration WHERE provider = ? AND model = ?",
+                (provider, model),
+            )
+            .fetchone()
+        )
+        return Calibration() if row is None else Calibration(ratio=row[0], samples=row[1])
+
+    def set_calibration(self, provider: str, model: str, calibration: Calibration) -> None:
+        with self._pool.write() as conn:
+            conn.execute(
+                "INSERT INTO calibration (provider, model, ratio, samples, updated_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (provider, model) DO UPDATE SET "
+                "ratio = excluded.ratio, samples = excluded.samples, "
+                "updated_at = excluded.updated_at",
+                (provider, model, calibration.ratio, calibration.samples, self._now()),
+            )

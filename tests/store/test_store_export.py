@@ -1,0 +1,173 @@
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from foldline.core.messages import assistant
+from foldline.store import Store
+from foldline.store.export import export_json, export_markdown, import_json
+from store_helpers import exchange, fold_state, rich_history
+
+
+@pytest.fixture
+def folded(store: Store) -> str:
+    """A conversation with every part kind, statuses, usage, and folds: stacked, undone."""
+    conversation = store.create_conversation(
+        title="Everything", model="gpt-4.1", system_prompt="Be exact.", settings={"x": [1, 2]}
+    )
+    store.append_messages(conversation.id, rich_history())
+    for n in range(4):
+        store.append_messages(conversation.id, exchange(n), usage={"input_tokens": n})
+    store.commit_fold(conversation.id, fold_state(1, 5), expected_version=0)
+    store.commit_fold(conversation.id, fold_state(2, 9, previous_start=5), expected_version=1)
+    store.undo_fold(conversation.id, 2)
+    store.commit_fold(
+        conversation.id, fold_state(3, 13, previous_start=5, degraded=True), expected_version=1
+    )
+    broken = store.append_message(conversation.id, assistant("half"), status="streaming")
+    store.update_message(broken.id, status="error", error="overloaded", token_count=7)
+    return conversation.id
+
+
+def without_ids(document: dict) -> dict:
+    stripped = copy.deepcopy(document)
+    del stripped["conversation"]["id"]
+    for message in stripped["messages"]:
+        del message["id"]
+    return stripped
+
+
+def test_export_is_lossless_json(store: Store, folded: str) -> None:
+    document = export_json(store, folded)
+    assert json.loads(json.dumps(document)) == document
+    assert (document["format"], document["formatVersion"]) == ("foldline.conversation", 1)
+    conversation = store.get_conversation(folded)
+    assert document["conversation"] == {
+        "id": folded,
+        "title": "Everything",
+        "model": "gpt-4.1",
+        "systemPrompt": "Be exact.",
+        "settings": {"x": [1, 2]},
+        "createdAt": conversation.created_at,
+        "updatedAt": conversation.updated_at,
+    }
+    records = store.list_messages(folded, limit=1000)
+    assert [m["index"] for m in document["messages"]] == list(range(len(records)))
+    last = document["messages"][-1]
+    assert (last["status"], last["error"], last["tokenCount"]) == ("error", "overloaded", 7)
+    assert document["messages"][5]["usage"] == {"input_tokens": 0}
+    assert document["messages"][2]["parts"][0]["full_output"].startswith("print")
+    folds = document["compactions"]
+    assert [(f["version"], f["parentVersion"], f["current"]) for f in folds] == [
+        (1, 0, False),
+        (2, 1, False),
+        (3, 1, True),
+    ]
+    assert folds[2]["summarizedRange"] == {"fromIndex": 5, "toIndex": 13, "messageCount": 8}
+    assert folds[2]["degraded"] is True
+
+
+def test_import_then_export_reproduces_the_export(store: Store, folded: str) -> None:
+    original = export_json(store, folded)
+    imported = import_json(store, json.loads(json.dumps(original)))
+    assert imported.id != folded
+    again = export_json(store, imported.id)
+    assert without_ids(again) == without_ids(original)
+    assert {m["id"] for m in again["messages"]}.isdisjoint({m["id"] for m in original["messages"]})
+    # The imported conversation behaves like the original: same view, search finds it.
+    state, window = store.load_window(imported.id)
+    original_state, original_window = store.load_window(folded)
+    assert state == original_state
+    assert [r.message for r in window] == [r.message for r in original_window]
+    assert {r.conversation_id for r in store.search_messages("question")} == {
+        folded,
+        imported.id,
+    }
+
+
+def test_a_streaming_message_is_imported_as_interrupted(store: Store) -> None:
+    conversation = store.create_conversation()
+    store.append_message(conversation.id, assistant("par"), status="streaming")
+    imported = import_json(store, export_json(store, conversation.id))
+    [message] = store.list_messages(imported.id)
+    assert (message.status, message.message.text) == ("interrupted", "par")
+
+
+def _bad(document: dict, change) -> dict:
+    broken = copy.deepcopy(document)
+    change(broken)
+    return broken
+
+
+def _set(path: list, value):
+    def change(document: dict) -> None:
+        target = document
+        for step in path[:-1]:
+            target = target[step]
+        target[path[-1]] = value
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (_set(["format"], "something.else"), "not a Foldline"),
+        (_set(["formatVersion"], 2), "formatVersion"),
+        (_set(["messages", 0, "status"], "done"), "messages.0.status"),
+        (_set(["messages", 1, "index"], 7), r"messages\[1\].index"),
+        (_set(["messages", 0, "parts", 0, "kind"], "video"), "messages.0.parts.0"),
+        (_set(["messages", 0, "role"], "system"), "messages.0.role"),
+        (_set(["messages", 0, "createdAt"], "yesterday"), "ISO-8601"),
+        (_set(["messages", 0, "surprise"], 1), "surprise"),
+        (_set(["conversation", "title"], 5), "conversation.title"),
+        (_set(["compactions", 0, "apiStartIndex"], 999), "apiStartIndex"),
+        (_set(["compactions", 1, "parentVersion"], 9), "parentVersion"),
+        (_set(["compactions", 1, "version"], 1), "twice"),
+        (_set(["compactions", 0, "current"], True), "current"),
+        (_set(["compactions", 0, "degraded"], "no"), "compactions.0.degraded"),
+    ],
+)
+def test_bad_imports_are_refused_with_a_clear_message_and_write_nothing(
+    store: Store, folded: str, change, message: str
+) -> None:
+    before = [c.id for c in store.list_conversations()]
+    with pytest.raises(ValueError, match=message):
+        import_json(store, _bad(export_json(store, folded), change))
+    assert [c.id for c in store.list_conversations()] == before
+
+
+@pytest.mark.parametrize("data", [[], "x", None, {"format": "foldline.conversation"}])
+def test_non_documents_are_refused(store: Store, data) -> None:
+    with pytest.raises(ValueError):
+        import_json(store, data)  # type: ignore[arg-type]
+    assert store.list_conversations() == []
+
+
+def test_markdown_shows_roles_tool_calls_and_each_fold(store: Store, folded: str) -> None:
+    text = export_markdown(store, folded)
+    assert text.startswith("# Everything\n")
+    assert "Be exact." in text
+    assert "### #0 · User ·" in text
+    assert "### #1 · Assistant ·" in text
+    assert "**Tool call** `read_file`" in text
+    assert '"path": "a.py"' in text
+    assert "**Tool result** `read_file`" in text and "pruned from the model's view" in text
+    assert "**Attachment** `notes.md`" in text
+    assert "*error*" in text and "overloaded" in text
+    # Three fold lines, each before the message at its apiStartIndex, with its summary.
+    for version, start, status in ((1, 5, "superseded"), (2, 9, "undone"), (3, 13, "current")):
+        line = f"✂ **Fold v{version}**"
+        assert text.count(line) == 1
+        assert text.index(line) < text.index(f"### #{start} ·")
+        assert text.index(f"### #{start - 1} ·") < text.index(line)
+        assert f"summary of everything before {start}" in text
+        assert status in text[text.index(line) :].split("\n")[0]
+    assert "degraded" in text
+
+
+def test_markdown_code_fences_survive_backticks_in_content(store: Store) -> None:
+    conversation = store.create_conversation(system_prompt="use ``` fences ````")
+    text = export_markdown(store, conversation.id)
+    assert "`````\nuse ``` fences ````\n`````" in text
