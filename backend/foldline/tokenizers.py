@@ -192,7 +192,9 @@ def is_anthropic_model(model: str) -> bool:
 ESTIMATE_BASE_ENCODING: EncodingName = "cl100k_base"
 
 
-def counter_for(model: str, wire: Wire, calibration_ratio: float = 1.0) -> TokenCounter:
+def counter_for(
+    model: str, wire: Wire, calibration_ratio: float = 1.0, *, exact_allowed: bool = True
+) -> TokenCounter:
     """The token counter for `model` spoken to over `wire`.
 
     - OpenAI-tokenized model on the OpenAI wire: exact counts (`exact=True`); the
@@ -202,13 +204,17 @@ def counter_for(model: str, wire: Wire, calibration_ratio: float = 1.0) -> Token
     - Any other model on the OpenAI wire (Ollama, LM Studio, vLLM ...): the Chat
       Completions formula over cl100k_base, multiplied by the calibration ratio; local
       chat templates differ, and the ratio learns the difference.
+
+    `exact_allowed=False` says the server is not OpenAI's own (an OpenAI-compatible
+    server may serve a model under an OpenAI-looking name with another tokenizer), so
+    even an OpenAI-tokenized name gets an estimate that calibration corrects.
     """
     encoding = encoding_name_for_model(model)
     if wire == "openai":
-        if encoding is not None:
+        if encoding is not None and exact_allowed:
             return OpenAIChatCounter(get_encoder(encoding))
         return ScaledCounter(
-            OpenAIChatCounter(get_encoder(ESTIMATE_BASE_ENCODING)), calibration_ratio
+            OpenAIChatCounter(get_encoder(encoding or ESTIMATE_BASE_ENCODING)), calibration_ratio
         )
     if wire == "anthropic":
         text_encoder = get_encoder(encoding or ESTIMATE_BASE_ENCODING)

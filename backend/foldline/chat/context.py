@@ -10,14 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from foldline.chat.counting import CachedCounter, ScaledCounter
+from foldline.chat.counting import CachedCounter
 from foldline.chat.serialize import message_parts_to_json, state_to_json
 from foldline.chat.tools import CONTEXT_TOOLS, FILE_TOOLS
 from foldline.config import AppConfig, ResolvedModel, resolve_model
-from foldline.core.budget import Budget
+from foldline.core.budget import Budget, TokenAnchor, tokens_now
 from foldline.core.messages import HistoryWindow, Message, ToolSpec
 from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState
+from foldline.core.tokens import ScaledCounter, TokenCounter
 from foldline.core.view import build_api_messages
 from foldline.store import ConversationRecord, MessageRecord, Store
 from foldline.tokenizers import counter_for
@@ -40,9 +41,18 @@ class ConversationContext:
     tools: list[ToolSpec]
     state: CompactionState | None
     records: list[MessageRecord]
-    counter: ScaledCounter
+    counter: TokenCounter
+    ratio: float
+    """The calibration ratio the counter applies (1.0 for exact counts)."""
     view: list[Message]
     tokens: int
+    """The best count of the next request: anchored on the last call when possible."""
+    estimate: int
+    """The count from scratch (calibrated), which calibration compares with usage."""
+    anchor_tokens: int | None
+    """The reported input of the last call when the anchor is valid, else None."""
+    added_estimate: int
+    """The calibrated count of the view messages added since the anchored call."""
     breakdown: dict[str, int]
 
     @property
@@ -100,22 +110,51 @@ def conversation_settings(
 
 
 class ContextLoader:
-    """Builds `ConversationContext`s, keeping one cached counter per model."""
+    """Builds `ConversationContext`s, keeping one cached counter per model.
+
+    It also keeps, per conversation, the anchor of the last call: the input the provider
+    reported for it. An estimate's error is then confined to the messages added since
+    that call instead of accumulating over the whole view (DESIGN §2).
+    """
 
     def __init__(self, store: Store, *, file_tools: bool = False) -> None:
         self.store = store
         self.file_tools = file_tools
-        self._counters: dict[tuple[str, str], CachedCounter] = {}
+        self._counters: dict[tuple[str, str, bool], CachedCounter] = {}
+        self._anchors: dict[str, tuple[str, str, TokenAnchor]] = {}
+
+    def set_anchor(self, ctx: ConversationContext, reported_input: int) -> None:
+        """Remember what the provider reported for a call that was sent `ctx.view`."""
+        version = ctx.state.version if ctx.state else 0
+        anchor = TokenAnchor(reported_input, len(ctx.view), version)
+        self._anchors[ctx.conversation.id] = (ctx.model.model, ctx.system, anchor)
+
+    def drop_anchor(self, conversation_id: str) -> None:
+        """Forget the anchor after a change it cannot see (pruning rewrote old messages)."""
+        self._anchors.pop(conversation_id, None)
+
+    def _anchor(self, conversation_id: str, model: str, system: str) -> TokenAnchor | None:
+        entry = self._anchors.get(conversation_id)
+        if entry is None or entry[0] != model or entry[1] != system:
+            return None
+        return entry[2]
 
     def tools(self) -> list[ToolSpec]:
         return [*CONTEXT_TOOLS, *(FILE_TOOLS if self.file_tools else ())]
 
-    def counter(self, provider: str, model: str, wire: str) -> ScaledCounter:
-        key = (model, wire)
+    def counter(self, resolved: ResolvedModel, wire: str) -> tuple[TokenCounter, float]:
+        # Counts are exact only against OpenAI itself; a compatible server's model has a
+        # tokenizer of its own whatever its name.
+        exact_allowed = resolved.provider_kind == "openai"
+        key = (resolved.model, wire, exact_allowed)
         if key not in self._counters:
-            self._counters[key] = CachedCounter(counter_for(model, wire))  # type: ignore[arg-type]
-        ratio = self.store.get_calibration(provider, model).ratio
-        return ScaledCounter(self._counters[key], ratio)
+            raw = counter_for(resolved.model, wire, exact_allowed=exact_allowed)  # type: ignore[arg-type]
+            self._counters[key] = CachedCounter(raw)
+        cached = self._counters[key]
+        if cached.exact:
+            return cached, 1.0
+        ratio = self.store.get_calibration(resolved.provider_name, resolved.model).ratio
+        return ScaledCounter(cached, ratio), ratio
 
     def load(self, config: AppConfig, conversation_id: str, *, wire: str) -> ConversationContext:
         conversation = self.store.get_conversation(conversation_id)
@@ -123,7 +162,7 @@ class ContextLoader:
         model = resolve_model(config, model_name)
         budget = Budget(
             context_window=model.context_window,
-            max_output_tokens=model.max_output_tokens,
+            max_output_tokens=model.output_reserve,
             input_limit=model.input_limit,
         )
         state, records = self.store.load_window(conversation_id)
@@ -132,16 +171,25 @@ class ContextLoader:
         view = build_api_messages(window, state)
         system = conversation.system_prompt or DEFAULT_SYSTEM_PROMPT
         tools = self.tools()
-        counter = self.counter(model.provider_name, model.model, wire)
+        counter, ratio = self.counter(model, wire)
         framing = counter.count_request(system, [], [])
         tool_tokens = counter.count_request(system, [], tools) - framing
         summary = counter.count_message(view[0]) if state and view else 0
-        tokens = counter.count_request(system, view, tools)
+        base = counter.count_request(system, [], tools)
+        counts = [counter.count_message(message) for message in view]
+        tokens = estimate = base + sum(counts)
+        anchor_tokens, added = None, 0
+        if not counter.exact:
+            anchor = self._anchor(conversation_id, model.model, system)
+            version = state.version if state else 0
+            tokens = tokens_now(anchor, version, counts, base)
+            if anchor and anchor.state_version == version and anchor.view_length <= len(counts):
+                anchor_tokens, added = anchor.tokens, sum(counts[anchor.view_length :])
         breakdown = {
             "system": framing,
             "tools": tool_tokens,
             "summary": summary,
-            "messages": tokens - framing - tool_tokens - summary,
+            "messages": max(tokens - framing - tool_tokens - summary, 0),
         }
         return ConversationContext(
             conversation=conversation,
@@ -153,7 +201,11 @@ class ContextLoader:
             state=state,
             records=records,
             counter=counter,
+            ratio=ratio,
             view=view,
             tokens=tokens,
+            estimate=estimate,
+            anchor_tokens=anchor_tokens,
+            added_estimate=added,
             breakdown=breakdown,
         )

@@ -1,13 +1,13 @@
-"""Counter wrappers used by the turn loop: a per-message cache and calibration scaling.
+"""A per-message cache in front of a token counter, used by the turn loop.
 
 Counting a 10,000-message view from scratch on every gate would dominate a turn, so
 per-message counts are cached by the message's JSON (a frozen value: same JSON, same
-count). Estimates are multiplied by the learned calibration ratio; exact counts are not.
+count). Calibration (`core.tokens.ScaledCounter`) is applied on top of the cache, so a
+new ratio after every call does not invalidate it.
 """
 
 from __future__ import annotations
 
-import math
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -53,31 +53,3 @@ class CachedCounter:
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> int:
         return self.framing(system, tools) + sum(self.count_message(m) for m in messages)
-
-
-class ScaledCounter:
-    """An estimating counter corrected by the calibration ratio learned from usage."""
-
-    def __init__(self, inner: CachedCounter, ratio: float) -> None:
-        self.inner = inner
-        self.exact = inner.exact
-        self.ratio = 1.0 if inner.exact else ratio
-
-    def _scale(self, count: int) -> int:
-        return count if self.ratio == 1.0 else math.ceil(count * self.ratio)
-
-    def count_text(self, text: str) -> int:
-        return self._scale(self.inner.count_text(text))
-
-    def count_message(self, message: Message) -> int:
-        return self._scale(self.inner.count_message(message))
-
-    def count_tools(self, tools: Sequence[ToolSpec]) -> int:
-        return self._scale(self.inner.count_tools(tools))
-
-    def count_request(
-        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
-    ) -> int:
-        return self._scale(self.inner.framing(system, tools)) + sum(
-            self.count_message(m) for m in messages
-        )

@@ -92,8 +92,10 @@ class Gate:
         reload: Callable[[], ConversationContext],
         summarizer_provider: Provider,
         summarizer_model: str,
+        on_prune: Callable[[str], None] = lambda _conversation_id: None,
     ) -> None:
         self.store = store
+        self.on_prune = on_prune
         self.reload = reload
         self.summarize = make_summarizer(summarizer_provider, summarizer_model)
         self.summarizer_model = summarizer_model
@@ -135,13 +137,13 @@ class Gate:
         if not plan.targets:
             return None
         now = utc_now()
-        calls = 0
+        replacements = {}
         for target in plan.targets:
             record = ctx.records[target.index - ctx.start_index]
-            self.store.update_message(
-                record.id, message=apply_prune(record.message, target.call_ids, now)
-            )
-            calls += len(target.call_ids)
+            replacements[record.id] = apply_prune(record.message, target.call_ids, now)
+        self.store.commit_prune(ctx.conversation.id, replacements)
+        self.on_prune(ctx.conversation.id)
+        calls = sum(len(target.call_ids) for target in plan.targets)
         return ChatEvent(
             "prune.completed",
             {"prunedCalls": calls, "reclaimedTokens": plan.reclaimable_tokens},
@@ -208,7 +210,10 @@ class Gate:
                 )
                 return
             try:
-                self.store.commit_fold(ctx.conversation.id, state, expected_version=expected)
+                # The store numbers the version (an undone version keeps its number).
+                state = self.store.commit_fold(
+                    ctx.conversation.id, state, expected_version=expected
+                )
             except ConcurrentFold:
                 ctx = self.reload()
                 continue

@@ -76,6 +76,30 @@ class ChatService:
         self.sleep = sleep
         self.breakers: dict[str, BreakerState] = {}
         self.running: dict[str, TurnHandle] = {}
+        self._providers: dict[str, Provider] = {}
+        self._providers_config: AppConfig | None = None
+
+    def _provider(self, config: AppConfig, model: str) -> Provider:
+        """One provider (and so one HTTP connection pool) per model while the config holds.
+
+        A saved config may change keys or base URLs, so a new config starts afresh; the
+        old clients are closed in the background.
+        """
+        if config != self._providers_config:
+            stale = list(self._providers.values())
+            self._providers = {}
+            self._providers_config = config
+            for provider in stale:
+                self._close_later(provider)
+        if model not in self._providers:
+            self._providers[model] = self.provider_factory(config, model)
+        return self._providers[model]
+
+    @staticmethod
+    def _close_later(provider: Provider) -> None:
+        close = getattr(provider, "aclose", None)
+        if close is not None:
+            asyncio.get_running_loop().create_task(close())
 
     # --- starting work --------------------------------------------------------------
 
@@ -168,6 +192,11 @@ class ChatService:
         for handle in handles:
             if handle.task is not None:
                 await asyncio.gather(handle.task, return_exceptions=True)
+        for provider in self._providers.values():
+            close = getattr(provider, "aclose", None)
+            if close is not None:
+                await close()
+        self._providers = {}
 
     # --- reading --------------------------------------------------------------------
 

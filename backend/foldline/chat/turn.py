@@ -53,7 +53,10 @@ MAX_MODEL_CALLS_PER_TURN = 25
 MAX_RETRIES = 3
 """Retries of one call on rate limits, overload and unavailability."""
 MAX_RETRY_DELAY = 30.0
-FLUSH_INTERVAL = 0.5
+CALIBRATION_ALPHA = 0.2
+MIN_MARGINAL_SAMPLE = 50
+"""A marginal calibration sample over fewer estimated tokens is mostly rounding noise."""
+FLUSH_INTERVAL = 0.25
 """Seconds between writes of a streaming answer: a crash loses at most this much text."""
 
 
@@ -116,7 +119,7 @@ class TurnRunner:
         self.files = files
         self.sleep = sleep
         self.breakers = breakers
-        self.gate = Gate(store, self.load, summarizer[0], summarizer[1])
+        self.gate = Gate(store, self.load, summarizer[0], summarizer[1], loader.drop_anchor)
         self.gate.breaker = breakers.get(conversation_id, BreakerState())
 
     def load(self) -> ConversationContext:
@@ -194,7 +197,7 @@ class TurnRunner:
                 system=ctx.system,
                 messages=ctx.view,
                 tools=ctx.tools,
-                max_output_tokens=ctx.model.max_output_tokens,
+                max_output_tokens=ctx.model.output_reserve,
             )
             try:
                 async for event in self._stream(request, answer, record):
@@ -275,13 +278,28 @@ class TurnRunner:
             answer.stop = Stop(reason="other")
 
     def _calibrate(self, ctx: ConversationContext, usage: Usage | None) -> None:
-        """Learn how far the estimate is from what the provider reported for ONE call."""
+        """Learn how far the estimate is from what the provider reported for ONE call.
+
+        With a valid anchor the sample is marginal: the growth of the reported input since
+        the anchored call against the estimate of the messages added since. That is the
+        part the anchored count actually estimates, and it is free of fixed overheads
+        (tool-use system prompts, framing) that a whole-request ratio would smear over the
+        messages. Without an anchor (the first call, or just after a fold) the sample is
+        the whole request. Early samples are averaged, later ones enter an EMA.
+        """
         if usage is None or ctx.counter.exact or usage.total_input <= 0:
             return
-        raw_estimate = round(ctx.tokens / ctx.counter.ratio)
+        self.loader.set_anchor(ctx, usage.total_input)
+        ratio = ctx.ratio
+        if ctx.anchor_tokens is not None and ctx.added_estimate >= MIN_MARGINAL_SAMPLE:
+            actual = usage.total_input - ctx.anchor_tokens
+            estimate = round(ctx.added_estimate / ratio)
+        else:
+            actual, estimate = usage.total_input, round(ctx.estimate / ratio)
         provider = ctx.model.provider_name
         current = self.store.get_calibration(provider, ctx.model.model)
-        updated = update_calibration(current, actual=usage.total_input, estimate=raw_estimate)
+        alpha = max(CALIBRATION_ALPHA, 1 / (current.samples + 1))
+        updated = update_calibration(current, actual=actual, estimate=estimate, alpha=alpha)
         self.store.set_calibration(provider, ctx.model.model, updated)
 
     async def _run_tools(

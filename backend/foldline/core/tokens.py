@@ -536,7 +536,9 @@ class ScaledCounter:
             raise ValueError(f"calibration ratio must be a positive number, got {ratio!r}")
         self.base = base
         self.ratio = ratio
-        self.exact: bool = base.exact and ratio == 1.0
+        # A scaled count is a calibrated estimate by definition: the base stands in for a
+        # tokenizer we do not have, even while the learned ratio happens to be 1.0.
+        self.exact: bool = False
 
     def _scale(self, tokens: int) -> int:
         # Round half up: unbiased enough over many messages, and deterministic.
