@@ -12,16 +12,15 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-
 from foldline.chat.events import ChatEvent
 from foldline.chat.service import ChatService
 from foldline.config import parse_config
 from foldline.store import Store
 from foldline.testing import (
+    SUMMARY_HEADINGS,
     FakeProviderServer,
     ModelLimits,
     Reply,
-    SUMMARY_HEADINGS,
     ScriptedModel,
     call,
     request_text,
@@ -33,11 +32,12 @@ MODEL = {"anthropic": "claude-fake-8k", "openai": "gpt-fake-8k"}
 FACT = "The launch code is PINEAPPLE-42."
 
 
-PROSE = (
+PROSE_TEXT = (
     "The quick review of the storage layer found that the migration keeps every column, "
     "while the search index needs its triggers restored after each table rewrite. "
-    "We agreed to measure the gate on large histories and to write the numbers down. "
-).split()
+    "We agreed to measure the gate on large histories and to write the numbers down."
+)
+PROSE = PROSE_TEXT.split(" ")
 
 
 def filler(n: int, words: int) -> str:

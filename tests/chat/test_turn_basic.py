@@ -100,7 +100,6 @@ async def test_cancel_keeps_partial_answer_interrupted(store: Store, make_servic
 
 async def test_second_turn_while_running_is_refused(store: Store, make_service) -> None:
     import pytest
-
     from foldline.chat.service import TurnInProgress
     from foldline.testing import Reply
 
