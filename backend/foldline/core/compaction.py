@@ -1,0 +1,452 @@
+"""The fold: older messages replaced in the model's view by a summary.
+
+A fold picks a split point, summarizes `[previous summary] + display[start:split]` with
+a tool-less request, and returns the next `CompactionState`; the model then sees
+`[summary] + display[split:]`. The split is chosen so that the folded view lands at the
+*target* (a fraction of the budget), not merely under the threshold, so that the next
+turn does not fold again. The summarizer's own request is kept within its budget by
+masking tool outputs and, if that is not enough, by summarizing in chunks and merging.
+`fold` never raises on a summarizer failure: it falls back to the extractive digest of
+`digest.py` (no model call) and marks the state degraded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from foldline.core.digest import emergency_fold
+from foldline.core.messages import Message, ToolSpec, user
+from foldline.core.planning import (
+    SLACK_TOKENS,
+    FoldPlanner,
+    choose_split,
+    pick_split,
+    plan_split,
+    safe_split_points,
+)
+from foldline.core.prompts import (
+    SUMMARY_SYSTEM,
+    chunk_prompt,
+    merge_prompt,
+    output_mask,
+    render_message,
+    retry_note,
+    summary_problem,
+    summary_prompt,
+)
+from foldline.core.settings import CompactionSettings
+from foldline.core.state import CompactionState, SummarizedRange, Trigger
+from foldline.core.tokens import TokenCounter
+from foldline.core.truncation import truncate_tool_output
+from foldline.core.view import summary_to_message
+
+if TYPE_CHECKING:
+    from foldline.core.budget import Budget
+
+SUMMARY_BUDGET_SHARE = 0.10
+"""The summary may use up to this share of the input budget ..."""
+MIN_SUMMARY_TOKENS = 256
+MAX_SUMMARY_TOKENS = 8_000
+"""... within these bounds: enough for the six sections, small enough to leave room."""
+
+LAST_REQUEST_QUOTE_TOKENS = 400
+"""The last user request is quoted verbatim in the summary up to this many tokens."""
+
+Purpose = Literal["summary", "chunk", "merge"]
+
+
+@dataclass(frozen=True)
+class SummaryRequest:
+    """One tool-less summarizer call: `system` plus one user message holding `prompt`."""
+
+    system: str
+    prompt: str
+    max_output_tokens: int
+    purpose: Purpose
+
+
+Summarizer = Callable[[SummaryRequest], Awaitable[str]]
+"""Injected by `chat/`: sends a `SummaryRequest` to a model and returns its text."""
+
+
+@dataclass(frozen=True)
+class FoldOutcome:
+    """What a fold did. `state` is None only when there was nothing to fold."""
+
+    state: CompactionState | None
+    summarizer_calls: int
+    degraded_reason: str | None
+    split_index: int | None
+
+
+def request_tokens(counter: TokenCounter, request: SummaryRequest) -> int:
+    """The input size of a summarizer request as the provider receives it."""
+    return counter.count_request(request.system, [user(request.prompt)], [])
+
+
+def summary_output_tokens(budget: Budget) -> int:
+    """The `max_output_tokens` of the summary: ~10% of the budget, within bounds."""
+    input_budget = budget.input_budget
+    if input_budget is None:
+        tokens = MAX_SUMMARY_TOKENS
+    else:
+        share = int(input_budget * SUMMARY_BUDGET_SHARE)
+        tokens = min(MAX_SUMMARY_TOKENS, max(MIN_SUMMARY_TOKENS, share), max(input_budget // 4, 1))
+    if budget.max_output_tokens > 0:
+        tokens = min(tokens, budget.max_output_tokens)
+    return max(tokens, 1)
+
+
+def _last_user_request(messages: Sequence[Message]) -> str | None:
+    for message in reversed(messages):
+        if message.role == "user" and message.text.strip():
+            return message.text.strip()
+    return None
+
+
+def _quote_last_request(
+    summary: str, request: str | None, counter: TokenCounter, cap_tokens: int
+) -> str:
+    """Make sure the summary quotes the last folded request verbatim (models paraphrase)."""
+    if not request or " ".join(request.split()) in " ".join(summary.split()):
+        return summary
+    quoted = truncate_tool_output(request, cap_tokens, counter.count_text, category="file").text
+    line = f'Last user request (verbatim): "{quoted}"'
+    lines = summary.splitlines()
+    for i, text in enumerate(lines):
+        if text.lstrip("# ").strip().lower() == "active task" and text.lstrip().startswith("#"):
+            return "\n".join([*lines[: i + 1], line, *lines[i + 1 :]])
+    return f"{line}\n\n{summary}"
+
+
+class _SummaryRun:
+    """The summarizer calls of one fold: one call if it fits, else chunks and merges."""
+
+    def __init__(
+        self,
+        *,
+        counter: TokenCounter,
+        summarize: Summarizer,
+        settings: CompactionSettings,
+        instructions: str | None,
+        last_request: str | None,
+        previous_summary: str | None,
+        summary_max: int,
+        capacity: int,
+    ) -> None:
+        self.counter = counter
+        self.summarize = summarize
+        self.strategy = settings.strategy
+        self.instructions = instructions
+        self.last_request = last_request
+        self.previous = previous_summary
+        self.summary_max = summary_max
+        self.capacity = capacity
+        self.calls = 0
+        self.problem: str | None = None
+        self._retry_reserve = counter.count_text(retry_note("x" * 240)) + SLACK_TOKENS
+
+    def fits(self, prompt: str, max_output: int) -> bool:
+        request = SummaryRequest(SUMMARY_SYSTEM, prompt, max_output, "summary")
+        return request_tokens(self.counter, request) + self._retry_reserve <= self.capacity
+
+    async def call(self, prompt: str, max_output: int, purpose: Purpose, final: bool) -> str | None:
+        """One request with one retry; None (and `problem` set) when both fail."""
+        problem: str | None = None
+        for attempt in range(2):
+            text = prompt if attempt == 0 else prompt + retry_note(problem or "")
+            self.calls += 1
+            try:
+                answer = await self.summarize(
+                    SummaryRequest(SUMMARY_SYSTEM, text, max_output, purpose)
+                )
+            except Exception as error:  # any failure of the injected summarizer
+                problem = f"the summarizer failed ({type(error).__name__}: {error})"[:240]
+                continue
+            problem = summary_problem(answer, self.strategy if final else None)
+            if problem is None:
+                return self._fit(answer.strip(), max_output)
+        self.problem = problem
+        return None
+
+    def _fit(self, text: str, max_output: int) -> str:
+        if self.counter.count_text(text) <= max_output:
+            return text
+        return truncate_tool_output(text, max_output, self.counter.count_text, category="file").text
+
+    async def run(self, folded: Sequence[Message], start: int) -> str | None:
+        count_text = self.counter.count_text
+        full = [render_message(start + o, m) for o, m in enumerate(folded)]
+        mask = output_mask(count_text)
+        masked = [render_message(start + o, m, mask) for o, m in enumerate(folded)]
+        for blocks in (full, masked):
+            prompt = self._summary_prompt("\n\n".join(blocks))
+            if self.fits(prompt, self.summary_max):
+                return await self.call(prompt, self.summary_max, "summary", final=True)
+        notes = await self._chunk_notes(masked)
+        if notes is None:
+            return None
+        return await self._merge(notes)
+
+    def _summary_prompt(self, transcript: str) -> str:
+        return summary_prompt(
+            transcript=transcript,
+            previous_summary=self.previous,
+            strategy=self.strategy,
+            instructions=self.instructions,
+            last_request=self.last_request,
+            max_output_tokens=self.summary_max,
+        )
+
+    def _note_max(self) -> int:
+        overhead = request_tokens(
+            self.counter,
+            SummaryRequest(SUMMARY_SYSTEM, self._merge_prompt([], None), 0, "merge"),
+        )
+        room = self.capacity - overhead - self._retry_reserve
+        return max(32, min(self.summary_max, room // 4))
+
+    async def _chunk_notes(self, blocks: list[str]) -> list[str] | None:
+        count_text = self.counter.count_text
+        note_max = self._note_max()
+        empty = chunk_prompt(transcript="", part=999, parts=999, max_output_tokens=note_max)
+        overhead = request_tokens(self.counter, SummaryRequest(SUMMARY_SYSTEM, empty, 0, "chunk"))
+        room = self.capacity - overhead - self._retry_reserve - SLACK_TOKENS
+        if room < 64:
+            self.problem = "the summarizer's budget is too small for any part of the history"
+            return None
+        # Check before spending any call that the notes can be merged at all: two notes
+        # per intermediate merge, one in the final request.
+        note = "note " * note_max
+        if not (
+            self.fits(self._merge_prompt([note, note], None, final=False), note_max)
+            and self.fits(self._merge_prompt([note], None), self.summary_max)
+        ):
+            self.problem = "the summarizer's budget is too small to merge the notes"
+            return None
+        chunks: list[list[str]] = [[]]
+        used = 0
+        for block in blocks:
+            size = count_text(block)
+            if size > room:
+                block = truncate_tool_output(block, room, count_text, category="file").text
+                size = count_text(block)
+            if chunks[-1] and used + size + 2 > room:
+                chunks.append([])
+                used = 0
+            chunks[-1].append(block)
+            used += size + 2
+        notes: list[str] = []
+        for number, chunk in enumerate(chunks, 1):
+            prompt = chunk_prompt(
+                transcript="\n\n".join(chunk),
+                part=number,
+                parts=len(chunks),
+                max_output_tokens=note_max,
+            )
+            note = await self.call(prompt, note_max, "chunk", final=False)
+            if note is None:
+                return None
+            notes.append(note)
+        return notes
+
+    def _merge_prompt(self, notes: Sequence[str], previous: str | None, final: bool = True) -> str:
+        return merge_prompt(
+            notes=notes,
+            previous_summary=previous,
+            strategy=self.strategy if final else None,
+            instructions=self.instructions if final else None,
+            last_request=self.last_request if final else None,
+            max_output_tokens=self.summary_max if final else self._note_max(),
+        )
+
+    async def _merge(self, notes: list[str]) -> str | None:
+        items = list(notes)
+        previous = self.previous
+        if previous and not self.fits(self._merge_prompt([], previous), self.summary_max):
+            # A previous summary too big to sit beside the notes becomes the oldest note.
+            items.insert(0, self._fit(previous, self._note_max()))
+            previous = None
+        note_max = self._note_max()
+        while True:
+            final_prompt = self._merge_prompt(items, previous)
+            if self.fits(final_prompt, self.summary_max):
+                return await self.call(final_prompt, self.summary_max, "merge", final=True)
+            groups: list[list[str]] = [[]]
+            for item in items:
+                trial = [*groups[-1], item]
+                if groups[-1] and not self.fits(self._merge_prompt(trial, None, False), note_max):
+                    groups.append([item])
+                else:
+                    groups[-1] = trial
+            if len(groups) >= len(items):
+                self.problem = "the summarizer's budget is too small to merge the notes"
+                return None
+            merged: list[str] = []
+            for group in groups:
+                if len(group) == 1:
+                    merged.append(group[0])
+                    continue
+                prompt = self._merge_prompt(group, None, False)
+                note = await self.call(prompt, note_max, "merge", final=False)
+                if note is None:
+                    return None
+                merged.append(note)
+            items = merged
+
+
+def planned_split(
+    *,
+    display: Sequence[Message],
+    state: CompactionState | None,
+    counter: TokenCounter,
+    system: str,
+    tools: Sequence[ToolSpec],
+    budget: Budget,
+    settings: CompactionSettings,
+) -> int | None:
+    """The split `fold` would make now, for a preview of what a fold would summarize
+    (a fold that falls back to the digest may fold a little more)."""
+    planner = FoldPlanner(display, state, counter, system, tools)
+    return plan_split(
+        planner,
+        summary_tokens=summary_output_tokens(budget),
+        input_budget=budget.input_budget,
+        settings=settings,
+    )
+
+
+async def fold(
+    *,
+    display: Sequence[Message],
+    state: CompactionState | None,
+    counter: TokenCounter,
+    system: str,
+    tools: Sequence[ToolSpec],
+    budget: Budget,
+    settings: CompactionSettings,
+    summarize: Summarizer | None,
+    trigger: Trigger,
+    now: str,
+    instructions: str | None = None,
+    model: str | None = None,
+    summarizer_budget: int | None = None,
+) -> FoldOutcome:
+    """Fold older messages into a summary, down to the target. Never raises on a
+    summarizer failure (exception, empty or malformed answer after one retry): the
+    extractive digest is used instead and the outcome says why (`degraded_reason`)."""
+    start = state.api_start_index if state is not None else 0
+    if len(display) <= start:
+        return FoldOutcome(None, 0, None, None)
+    input_budget = budget.input_budget
+    summary_max = summary_output_tokens(budget)
+    planner = FoldPlanner(display, state, counter, system, tools)
+    split = plan_split(
+        planner, summary_tokens=summary_max, input_budget=input_budget, settings=settings
+    )
+    if split is None:
+        return FoldOutcome(None, 0, None, None)
+
+    async def degrade(reason: str, calls: int) -> FoldOutcome:
+        em_state = emergency_fold(
+            display=display,
+            state=state,
+            counter=counter,
+            system=system,
+            tools=tools,
+            budget=budget,
+            settings=settings,
+            trigger=trigger,
+            now=now,
+            reason=reason,
+            model=model,
+        )
+        split_index = em_state.api_start_index if em_state is not None else None
+        return FoldOutcome(em_state, calls, reason, split_index)
+
+    if summarize is None:
+        return await degrade("no summarizer is available", 0)
+    capacity = summarizer_budget
+    if capacity is None:
+        capacity = (input_budget - summary_max) if input_budget is not None else 1 << 62
+    folded = display[start:split]
+    last_request = _last_user_request(folded)
+    run = _SummaryRun(
+        counter=counter,
+        summarize=summarize,
+        settings=settings,
+        instructions=instructions,
+        last_request=last_request,
+        previous_summary=state.summary_message if state is not None else None,
+        summary_max=summary_max,
+        capacity=capacity,
+    )
+    summary = await run.run(folded, start)
+    if summary is None:
+        return await degrade(run.problem or "the summarizer failed", run.calls)
+    quote_cap = min(LAST_REQUEST_QUOTE_TOKENS, max(summary_max // 4, 16))
+    summary = _quote_last_request(summary, last_request, counter, quote_cap)
+
+    new_state = CompactionState(
+        version=(state.version if state is not None else 0) + 1,
+        compacted_at=now,
+        summary_message=summary,
+        api_start_index=split,
+        summarized_range=SummarizedRange(
+            from_index=start, to_index=split, message_count=split - start
+        ),
+        strategy=settings.strategy,
+        trigger=trigger,
+        tokens_before=planner.view_tokens(start, state),
+        tokens_after=0,
+        model=model,
+        degraded=False,
+    )
+    new_state = _fit_summary(new_state, planner, settings, input_budget)
+    if input_budget is not None and new_state.tokens_after > input_budget:
+        return await degrade("the folded view would not fit the budget", run.calls)
+    return FoldOutcome(new_state, run.calls, None, split)
+
+
+def _fit_summary(
+    state: CompactionState,
+    planner: FoldPlanner,
+    settings: CompactionSettings,
+    input_budget: int | None,
+) -> CompactionState:
+    """Cut the summary if the view overshoots the target (or the budget, when the kept
+    tail alone is past the target), then record the final view size."""
+    tokens = planner.view_tokens(state.api_start_index, state)
+    if input_budget is not None:
+        target = int(settings.target * input_budget)
+        without_summary = planner.fixed + planner.frame + planner.tail_tokens(state.api_start_index)
+        limit = target if without_summary <= target else input_budget
+        count_text = planner.counter.count_text
+        for _ in range(6):
+            if tokens <= limit:
+                break
+            current = count_text(state.summary_message)
+            cap = current - (tokens - limit) - SLACK_TOKENS
+            if cap <= 0:
+                break
+            cut = truncate_tool_output(state.summary_message, cap, count_text, category="file")
+            state = state.model_copy(update={"summary_message": cut.text})
+            tokens = planner.view_tokens(state.api_start_index, state)
+    return state.model_copy(update={"tokens_after": tokens})
+
+
+__all__ = [
+    "FoldOutcome",
+    "Summarizer",
+    "SummaryRequest",
+    "choose_split",
+    "fold",
+    "pick_split",
+    "planned_split",
+    "request_tokens",
+    "safe_split_points",
+    "summary_output_tokens",
+    "summary_to_message",
+]

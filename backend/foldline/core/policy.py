@@ -1,0 +1,174 @@
+"""The one decision function: before every model call, what to do about the context.
+
+`decide` is called before each model call and after each batch of tool results. It
+chooses the cheapest action that keeps the next request within budget:
+
+1. under the threshold: nothing;
+2. prune old tool outputs when that alone brings the view under the threshold (no model
+   call; truncation of oversize results already happened at ingest);
+3. fold with a model summary, down to the target, between turns above the soft
+   threshold, and even in the middle of a tool loop above the hard threshold;
+4. an emergency fold (extractive digest, no model call) when folds keep failing to free
+   room (the circuit breaker) and the view is at the hard threshold or over budget.
+
+A provider context-overflow error, a manual request and the model's own
+`compactContext` call force a fold with their own trigger. Reasons are full sentences:
+the UI shows them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from foldline.core.pruning import minimum_tokens
+from foldline.core.settings import CompactionSettings
+from foldline.core.state import Trigger
+
+if TYPE_CHECKING:
+    from foldline.core.budget import Budget
+
+BREAKER_LIMIT = 3
+"""Failed folds in a row after which automatic folding stops."""
+
+MIN_FREED_SHARE = 0.10
+"""A fold that frees less than this share of the tokens it started from has failed."""
+
+Action = Literal["none", "prune", "fold", "emergency_fold"]
+
+
+@dataclass(frozen=True)
+class BreakerState:
+    """Consecutive folds that freed too little; at `BREAKER_LIMIT` auto-folding stops."""
+
+    consecutive_failures: int = 0
+
+    @property
+    def tripped(self) -> bool:
+        return self.consecutive_failures >= BREAKER_LIMIT
+
+
+def record_fold(breaker: BreakerState, tokens_before: int, tokens_after: int) -> BreakerState:
+    """The breaker after a fold: reset by a fold that freed ≥ 10%, else one more failure."""
+    freed = tokens_before - tokens_after
+    if tokens_before > 0 and freed >= MIN_FREED_SHARE * tokens_before:
+        return BreakerState()
+    return BreakerState(consecutive_failures=breaker.consecutive_failures + 1)
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: Action
+    reason: str
+    trigger: Trigger | None = None
+
+
+def _pct(fraction: float) -> str:
+    return f"{fraction:.0%}"
+
+
+def decide(
+    *,
+    tokens: int,
+    budget: Budget,
+    settings: CompactionSettings,
+    mid_tool_loop: bool,
+    reclaimable_prune_tokens: int,
+    breaker: BreakerState,
+    overflow: bool = False,
+    tool_requested: bool = False,
+    manual: bool = False,
+) -> Decision:
+    """What to do before the next model call, and why (a sentence for the UI).
+
+    `tokens` is the size of the next request (system, tools and view);
+    `reclaimable_prune_tokens` is `plan_prune(...).reclaimable_tokens` (0 when pruning
+    is not worth it); `mid_tool_loop` is True between tool results and the model's next
+    step within one turn.
+    """
+    breaker_note = (
+        f"the last {breaker.consecutive_failures} folds each freed less than "
+        f"{_pct(MIN_FREED_SHARE)} of the context"
+    )
+    if overflow:
+        if breaker.tripped:
+            return Decision(
+                "emergency_fold",
+                "The provider rejected the request as too long and "
+                f"{breaker_note}: making an extractive digest without a model call.",
+                "overflow",
+            )
+        return Decision(
+            "fold",
+            "The provider rejected the request as too long: folding, then retrying once.",
+            "overflow",
+        )
+    if manual:
+        return Decision("fold", "You asked for a fold.", "manual")
+    if tool_requested:
+        if breaker.tripped:
+            return Decision(
+                "none", f"The model asked for a fold, but {breaker_note}; not folding again."
+            )
+        return Decision("fold", "The model asked for a fold (compactContext).", "tool")
+
+    input_budget = budget.input_budget
+    if input_budget is None:
+        return Decision("none", "The context window is unlimited: nothing is folded.")
+    fraction = tokens / input_budget
+    soft_limit = settings.threshold * input_budget
+    where = f"Context at {_pct(fraction)} of the {input_budget:,}-token budget"
+    if tokens < soft_limit:
+        return Decision("none", f"{where}, under the {_pct(settings.threshold)} threshold.")
+
+    can_prune = (
+        settings.prune
+        and reclaimable_prune_tokens > 0
+        and reclaimable_prune_tokens >= minimum_tokens(settings, input_budget)
+    )
+    if can_prune and tokens - reclaimable_prune_tokens < soft_limit:
+        after = (tokens - reclaimable_prune_tokens) / input_budget
+        return Decision(
+            "prune",
+            f"{where}: replacing {reclaimable_prune_tokens:,} tokens of old tool output by "
+            f"placeholders brings it to {_pct(after)} without a summary.",
+        )
+
+    hard = fraction >= settings.hard_threshold
+    over_budget = tokens > input_budget
+    if not settings.auto:
+        if over_budget:
+            return Decision(
+                "none",
+                f"{where}, over budget, and automatic folding is off: the provider may "
+                "reject the request; fold manually to continue.",
+            )
+        return Decision("none", f"{where}, over the threshold, but automatic folding is off.")
+    if breaker.tripped:
+        if hard or over_budget:
+            return Decision(
+                "emergency_fold",
+                f"{where} and {breaker_note}: making an extractive digest without a model call.",
+                "auto",
+            )
+        return Decision("none", f"{where}, but automatic folding is paused: {breaker_note}.")
+    if hard:
+        return Decision(
+            "fold",
+            f"{where}, at or above the {_pct(settings.hard_threshold)} hard threshold: "
+            f"folding now down to ~{_pct(settings.target)}.",
+            "auto",
+        )
+    if mid_tool_loop:
+        return Decision(
+            "none",
+            f"{where}, over the {_pct(settings.threshold)} threshold: the fold waits for the "
+            f"tool loop to finish (mid-loop it folds only at "
+            f"{_pct(settings.hard_threshold)}).",
+        )
+    return Decision(
+        "fold",
+        f"{where}, over the {_pct(settings.threshold)} threshold: folding older messages "
+        f"into a summary, down to ~{_pct(settings.target)}.",
+        "auto",
+    )

@@ -1,0 +1,623 @@
+"""Replay a synthetic agent session through Foldline's policy and emulated others.
+
+    .venv/bin/python benchmarks/policy_sim.py            # 300 turns, 200k and 32k windows
+    .venv/bin/python benchmarks/policy_sim.py --turns 60 # a quicker look
+
+The session (seeded RNG) is shaped like real agent use: short user turns, long answers,
+tool rounds of 1-3 parallel calls whose outputs run from 200 to 20,000 tokens
+(log-uniform), and files read again. Every model request of the session is sent
+through each policy; tokens are counted exactly (o200k_base, the OpenAI Chat wire),
+which is the truth a provider would bill and enforce.
+
+Policies (each with its own copy of the history):
+- foldline: the default `CompactionSettings` through `decide` / `plan_prune` / `fold`.
+- opencode-like: tool output cut at 2,000 lines / 50 KB; after every user turn old tool
+  outputs pruned (newest 40k protected, at least 20k reclaimed, last two turns kept);
+  when the last request plus its answer passed the usable limit, the whole
+  conversation is summarized and the model continues from the summary alone.
+- chatbox-like: when the context reaches 0.85 - 0.10 = 0.75 of the window, everything
+  but the last 6 messages is summarized. No tool-output limit.
+- claude-code-ish: context estimated as characters / 3.5; at 0.75 of the window,
+  everything but the last min(10, 30% of the view's) messages is summarized; tool
+  output cut at 30,000 characters.
+
+Two variants of Foldline isolate its choices: pruning off, and an experimental rule
+where a prune must reach the target (else it folds). The "cache-priced" column prices
+each request at Anthropic's prompt-cache rates: the prefix shared with the previous
+request at 0.1, the rest at 1.25 (written to the cache); summarizer calls at 1.
+
+The fake summarizer answers with a summary of realistic size:
+`min(max_output, 1,500 + input / 50)` tokens. An emulated policy's summarizer request
+is its folded messages + previous summary + a 400-token prompt; when that exceeds the
+budget it counts as an overflow and is billed at the budget (the oldest part dropped).
+A request over the budget counts as an overflow and is not billed; the policy then
+gets one chance to recover (its overflow handling) before the request is retried.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import platform
+import random
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from foldline.core.budget import Budget
+from foldline.core.compaction import SummaryRequest, fold
+from foldline.core.messages import Message, TextPart, ToolCallPart, ToolResultPart, ToolSpec, user
+from foldline.core.policy import BreakerState, decide, record_fold
+from foldline.core.prompts import STRUCTURED_HEADINGS
+from foldline.core.pruning import apply_prune, plan_prune
+from foldline.core.settings import CompactionSettings
+from foldline.core.state import CompactionState, SummarizedRange
+from foldline.core.tokens import OpenAIChatCounter
+from foldline.core.truncation import truncate_tool_output
+from foldline.core.view import PRUNED_PLACEHOLDER, build_api_messages
+from foldline.tokenizers import get_encoder
+
+SYSTEM = "You are a coding agent. Use the tools to read, search and run code. " * 20
+TOOLS = [
+    ToolSpec(name="read_file", description="Read a file", input_schema={"type": "object"}),
+    ToolSpec(name="bash", description="Run a shell command", input_schema={"type": "object"}),
+    ToolSpec(name="grep", description="Search files", input_schema={"type": "object"}),
+]
+NOW = "2025-01-01T00:00:00Z"
+EMULATED_PROMPT_TOKENS = 400
+
+
+# --- counting --------------------------------------------------------------------------
+
+
+class CachedCounter:
+    """The exact OpenAI counter with per-message and per-text caches (messages are
+    immutable values, so a count never goes stale)."""
+
+    exact = True
+
+    def __init__(self) -> None:
+        self.inner = OpenAIChatCounter(get_encoder("o200k_base"))
+        self._messages: dict[int, tuple[Message, int]] = {}
+        self._texts: dict[str, int] = {}
+        self._bases: dict[tuple[str, tuple[str, ...]], int] = {}
+
+    def count_text(self, text: str) -> int:
+        found = self._texts.get(text)
+        if found is None:
+            found = self.inner.count_text(text)
+            if len(text) > 64:
+                self._texts[text] = found
+        return found
+
+    def count_message(self, message: Message) -> int:
+        found = self._messages.get(id(message))
+        if found is None or found[0] is not message:
+            found = (message, self.inner.count_message(message))
+            self._messages[id(message)] = found
+        return found[1]
+
+    def count_tools(self, tools: Sequence[ToolSpec]) -> int:
+        return self.inner.count_tools(tools)
+
+    def count_request(
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
+    ) -> int:
+        key = (system, tuple(t.name for t in tools))
+        base = self._bases.get(key)
+        if base is None:
+            base = self._bases[key] = self.inner.count_request(system, [], tools)
+        return base + sum(self.count_message(m) for m in messages)
+
+
+COUNTER = CachedCounter()
+
+
+def message_chars(message: Message) -> int:
+    return sum(
+        len(getattr(p, "text", "") or getattr(p, "output", "") or str(getattr(p, "input", "")))
+        for p in message.parts
+    )
+
+
+# --- the session -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    call_id: str
+    tool: str
+    path: str
+    output: str
+
+
+@dataclass(frozen=True)
+class Turn:
+    request: str
+    rounds: tuple[tuple[str, tuple[ToolCall, ...]], ...]
+    answer: str
+
+
+def _pools(rng: random.Random) -> tuple[str, str]:
+    """Prose (~4.4 characters a token in o200k_base) and Python-like code (~3.6), the
+    ratios of real English text and source code."""
+    common = "the a to of and in is that it for on with as this be by not are we"
+    tech = (
+        "configuration parser request handler middleware timeout retries asynchronously "
+        "serialization deprecated regression fixture dependency migration schema endpoint "
+        "latency throughput idempotent refactor invariant callback coroutine allocator "
+        "tokenizer checksum payload authentication"
+    )
+    common_words, tech_words = common.split(" "), tech.split(" ")
+
+    def ident() -> str:
+        verb = rng.choice(["get", "set", "parse", "load", "build", "make", "is", "has"])
+        noun = rng.choice(["Header", "Config", "_value", "_items", "Token", "Path", "_cache"])
+        return f"{verb}{noun}{rng.randint(0, 99)}"
+
+    sentences = []
+    for _ in range(25_000):
+        words = []
+        for _ in range(rng.randint(6, 18)):
+            x = rng.random()
+            if x < 0.5:
+                words.append(rng.choice(common_words))
+            elif x < 0.85:
+                words.append(rng.choice(tech_words))
+            elif x < 0.93:
+                words.append(f"`{ident()}()`")
+            else:
+                words.append(str(rng.randint(2, 40_000)))
+        sentence = " ".join(words)
+        sentences.append(sentence[0].upper() + sentence[1:] + rng.choice([".", ".", ",", ":"]))
+    lines = []
+    for _ in range(40_000):
+        indent = "    " * rng.randint(0, 3)
+        kind, a, b = rng.random(), ident(), ident()
+        if kind < 0.25:
+            lines.append(f"{indent}def {a}(self, {b}: dict[str, int] | None = None) -> list[str]:")
+        elif kind < 0.5:
+            word = rng.choice(tech_words)
+            lines.append(f'{indent}{a} = self.{b}.get("{word}", {rng.randint(0, 999)}) or []')
+        elif kind < 0.65:
+            lines.append(f"{indent}if not {a} and len({b}) > {rng.randint(1, 64)}:")
+        elif kind < 0.8:
+            cut = f"{rng.randint(0, 9)}:{rng.randint(10, 99)}"
+            lines.append(f'{indent}return {{"{a}": {b}[{cut}], "ok": True}}')
+        else:
+            words = " ".join(
+                rng.choice(common_words + tech_words) for _ in range(rng.randint(3, 10))
+            )
+            lines.append(f"{indent}# {words}")
+    return " ".join(sentences), "\n".join(lines)
+
+
+def _slice(pool: str, tokens: int, rng: random.Random, chars_per_token: float) -> str:
+    size = max(int(tokens * chars_per_token), 8)
+    start = rng.randrange(0, max(len(pool) - size, 1))
+    return pool[start : start + size]
+
+
+def make_session(turns: int, seed: int = 7) -> list[Turn]:
+    rng = random.Random(seed)
+    prose, code = _pools(rng)
+    files: dict[str, str] = {}
+    session: list[Turn] = []
+    ids = 0
+    for t in range(turns):
+        request = _slice(prose, rng.randint(20, 200), rng, 4.4)
+        rounds = []
+        n_rounds = 0 if rng.random() < 0.3 else min(int(rng.expovariate(1 / 2.5)) + 1, 8)
+        for _ in range(n_rounds):
+            batch = rng.choices([1, 2, 3], weights=[70, 20, 10])[0]
+            calls = []
+            for _ in range(batch):
+                ids += 1
+                tool = rng.choices(["read_file", "bash", "grep"], weights=[50, 25, 25])[0]
+                tokens = int(math.exp(rng.uniform(math.log(200), math.log(20_000))))
+                if tool == "read_file" and files and rng.random() < 0.35:
+                    path = rng.choice(sorted(files))  # the same file read again
+                else:
+                    path = f"src/pkg_{t}_{ids}.py"
+                    if tool == "read_file":
+                        files[path] = _slice(code, tokens, rng, 3.6)
+                output = files[path] if tool == "read_file" else _slice(code, tokens, rng, 3.6)
+                calls.append(ToolCall(f"call_{ids}", tool, path, output))
+            rounds.append((_slice(prose, rng.randint(0, 60), rng, 4.4), tuple(calls)))
+        answer = _slice(prose, rng.randint(300, 2_000), rng, 4.4)
+        session.append(Turn(request, tuple(rounds), answer))
+    return session
+
+
+def fake_summary(input_tokens: int, max_output: int, structured: bool) -> str:
+    tokens = min(max_output, 1_500 + input_tokens // 50)
+    filler = "The work so far: read files, ran tests, fixed errors. " * (tokens // 10 + 1)
+    if not structured:
+        return filler[: tokens * 5]
+    head = "\n\n".join(f"## {h}\n- noted" for h in STRUCTURED_HEADINGS)
+    return head + "\n\n" + filler[: max(tokens - 60, 10) * 5]
+
+
+# --- policies ------------------------------------------------------------------------------
+
+
+@dataclass
+class Stats:
+    requests: int = 0
+    overflows: int = 0
+    folds: int = 0
+    summarizer_calls: int = 0
+    input_tokens: int = 0
+    summarizer_input_tokens: int = 0
+    cache_breaks: int = 0
+    cache_priced: float = 0.0
+    verbatim: list[int] = field(default_factory=list)
+
+
+class Policy:
+    name = "base"
+
+    def __init__(self, budget: Budget) -> None:
+        self.budget = budget
+        self.input_budget = budget.input_budget or 0
+        self.display: list[Message] = []
+        self.state: CompactionState | None = None
+        self.stats = Stats()
+        self.last_request_tokens = 0
+
+    def ingest(self, output: str, tool: str) -> str:
+        return output
+
+    def view(self) -> list[Message]:
+        return build_api_messages(self.display, self.state)
+
+    async def before_request(self, new_turn: bool, mid_loop: bool) -> None:
+        return None
+
+    async def on_overflow(self) -> None:
+        return None
+
+    def fold_to(self, keep_from: int) -> None:
+        """An emulated fold: summarize display[start:keep_from] with the fake summarizer."""
+        start = self.state.api_start_index if self.state else 0
+        keep_from = max(keep_from, start)
+        if keep_from == start and self.state is not None:
+            return
+        folded = build_api_messages(self.display[:keep_from], self.state)
+        tokens = COUNTER.count_request("", folded, []) + EMULATED_PROMPT_TOKENS
+        if tokens > self.input_budget:
+            self.stats.overflows += 1
+            tokens = self.input_budget
+        self.stats.summarizer_calls += 1
+        self.stats.summarizer_input_tokens += tokens
+        self.stats.folds += 1
+        self.state = CompactionState(
+            version=(self.state.version if self.state else 0) + 1,
+            compacted_at=NOW,
+            summary_message=fake_summary(tokens, 8_000, structured=False),
+            api_start_index=keep_from,
+            summarized_range=SummarizedRange(
+                from_index=start, to_index=keep_from, message_count=keep_from - start
+            ),
+            strategy="narrative",
+            trigger="auto",
+            tokens_before=0,
+            tokens_after=0,
+        )
+
+
+class FoldlinePolicy(Policy):
+    name = "foldline"
+    settings = CompactionSettings()
+    prune_to_target = False
+
+    def __init__(self, budget: Budget) -> None:
+        super().__init__(budget)
+        self.breaker = BreakerState()
+
+    def ingest(self, output: str, tool: str) -> str:
+        cap = self.settings.tool_result_token_cap
+        return truncate_tool_output(output, cap, COUNTER.count_text, tool).text
+
+    async def summarize(self, request: SummaryRequest) -> str:
+        tokens = COUNTER.count_request(request.system, [user(request.prompt)], [])
+        self.stats.summarizer_input_tokens += tokens
+        self.stats.summarizer_calls += 1
+        final = "## Active Task" in request.prompt
+        return fake_summary(tokens, request.max_output_tokens, structured=final)
+
+    async def _fold(self, trigger: str, emergency: bool) -> None:
+        outcome = await fold(
+            display=self.display,
+            state=self.state,
+            counter=COUNTER,
+            system=SYSTEM,
+            tools=TOOLS,
+            budget=self.budget,
+            settings=self.settings,
+            summarize=None if emergency else self.summarize,
+            trigger=trigger,  # type: ignore[arg-type]
+            now=NOW,
+        )
+        if outcome.state is not None:
+            before, after = outcome.state.tokens_before, outcome.state.tokens_after
+            self.state = outcome.state
+            self.breaker = record_fold(self.breaker, before, after)
+            self.stats.folds += 1
+
+    def _decide(self, tokens: int, mid_loop: bool, reclaimable: int) -> str:
+        return decide(
+            tokens=tokens,
+            budget=self.budget,
+            settings=self.settings,
+            mid_tool_loop=mid_loop,
+            reclaimable_prune_tokens=reclaimable,
+            breaker=self.breaker,
+        ).action
+
+    async def before_request(self, new_turn: bool, mid_loop: bool) -> None:
+        tokens = COUNTER.count_request(SYSTEM, self.view(), TOOLS)
+        plan = plan_prune(
+            self.display, self.state, COUNTER.count_text, self.settings, self.input_budget
+        )
+        action = self._decide(tokens, mid_loop, plan.reclaimable_tokens)
+        target = self.settings.target * self.input_budget
+        if self.prune_to_target and action == "prune" and tokens - plan.reclaimable_tokens > target:
+            action = self._decide(tokens, mid_loop, 0)
+        if action == "prune":
+            for item in plan.targets:
+                message = self.display[item.index]
+                self.display[item.index] = apply_prune(message, item.call_ids, NOW)
+        elif action in ("fold", "emergency_fold"):
+            await self._fold("auto", action == "emergency_fold")
+
+    async def on_overflow(self) -> None:
+        await self._fold("overflow", emergency=False)
+
+
+class FoldlineNoPrune(FoldlinePolicy):
+    name = "foldline, pruning off"
+    settings = CompactionSettings(prune=False)
+
+
+class FoldlinePruneToTarget(FoldlinePolicy):
+    """An experiment, not the shipped policy: a prune must bring the view down to the
+    target (as a fold does); when it cannot, fold instead."""
+
+    name = "foldline, prune only to the target"
+    prune_to_target = True
+
+
+class OpenCodeLike(Policy):
+    name = "opencode-like"
+    settings = CompactionSettings(prune_protect_tokens=40_000, prune_minimum_tokens=20_000)
+
+    def ingest(self, output: str, tool: str) -> str:
+        lines = output.splitlines(keepends=True)
+        if len(lines) <= 2_000 and len(output.encode()) <= 50_000:
+            return output
+        kept = "".join(lines[:2_000]).encode()[:50_000].decode(errors="ignore")
+        return kept + "\n(Output truncated: it exceeded 2000 lines or 50 KB.)"
+
+    async def before_request(self, new_turn: bool, mid_loop: bool) -> None:
+        if new_turn:
+            plan = plan_prune(self.display, self.state, COUNTER.count_text, self.settings, None)
+            for target in plan.targets:
+                message = self.display[target.index]
+                self.display[target.index] = apply_prune(message, target.call_ids, NOW)
+        # The check uses the last call's usage (input + output), not the new messages.
+        last_answer = COUNTER.count_message(self.display[-1]) if mid_loop else 0
+        if self.last_request_tokens + last_answer > self.input_budget:
+            self.fold_to(len(self.display))
+
+    async def on_overflow(self) -> None:
+        self.fold_to(len(self.display))
+
+
+class ChatboxLike(Policy):
+    name = "chatbox-like"
+
+    async def before_request(self, new_turn: bool, mid_loop: bool) -> None:
+        tokens = COUNTER.count_request(SYSTEM, self.view(), TOOLS)
+        if tokens >= 0.75 * self.budget.context_window:
+            self.fold_to(len(self.display) - 6)
+
+    async def on_overflow(self) -> None:
+        self.fold_to(len(self.display) - 6)
+
+
+class ClaudeCodeIsh(Policy):
+    name = "claude-code-ish"
+
+    def ingest(self, output: str, tool: str) -> str:
+        if len(output) <= 30_000:
+            return output
+        return output[:15_000] + "\n... [output truncated] ...\n" + output[-15_000:]
+
+    def _estimate(self) -> float:
+        view = self.view()
+        chars = len(SYSTEM) + sum(message_chars(m) for m in view)
+        return chars / 3.5
+
+    def _keep(self) -> int:
+        in_view = len(self.display) - (self.state.api_start_index if self.state else 0)
+        return min(10, max(1, int(0.3 * in_view)))
+
+    async def before_request(self, new_turn: bool, mid_loop: bool) -> None:
+        if self._estimate() >= 0.75 * self.budget.context_window:
+            self.fold_to(len(self.display) - self._keep())
+
+    async def on_overflow(self) -> None:
+        self.fold_to(len(self.display) - self._keep())
+
+
+# --- the replay ------------------------------------------------------------------------------
+
+
+CACHE_READ_PRICE = 0.10
+CACHE_WRITE_PRICE = 1.25
+"""Anthropic's prompt-cache prices relative to plain input: reading a cached prefix costs
+a tenth, writing the rest to the cache a quarter more."""
+
+
+def _common_prefix(previous: list[Message], current: list[Message]) -> int:
+    """The number of leading messages the two requests share."""
+    shared = 0
+    for a, b in zip(previous, current, strict=False):
+        if not (a is b or a == b):
+            break
+        shared += 1
+    return shared
+
+
+def _verbatim_tokens(view: list[Message], state: CompactionState | None) -> int:
+    total = 0
+    for i, message in enumerate(view):
+        if i == 0 and state is not None:
+            continue
+        total += COUNTER.count_message(message)
+        for part in message.tool_results:
+            if part.output == PRUNED_PLACEHOLDER:
+                total -= COUNTER.count_text(PRUNED_PLACEHOLDER)
+    return total
+
+
+async def replay(policy: Policy, session: list[Turn]) -> Stats:
+    stats = policy.stats
+    previous: list[Message] | None = None
+
+    async def request(new_turn: bool, mid_loop: bool) -> None:
+        nonlocal previous
+        await policy.before_request(new_turn, mid_loop)
+        view = policy.view()
+        tokens = COUNTER.count_request(SYSTEM, view, TOOLS)
+        stats.requests += 1
+        if tokens > policy.input_budget:
+            stats.overflows += 1
+            await policy.on_overflow()
+            view = policy.view()
+            tokens = COUNTER.count_request(SYSTEM, view, TOOLS)
+            if tokens > policy.input_budget:
+                stats.overflows += 1
+                policy.last_request_tokens = tokens
+                return
+        stats.input_tokens += tokens
+        policy.last_request_tokens = tokens
+        cached = 0
+        if previous is not None:
+            shared = _common_prefix(previous, view)
+            if shared < len(previous):
+                stats.cache_breaks += 1
+            cached = COUNTER.count_request(SYSTEM, view[:shared], TOOLS)
+        stats.cache_priced += CACHE_READ_PRICE * cached + CACHE_WRITE_PRICE * (tokens - cached)
+        previous = view
+        stats.verbatim.append(_verbatim_tokens(view, policy.state))
+
+    for turn in session:
+        policy.display.append(user(turn.request))
+        for number, (text, calls) in enumerate(turn.rounds):
+            await request(new_turn=number == 0, mid_loop=number > 0)
+            parts: tuple = ((TextPart(text=text),) if text else ()) + tuple(
+                ToolCallPart(id=c.call_id, name=c.tool, input={"path": c.path}) for c in calls
+            )
+            policy.display.append(Message(role="assistant", parts=parts))
+            results = tuple(
+                ToolResultPart(
+                    call_id=c.call_id,
+                    name=c.tool,
+                    output=policy.ingest(c.output, c.tool),
+                    full_output=None,
+                )
+                for c in calls
+            )
+            policy.display.append(Message(role="tool", parts=results))
+        await request(new_turn=not turn.rounds, mid_loop=bool(turn.rounds))
+        policy.display.append(Message(role="assistant", parts=(TextPart(text=turn.answer),)))
+    return stats
+
+
+def micro_benchmark(messages: int = 10_000, repeats: int = 300) -> float:
+    """Median ms of one gate before a model call on a long view: sum the cached
+    per-message counts, then `decide` (the worst branch: over the threshold, mid-loop)."""
+    rng = random.Random(1)
+    counts = [rng.randint(20, 3_000) for _ in range(messages)]
+    args = {
+        "budget": Budget(context_window=200_000, max_output_tokens=8_000),
+        "settings": CompactionSettings(),
+        "mid_tool_loop": True,
+        "reclaimable_prune_tokens": 30_000,
+        "breaker": BreakerState(),
+    }
+    timings = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        decide(tokens=5_000 + sum(counts), **args)
+        timings.append((time.perf_counter() - started) * 1000)
+    return statistics.median(timings)
+
+
+POLICIES: tuple[type[Policy], ...] = (
+    FoldlinePolicy,
+    OpenCodeLike,
+    ChatboxLike,
+    ClaudeCodeIsh,
+    FoldlineNoPrune,
+    FoldlinePruneToTarget,
+)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--policies", default="", help="comma-separated names to run (default: all)"
+    )
+    args = parser.parse_args(argv)
+    chosen = [p for p in POLICIES if not args.policies or p.name in args.policies.split(",")]
+    session = make_session(args.turns, args.seed)
+    tool_tokens = [COUNTER.count_text(c.output) for t in session for _, r in t.rounds for c in r]
+    print(
+        f"machine: {platform.processor() or platform.machine()}, Python "
+        f"{platform.python_version()}; session: {args.turns} turns, seed {args.seed}, "
+        f"{len(tool_tokens)} tool outputs of {min(tool_tokens):,}-{max(tool_tokens):,} tokens "
+        f"({sum(tool_tokens):,} in all)"
+    )
+    for window, max_output in ((200_000, 8_000), (32_768, 4_096)):
+        budget = Budget(context_window=window, max_output_tokens=max_output)
+        print(f"\n### window {window:,} (input budget {budget.input_budget:,})\n")
+        print(
+            "| policy | requests | overflows | folds | summarizer calls | input tokens "
+            "(of which summarizer) | vs foldline | cache breaks | cache-priced input "
+            "| vs foldline | mean verbatim tokens |"
+        )
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        baseline: tuple[int, float] | None = None
+        for policy_type in chosen:
+            started = time.perf_counter()
+            stats = asyncio.run(replay(policy_type(budget), session))
+            total = stats.input_tokens + stats.summarizer_input_tokens
+            priced = stats.cache_priced + stats.summarizer_input_tokens
+            baseline = baseline or (total, priced)
+            print(
+                f"| {policy_type.name} | {stats.requests} | {stats.overflows} | {stats.folds} | "
+                f"{stats.summarizer_calls} | {total:,} ({stats.summarizer_input_tokens:,}) | "
+                f"{total / baseline[0]:.2f}× | {stats.cache_breaks} | {priced:,.0f} | "
+                f"{priced / baseline[1]:.2f}× | {statistics.mean(stats.verbatim or [0]):,.0f} |",
+                flush=True,
+            )
+            print(
+                f"<!-- {policy_type.name}: {time.perf_counter() - started:.1f} s -->",
+                file=sys.stderr,
+            )
+    print(
+        f"\nmicro-benchmark, 10,000-message view: summing cached counts + decide "
+        f"{micro_benchmark():.3f} ms (median of 300)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""The decision function and the circuit breaker."""
+
+from __future__ import annotations
+
+import pytest
+from foldline.core.budget import Budget
+from foldline.core.policy import BreakerState, Decision, decide, record_fold
+from foldline.core.settings import CompactionSettings
+from hypothesis import given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
+
+BUDGET = Budget(context_window=110_000, max_output_tokens=10_000)  # input budget 100k
+DEFAULTS = CompactionSettings()
+TRIPPED = BreakerState(consecutive_failures=3)
+
+
+def run(tokens: int, **kw: object) -> Decision:
+    args: dict = {
+        "tokens": tokens,
+        "budget": BUDGET,
+        "settings": DEFAULTS,
+        "mid_tool_loop": False,
+        "reclaimable_prune_tokens": 0,
+        "breaker": BreakerState(),
+    }
+    args.update(kw)
+    return decide(**args)
+
+
+def test_breaker_trips_after_three_folds_that_free_too_little() -> None:
+    breaker = BreakerState()
+    for _ in range(2):
+        breaker = record_fold(breaker, 100_000, 95_000)
+    assert breaker.consecutive_failures == 2 and not breaker.tripped
+    breaker = record_fold(breaker, 100_000, 91_000)
+    assert breaker.tripped
+    assert record_fold(breaker, 100_000, 90_000) == BreakerState()
+    assert record_fold(BreakerState(), 0, 0).consecutive_failures == 1
+
+
+def test_under_the_threshold_nothing_happens() -> None:
+    decision = run(79_999, reclaimable_prune_tokens=50_000)
+    assert decision.action == "none" and "80%" in decision.reason
+
+
+def test_prune_first_when_it_alone_gets_under_the_threshold() -> None:
+    decision = run(85_000, reclaimable_prune_tokens=20_000)
+    assert decision.action == "prune" and decision.trigger is None
+    assert "20,000" in decision.reason and "65%" in decision.reason
+
+
+def test_prune_below_its_minimum_is_not_used() -> None:
+    # 9,000 reclaimable is under min(20k, 10% of 100k): fold instead.
+    assert run(80_500, reclaimable_prune_tokens=9_000).action == "fold"
+
+
+def test_fold_when_pruning_is_not_enough() -> None:
+    decision = run(90_000, reclaimable_prune_tokens=5_000)
+    assert decision == Decision("fold", decision.reason, "auto")
+    assert "50%" in decision.reason
+
+
+def test_soft_threshold_waits_for_the_end_of_a_tool_loop() -> None:
+    decision = run(90_000, mid_tool_loop=True)
+    assert decision.action == "none" and "tool loop" in decision.reason
+    # ... but pruning is cheap and allowed mid-loop.
+    assert run(90_000, mid_tool_loop=True, reclaimable_prune_tokens=30_000).action == "prune"
+
+
+def test_hard_threshold_folds_even_mid_loop() -> None:
+    decision = run(95_000, mid_tool_loop=True)
+    assert decision.action == "fold" and decision.trigger == "auto"
+    assert "95%" in decision.reason
+
+
+def test_tripped_breaker_pauses_folding_until_the_hard_threshold() -> None:
+    assert run(90_000, breaker=TRIPPED).action == "none"
+    decision = run(96_000, breaker=TRIPPED)
+    assert decision.action == "emergency_fold" and decision.trigger == "auto"
+    assert run(130_000, breaker=TRIPPED, mid_tool_loop=True).action == "emergency_fold"
+
+
+def test_overflow_folds_with_its_trigger() -> None:
+    assert run(10_000, overflow=True) == Decision("fold", run(1, overflow=True).reason, "overflow")
+    assert run(10_000, overflow=True, breaker=TRIPPED).action == "emergency_fold"
+
+
+def test_manual_and_tool_requests() -> None:
+    assert run(100, manual=True).trigger == "manual"
+    assert run(100, manual=True, breaker=TRIPPED).action == "fold"
+    assert run(100, tool_requested=True).trigger == "tool"
+    assert run(100, tool_requested=True, breaker=TRIPPED).action == "none"
+
+
+def test_unlimited_budget_never_folds_automatically() -> None:
+    unlimited = Budget(context_window=0, max_output_tokens=4096)
+    assert run(10**9, budget=unlimited).action == "none"
+    assert run(10**9, budget=unlimited, manual=True).action == "fold"
+
+
+def test_auto_off_never_folds_by_itself() -> None:
+    off = DEFAULTS.model_copy(update={"auto": False})
+    assert run(99_000, settings=off).action == "none"
+    assert run(200_000, settings=off).action == "none"
+    assert run(90_000, settings=off, reclaimable_prune_tokens=40_000).action == "prune"
+
+
+@pytest.mark.parametrize("window", [8_192, 32_768, 200_000])
+def test_small_windows_prune_too(window: int) -> None:
+    budget = Budget(context_window=window, max_output_tokens=1024)
+    tokens = int(0.85 * budget.input_budget)
+    reclaimable = int(0.12 * budget.input_budget)
+    assert run(tokens, budget=budget, reclaimable_prune_tokens=reclaimable).action == "prune"
+
+
+@hyp_settings(max_examples=300, deadline=None)
+@given(
+    tokens=st.integers(0, 300_000),
+    reclaimable=st.integers(0, 100_000),
+    mid_loop=st.booleans(),
+    failures=st.integers(0, 5),
+)
+def test_decision_invariants(tokens: int, reclaimable: int, mid_loop: bool, failures: int) -> None:
+    breaker = BreakerState(consecutive_failures=failures)
+    decision = run(
+        tokens, reclaimable_prune_tokens=reclaimable, mid_tool_loop=mid_loop, breaker=breaker
+    )
+    fraction = tokens / 100_000
+    assert decision.reason.endswith(".")
+    if fraction < DEFAULTS.threshold:
+        assert decision.action == "none"
+    if decision.action == "prune":
+        assert tokens - reclaimable < 80_000 and reclaimable >= 10_000
+    if decision.action == "fold":
+        assert not breaker.tripped and (fraction >= 0.95 or not mid_loop)
+    if decision.action == "emergency_fold":
+        assert breaker.tripped and fraction >= 0.95
+    if fraction >= 0.95 and decision.action == "none":
+        raise AssertionError("at the hard threshold something must happen")

@@ -1,0 +1,206 @@
+"""Pruning old tool outputs: what is protected, when it acts, and that it is idempotent."""
+
+from __future__ import annotations
+
+from foldline.core.messages import (
+    HistoryWindow,
+    Message,
+    ToolCallPart,
+    ToolResultPart,
+    assistant,
+    tool_results,
+    user,
+)
+from foldline.core.pruning import (
+    PrunePlan,
+    apply_prune,
+    minimum_tokens,
+    plan_prune,
+    protect_tokens,
+)
+from foldline.core.settings import CompactionSettings
+from foldline.core.state import CompactionState, SummarizedRange
+from foldline.core.view import PRUNED_PLACEHOLDER, build_api_messages
+from hypothesis import given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
+from strategies import CharCounter, conversations
+
+COUNT = CharCounter().count_text
+NOW = "2025-06-01T12:00:00Z"
+SMALL = CompactionSettings(prune_protect_tokens=1000, prune_minimum_tokens=500)
+
+
+def round_trip(i: int, tokens: int, name: str = "read_file") -> list[Message]:
+    """One tool interaction whose output is about `tokens` tokens."""
+    call = ToolCallPart(id=f"c{i}", name=name, input={"path": f"f{i}.py"})
+    out = ToolResultPart(call_id=f"c{i}", name=name, output=f"{i:04d}" + "y" * (tokens * 4 - 4))
+    return [assistant("", call), tool_results(out)]
+
+
+def history(outputs: list[int], *, turns_after: int = 2, name: str = "read_file") -> list[Message]:
+    messages: list[Message] = [user("start")]
+    for i, tokens in enumerate(outputs):
+        messages += round_trip(i, tokens, name)
+    for j in range(turns_after):
+        messages += [user(f"next {j}"), assistant("ok")]
+    return messages
+
+
+def apply_plan(display: list[Message], plan: PrunePlan) -> list[Message]:
+    out = list(display)
+    for target in plan.targets:
+        out[target.index] = apply_prune(out[target.index], target.call_ids, NOW)
+    return out
+
+
+def test_old_outputs_beyond_the_protected_newest_are_pruned() -> None:
+    display = history([600, 600, 600, 600])  # 2400 tokens; the newest 1000 protected
+    plan = plan_prune(display, None, COUNT, SMALL, input_budget=None)
+    pruned_ids = {cid for t in plan.targets for cid in t.call_ids}
+    assert pruned_ids == {"c0", "c1"}  # c3 protected, c2 crosses the line: kept whole
+    assert plan.reclaimable_tokens == 2 * (600 - COUNT(PRUNED_PLACEHOLDER))
+    assert [t.index for t in plan.targets] == [2, 4]
+
+
+def test_a_file_read_again_supersedes_its_older_copy() -> None:
+    display = history([900, 100, 100])
+    reread = ToolResultPart(call_id="again", name="read_file", output=display[2].parts[0].output)
+    display += [
+        assistant("", ToolCallPart(id="again", name="read_file", input={"path": "f0.py"})),
+        tool_results(reread),
+    ]
+    # Every output is within the newest 2000 protected tokens, but the first read is
+    # superseded by the identical read at the end.
+    config = SMALL.model_copy(update={"prune_protect_tokens": 2000})
+    plan = plan_prune(display, None, COUNT, config, input_budget=None)
+    assert [(t.index, t.call_ids) for t in plan.targets] == [(2, ("c0",))]
+    # In the last two user turns nothing is pruned, superseded or not.
+    recent = [user("x"), *display[1:3], user("y"), *display[-2:]]
+    assert plan_prune(recent, None, COUNT, config, None).empty
+
+
+def test_nothing_below_the_minimum() -> None:
+    display = history([200, 200, 1200])  # ~344 reclaimable, under the 500 minimum
+    assert plan_prune(display, None, COUNT, SMALL, input_budget=None) == PrunePlan((), 0)
+
+
+def test_last_two_user_turns_are_never_pruned() -> None:
+    display = history([2000, 2000, 2000], turns_after=0)
+    display += [user("second to last"), *round_trip(10, 3000), user("last")]
+    display += round_trip(11, 3000)
+    plan = plan_prune(display, None, COUNT, SMALL, input_budget=None)
+    pruned_ids = {cid for t in plan.targets for cid in t.call_ids}
+    assert "c10" not in pruned_ids and "c11" not in pruned_ids
+    # The protected turns' outputs count as the newest tokens: everything older goes.
+    assert pruned_ids == {"c0", "c1", "c2"}
+
+
+def test_protected_tools_are_never_pruned() -> None:
+    display = history([800, 800, 800, 800], name="getContextStats")
+    assert plan_prune(display, None, COUNT, SMALL, input_budget=None).empty
+
+
+def test_prune_disabled() -> None:
+    display = history([5000] * 5)
+    off = SMALL.model_copy(update={"prune": False})
+    assert plan_prune(display, None, COUNT, off, input_budget=None).empty
+
+
+def test_thresholds_scale_with_a_small_budget() -> None:
+    defaults = CompactionSettings()
+    assert protect_tokens(defaults, 8000) == 2000
+    assert minimum_tokens(defaults, 8000) == 800
+    assert protect_tokens(defaults, 1_000_000) == 40_000
+    assert minimum_tokens(defaults, None) == 20_000
+    # An 8k model with the default settings still prunes.
+    display = history([900, 900, 900, 900])
+    assert not plan_prune(display, None, COUNT, defaults, input_budget=8000).empty
+    assert plan_prune(display, None, COUNT, defaults, input_budget=None).empty
+
+
+def test_only_the_view_after_the_fold_is_considered() -> None:
+    display = history([800] * 6)  # c3 at index 7-8; c4 crosses the protection line
+    state = CompactionState(
+        version=1,
+        compacted_at="t",
+        summary_message="s",
+        api_start_index=7,
+        summarized_range=SummarizedRange(from_index=0, to_index=7, message_count=7),
+        strategy="structured",
+        trigger="auto",
+        tokens_before=0,
+        tokens_after=0,
+    )
+    plan = plan_prune(display, state, COUNT, SMALL, input_budget=None)
+    assert all(t.index >= 7 for t in plan.targets)
+    assert {cid for t in plan.targets for cid in t.call_ids} == {"c3"}
+    # Only the rows from the fold on need to be loaded.
+    assert plan_prune(HistoryWindow(7, display[7:]), state, COUNT, SMALL, None) == plan
+
+
+def test_apply_prune_marks_and_never_deletes() -> None:
+    message = tool_results(
+        ToolResultPart(call_id="a", name="bash", output="one"),
+        ToolResultPart(call_id="b", name="bash", output="two"),
+    )
+    pruned = apply_prune(message, ["a"], NOW)
+    assert pruned.parts[0].compacted_at == NOW and pruned.parts[0].output == "one"
+    assert pruned.parts[1] == message.parts[1]
+    again = apply_prune(pruned, ["a"], "later")
+    assert again is pruned
+    view = build_api_messages(
+        [
+            user("u"),
+            assistant("", ToolCallPart(id="a", name="bash"), ToolCallPart(id="b", name="bash")),
+            pruned,
+        ],
+        None,
+    )
+    assert view[2].parts[0].output == PRUNED_PLACEHOLDER
+
+
+@hyp_settings(max_examples=100, deadline=None)
+@given(conversations(max_output_chars=6000), st.integers(2000, 60_000))
+def test_pruning_is_idempotent_and_respects_its_protections(
+    display: list[Message], input_budget: int
+) -> None:
+    config = CompactionSettings(prune_protect_tokens=1500, prune_minimum_tokens=300)
+    plan = plan_prune(display, None, COUNT, config, input_budget)
+    pruned = apply_plan(display, plan)
+    # Idempotent: planning again finds nothing; applying again changes nothing.
+    assert plan_prune(pruned, None, COUNT, config, input_budget).empty
+    assert apply_plan(pruned, plan) == pruned
+
+    user_indices = [i for i, m in enumerate(display) if m.role == "user"]
+    protected_from = user_indices[-2] if len(user_indices) >= 2 else 0
+    newly = [
+        (i, j, r)
+        for i, m in enumerate(pruned)
+        for j, (r, before) in enumerate(zip(m.tool_results, display[i].tool_results, strict=True))
+        if r.compacted_at == NOW and before.compacted_at is None
+    ]
+    assert sum(COUNT(r.output) - COUNT(PRUNED_PLACEHOLDER) for _, _, r in newly) == (
+        plan.reclaimable_tokens
+    )
+    if newly:
+        assert plan.reclaimable_tokens >= minimum_tokens(config, input_budget)
+    protect = protect_tokens(config, input_budget)
+    for index, position, result in newly:
+        assert index < protected_from
+        assert result.name not in config.protected_tools
+        later = [*display[index].tool_results[position + 1 :]]
+        later += [r for m in display[index + 1 :] for r in m.tool_results]
+        if any(r.name == result.name and r.output == result.output for r in later):
+            continue  # superseded by an identical newer output
+        # Unpruned outputs at or after this one hold at least the protected amount.
+        newer = sum(
+            COUNT(r.output)
+            for r in later
+            if r.compacted_at is None and r.name not in config.protected_tools
+        )
+        assert newer >= protect
+    # Nothing but `compacted_at` changed: no output is ever deleted.
+    for before, after in zip(display, pruned, strict=True):
+        for a, b in zip(before.tool_results, after.tool_results, strict=True):
+            assert a.output == b.output and a.call_id == b.call_id
