@@ -111,3 +111,16 @@ async def test_second_turn_while_running_is_refused(store: Store, make_service) 
         service.start_turn(conversation.id, "two")
     await collect(handle)
     assert [r.message.role for r in store.list_messages(conversation.id)] == ["user", "assistant"]
+
+
+async def test_preview_names_what_a_fold_would_summarize(store: Store, make_service) -> None:
+    model = ScriptedModel(*[text_step(f"Answer {i}. " + "detail " * 300) for i in range(6)])
+    service = make_service(model)
+    conversation = store.create_conversation(model="test-big")
+    for i in range(6):
+        await collect(service.start_turn(conversation.id, f"Question {i}: " + "words " * 200))
+    preview = service.preview_compaction(conversation.id)
+    assert preview["fromIndex"] == 0
+    assert 0 < preview["messages"] < 12
+    assert preview["toIndex"] == preview["messages"]
+    assert preview["tokens"] > 0

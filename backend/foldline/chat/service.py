@@ -19,7 +19,7 @@ from foldline.chat.events import ChatEvent
 from foldline.chat.tools import WorkspaceFiles
 from foldline.chat.turn import TurnRunner
 from foldline.config import AppConfig, provider_for_model, resolve_model
-from foldline.core.compaction import choose_split
+from foldline.core.compaction import planned_split
 from foldline.core.policy import BreakerState
 from foldline.providers.base import Provider
 from foldline.store import Store
@@ -213,8 +213,14 @@ class ChatService:
     def preview_compaction(self, conversation_id: str) -> dict[str, Any]:
         """What a fold now would summarize: the messages and their tokens."""
         ctx = self._load(conversation_id)
-        split = choose_split(
-            ctx.window, ctx.state, ctx.counter.count_message, ctx.settings.keep_recent_tokens
+        split = planned_split(
+            display=ctx.window,
+            state=ctx.state,
+            counter=ctx.counter,
+            system=ctx.system,
+            tools=ctx.tools,
+            budget=ctx.budget,
+            settings=ctx.settings,
         )
         if split is None:
             return {"messages": 0, "tokens": 0, "fromIndex": ctx.start_index, "toIndex": None}
