@@ -1,0 +1,124 @@
+"""The FastAPI application: routers, security middleware, error shape, static UI.
+
+`create_app` assembles. Given a store and a chat service it uses them and their caller
+owns them (tests, benchmarks); given only a data dir it opens `<data-dir>/foldline.db`,
+ensures `config.toml` and builds the chat service itself, and closes the store when the
+app shuts down (`foldline serve` and the desktop window).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI
+from starlette.middleware import Middleware
+
+import foldline
+from foldline.chat.service import ChatService, ChatUnavailable, TurnInProgress
+from foldline.config import ConfigError, ensure_config
+from foldline.server.config_source import ConfigSource
+from foldline.server.errors import (
+    ExceptionMapping,
+    UnexpectedErrorMiddleware,
+    install_error_handlers,
+)
+from foldline.server.routes import (
+    compactions,
+    context,
+    conversations,
+    health,
+    messages,
+    settings,
+    transfer,
+)
+from foldline.server.security import BodyLimitMiddleware, SecurityMiddleware, loopback_hosts
+from foldline.server.static import find_frontend_dir, mount_frontend
+from foldline.store import ConcurrentFold, NotFound, Store
+
+EXCEPTION_MAPPING: ExceptionMapping = {
+    NotFound: (404, "not_found", "Not found."),
+    TurnInProgress: (409, "turn_in_progress", "A turn is already running here."),
+    ConcurrentFold: (409, "concurrent_fold", "The conversation was folded concurrently."),
+    ChatUnavailable: (400, "chat_unavailable", "No model or provider is configured."),
+    ConfigError: (400, "config_error", "config.toml could not be read."),
+}
+
+
+DATABASE_FILE = "foldline.db"
+
+
+def create_app(
+    *,
+    data_dir: Path,
+    token: str,
+    store: Store | None = None,
+    chat_service: ChatService | None = None,
+    allowed_hosts: Sequence[str] | None = None,
+    testing: bool = False,
+    frontend_dir: Path | None = None,
+) -> FastAPI:
+    """The app for one store and chat service.
+
+    `allowed_hosts` are `host` or `host:port` entries for the Host check (default: the
+    loopback names on any port). `testing=True` publishes `/openapi.json` and `/docs`
+    (for schemathesis and for reading); the shipped app has neither.
+    `frontend_dir` defaults to the checkout's or the package's `frontend/`.
+    """
+    data_dir = Path(data_dir)
+    config_source = ConfigSource(data_dir)
+    owns_store = store is None
+    if store is None:
+        ensure_config(data_dir)
+        store = Store(data_dir / DATABASE_FILE)
+    if chat_service is None:
+        chat_service = ChatService(store, config_source)
+    opened_store: Store = store
+    service: ChatService = chat_service
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        # Running turns end as interrupted (partial answers kept) instead of being cut
+        # off mid-write when the server stops.
+        await service.shutdown()
+        if owns_store:
+            opened_store.close()
+
+    app = FastAPI(
+        title="Foldline",
+        version=foldline.__version__,
+        docs_url="/docs" if testing else None,
+        redoc_url=None,
+        openapi_url="/openapi.json" if testing else None,
+        lifespan=lifespan,
+        middleware=[
+            # Listed outermost first: refuse foreign hosts, origins and missing tokens
+            # before reading a body, so no unauthenticated client can make us buffer one.
+            Middleware(
+                SecurityMiddleware,
+                token=token,
+                allowed_hosts=list(allowed_hosts) if allowed_hosts else loopback_hosts(),
+            ),
+            Middleware(UnexpectedErrorMiddleware),
+            Middleware(BodyLimitMiddleware),
+        ],
+    )
+    app.state.store = store
+    app.state.chat_service = chat_service
+    app.state.data_dir = data_dir
+    app.state.config_source = config_source
+    install_error_handlers(app, EXCEPTION_MAPPING)
+
+    app.include_router(health.router)
+    # Import before `/{conversation_id}` routes would not matter (methods differ), but
+    # keeping literal paths first makes the routing order obvious.
+    app.include_router(transfer.router)
+    app.include_router(conversations.router)
+    app.include_router(messages.router)
+    app.include_router(compactions.router)
+    app.include_router(context.router)
+    app.include_router(settings.router)
+    mount_frontend(app, frontend_dir or find_frontend_dir())
+    return app

@@ -1,0 +1,125 @@
+"""`foldline serve`: the headless server for a browser.
+
+It prints exactly one line, the URL that opens the UI already signed in; the token is in
+the URL *fragment*, which browsers never send to the server, so it cannot reach an access
+log, a proxy or a Referer header. The token never appears anywhere else: it is
+registered with the log redaction of `foldline.logging_setup`, and uvicorn's access log
+is off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import logging
+import signal
+import sys
+import threading
+from types import FrameType
+
+from foldline.logging_setup import register_secret, setup_logging
+from foldline.paths import resolve_data_dir
+from foldline.server.runner import bind_socket, start_server_in_thread, url_host
+from foldline.server.security import loopback_hosts, resolve_token
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def allowed_hosts_for(host: str, port: int) -> list[str]:
+    """The Host header values to accept when bound to `host:port`.
+
+    Loopback: only the loopback names with this port. A specific remote address: those
+    plus that address. A wildcard bind (0.0.0.0, ::) is reached under names we cannot
+    know, so every Host is accepted there and the token is the only guard left; the
+    start-up warning says so.
+    """
+    hosts = loopback_hosts(port)
+    if is_loopback(host):
+        return hosts
+    if host in WILDCARD_HOSTS:
+        return ["*"]
+    return [*hosts, f"{url_host(host)}:{port}"]
+
+
+def open_url(host: str, port: int, token: str) -> str:
+    """The URL to print: 127.0.0.1 for loopback and wildcard binds, else the bound host."""
+    shown = "127.0.0.1" if host in WILDCARD_HOSTS or host.lower() == "localhost" else host
+    return f"http://{url_host(shown)}:{port}/#token={token}"
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Serve until SIGINT or SIGTERM; returns the process exit code."""
+    from foldline.server.app import create_app
+
+    host: str = args.host
+    if not is_loopback(host) and not args.allow_remote:
+        print(
+            f"foldline serve: refusing to listen on {host!r}, which is not a loopback "
+            "address: anyone who can reach it could try the API. Use --allow-remote if "
+            "you really mean it.",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+
+    data_dir = resolve_data_dir(args.data_dir)
+    setup_logging(data_dir)
+    token = resolve_token()
+    register_secret(token)
+
+    try:
+        sock = bind_socket(host, args.port)
+    except OSError as error:
+        print(f"foldline serve: cannot listen on {host}:{args.port}: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    port = sock.getsockname()[1]
+
+    if not is_loopback(host):
+        print(
+            f"WARNING: Foldline is listening on {host}:{port}, reachable from other "
+            "machines. Anyone with the token can read and write every conversation, and "
+            "traffic is not encrypted.",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    stop_requested = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop_requested.set()
+
+    # Installed before the server starts, so an early Ctrl-C still shuts down cleanly.
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        try:
+            app = create_app(
+                data_dir=data_dir, token=token, allowed_hosts=allowed_hosts_for(host, port)
+            )
+            server = start_server_in_thread(app, host, port, sock=sock)
+        except Exception as error:
+            # A broken config.toml or database is the person's to fix: say what, not a
+            # traceback (the log has it).
+            logging.getLogger("foldline.server").exception("foldline serve could not start")
+            sock.close()
+            print(f"foldline serve: could not start: {error}", file=sys.stderr)
+            return EXIT_FAILED
+        print(f"Foldline is running at {open_url(host, port, token)}", flush=True)
+        while server.running and not stop_requested.wait(0.25):
+            pass
+        server.stop()
+        return EXIT_OK if stop_requested.is_set() else EXIT_FAILED
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,91 @@
+"""Folds: every version, a preview of the next one, undo, and a manual fold (SSE)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, Path
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+
+from foldline.chat.service import TurnHandle
+from foldline.server.deps import ChatDep, StoreDep
+from foldline.server.errors import ApiError
+from foldline.server.routes.messages import SSE_RESPONSES
+from foldline.server.schemas import (
+    CompactionList,
+    CompactionOut,
+    CompactionPreview,
+    CompactionVersionOut,
+    CompactRequest,
+    UndoResult,
+)
+from foldline.server.sse import turn_event_stream
+
+router = APIRouter(prefix="/api/conversations", tags=["compactions"])
+
+
+@router.get("/{conversation_id}/compactions", response_model=CompactionList)
+def list_compactions(conversation_id: str, store: StoreDep) -> CompactionList:
+    store.get_conversation(conversation_id)
+    records = store.list_compactions(conversation_id)
+    items = [
+        CompactionVersionOut.model_validate(
+            record.state.model_dump() | {"is_current": record.is_current}
+        )
+        for record in records
+    ]
+    current = next((item.version for item in items if item.is_current), 0)
+    return CompactionList(items=items, current_version=current)
+
+
+@router.get("/{conversation_id}/compactions/preview", response_model=CompactionPreview)
+def preview_compaction(conversation_id: str, store: StoreDep, chat: ChatDep) -> dict[str, Any]:
+    """What a manual fold started now would fold: message count and tokens."""
+    store.get_conversation(conversation_id)
+    return chat.preview_compaction(conversation_id)
+
+
+@router.post("/{conversation_id}/compactions/{version}/undo", response_model=UndoResult)
+def undo_compaction(
+    conversation_id: str,
+    version: Annotated[int, Path(ge=1, le=2**31)],
+    store: StoreDep,
+    chat: ChatDep,
+) -> UndoResult:
+    store.get_conversation(conversation_id)
+    if chat.is_running(conversation_id):
+        raise ApiError(
+            409, "turn_in_progress", "Wait for the running reply to finish before undoing a fold."
+        )
+    current = store.current_compaction(conversation_id)
+    if current is None or current.version != version:
+        known = {record.state.version for record in store.list_compactions(conversation_id)}
+        if version not in known:
+            raise ApiError(404, "not_found", f"This conversation has no fold version {version}.")
+        raise ApiError(
+            409, "not_current", f"Fold {version} is not the current one; undo that first."
+        )
+    state = store.undo_fold(conversation_id, version)
+    return UndoResult(compaction=CompactionOut.from_state(state) if state else None)
+
+
+async def start_compaction_turn(
+    conversation_id: str,
+    chat: ChatDep,
+    body: Annotated[CompactRequest | None, Body()] = None,
+) -> TurnHandle:
+    instructions = body.instructions.strip() if body and body.instructions else None
+    return chat.start_compaction(conversation_id, instructions or None)
+
+
+@router.post(
+    "/{conversation_id}/compact",
+    response_class=EventSourceResponse,
+    responses=SSE_RESPONSES,
+)
+async def compact(
+    turn: Annotated[TurnHandle, Depends(start_compaction_turn)],
+) -> AsyncIterator[ServerSentEvent]:
+    async for event in turn_event_stream(turn):
+        yield event

@@ -1,0 +1,109 @@
+"""Conversations: list and search, create, read, rename or change settings, delete."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response, status
+
+from foldline.server.deps import ChatDep, StoreDep
+from foldline.server.schemas import (
+    CompactionOut,
+    ConversationCreate,
+    ConversationList,
+    ConversationOut,
+    ConversationPatch,
+)
+from foldline.store import ConversationRecord
+
+router = APIRouter(prefix="/api/conversations", tags=["conversations"])
+
+DEFAULT_TITLE = "New conversation"
+
+
+def conversation_out(
+    record: ConversationRecord, compaction: CompactionOut | None = None
+) -> ConversationOut:
+    """A store `ConversationRecord` as the API's conversation object."""
+    return ConversationOut(
+        id=record.id,
+        title=record.title,
+        model=record.model,
+        system_prompt=record.system_prompt,
+        settings=dict(record.settings or {}),
+        created_at=record.created_at,
+        updated_at=record.updated_at,
+        message_count=record.message_count,
+        compaction=compaction,
+    )
+
+
+@router.get("", response_model=ConversationList)
+def list_conversations(
+    store: StoreDep,
+    q: Annotated[str | None, Query(max_length=500, description="full-text search")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+) -> ConversationList:
+    query = q.strip() if q else None
+    records = store.list_conversations(q=query or None, limit=limit)
+    items = [conversation_out(record) for record in records]
+    return ConversationList(items=items, total=len(items))
+
+
+@router.post("", response_model=ConversationOut, status_code=status.HTTP_201_CREATED)
+def create_conversation(store: StoreDep, body: ConversationCreate | None = None) -> ConversationOut:
+    body = body or ConversationCreate()
+    record = store.create_conversation(
+        title=body.title or DEFAULT_TITLE,
+        model=body.model,
+        system_prompt=body.system_prompt or "",
+        settings=body.settings or {},
+    )
+    return conversation_out(record)
+
+
+@router.get("/{conversation_id}", response_model=ConversationOut)
+def get_conversation(conversation_id: str, store: StoreDep) -> ConversationOut:
+    record = store.get_conversation(conversation_id)
+    state = store.current_compaction(conversation_id)
+    return conversation_out(record, CompactionOut.from_state(state) if state else None)
+
+
+@router.patch("/{conversation_id}", response_model=ConversationOut)
+def patch_conversation(
+    conversation_id: str, body: ConversationPatch, store: StoreDep
+) -> ConversationOut:
+    record = store.update_conversation(
+        conversation_id,
+        title=body.title,
+        model=body.model,
+        system_prompt=body.system_prompt,
+        settings=body.settings,
+    )
+    state = store.current_compaction(conversation_id)
+    return conversation_out(record, CompactionOut.from_state(state) if state else None)
+
+
+@router.delete(
+    "/{conversation_id}", status_code=status.HTTP_204_NO_CONTENT, response_class=Response
+)
+async def delete_conversation(conversation_id: str, store: StoreDep, chat: ChatDep) -> Response:
+    # A running turn would go on writing into a conversation that no longer exists:
+    # stop it first (this runs on the event loop, where the turn's task lives).
+    store.get_conversation(conversation_id)
+    handle = chat.running.get(conversation_id)
+    if handle is not None and chat.cancel(conversation_id):
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(handle.wait(), timeout=10)
+    store.delete_conversation(conversation_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.post("/{conversation_id}/cancel")
+async def cancel_turn(conversation_id: str, store: StoreDep, chat: ChatDep) -> dict[str, bool]:
+    """The Stop button: the running turn or fold ends; a partial answer is kept, marked
+    `interrupted`. Answers `{"cancelled": false}` when nothing was running."""
+    store.get_conversation(conversation_id)
+    return {"cancelled": chat.cancel(conversation_id)}

@@ -1,0 +1,95 @@
+"""The display history of a conversation, and sending a message (an SSE stream)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Query
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+
+from foldline.chat.service import TurnHandle
+from foldline.core.messages import ToolResultPart
+from foldline.server.deps import ChatDep, StoreDep
+from foldline.server.errors import ApiError
+from foldline.server.schemas import FullPartOut, MessageOut, MessagePage, SendMessage
+from foldline.server.sse import turn_event_stream
+
+router = APIRouter(prefix="/api/conversations", tags=["messages"])
+
+MAX_PAGE = 500
+
+SSE_RESPONSES: dict[int | str, dict] = {
+    200: {
+        "description": "`text/event-stream` of the turn's events (see docs/api.md).",
+        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+    },
+    409: {"description": "A turn or fold is already running in this conversation."},
+}
+
+
+@router.get("/{conversation_id}/messages", response_model=MessagePage)
+def list_messages(
+    conversation_id: str,
+    store: StoreDep,
+    offset: Annotated[int, Query(ge=0, le=2**31)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
+    full: Annotated[bool, Query(description="include tool results' full outputs")] = False,
+) -> MessagePage:
+    conversation = store.get_conversation(conversation_id)
+    state = store.current_compaction(conversation_id)
+    api_start = state.api_start_index if state else 0
+    records = store.list_messages(conversation_id, offset=offset, limit=limit)
+    return MessagePage(
+        items=[MessageOut.from_record(r, api_start, include_full=full) for r in records],
+        total=conversation.message_count,
+        offset=offset,
+        limit=limit,
+        api_start_index=api_start,
+    )
+
+
+@router.get(
+    "/{conversation_id}/messages/{message_id}/parts/{part_index}/full",
+    response_model=FullPartOut,
+)
+def full_tool_output(
+    conversation_id: str,
+    message_id: str,
+    part_index: Annotated[int, Path(ge=0, le=10_000)],
+    store: StoreDep,
+) -> FullPartOut:
+    """The untruncated output of one tool result (kept in storage, never sent by default)."""
+    record = store.get_message(message_id)
+    if record.conversation_id != conversation_id:
+        raise ApiError(404, "not_found", f"No message {message_id} in this conversation.")
+    parts = record.message.parts
+    if part_index >= len(parts) or not isinstance(parts[part_index], ToolResultPart):
+        raise ApiError(404, "not_found", f"Message {message_id} has no tool result {part_index}.")
+    part = parts[part_index]
+    assert isinstance(part, ToolResultPart)
+    return FullPartOut(
+        message_id=message_id,
+        part_index=part_index,
+        kind=part.kind,
+        output=part.full_output if part.full_output is not None else part.output,
+        truncated=part.full_output is not None,
+    )
+
+
+async def start_message_turn(conversation_id: str, body: SendMessage, chat: ChatDep) -> TurnHandle:
+    # Started in a dependency, not in the streaming generator: a refusal (409, 404, 400)
+    # must be an ordinary JSON answer, and once the stream has begun the status is 200.
+    return chat.start_turn(conversation_id, body.content)
+
+
+@router.post(
+    "/{conversation_id}/messages",
+    response_class=EventSourceResponse,
+    responses=SSE_RESPONSES,
+)
+async def send_message(
+    turn: Annotated[TurnHandle, Depends(start_message_turn)],
+) -> AsyncIterator[ServerSentEvent]:
+    async for event in turn_event_stream(turn):
+        yield event

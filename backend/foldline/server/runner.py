@@ -1,0 +1,146 @@
+"""Running the app with uvicorn in a background thread (desktop shell, tests, `serve`).
+
+The socket is bound before uvicorn starts, so port 0 yields a known free port without
+a race, and the caller gets the URL back only once the server accepts connections.
+`timeout_graceful_shutdown` bounds the stop: without it one open event stream kept
+uvicorn alive for seconds after `should_exit`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+
+import uvicorn
+from starlette.types import ASGIApp
+
+log = logging.getLogger("foldline.server")
+
+GRACEFUL_SHUTDOWN_SECONDS = 1
+STARTUP_TIMEOUT_SECONDS = 15.0
+
+
+def url_host(host: str) -> str:
+    """The host as written in a URL: IPv6 literals in brackets."""
+    try:
+        if ipaddress.ip_address(host).version == 6:
+            return f"[{host}]"
+    except ValueError:
+        pass
+    return host
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on `host:port` (port 0: the OS picks a free one)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        # Same as uvicorn: a port left in TIME_WAIT by our previous run can be reused.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+        sock.set_inheritable(True)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+@dataclass
+class RunningServer:
+    """A server running in a thread. `stop()` is idempotent and returns within ~2 s."""
+
+    url: str
+    host: str
+    port: int
+    server: uvicorn.Server = field(repr=False)
+    thread: threading.Thread = field(repr=False)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout)
+        if self.thread.is_alive():
+            # Past the graceful timeout: close connections without waiting for them.
+            self.server.force_exit = True
+            self.thread.join(timeout)
+
+    @property
+    def running(self) -> bool:
+        return self.thread.is_alive()
+
+
+def make_uvicorn_server(app: ASGIApp) -> uvicorn.Server:
+    """uvicorn configured so it never logs requests and never touches logging config.
+
+    The access log is off: it would record every path and client, and nothing in a
+    request should end up in a log file by default. `log_config=None` leaves logging to
+    `foldline.logging_setup`, which scrubs secrets.
+    """
+    config = uvicorn.Config(
+        app,
+        log_config=None,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        server_header=False,
+        # The app decides about proxies; uvicorn must not rewrite the client address.
+        proxy_headers=False,
+    )
+    return uvicorn.Server(config)
+
+
+def _run_until_stopped(server: uvicorn.Server, sock: socket.socket) -> None:
+    try:
+        server.run(sockets=[sock])
+    except SystemExit:
+        # uvicorn exits when the app's startup fails; in a thread that must not become an
+        # unhandled exception. The caller sees the thread end and raises RuntimeError.
+        log.error("the server stopped during startup")
+
+
+def start_server_in_thread(
+    app: ASGIApp,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    sock: socket.socket | None = None,
+    startup_timeout: float = STARTUP_TIMEOUT_SECONDS,
+) -> RunningServer:
+    """Serve `app` on `host:port` (or on an already bound `sock`) from a daemon thread.
+
+    Returns once the server accepts connections; raises RuntimeError if it could not
+    start (the thread is then gone) and OSError if the port cannot be bound.
+    """
+    sock = sock if sock is not None else bind_socket(host, port)
+    bound_port = sock.getsockname()[1]
+    server = make_uvicorn_server(app)
+    thread = threading.Thread(
+        target=_run_until_stopped,
+        args=(server, sock),
+        name=f"foldline-server-{bound_port}",
+        daemon=True,
+    )
+    thread.start()
+    deadline = time.monotonic() + startup_timeout
+    while not server.started:
+        if not thread.is_alive():
+            sock.close()
+            raise RuntimeError("the server thread stopped during startup (see the log)")
+        if time.monotonic() > deadline:
+            server.should_exit = True
+            thread.join(5)
+            sock.close()
+            raise RuntimeError(f"the server did not start within {startup_timeout} s")
+        time.sleep(0.01)
+    return RunningServer(
+        url=f"http://{url_host(host)}:{bound_port}",
+        host=host,
+        port=bound_port,
+        server=server,
+        thread=thread,
+    )

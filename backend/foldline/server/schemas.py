@@ -1,0 +1,397 @@
+"""The HTTP API's request and response bodies, in camelCase.
+
+These are the public contract of `docs/api.md`, kept separate from the engine's values
+(`foldline.core`) and the store's records so that either can change shape without the
+API changing by accident. Conversion from records lives next to the schemas
+(`*_from_record` functions) so every route produces exactly the same shapes.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
+from pydantic.alias_generators import to_camel
+
+from foldline.core.messages import (
+    AttachmentPart,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from foldline.core.messages import Part as CorePart
+from foldline.core.state import CompactionState
+
+MAX_TITLE_CHARS = 500
+MAX_SYSTEM_PROMPT_CHARS = 200_000
+MAX_CONTENT_CHARS = 500_000
+
+
+class ApiModel(BaseModel):
+    """Base of every API body: camelCase on the wire, snake_case in Python.
+
+    `populate_by_name` lets the routes build responses with Python names;
+    `serialize_by_alias` makes FastAPI and `model_dump()` emit the camelCase names.
+    """
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        serialize_by_alias=True,
+    )
+
+
+class RequestModel(ApiModel):
+    """Base of request bodies: unknown fields are refused, so a typo is a 422, not a no-op."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- errors ------------------------------------------------------------------------
+
+
+class ErrorDetail(ApiModel):
+    code: str
+    message: str
+    details: list[dict[str, Any]] | None = None
+
+
+class ErrorBody(ApiModel):
+    """Every 4xx/5xx answer: `{"error": {"code", "message"}}`."""
+
+    error: ErrorDetail
+
+
+# --- health ------------------------------------------------------------------------
+
+
+class Health(ApiModel):
+    status: Literal["ok"] = "ok"
+    version: str
+
+
+# --- compaction states -------------------------------------------------------------
+
+
+class SummarizedRangeOut(ApiModel):
+    from_index: int
+    to_index: int
+    message_count: int
+
+
+class CompactionOut(ApiModel):
+    """One fold version (DESIGN §2 `CompactionState`)."""
+
+    version: int
+    compacted_at: str
+    summary_message: str
+    api_start_index: int
+    summarized_range: SummarizedRangeOut
+    strategy: str
+    trigger: str
+    tokens_before: int
+    tokens_after: int
+    model: str | None = None
+    degraded: bool = False
+
+    @classmethod
+    def from_state(cls, state: CompactionState) -> CompactionOut:
+        return cls.model_validate(state.model_dump())
+
+
+class CompactionVersionOut(CompactionOut):
+    is_current: bool
+
+
+class CompactionList(ApiModel):
+    items: list[CompactionVersionOut]
+    current_version: int
+    """0 when no fold is current (never folded, or every fold undone)."""
+
+
+class UndoResult(ApiModel):
+    compaction: CompactionOut | None
+    """The fold that is current after the undo, or null when none is left."""
+
+
+# --- conversations -----------------------------------------------------------------
+
+
+class ConversationOut(ApiModel):
+    id: str
+    title: str
+    model: str | None
+    system_prompt: str
+    settings: dict[str, Any]
+    created_at: str
+    updated_at: str
+    message_count: int
+    compaction: CompactionOut | None = None
+    """The current fold; filled by `GET /api/conversations/{id}`, null in lists."""
+
+
+class ConversationList(ApiModel):
+    items: list[ConversationOut]
+    total: int
+
+
+class ConversationCreate(RequestModel):
+    title: Annotated[str, Field(min_length=1, max_length=MAX_TITLE_CHARS)] | None = None
+    model: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    system_prompt: Annotated[str, Field(max_length=MAX_SYSTEM_PROMPT_CHARS)] | None = None
+    settings: dict[str, Any] | None = None
+
+
+class ConversationPatch(RequestModel):
+    """Fields left out (or null) are unchanged."""
+
+    title: Annotated[str, Field(min_length=1, max_length=MAX_TITLE_CHARS)] | None = None
+    model: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    system_prompt: Annotated[str, Field(max_length=MAX_SYSTEM_PROMPT_CHARS)] | None = None
+    settings: dict[str, Any] | None = None
+
+
+# --- messages ----------------------------------------------------------------------
+
+
+class TextPartOut(ApiModel):
+    kind: Literal["text"] = "text"
+    text: str
+
+
+class ReasoningPartOut(ApiModel):
+    kind: Literal["reasoning"] = "reasoning"
+    text: str
+    signature: str | None = None
+
+
+class ToolCallPartOut(ApiModel):
+    kind: Literal["tool-call"] = "tool-call"
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+class ToolResultPartOut(ApiModel):
+    kind: Literal["tool-result"] = "tool-result"
+    call_id: str
+    name: str
+    output: str
+    is_error: bool
+    compacted_at: str | None
+    truncated: bool
+    """True when `output` was cut at ingest and the original is kept (see `fullOutput`)."""
+    full_output: str | None = None
+    """Only present when asked for (`?full=true` or the `/full` route): it can be large."""
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_full_output(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Absent, not null: null would claim there is no full output when it was just
+        # not asked for.
+        data = handler(self)
+        if self.full_output is None:
+            data.pop("fullOutput", None)
+            data.pop("full_output", None)
+        return data
+
+
+class AttachmentPartOut(ApiModel):
+    kind: Literal["attachment"] = "attachment"
+    name: str
+    media_type: str
+    text: str | None = None
+    data_base64: str | None = None
+
+
+PartOut = Annotated[
+    TextPartOut | ReasoningPartOut | ToolCallPartOut | ToolResultPartOut | AttachmentPartOut,
+    Field(discriminator="kind"),
+]
+
+
+def part_out(part: CorePart, *, include_full: bool = False) -> PartOut:
+    """An engine part as its API shape; a tool result's full output only when asked."""
+    if isinstance(part, TextPart):
+        return TextPartOut(text=part.text)
+    if isinstance(part, ReasoningPart):
+        return ReasoningPartOut(text=part.text, signature=part.signature)
+    if isinstance(part, ToolCallPart):
+        return ToolCallPartOut(id=part.id, name=part.name, input=dict(part.input))
+    if isinstance(part, ToolResultPart):
+        return ToolResultPartOut(
+            call_id=part.call_id,
+            name=part.name,
+            output=part.output,
+            is_error=part.is_error,
+            compacted_at=part.compacted_at,
+            truncated=part.full_output is not None,
+            full_output=part.full_output if include_full else None,
+        )
+    if isinstance(part, AttachmentPart):
+        return AttachmentPartOut(
+            name=part.name,
+            media_type=part.media_type,
+            text=part.text,
+            data_base64=part.data_base64,
+        )
+    raise TypeError(f"unknown part type {type(part).__name__}")
+
+
+class MessageOut(ApiModel):
+    index: int
+    """The display index (the store's `seq`), 0-based and dense."""
+    id: str
+    role: Literal["user", "assistant", "tool"]
+    parts: list[PartOut]
+    status: Literal["complete", "streaming", "interrupted", "error"]
+    in_context: bool
+    """True when the model still sees this message verbatim (`index >= apiStartIndex`)."""
+    created_at: str
+    updated_at: str
+    usage: dict[str, Any] | None
+    error: str | None
+
+    @classmethod
+    def from_record(cls, record: Any, api_start_index: int, *, include_full: bool) -> MessageOut:
+        """A store `MessageRecord` (typed `Any` so this module needs no store import)."""
+        return cls(
+            index=record.seq,
+            id=record.id,
+            role=record.message.role,
+            parts=[part_out(p, include_full=include_full) for p in record.message.parts],
+            status=record.status,
+            in_context=record.seq >= api_start_index,
+            created_at=record.created_at,
+            updated_at=record.updated_at,
+            usage=record.usage,
+            error=record.error,
+        )
+
+
+class MessagePage(ApiModel):
+    """One page of the display history, oldest first."""
+
+    items: list[MessageOut]
+    total: int
+    """Messages in the whole history."""
+    offset: int
+    limit: int
+    api_start_index: int
+    """The current fold's boundary: messages before it are display-only."""
+
+
+class FullPartOut(ApiModel):
+    message_id: str
+    part_index: int
+    kind: str
+    output: str
+    """The full, untruncated tool output (equal to the shown output when never truncated)."""
+    truncated: bool
+
+
+class SendMessage(RequestModel):
+    content: Annotated[str, Field(min_length=1, max_length=MAX_CONTENT_CHARS)]
+
+
+class CompactRequest(RequestModel):
+    instructions: Annotated[str, Field(max_length=20_000)] | None = None
+
+
+# --- context -----------------------------------------------------------------------
+
+
+class ContextBreakdown(ApiModel):
+    model_config = ConfigDict(extra="allow")
+
+    system: int
+    tools: int
+    summary: int
+    messages: int
+
+
+class Thresholds(ApiModel):
+    soft: float
+    hard: float
+
+
+class ApiMessageOut(ApiModel):
+    role: str
+    parts: list[dict[str, Any]]
+
+
+class ContextOut(ApiModel):
+    """What the model sees now. Extra fields of the chat service pass through unchanged."""
+
+    model_config = ConfigDict(extra="allow")
+
+    tokens: int
+    input_budget: int | None
+    """Null when the model's window is unlimited (never folds automatically)."""
+    context_window: int
+    fraction: float
+    exact: bool
+    breakdown: ContextBreakdown
+    api_messages: list[ApiMessageOut]
+    compaction: CompactionOut | None
+    thresholds: Thresholds
+    model_known: bool
+
+
+class CompactionPreview(ApiModel):
+    """What a fold started now would fold. Extra fields pass through unchanged."""
+
+    model_config = ConfigDict(extra="allow")
+
+    messages: int
+    tokens: int
+
+
+# --- settings ----------------------------------------------------------------------
+
+
+class SettingsUpdate(RequestModel):
+    """A partial change to the settings, in the shape of `GET /api/settings`.
+
+    `providers.NAME` / `models.NAME` set to null remove that entry. `keys` maps a
+    provider name to a new API key (stored in the key store) or null (key removed).
+    """
+
+    defaults: dict[str, Any] | None = None
+    providers: dict[str, dict[str, Any] | None] | None = None
+    models: dict[str, dict[str, Any] | None] | None = None
+    compaction: dict[str, Any] | None = None
+    keys: dict[str, Annotated[str, Field(max_length=4096)] | None] | None = None
+
+
+class ConnectionTest(RequestModel):
+    provider: Annotated[str, Field(min_length=1, max_length=200)]
+    model: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+
+
+class ConnectionTestResult(ApiModel):
+    ok: bool
+    provider: str
+    model: str | None
+    latency_ms: int | None = None
+    error_code: str | None = None
+    """`auth`, `unavailable`, `rate_limited`, `bad_request`, `timeout`, `no_model`, ..."""
+    message: str | None = None
+
+
+class LocalServer(ApiModel):
+    name: str
+    label: str
+    base_url: str
+    available: bool
+    models: list[str]
+
+
+class LocalServers(ApiModel):
+    servers: list[LocalServer]

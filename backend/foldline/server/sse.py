@@ -1,0 +1,44 @@
+"""Forwarding a turn's events as server-sent events.
+
+The turn runs in the chat service's own task; this only reads its event queue. When the
+client goes away, FastAPI cancels the reader at its next `await` and the turn goes on
+to completion and is persisted: the person sees it on the next load.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+
+from fastapi.sse import ServerSentEvent
+
+from foldline.chat.service import TurnHandle
+
+log = logging.getLogger("foldline.server")
+
+
+async def turn_event_stream(turn: TurnHandle) -> AsyncIterator[ServerSentEvent]:
+    """`event: <name>` / `data: <json>` for each event; always ends with `done`.
+
+    The chat service ends every turn with `done`; if its stream ever broke off without
+    one, the client would wait forever, so a missing `done` is supplied here (after an
+    `error` when the stream failed).
+    """
+    sent_done = False
+    try:
+        async for event in turn.events():
+            yield ServerSentEvent(event=event.name, data=event.data)
+            if event.name == "done":
+                sent_done = True
+    except Exception:
+        log.exception("the event stream of a turn failed")
+        yield ServerSentEvent(
+            event="error",
+            data={
+                "code": "internal",
+                "message": "The event stream failed; reload to see the saved state.",
+                "retryable": False,
+            },
+        )
+    if not sent_done:
+        yield ServerSentEvent(event="done", data={})

@@ -1,0 +1,150 @@
+"""Manual folds over SSE, the fold history, preview, undo, and the model's view."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+from foldline.core.messages import assistant, user
+from foldline.store import Store
+
+COMPACTION_FIELDS = {
+    "version",
+    "strategy",
+    "trigger",
+    "turn",
+    "tokensBefore",
+    "tokensAfter",
+    "apiStartIndex",
+    "summarizedRange",
+    "degraded",
+}
+
+
+def _conversation_with_history(client: TestClient, store: Store, pairs: int = 6) -> str:
+    # keep_recent_tokens 0: the fold keeps only the last user turn, so a short history
+    # has something to fold.
+    conversation = client.post(
+        "/api/conversations", json={"settings": {"compaction": {"keep_recent_tokens": 0}}}
+    ).json()["id"]
+    messages = []
+    for i in range(pairs):
+        messages += [user(f"question {i} " * 20), assistant(f"answer {i} " * 20)]
+    store.append_messages(conversation, messages)
+    return conversation
+
+
+def _fold(client: TestClient, conversation: str, parse_sse, instructions: str | None = None):
+    body = {"instructions": instructions} if instructions else None
+    reply = client.post(f"/api/conversations/{conversation}/compact", json=body)
+    assert reply.status_code == 200, reply.text
+    return parse_sse(reply.text)
+
+
+def test_manual_fold_streams_its_events_and_is_recorded(
+    client: TestClient, store: Store, parse_sse
+) -> None:
+    conversation = _conversation_with_history(client, store)
+    preview = client.get(f"/api/conversations/{conversation}/compactions/preview").json()
+    assert preview["messages"] > 0 and preview["tokens"] > 0
+
+    events = _fold(client, conversation, parse_sse, "Keep the numbers.")
+    names = [event.name for event in events]
+    assert names[0] == "compaction.started"
+    assert names[-1] == "done"
+    completed = next(e for e in events if e.name == "compaction.completed").data
+    assert set(completed) >= COMPACTION_FIELDS
+    assert completed["version"] == 1
+    assert completed["trigger"] == "manual"
+    assert completed["apiStartIndex"] == preview["toIndex"]
+    assert set(completed["summarizedRange"]) == {"fromIndex", "toIndex", "messageCount"}
+
+    conversation_body = client.get(f"/api/conversations/{conversation}").json()
+    assert conversation_body["compaction"]["version"] == 1
+    assert conversation_body["compaction"]["apiStartIndex"] == completed["apiStartIndex"]
+
+    history = client.get(f"/api/conversations/{conversation}/compactions").json()
+    assert history["currentVersion"] == 1
+    assert [(c["version"], c["isCurrent"]) for c in history["items"]] == [(1, True)]
+    assert history["items"][0]["summaryMessage"]
+
+    page = client.get(f"/api/conversations/{conversation}/messages").json()
+    boundary = completed["apiStartIndex"]
+    assert page["apiStartIndex"] == boundary
+    assert [m["inContext"] for m in page["items"]] == [
+        m["index"] >= boundary for m in page["items"]
+    ]
+    assert not page["items"][0]["inContext"]
+
+
+def test_fold_with_nothing_to_fold_reports_failure_and_ends(client: TestClient, parse_sse) -> None:
+    conversation = client.post("/api/conversations", json={}).json()["id"]
+    events = _fold(client, conversation, parse_sse)
+    assert [e.name for e in events][-1] == "done"
+    assert "compaction.failed" in [e.name for e in events]
+    assert client.get(f"/api/conversations/{conversation}/compactions").json()["items"] == []
+
+
+def test_undo_brings_back_the_previous_view(client: TestClient, store: Store, parse_sse) -> None:
+    conversation = _conversation_with_history(client, store)
+    _fold(client, conversation, parse_sse)
+    undone = client.post(f"/api/conversations/{conversation}/compactions/1/undo")
+    assert undone.status_code == 200
+    assert undone.json() == {"compaction": None}
+    assert client.get(f"/api/conversations/{conversation}").json()["compaction"] is None
+    history = client.get(f"/api/conversations/{conversation}/compactions").json()
+    assert history["currentVersion"] == 0
+    assert [(c["version"], c["isCurrent"]) for c in history["items"]] == [(1, False)]
+    page = client.get(f"/api/conversations/{conversation}/messages").json()
+    assert all(m["inContext"] for m in page["items"])
+
+    again = client.post(f"/api/conversations/{conversation}/compactions/1/undo")
+    assert again.status_code == 409
+    assert again.json()["error"]["code"] == "not_current"
+    unknown = client.post(f"/api/conversations/{conversation}/compactions/7/undo")
+    assert unknown.status_code == 404
+    assert client.post(f"/api/conversations/{conversation}/compactions/0/undo").status_code == 422
+
+
+def test_stacked_folds_undo_one_at_a_time(client: TestClient, store: Store, parse_sse) -> None:
+    conversation = _conversation_with_history(client, store)
+    _fold(client, conversation, parse_sse)
+    store.append_messages(
+        conversation,
+        [m for i in range(4) for m in (user(f"more {i} " * 20), assistant("ok " * 20))],
+    )
+    events = _fold(client, conversation, parse_sse)
+    second = next(e for e in events if e.name == "compaction.completed").data
+    assert second["version"] == 2
+    assert client.post(f"/api/conversations/{conversation}/compactions/1/undo").status_code == 409
+    undone = client.post(f"/api/conversations/{conversation}/compactions/2/undo").json()
+    assert undone["compaction"]["version"] == 1
+
+
+def test_context_is_what_the_model_sees(client: TestClient, store: Store, parse_sse) -> None:
+    conversation = _conversation_with_history(client, store)
+    before = client.get(f"/api/conversations/{conversation}/context")
+    assert before.status_code == 200
+    body = before.json()
+    for key in (
+        "tokens",
+        "inputBudget",
+        "contextWindow",
+        "fraction",
+        "exact",
+        "breakdown",
+        "apiMessages",
+        "compaction",
+        "thresholds",
+        "modelKnown",
+    ):
+        assert key in body, key
+    assert body["compaction"] is None
+    assert body["contextWindow"] == 32768
+    assert len(body["apiMessages"]) == 12
+    assert body["apiMessages"][0]["parts"][0]["text"].startswith("question 0")
+    assert set(body["breakdown"]) >= {"system", "tools", "summary", "messages"}
+
+    _fold(client, conversation, parse_sse)
+    after = client.get(f"/api/conversations/{conversation}/context").json()
+    assert after["compaction"]["version"] == 1
+    assert after["tokens"] < body["tokens"]
+    assert len(after["apiMessages"]) < len(body["apiMessages"])
