@@ -207,7 +207,7 @@ class ChatService:
         wire = "anthropic" if model.provider_kind == "anthropic" else "openai"
         return self.loader.load(config, conversation_id, wire=wire)
 
-    async def context(self, conversation_id: str) -> dict[str, Any]:
+    def context(self, conversation_id: str) -> dict[str, Any]:
         return self._load(conversation_id).to_json()
 
     def preview_compaction(self, conversation_id: str) -> dict[str, Any]:

@@ -13,6 +13,8 @@ router = APIRouter(prefix="/api/conversations", tags=["context"])
 
 
 @router.get("/{conversation_id}/context", response_model=ContextOut)
-async def get_context(conversation_id: str, store: StoreDep, chat: ChatDep) -> dict[str, Any]:
+def get_context(conversation_id: str, store: StoreDep, chat: ChatDep) -> dict[str, Any]:
+    # A plain `def`: counting a long view takes milliseconds, so FastAPI runs it in its
+    # thread pool instead of stalling the event loop that carries open streams.
     store.get_conversation(conversation_id)
-    return await chat.context(conversation_id)
+    return chat.context(conversation_id)
