@@ -1,0 +1,243 @@
+"""How fast the browser UI opens and scrolls a 10,000-message conversation.
+
+The store is filled directly with a realistic mix (short questions, Markdown answers
+with code blocks, tool calls and results, a fold in the middle), a real Foldline server
+runs in-process, and Debian's Chromium (headless, through Playwright) opens it:
+
+- *cold open*: navigation until the newest message is on screen (page load, scripts,
+  settings, conversation list, the newest page of messages, rendering);
+- *switch*: with the app loaded, a click on the conversation in the sidebar until its
+  newest message is on screen;
+- *older page*: scrolling to the top until the previous page is drawn (one per step);
+- *longest task*: the longest main-thread task Chromium reported during the whole run
+  (a "freeze" is a long task; Chromium reports tasks over 50 ms);
+- *DOM messages*: how many message elements exist after paging up 30 pages.
+
+    .venv/bin/python benchmarks/ui_bench.py --messages 10000 --repeat 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from foldline.core.messages import (
+    Message,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    assistant,
+    tool_results,
+    user,
+)
+from foldline.core.state import CompactionState, SummarizedRange
+from foldline.server.app import create_app
+from foldline.server.runner import start_server_in_thread
+from foldline.store import Store
+from playwright.sync_api import sync_playwright
+
+TOKEN = "bench-token-0123456789abcdefghijklmnopqrstuvwxyz"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+CONFIG = """\
+[defaults]
+model = "bench-model"
+
+[providers.local]
+kind = "openai-compatible"
+base_url = "http://127.0.0.1:9/v1"
+
+[models."bench-model"]
+provider = "local"
+context_window = 200000
+max_output_tokens = 4096
+"""
+ANSWER = """Here is what I found about **item {n}**:
+
+1. The parser reads the header first.
+2. Then it validates the `checksum` field.
+
+```python
+def checksum(data: bytes) -> int:
+    total = 0
+    for byte in data:
+        total = (total * 31 + byte) % 65521
+    return total
+```
+
+That keeps it under the limit; see the notes above for the edge cases.
+"""
+LONG_TASK_OBSERVER = """
+window.__longTasks = [];
+new PerformanceObserver(list => {
+  for (const entry of list.getEntries()) window.__longTasks.push(entry.duration);
+}).observe({ type: 'longtask', buffered: true });
+"""
+
+
+def history(count: int) -> list[Message]:
+    """`count` messages: mostly question/answer pairs, a tool exchange every tenth turn."""
+    messages: list[Message] = []
+    n = 0
+    while len(messages) < count:
+        if n % 10 == 9 and count - len(messages) >= 4:
+            call_id = f"call_{n}"
+            messages += [
+                user(f"Question {n}: list the files please"),
+                assistant(
+                    "",
+                    ToolCallPart(id=call_id, name="list_files", input={"path": f"src/{n}"}),
+                ),
+                tool_results(
+                    ToolResultPart(
+                        call_id=call_id,
+                        name="list_files",
+                        output="\n".join(f"src/{n}/file_{i}.py" for i in range(20)),
+                    )
+                ),
+                Message(
+                    role="assistant", parts=(TextPart(text=f"There are 20 files in src/{n}."),)
+                ),
+            ]
+        else:
+            messages += [user(f"Question {n}: what about item {n}?"), assistant(ANSWER.format(n=n))]
+        n += 1
+    return messages[:count]
+
+
+def seed(data_dir: Path, count: int) -> str:
+    with Store(data_dir / "foldline.db") as store:
+        conversation = store.create_conversation(title=f"{count:,} messages", model="bench-model")
+        messages = history(count)
+        for start in range(0, len(messages), 1000):
+            store.append_messages(conversation.id, messages[start : start + 1000])
+        split = count // 2
+        # A fold in the middle, so the fold line and the dimming are part of the cost.
+        state = CompactionState(
+            version=1,
+            compacted_at="2025-01-01T00:00:00Z",
+            summary_message="## Active Task\nBenchmark.\n",
+            api_start_index=split - split % 2,
+            summarized_range=SummarizedRange(
+                from_index=0, to_index=split - split % 2, message_count=split - split % 2
+            ),
+            strategy="structured",
+            trigger="auto",
+            tokens_before=150_000,
+            tokens_after=60_000,
+        )
+        store.commit_fold(conversation.id, state, expected_version=0)
+        return conversation.id
+
+
+def measure(url: str, conversation_id: str, count: int, pages_up: int) -> dict[str, float]:
+    newest = f'.message[data-index="{count - 1}"]'
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
+        )
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        context.add_init_script(LONG_TASK_OBSERVER)
+        page = context.new_page()
+
+        started = time.perf_counter()
+        page.goto(f"{url}/#token={TOKEN}&c={conversation_id}")
+        page.locator(newest).wait_for(state="visible", timeout=60_000)
+        cold_open = time.perf_counter() - started
+
+        # Switch away (to the empty screen) and back through the sidebar.
+        page.locator("#new-conversation").click()
+        page.locator('#app[data-state="open"] #chat-inner[data-total="0"]').wait_for(
+            state="attached", timeout=60_000
+        )
+        started = time.perf_counter()
+        page.locator(f'.conversation-item[data-id="{conversation_id}"]').click()
+        page.locator(newest).wait_for(state="visible", timeout=60_000)
+        switch = time.perf_counter() - started
+
+        inner = page.locator("#chat-inner")
+        scroller = page.locator("#chat-scroll")
+        older: list[float] = []
+        for _ in range(pages_up):
+            lo = inner.get_attribute("data-lo")
+            if lo == "0":
+                break
+            started = time.perf_counter()
+            scroller.evaluate("element => { element.scrollTop = 0; }")
+            page.locator(f'#chat-inner:not([data-lo="{lo}"])').wait_for(
+                state="attached", timeout=60_000
+            )
+            older.append(time.perf_counter() - started)
+        dom_messages = page.locator(".message").count()
+        long_tasks = page.evaluate("window.__longTasks")
+        browser.close()
+    return {
+        "cold_open": cold_open,
+        "switch": switch,
+        "older_median": statistics.median(older),
+        "older_max": max(older),
+        "longest_task": max(long_tasks) / 1000 if long_tasks else 0.0,
+        "dom_messages": float(dom_messages),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--pages-up", type=int, default=30)
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory(prefix="foldline-ui-bench-") as folder:
+        data_dir = Path(folder)
+        (data_dir / "config.toml").write_text(CONFIG, encoding="utf-8")
+        started = time.perf_counter()
+        conversation_id = seed(data_dir, args.messages)
+        print(f"seeded {args.messages:,} messages in {time.perf_counter() - started:.1f} s")
+        server = start_server_in_thread(create_app(data_dir=data_dir, token=TOKEN))
+        try:
+            runs = [
+                measure(server.url, conversation_id, args.messages, args.pages_up)
+                for _ in range(args.repeat)
+            ]
+        finally:
+            server.stop()
+
+    print(
+        f"Python {platform.python_version()}, processor {platform.processor()!r}, "
+        f"machine {platform.machine()}"
+    )
+    print(f"{args.messages:,} messages, {args.repeat} runs (median, min, max)\n")
+    print("| measurement | median | min | max |")
+    print("| --- | --- | --- | --- |")
+    labels = {
+        "cold_open": "cold open: navigation → newest message on screen",
+        "switch": "switch: sidebar click → newest message on screen",
+        "older_median": "older page: scroll to top → page drawn (median of the run)",
+        "older_max": "older page: slowest of the run",
+        "longest_task": "longest main-thread task of the run",
+    }
+    for key, label in labels.items():
+        values = [run[key] for run in runs]
+        print(
+            f"| {label} | {statistics.median(values) * 1000:.0f} ms "
+            f"| {min(values) * 1000:.0f} ms | {max(values) * 1000:.0f} ms |"
+        )
+    doms = [int(run["dom_messages"]) for run in runs]
+    print(f"| message elements in the DOM after {args.pages_up} pages up | {max(doms)} | | |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

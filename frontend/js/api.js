@@ -1,0 +1,232 @@
+// The HTTP API (DESIGN §5, docs/api.md): authenticated fetch, JSON helpers, SSE streams.
+//
+// Every /api route but /api/health needs `Authorization: Bearer <token>`. The token comes
+// from the URL fragment (`#token=...`, never sent to the server in a request line or
+// logged), or is injected by the desktop shell as `window.FOLDLINE_TOKEN`; it is kept in
+// sessionStorage so a reload keeps working, and removed from the address bar at once.
+
+import { readEvents } from "./sse.js";
+
+const TOKEN_KEY = "foldline.token";
+let token = "";
+
+export function initToken() {
+  const fragment = new URLSearchParams(window.location.hash.slice(1));
+  const fromFragment = fragment.get("token");
+  if (fromFragment) {
+    sessionStorage.setItem(TOKEN_KEY, fromFragment);
+    fragment.delete("token");
+    const rest = fragment.toString();
+    const url = window.location.pathname + window.location.search + (rest ? `#${rest}` : "");
+    window.history.replaceState(null, "", url);
+  }
+  token = fromFragment || window.FOLDLINE_TOKEN || sessionStorage.getItem(TOKEN_KEY) || "";
+  return token !== "";
+}
+
+/** An API failure with the server's code and a message fit to show a person. */
+export class ApiError extends Error {
+  constructor(message, { status = 0, code = "", retryable = false } = {}) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.code = code;
+    this.retryable = retryable;
+  }
+}
+
+function describeStatus(status) {
+  if (status === 401 || status === 403) {
+    return "The app's access token was refused. Reopen Foldline from its window or the link it printed.";
+  }
+  if (status === 404) {
+    return "Not found. It may have been deleted.";
+  }
+  if (status === 409) {
+    return "Something else changed this conversation at the same time. Try again.";
+  }
+  if (status >= 500) {
+    return `The Foldline server failed (HTTP ${status}).`;
+  }
+  return `The request failed (HTTP ${status}).`;
+}
+
+/** Turn any error body shape (FastAPI `detail`, `{error: {...}}`, `{code, message}`) into an ApiError. */
+async function errorFrom(response) {
+  let body = null;
+  try {
+    body = await response.json();
+  } catch {
+    body = null;
+  }
+  let message = "";
+  let code = "";
+  let retryable = false;
+  const source = body && typeof body === "object" ? (body.error ?? body) : null;
+  if (source && typeof source === "object") {
+    code = typeof source.code === "string" ? source.code : "";
+    retryable = Boolean(source.retryable);
+    if (typeof source.message === "string") {
+      message = source.message;
+    } else if (typeof source.detail === "string") {
+      message = source.detail;
+    } else if (Array.isArray(source.detail)) {
+      message = source.detail.map((item) => item.msg ?? String(item)).join("; ");
+    } else if (source.detail && typeof source.detail === "object") {
+      message = source.detail.message ?? "";
+      code = source.detail.code ?? code;
+    }
+  }
+  return new ApiError(message || describeStatus(response.status), {
+    status: response.status,
+    code,
+    retryable,
+  });
+}
+
+function headers(extra = {}) {
+  const result = { ...extra };
+  if (token) {
+    result.Authorization = `Bearer ${token}`;
+  }
+  return result;
+}
+
+async function send(method, path, { body, query, signal, accept = "application/json" } = {}) {
+  let url = path;
+  if (query) {
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(query)) {
+      if (value !== undefined && value !== null && value !== "") {
+        params.set(key, String(value));
+      }
+    }
+    const text = params.toString();
+    if (text) {
+      url += `?${text}`;
+    }
+  }
+  const init = { method, headers: headers({ Accept: accept }), signal };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(url, init);
+  } catch (error) {
+    if (error.name === "AbortError") {
+      throw error;
+    }
+    throw new ApiError("Cannot reach the Foldline server. Is it still running?", {
+      code: "network",
+      retryable: true,
+    });
+  }
+  if (!response.ok) {
+    throw await errorFrom(response);
+  }
+  return response;
+}
+
+async function json(method, path, options) {
+  const response = await send(method, path, options);
+  if (response.status === 204) {
+    return null;
+  }
+  const text = await response.text();
+  return text ? JSON.parse(text) : null;
+}
+
+/** The list inside a response that is either a bare array or an object holding one. */
+function listFrom(body, ...keys) {
+  if (Array.isArray(body)) {
+    return body;
+  }
+  for (const key of keys) {
+    if (body && Array.isArray(body[key])) {
+      return body[key];
+    }
+  }
+  return [];
+}
+
+/**
+ * POST a body; once the server accepted it, return an async iterator of the `{name, data}`
+ * events of its `text/event-stream` answer. A refusal (409, 400, ...) throws here, before
+ * any event, so callers can tell "not started" from "failed midway".
+ */
+async function stream(path, body, signal) {
+  const response = await send("POST", path, { body, signal, accept: "text/event-stream" });
+  if (!response.body) {
+    throw new ApiError("The server answered without a stream.");
+  }
+  return readEvents(response.body);
+}
+
+const enc = encodeURIComponent;
+
+export const api = {
+  health: () => json("GET", "/api/health"),
+
+  listConversations: async (q = "") =>
+    listFrom(await json("GET", "/api/conversations", { query: { q } }), "conversations", "items"),
+  createConversation: (fields = {}) => json("POST", "/api/conversations", { body: fields }),
+  getConversation: (id) => json("GET", `/api/conversations/${enc(id)}`),
+  updateConversation: (id, fields) =>
+    json("PATCH", `/api/conversations/${enc(id)}`, { body: fields }),
+  deleteConversation: (id) => json("DELETE", `/api/conversations/${enc(id)}`),
+
+  /** One page of the display history: `{messages, total}` (total may be null if unknown). */
+  listMessages: async (id, { offset, limit }) => {
+    const body = await json("GET", `/api/conversations/${enc(id)}/messages`, {
+      query: { offset, limit },
+    });
+    const messages = listFrom(body, "messages", "items");
+    const total = body && !Array.isArray(body) && Number.isInteger(body.total) ? body.total : null;
+    return { messages, total };
+  },
+  /** The untruncated output of tool-result part `partIndex` of a message. */
+  fullOutput: (id, messageId, partIndex) =>
+    json(
+      "GET",
+      `/api/conversations/${enc(id)}/messages/${enc(messageId)}/parts/${enc(partIndex)}/full`,
+    ),
+
+  sendMessage: (id, content, signal) =>
+    stream(`/api/conversations/${enc(id)}/messages`, { content }, signal),
+  cancel: (id) => json("POST", `/api/conversations/${enc(id)}/cancel`, { body: {} }),
+  compact: (id, instructions, signal) =>
+    stream(`/api/conversations/${enc(id)}/compact`, instructions ? { instructions } : {}, signal),
+
+  context: (id) => json("GET", `/api/conversations/${enc(id)}/context`),
+  compactions: async (id) =>
+    listFrom(
+      await json("GET", `/api/conversations/${enc(id)}/compactions`),
+      "compactions",
+      "versions",
+      "items",
+    ),
+  compactionPreview: (id) => json("GET", `/api/conversations/${enc(id)}/compactions/preview`),
+  undoCompaction: (id, version) =>
+    json("POST", `/api/conversations/${enc(id)}/compactions/${enc(version)}/undo`, { body: {} }),
+
+  /** The export as a Blob with the file name the server suggests. */
+  exportConversation: async (id, format) => {
+    const response = await send("GET", `/api/conversations/${enc(id)}/export`, {
+      query: { format },
+      accept: "*/*",
+    });
+    const disposition = response.headers.get("Content-Disposition") || "";
+    const match = /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(disposition);
+    const fallback = `conversation.${format === "json" ? "json" : "md"}`;
+    const filename = match ? decodeURIComponent(match[1]) : fallback;
+    return { blob: await response.blob(), filename };
+  },
+  importConversation: (document) => json("POST", "/api/conversations/import", { body: document }),
+
+  getSettings: () => json("GET", "/api/settings"),
+  putSettings: (settings) => json("PUT", "/api/settings", { body: settings }),
+  testConnection: (body) => json("POST", "/api/settings/test-connection", { body }),
+  detectLocal: () => json("GET", "/api/settings/detect-local"),
+};

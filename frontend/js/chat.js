@@ -1,0 +1,559 @@
+// The chat view: a window over the display history that loads in pages.
+//
+// A conversation may hold tens of thousands of messages, so the view never loads or
+// draws them all. It opens on the newest page, loads older pages as the person scrolls
+// up and newer ones as they scroll back down, and keeps at most MAX_LOADED messages in
+// the DOM by dropping pages at the far end. Off-screen messages also skip layout and
+// paint (content-visibility in chat.css). Fold lines are drawn between messages at the
+// `apiStartIndex` of each visible fold, and every message before the current one is
+// dimmed as display-only.
+
+import { api } from "./api.js";
+import { byId, h, icon } from "./dom.js";
+import { renderFoldLine, visibleFolds } from "./fold.js";
+import { fillMessage, renderMessage } from "./messages.js";
+import { notifyError } from "./notices.js";
+import { apiStartIndex, currentFold, state } from "./state.js";
+
+const PAGE_SIZE = 50;
+const MAX_LOADED = 400;
+const EDGE_PX = 800;
+
+/** The loaded window [lo, hi) of the history and what it needs to draw it. */
+const view = {
+  conversationId: null,
+  lo: 0,
+  hi: 0,
+  total: 0,
+  messages: new Map(),
+  elements: new Map(),
+  /** callId -> result part, for results drawn inside their call's card. */
+  results: new Map(),
+  /** callId -> index of the assistant message that made the call. */
+  calls: new Map(),
+  loading: false,
+  /** Incremented on every open, so answers for a conversation left behind are dropped. */
+  generation: 0,
+  stickToBottom: true,
+  streamingIndex: null,
+  hooks: { onRetry: null, onUndo: null },
+};
+
+let scroller;
+let inner;
+let topEdge;
+let bottomEdge;
+let jumpButton;
+
+const tools = {
+  resultFor: (callId) => view.results.get(callId) ?? null,
+  hasCall: (callId) => view.calls.has(callId),
+};
+
+export function initChat({ onRetry, onUndo }) {
+  view.hooks = { onRetry, onUndo };
+  scroller = byId("chat-scroll");
+  inner = byId("chat-inner");
+  jumpButton = byId("jump-latest");
+  topEdge = h("div", { class: "page-edge top", dataset: { edge: "top" } });
+  bottomEdge = h("div", { class: "page-edge bottom", dataset: { edge: "bottom" } });
+  scroller.addEventListener("scroll", onScroll, { passive: true });
+  jumpButton.addEventListener("click", () => jumpToLatest());
+  showEmpty();
+}
+
+function index(message) {
+  (message.parts ?? []).forEach((part, partIndex) => {
+    if (part.kind === "tool-call") {
+      view.calls.set(part.id, message.index);
+    } else if (part.kind === "tool-result") {
+      // Where the result is stored, so its full output can be fetched when truncated.
+      view.results.set(part.callId, { ...part, messageId: message.id, partIndex });
+    }
+  });
+}
+
+function forget(message) {
+  for (const part of message.parts ?? []) {
+    if (part.kind === "tool-call" && view.calls.get(part.id) === message.index) {
+      view.calls.delete(part.id);
+    }
+  }
+}
+
+function isLastMessage(message) {
+  return message.index === view.total - 1;
+}
+
+function options(message, streaming = false) {
+  return {
+    tools,
+    onRetry: view.hooks.onRetry,
+    canRetry: isLastMessage(message) && !state.busy,
+    streaming,
+  };
+}
+
+function build(message) {
+  const element = renderMessage(message, options(message, view.streamingIndex === message.index));
+  element.classList.toggle("folded", message.index < apiStartIndex());
+  view.elements.set(message.index, element);
+  return element;
+}
+
+function showEmpty() {
+  view.conversationId = null;
+  view.messages.clear();
+  view.elements.clear();
+  view.results.clear();
+  view.calls.clear();
+  view.lo = view.hi = view.total = 0;
+  inner.replaceChildren(
+    h(
+      "div",
+      { class: "empty-state" },
+      h(
+        "div",
+        {},
+        h("div", { class: "mark" }),
+        h("h2", { text: "Long conversations, nothing lost" }),
+        h("p", {
+          text: "You always see the whole history. When the model's context fills up, older messages fold into a summary, and a line shows exactly where.",
+        }),
+      ),
+    ),
+  );
+  jumpButton.hidden = true;
+}
+
+export function clearChat() {
+  view.generation++;
+  showEmpty();
+}
+
+function updateEdges() {
+  // The loaded window, for people debugging and for the browser tests.
+  inner.dataset.lo = String(view.lo);
+  inner.dataset.hi = String(view.hi);
+  inner.dataset.total = String(view.total);
+  topEdge.replaceChildren();
+  if (view.lo > 0) {
+    topEdge.append(
+      icon("loader", "small spin"),
+      `Loading earlier messages (${view.lo.toLocaleString("en-US")} more)`,
+    );
+  } else if (view.total > 0) {
+    topEdge.append("Beginning of the conversation");
+  } else if (view.conversationId) {
+    topEdge.append("No messages yet. Everything you send stays in this history, even once folded.");
+  }
+  bottomEdge.replaceChildren();
+  if (view.hi < view.total) {
+    bottomEdge.append(icon("loader", "small spin"), "Loading newer messages");
+  }
+  jumpButton.hidden = view.hi === view.total && distanceFromBottom() < 400;
+}
+
+function distanceFromBottom() {
+  return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight;
+}
+
+function scrollToBottom() {
+  scroller.scrollTop = scroller.scrollHeight;
+  view.stickToBottom = true;
+}
+
+/** The first message element whose bottom is below the top of the viewport. */
+function anchorElement() {
+  const top = scroller.getBoundingClientRect().top;
+  for (let i = view.lo; i < view.hi; i++) {
+    const element = view.elements.get(i);
+    if (element && element.getBoundingClientRect().bottom > top) {
+      return element;
+    }
+  }
+  return null;
+}
+
+/** Run a DOM change and keep the element the person is looking at where it was. */
+function keepingPosition(change) {
+  const anchor = anchorElement();
+  const before = anchor ? anchor.getBoundingClientRect().top : 0;
+  change();
+  if (anchor?.isConnected) {
+    const delta = anchor.getBoundingClientRect().top - before;
+    if (delta !== 0) {
+      scroller.scrollTop += delta;
+    }
+  }
+}
+
+async function fetchPage(offset, limit) {
+  const generation = view.generation;
+  const { messages, total } = await api.listMessages(view.conversationId, { offset, limit });
+  if (generation !== view.generation) {
+    return null;
+  }
+  return { messages, total };
+}
+
+/** How many messages the conversation has: from the conversation, else from a page's total. */
+async function countMessages(conversation) {
+  const known = conversation?.messageCount ?? conversation?.messagesCount;
+  if (Number.isInteger(known)) {
+    return known;
+  }
+  const page = await fetchPage(0, 1);
+  return page?.total ?? null;
+}
+
+/** Open a conversation on its newest page. */
+export async function openConversation(conversation) {
+  view.generation++;
+  const generation = view.generation;
+  view.conversationId = conversation.id;
+  view.messages.clear();
+  view.elements.clear();
+  view.results.clear();
+  view.calls.clear();
+  view.streamingIndex = null;
+  inner.replaceChildren(h("div", { class: "page-edge" }, icon("loader", "small spin"), "Loading…"));
+  let total = await countMessages(conversation);
+  if (generation !== view.generation) {
+    return;
+  }
+  let page;
+  if (total === null) {
+    // No count available: load from the start; the server still pages.
+    page = await fetchPage(0, PAGE_SIZE);
+    total = page?.total ?? page?.messages.length ?? 0;
+  } else {
+    page = await fetchPage(Math.max(0, total - PAGE_SIZE), PAGE_SIZE);
+    total = page?.total ?? total;
+  }
+  if (!page) {
+    return;
+  }
+  const messages = page.messages;
+  view.total = Math.max(total, messages.length ? messages.at(-1).index + 1 : 0);
+  view.lo = messages.length ? messages[0].index : view.total;
+  view.hi = messages.length ? messages.at(-1).index + 1 : view.total;
+  for (const message of messages) {
+    view.messages.set(message.index, message);
+    index(message);
+  }
+  const fragment = document.createDocumentFragment();
+  fragment.append(topEdge);
+  for (const message of messages) {
+    fragment.append(build(message));
+  }
+  fragment.append(bottomEdge);
+  inner.replaceChildren(fragment);
+  renderFolds();
+  updateEdges();
+  scrollToBottom();
+  // Images, fonts and highlighting can change heights after the first layout.
+  requestAnimationFrame(() => {
+    if (view.stickToBottom) {
+      scrollToBottom();
+    }
+  });
+  if (view.hi - view.lo < PAGE_SIZE && view.lo > 0) {
+    loadOlder();
+  }
+}
+
+async function loadOlder() {
+  if (view.loading || view.lo === 0 || !view.conversationId) {
+    return;
+  }
+  view.loading = true;
+  try {
+    const offset = Math.max(0, view.lo - PAGE_SIZE);
+    const page = await fetchPage(offset, view.lo - offset);
+    if (!page) {
+      return;
+    }
+    const messages = page.messages.filter((m) => m.index < view.lo);
+    if (!messages.length) {
+      view.lo = 0;
+      updateEdges();
+      return;
+    }
+    keepingPosition(() => {
+      const fragment = document.createDocumentFragment();
+      for (const message of messages) {
+        view.messages.set(message.index, message);
+        index(message);
+      }
+      for (const message of messages) {
+        fragment.append(build(message));
+      }
+      topEdge.after(fragment);
+      view.lo = messages[0].index;
+      trimBottom();
+      renderFolds();
+      updateEdges();
+    });
+  } catch (error) {
+    notifyError("Could not load earlier messages", error);
+  } finally {
+    view.loading = false;
+  }
+}
+
+async function loadNewer() {
+  if (view.loading || view.hi >= view.total || !view.conversationId) {
+    return;
+  }
+  view.loading = true;
+  try {
+    const page = await fetchPage(view.hi, PAGE_SIZE);
+    if (!page) {
+      return;
+    }
+    if (Number.isInteger(page.total)) {
+      view.total = page.total;
+    }
+    const messages = page.messages.filter((m) => m.index >= view.hi);
+    if (!messages.length) {
+      view.total = view.hi;
+      updateEdges();
+      return;
+    }
+    keepingPosition(() => {
+      const fragment = document.createDocumentFragment();
+      for (const message of messages) {
+        view.messages.set(message.index, message);
+        index(message);
+      }
+      for (const message of messages) {
+        fragment.append(build(message));
+      }
+      bottomEdge.before(fragment);
+      view.hi = messages.at(-1).index + 1;
+      trimTop();
+      renderFolds();
+      updateEdges();
+    });
+  } catch (error) {
+    notifyError("Could not load newer messages", error);
+  } finally {
+    view.loading = false;
+  }
+}
+
+function removeIndex(i) {
+  const message = view.messages.get(i);
+  if (message) {
+    forget(message);
+  }
+  view.messages.delete(i);
+  view.elements.get(i)?.remove();
+  view.elements.delete(i);
+}
+
+function trimBottom() {
+  while (view.hi - view.lo > MAX_LOADED) {
+    view.hi--;
+    removeIndex(view.hi);
+  }
+}
+
+function trimTop() {
+  while (view.hi - view.lo > MAX_LOADED) {
+    removeIndex(view.lo);
+    view.lo++;
+  }
+}
+
+function onScroll() {
+  view.stickToBottom = distanceFromBottom() < 80;
+  if (scroller.scrollTop < EDGE_PX && view.lo > 0) {
+    loadOlder();
+  } else if (distanceFromBottom() < EDGE_PX && view.hi < view.total) {
+    loadNewer();
+  }
+  jumpButton.hidden = view.hi === view.total && distanceFromBottom() < 400;
+}
+
+/** Reopen on the newest page (after scrolling far up, or before a new turn). */
+export async function jumpToLatest() {
+  if (!view.conversationId) {
+    return;
+  }
+  if (view.hi === view.total) {
+    scrollToBottom();
+    return;
+  }
+  await openConversation({ id: view.conversationId, messageCount: view.total });
+}
+
+/** Redraw every fold line and the dimming of the messages above the current one. */
+export function renderFolds() {
+  for (const line of inner.querySelectorAll(".fold-line")) {
+    line.remove();
+  }
+  const current = currentFold();
+  const start = apiStartIndex();
+  for (const [i, element] of view.elements) {
+    element.classList.toggle("folded", i < start);
+  }
+  for (const fold of visibleFolds(state.compactions, current)) {
+    const at = fold.apiStartIndex;
+    let anchor = null;
+    if (at >= view.lo && at < view.hi) {
+      anchor = view.elements.get(at);
+    } else if (at === view.hi && view.hi === view.total) {
+      anchor = bottomEdge;
+    }
+    if (!anchor) {
+      continue;
+    }
+    const isCurrent = fold.version === current.version;
+    anchor.before(renderFoldLine(fold, { current: isCurrent, onUndo: view.hooks.onUndo }));
+  }
+}
+
+// ---- Live updates from a running turn ------------------------------------------------
+
+function afterLiveChange() {
+  if (view.stickToBottom) {
+    scrollToBottom();
+  }
+  updateEdges();
+}
+
+/** Add or replace a message at the live end of the history. */
+export function putMessage(message, { streaming = false } = {}) {
+  if (!view.conversationId) {
+    return;
+  }
+  if (streaming) {
+    view.streamingIndex = message.index;
+  } else if (view.streamingIndex === message.index) {
+    view.streamingIndex = null;
+  }
+  const existing = view.elements.get(message.index);
+  const old = view.messages.get(message.index);
+  if (old) {
+    forget(old);
+  }
+  view.messages.set(message.index, message);
+  index(message);
+  if (existing) {
+    fillMessage(existing, message, options(message, streaming));
+  } else if (message.index >= view.hi) {
+    if (view.hi !== view.total) {
+      // The person is reading far up; the message is counted and shown on return.
+      view.total = Math.max(view.total, message.index + 1);
+      updateEdges();
+      return;
+    }
+    const element = build(message);
+    bottomEdge.before(element);
+    view.hi = message.index + 1;
+    view.total = Math.max(view.total, view.hi);
+  }
+  if (message.role === "tool") {
+    refreshCardsFor(message);
+  }
+  // The previous last message may have offered "Retry"; only the last one may.
+  const previous = view.messages.get(message.index - 1);
+  if (previous?.status === "error") {
+    fillMessage(view.elements.get(previous.index), previous, options(previous));
+  }
+  afterLiveChange();
+}
+
+/** Redraw the assistant messages whose call cards show results from this tool message. */
+function refreshCardsFor(toolMessage) {
+  const owners = new Set();
+  for (const part of toolMessage.parts ?? []) {
+    if (part.kind === "tool-result" && view.calls.has(part.callId)) {
+      owners.add(view.calls.get(part.callId));
+    }
+  }
+  for (const owner of owners) {
+    const message = view.messages.get(owner);
+    const element = view.elements.get(owner);
+    if (message && element) {
+      fillMessage(element, message, options(message, view.streamingIndex === owner));
+    }
+  }
+}
+
+/** Record a result that arrived before its tool message, and redraw its card. */
+export function putToolResult(result) {
+  view.results.set(result.callId, result);
+  const owner = view.calls.get(result.callId);
+  const message = view.messages.get(owner);
+  const element = view.elements.get(owner);
+  if (message && element) {
+    fillMessage(element, message, options(message, view.streamingIndex === owner));
+    afterLiveChange();
+  }
+}
+
+export function messageAt(i) {
+  return view.messages.get(i) ?? null;
+}
+
+export function totalMessages() {
+  return view.total;
+}
+
+/** Remove a message that only existed on this page (an optimistic one the server refused). */
+export function dropLocalMessage(i) {
+  if (i === view.hi - 1 && i === view.total - 1) {
+    removeIndex(i);
+    view.hi--;
+    view.total--;
+    updateEdges();
+  }
+}
+
+/**
+ * Replace the newest messages by the server's copy after a turn, so what is on screen is
+ * exactly what is stored (statuses, ids, pruned outputs, the final text).
+ */
+export async function reconcileTail(fromIndex) {
+  if (!view.conversationId) {
+    return;
+  }
+  const start = Math.max(0, Math.min(fromIndex, view.total - 1));
+  try {
+    const page = await fetchPage(start, Math.max(PAGE_SIZE, view.total - start + 8));
+    if (!page) {
+      return;
+    }
+    view.streamingIndex = null;
+    if (Number.isInteger(page.total)) {
+      // Messages the server no longer has (an optimistic one it refused) go away.
+      for (let i = page.total; i < view.hi; i++) {
+        removeIndex(i);
+      }
+      view.hi = Math.min(view.hi, page.total);
+      view.total = page.total;
+    }
+    for (const message of page.messages) {
+      if (message.index < view.lo) {
+        continue;
+      }
+      const old = view.messages.get(message.index);
+      const unchanged =
+        old && view.elements.has(message.index) && JSON.stringify(old) === JSON.stringify(message);
+      if (!unchanged) {
+        putMessage(message);
+      }
+    }
+    // The last message may have changed (a new error, a finished turn): only it offers Retry.
+    const last = view.messages.get(view.total - 1);
+    if (last && view.elements.has(last.index)) {
+      fillMessage(view.elements.get(last.index), last, options(last));
+    }
+    renderFolds();
+  } catch (error) {
+    notifyError("Could not refresh the conversation", error);
+  }
+}

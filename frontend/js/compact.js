@@ -1,0 +1,189 @@
+// The Compact dialog: what a fold would fold, optional instructions, progress, outcome.
+
+import { api } from "./api.js";
+import { openModal } from "./dialog.js";
+import { h, icon } from "./dom.js";
+import { formatInteger, formatTokens, plural } from "./format.js";
+import { notify } from "./notices.js";
+import { state } from "./state.js";
+import { compactNow, isRunning, stop } from "./turn.js";
+
+function previewBox(preview) {
+  if (!preview || !preview.messages || preview.toIndex === null || preview.toIndex === undefined) {
+    return h(
+      "div",
+      { class: "preview-box", dataset: { empty: "true" } },
+      "Nothing can be folded now: the most recent messages are always kept verbatim, and there is nothing older in the model's view.",
+    );
+  }
+  return h(
+    "div",
+    { class: "preview-box" },
+    h("div", {
+      text: `Messages #${formatInteger(preview.fromIndex)} to #${formatInteger(preview.toIndex - 1)} would be replaced in the model's view by a summary. They stay in your history, above a fold line, and the fold can be undone.`,
+    }),
+    h(
+      "div",
+      { class: "preview-numbers" },
+      h(
+        "div",
+        { class: "preview-number" },
+        h("strong", { class: "preview-messages", text: formatInteger(preview.messages) }),
+        h("span", { text: preview.messages === 1 ? "message to fold" : "messages to fold" }),
+      ),
+      h(
+        "div",
+        { class: "preview-number" },
+        h("strong", { class: "preview-tokens", text: formatTokens(preview.tokens) }),
+        h("span", { text: "tokens they take now" }),
+      ),
+    ),
+  );
+}
+
+/** Open the dialog for the current conversation. */
+export async function openCompactDialog() {
+  if (!state.currentId) {
+    return;
+  }
+  if (isRunning()) {
+    notify({
+      kind: "info",
+      title: "Busy",
+      text: "Wait for the current answer to finish, or stop it.",
+    });
+    return;
+  }
+  const previewSlot = h(
+    "div",
+    { class: "preview-slot" },
+    h(
+      "div",
+      { class: "progress-row" },
+      icon("loader", "small spin"),
+      "Working out what would fold…",
+    ),
+  );
+  const instructions = h("textarea", {
+    class: "textarea",
+    id: "compact-instructions",
+    rows: "3",
+    maxlength: "20000",
+    placeholder: "e.g. Keep the final database schema and every decision about the API verbatim.",
+  });
+  const message = h("div", { class: "compact-message", "aria-live": "polite" });
+  const body = h(
+    "div",
+    { class: "modal-body" },
+    previewSlot,
+    h(
+      "label",
+      { class: "field compact-instructions-field" },
+      h("span", { class: "field-label", text: "Instructions for the summary (optional)" }),
+      instructions,
+      h("span", {
+        class: "field-help",
+        text: "What must survive the fold word for word. The summary always quotes your own instructions and your last request.",
+      }),
+    ),
+    message,
+  );
+  const cancel = h("button", { type: "button", class: "button", text: "Cancel" });
+  const confirm = h(
+    "button",
+    { type: "button", class: "button primary", id: "compact-confirm" },
+    icon("layers", "small"),
+    "Fold now",
+  );
+  const dialog = openModal({
+    title: "Fold the conversation",
+    subtitle:
+      "Older messages become a summary; the model sees the summary and the recent messages.",
+    id: "compact-dialog",
+    body,
+    foot: h("div", { class: "modal-foot" }, cancel, confirm),
+  });
+  let runningHere = false;
+  cancel.addEventListener("click", () => {
+    if (runningHere) {
+      stop();
+    } else {
+      dialog.close();
+    }
+  });
+  dialog.addEventListener("cancel", (event) => {
+    // Esc while summarizing would hide the progress without stopping it: keep it open.
+    if (runningHere) {
+      event.preventDefault();
+    }
+  });
+
+  try {
+    const preview = await api.compactionPreview(state.currentId);
+    previewSlot.replaceChildren(previewBox(preview));
+    confirm.disabled = !preview?.messages;
+  } catch (error) {
+    previewSlot.replaceChildren(
+      h(
+        "div",
+        { class: "inline-error" },
+        icon("circle-alert", "small"),
+        `The preview failed: ${error.message}`,
+      ),
+    );
+  }
+
+  confirm.addEventListener("click", async () => {
+    runningHere = true;
+    confirm.disabled = true;
+    instructions.disabled = true;
+    cancel.textContent = "Stop";
+    const started = Date.now();
+    const progressText = h("span", { text: "Summarizing…" });
+    const progress = h(
+      "div",
+      { class: "progress-row", dataset: { state: "running" } },
+      icon("loader", "small spin"),
+      progressText,
+    );
+    message.replaceChildren(progress);
+    const timer = setInterval(() => {
+      progressText.textContent = `Summarizing… ${Math.round((Date.now() - started) / 1000)} s`;
+    }, 1000);
+    const outcome = await compactNow(instructions.value.trim() || undefined);
+    clearInterval(timer);
+    runningHere = false;
+    cancel.textContent = "Close";
+    if (outcome?.completed && !outcome.completed.degraded) {
+      dialog.close();
+      return;
+    }
+    if (outcome?.completed?.degraded) {
+      const range = outcome.completed.summarizedRange ?? {};
+      message.replaceChildren(
+        h(
+          "div",
+          { class: "inline-error", dataset: { outcome: "degraded" } },
+          icon("triangle-alert", "small"),
+          `The summarizer could not be used, so Foldline made an emergency fold instead: ${plural(range.messageCount ?? 0, "message")} replaced by an extractive digest (your requests verbatim, files and tools touched, the open task). It is marked “degraded” and will be re-summarized later.`,
+        ),
+      );
+      return;
+    }
+    const reason =
+      outcome?.failed?.reason ||
+      outcome?.error?.message ||
+      "The fold did not complete. Nothing was changed.";
+    message.replaceChildren(
+      h(
+        "div",
+        { class: "inline-error", dataset: { outcome: "failed" } },
+        icon("circle-alert", "small"),
+        reason,
+      ),
+    );
+    confirm.disabled = false;
+    instructions.disabled = false;
+  });
+  instructions.focus();
+}

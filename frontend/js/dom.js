@@ -1,0 +1,96 @@
+// Building DOM nodes without HTML strings.
+//
+// Text always goes in as text nodes, so nothing here can inject markup. The only place
+// HTML is parsed is markdown.js, and that goes through DOMPurify first.
+
+/**
+ * Create an element. `props` keys: `class`, `text`, `dataset` (object), `on` (object of
+ * event listeners), `hidden`, boolean/DOM properties prefixed with `.` (e.g. `.value`),
+ * anything else becomes an attribute. Children may be nodes, strings, arrays or null.
+ */
+export function h(tag, props = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [key, value] of Object.entries(props ?? {})) {
+    if (value === undefined || value === null || value === false) {
+      continue;
+    }
+    if (key === "class") {
+      element.className = Array.isArray(value) ? value.filter(Boolean).join(" ") : value;
+    } else if (key === "text") {
+      element.textContent = String(value);
+    } else if (key === "dataset") {
+      Object.assign(element.dataset, value);
+    } else if (key === "on") {
+      for (const [type, listener] of Object.entries(value)) {
+        element.addEventListener(type, listener);
+      }
+    } else if (key.startsWith(".")) {
+      element[key.slice(1)] = value;
+    } else if (value === true) {
+      element.setAttribute(key, "");
+    } else {
+      element.setAttribute(key, String(value));
+    }
+  }
+  append(element, children);
+  return element;
+}
+
+function append(parent, children) {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) {
+      continue;
+    }
+    if (Array.isArray(child)) {
+      append(parent, child);
+    } else if (child instanceof Node) {
+      parent.appendChild(child);
+    } else {
+      parent.appendChild(document.createTextNode(String(child)));
+    }
+  }
+}
+
+/** A Lucide icon (drawn by CSS as a mask; see base.css). */
+export function icon(name, extraClass = "") {
+  return h("span", { class: ["icon", `i-${name}`, extraClass], "aria-hidden": "true" });
+}
+
+export function byId(id) {
+  const element = document.getElementById(id);
+  if (!element) {
+    throw new Error(`missing #${id}`);
+  }
+  return element;
+}
+
+/** Copy text to the clipboard, falling back to a hidden textarea where the API is refused. */
+export async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    const area = h("textarea", { class: "offscreen", ".value": text });
+    document.body.appendChild(area);
+    area.select();
+    const ok = document.execCommand("copy");
+    area.remove();
+    return ok;
+  }
+}
+
+/** Show "Copied" on a copy button for a moment. */
+export function flashCopied(button) {
+  const label = button.querySelector(".label");
+  const glyph = button.querySelector(".icon");
+  glyph?.classList.replace("i-copy", "i-check");
+  if (label) {
+    label.textContent = "Copied";
+  }
+  setTimeout(() => {
+    glyph?.classList.replace("i-check", "i-copy");
+    if (label) {
+      label.textContent = "Copy";
+    }
+  }, 1400);
+}

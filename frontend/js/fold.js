@@ -1,0 +1,182 @@
+// The fold line: where the model's view begins, what was folded, and the way back.
+//
+// The current fold is drawn at its `apiStartIndex` with its numbers, "Show summary" and
+// "Undo". Earlier folds that are still part of the current stack are drawn as quieter
+// lines at their own `apiStartIndex`, so the history shows every point where the
+// conversation was folded.
+
+import { h, icon } from "./dom.js";
+import { formatInteger, formatTokens, formatWhen, plural } from "./format.js";
+import { renderMarkdown } from "./markdown.js";
+
+const TRIGGER_LABELS = {
+  auto: "automatic",
+  manual: "manual",
+  tool: "requested by the model",
+  overflow: "after a context overflow",
+};
+
+/** Summaries the person opened, kept open when the lines are redrawn. */
+const openSummaries = new Set();
+
+/** Whether a version from GET /compactions was undone (field names vary by server version). */
+function isUndone(fold) {
+  return Boolean(fold.undone || fold.undoneAt || fold.active === false || fold.status === "undone");
+}
+
+/**
+ * The folds to draw: the current one and the earlier versions it stacks on. A version
+ * later than the current one was undone; it is no longer part of the history's story.
+ */
+export function visibleFolds(compactions, current) {
+  if (!current) {
+    return [];
+  }
+  const known = new Map(compactions.map((fold) => [fold.version, fold]));
+  if (compactions.some((fold) => "parentVersion" in fold)) {
+    // Exact: follow the stack from the current fold down through its parents, which
+    // skips versions that were undone and then replaced by another fold.
+    const chain = [];
+    let fold = { ...known.get(current.version), ...current };
+    const seen = new Set();
+    while (fold && !seen.has(fold.version)) {
+      seen.add(fold.version);
+      chain.push(fold);
+      fold = fold.parentVersion ? known.get(fold.parentVersion) : null;
+    }
+    return chain.reverse();
+  }
+  const byVersion = new Map();
+  for (const fold of compactions) {
+    if (fold.version <= current.version && !isUndone(fold)) {
+      byVersion.set(fold.version, fold);
+    }
+  }
+  byVersion.set(current.version, { ...byVersion.get(current.version), ...current });
+  return [...byVersion.values()].sort((a, b) => a.version - b.version);
+}
+
+function summaryPanel(fold) {
+  const text = fold.summaryMessage ?? fold.summary ?? "";
+  return h(
+    "div",
+    { class: "fold-summary", dataset: { version: fold.version } },
+    h(
+      "div",
+      { class: "fold-summary-head" },
+      h("span", {
+        text: `Summary v${fold.version} · ${fold.strategy ?? "structured"}${fold.model ? ` · ${fold.model}` : ""}`,
+      }),
+      fold.compactedAt ? h("span", { text: formatWhen(fold.compactedAt) }) : null,
+    ),
+    h("div", { class: "md" }, text ? renderMarkdown(text) : "(empty summary)"),
+  );
+}
+
+/** One fold line element. `onUndo(fold)` is offered only on the current fold. */
+export function renderFoldLine(fold, { current, onUndo }) {
+  const range = fold.summarizedRange ?? {};
+  const folded = range.messageCount ?? Math.max(0, (range.toIndex ?? 0) - (range.fromIndex ?? 0));
+  const element = h("div", {
+    class: ["fold-line", current ? "current" : "earlier"],
+    dataset: { version: fold.version, apiStartIndex: fold.apiStartIndex },
+    role: "separator",
+    "aria-label": `Fold version ${fold.version}`,
+  });
+  const summaryToggle = h("button", {
+    type: "button",
+    class: "link-button show-summary",
+    text: openSummaries.has(fold.version) ? "Hide summary" : "Show summary",
+  });
+  const actions = h("span", { class: "fold-actions" }, summaryToggle);
+  if (current && onUndo) {
+    actions.append(
+      h(
+        "button",
+        {
+          type: "button",
+          class: "link-button undo-fold",
+          title: "Make the previous version current again (nothing is deleted)",
+          on: { click: () => onUndo(fold) },
+        },
+        icon("undo-2", "small"),
+        "Undo",
+      ),
+    );
+  }
+  const badges = [];
+  badges.push(
+    h("span", {
+      class: "badge fold-trigger",
+      text: fold.trigger ?? "auto",
+      title: TRIGGER_LABELS[fold.trigger] ?? "",
+    }),
+  );
+  if (fold.degraded) {
+    badges.push(
+      h(
+        "span",
+        {
+          class: "badge warn fold-degraded",
+          title:
+            "The summarizer could not be used; an extractive digest stands in for it and will be re-summarized later",
+        },
+        icon("triangle-alert", "small"),
+        "degraded",
+      ),
+    );
+  }
+  const card = h(
+    "div",
+    { class: "fold-card" },
+    h(
+      "div",
+      { class: "fold-head" },
+      h("span", { class: "fold-title" }, icon("layers", "small"), `Fold v${fold.version}`),
+      h(
+        "span",
+        { class: "fold-stats" },
+        h("span", { class: "fold-count", text: plural(folded, "message") }),
+        " folded · ",
+        h("span", { class: "fold-tokens-before", text: formatTokens(fold.tokensBefore) }),
+        h("span", { class: "arrow", text: "→" }),
+        h("span", { class: "fold-tokens-after", text: formatTokens(fold.tokensAfter) }),
+        " tokens",
+      ),
+      badges,
+      actions,
+    ),
+  );
+  card.title =
+    `Messages ${formatInteger(range.fromIndex ?? 0)}–${formatInteger(Math.max(0, (range.toIndex ?? 1) - 1))} ` +
+    `folded ${TRIGGER_LABELS[fold.trigger] ?? ""}; ${formatInteger(fold.tokensBefore)} → ${formatInteger(fold.tokensAfter)} tokens`;
+  element.append(h("div", { class: "fold-rule" }), card);
+  if (current) {
+    element.append(
+      h(
+        "p",
+        { class: "fold-caption" },
+        "Above: display only, the model sees the summary instead. The model sees from here ",
+        icon("arrow-up", "small"),
+      ),
+    );
+  }
+  let panel = openSummaries.has(fold.version) ? summaryPanel(fold) : null;
+  if (panel) {
+    element.append(panel);
+  }
+  summaryToggle.addEventListener("click", () => {
+    if (panel) {
+      panel.remove();
+      panel = null;
+      openSummaries.delete(fold.version);
+      summaryToggle.textContent = "Show summary";
+    } else {
+      panel = summaryPanel(fold);
+      element.append(panel);
+      openSummaries.add(fold.version);
+      summaryToggle.textContent = "Hide summary";
+    }
+  });
+  return element;
+}

@@ -1,0 +1,446 @@
+// Start-up and wiring: the token, onboarding or the app, the composer, the top bar,
+// keyboard shortcuts, and opening conversations.
+
+import { api, initToken } from "./api.js";
+import * as chat from "./chat.js";
+import { openCompactDialog } from "./compact.js";
+import { promptDialog } from "./dialog.js";
+import { byId, h } from "./dom.js";
+import { initMeter, updateContext } from "./meter.js";
+import { initModelView, isModelViewOpen, refreshModelView } from "./modelview.js";
+import { notify, notifyError } from "./notices.js";
+import { hideOnboarding, showOnboarding } from "./onboarding.js";
+import { isConfigured, loadSettings, openSettings } from "./settings.js";
+import { deleteConversation, initSidebar, refreshList, renameConversation } from "./sidebar.js";
+import { emit, on, state } from "./state.js";
+import { exportConversation, importFile } from "./transfer.js";
+import { initTurns, isRunning, retryLast, sendMessage, stop } from "./turn.js";
+
+const CURRENT_KEY = "foldline.currentConversation";
+
+// ---- loading what the views show ------------------------------------------------------
+
+async function refreshConversation() {
+  const id = state.currentId;
+  if (!id) {
+    return;
+  }
+  try {
+    const conversation = await api.getConversation(id);
+    if (id === state.currentId) {
+      state.conversation = conversation;
+      emit("conversation", conversation);
+      chat.renderFolds();
+    }
+  } catch (error) {
+    notifyError("Could not load the conversation", error);
+  }
+}
+
+async function refreshFolds() {
+  const id = state.currentId;
+  if (!id) {
+    return;
+  }
+  try {
+    const items = await api.compactions(id);
+    if (id !== state.currentId) {
+      return;
+    }
+    state.compactions = items;
+    const current = items.find((fold) => fold.isCurrent) ?? null;
+    if (state.conversation) {
+      state.conversation = { ...state.conversation, compaction: current };
+    }
+    chat.renderFolds();
+    emit("compactions", items);
+  } catch (error) {
+    notifyError("Could not load the folds", error);
+  }
+}
+
+async function refreshContext() {
+  const id = state.currentId;
+  if (!id) {
+    return;
+  }
+  try {
+    const context = await api.context(id);
+    if (id === state.currentId) {
+      updateContext(context);
+    }
+  } catch (error) {
+    notifyError("Could not count the context", error);
+  }
+}
+
+/** Set once start-up has finished; until then the app stays in its "loading" state. */
+let ready = false;
+
+function renderHeader() {
+  const conversation = state.conversation;
+  if (ready) {
+    byId("app").dataset.state = conversation ? "open" : "empty";
+  }
+  byId("conversation-title").textContent = conversation?.title || "Foldline";
+  byId("model-label").textContent = conversation
+    ? (conversation.model ?? state.settings?.defaults?.model ?? "")
+    : "";
+  document.title = conversation?.title ? `${conversation.title} · Foldline` : "Foldline";
+}
+
+function rememberCurrent(id) {
+  if (id) {
+    localStorage.setItem(CURRENT_KEY, id);
+  } else {
+    localStorage.removeItem(CURRENT_KEY);
+  }
+}
+
+export async function openConversation(id, { quietIfMissing = false } = {}) {
+  if (isRunning() && id !== state.currentId) {
+    notify({
+      kind: "info",
+      title: "Still answering",
+      text: "The answer keeps running and is saved; you will see it when you come back.",
+    });
+  }
+  state.currentId = id;
+  state.context = null;
+  state.compactions = [];
+  rememberCurrent(id);
+  let conversation;
+  try {
+    conversation = await api.getConversation(id);
+  } catch (error) {
+    if (!(quietIfMissing && error.status === 404)) {
+      notifyError("Could not open the conversation", error);
+    }
+    if (error.status === 404) {
+      state.currentId = null;
+      state.conversation = null;
+      rememberCurrent(null);
+      chat.clearChat();
+      emit("conversation", null);
+      emit("context", null);
+    }
+    return;
+  }
+  if (id !== state.currentId) {
+    return;
+  }
+  state.conversation = conversation;
+  emit("conversation", conversation);
+  emit("context", null);
+  // The messages first: counting the model's view (GET /context) is the slowest request
+  // on a long conversation, so it starts once the newest page is on screen.
+  await Promise.all([refreshFolds(), chat.openConversation(conversation)]);
+  chat.renderFolds();
+  await refreshContext();
+  if (isModelViewOpen()) {
+    refreshModelView();
+  }
+  byId("composer-input").focus();
+}
+
+async function createConversation() {
+  try {
+    const conversation = await api.createConversation({});
+    await refreshList();
+    await openConversation(conversation.id);
+    return conversation;
+  } catch (error) {
+    notifyError("Could not start a conversation", error);
+    return null;
+  }
+}
+
+function showEmptyState() {
+  state.currentId = null;
+  state.conversation = null;
+  state.context = null;
+  state.compactions = [];
+  rememberCurrent(null);
+  chat.clearChat();
+  emit("conversation", null);
+  emit("context", null);
+}
+
+// ---- composer ----------------------------------------------------------------------
+
+function autosize(textarea) {
+  textarea.style.height = "auto";
+  textarea.style.height = `${Math.min(textarea.scrollHeight, window.innerHeight * 0.4)}px`;
+}
+
+function updateComposer() {
+  const input = byId("composer-input");
+  const busy = Boolean(state.busy);
+  byId("send-button").hidden = busy;
+  byId("stop-button").hidden = !busy;
+  byId("send-button").disabled = input.value.trim() === "";
+  byId("compact-button").disabled = busy;
+}
+
+async function submitComposer() {
+  const input = byId("composer-input");
+  const content = input.value.trim();
+  if (!content || isRunning() || !ready) {
+    return;
+  }
+  if (!state.currentId) {
+    const conversation = await createConversation();
+    if (!conversation) {
+      return;
+    }
+  }
+  input.value = "";
+  autosize(input);
+  updateComposer();
+  const sent = await sendMessage(content);
+  if (!sent && !input.value) {
+    // The server refused the message: give the text back so nothing is lost.
+    input.value = content;
+    autosize(input);
+    updateComposer();
+  }
+}
+
+function initComposer() {
+  const input = byId("composer-input");
+  const form = byId("composer-form");
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    submitComposer();
+  });
+  input.addEventListener("input", () => {
+    autosize(input);
+    updateComposer();
+  });
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      submitComposer();
+    }
+  });
+  byId("stop-button").addEventListener("click", () => stop());
+  on("busy", updateComposer);
+  updateComposer();
+}
+
+// ---- top bar ----------------------------------------------------------------------
+
+function initTopbar() {
+  byId("compact-button").addEventListener("click", () => openCompactDialog());
+  byId("settings-button").addEventListener("click", () => openSettings());
+  const more = byId("more-button");
+  const menu = byId("more-menu");
+  const closeMenu = () => {
+    menu.hidden = true;
+  };
+  more.addEventListener("click", (event) => {
+    event.stopPropagation();
+    menu.hidden = !menu.hidden;
+  });
+  document.addEventListener("click", closeMenu);
+  menu.addEventListener("click", async (event) => {
+    const button = event.target.closest("button[data-action]");
+    if (!button || !state.conversation) {
+      return;
+    }
+    closeMenu();
+    const conversation = state.conversation;
+    switch (button.dataset.action) {
+      case "rename": {
+        const title = await promptDialog({
+          title: "Rename conversation",
+          label: "Title",
+          value: conversation.title,
+        });
+        if (title) {
+          await renameConversation(conversation.id, title);
+        }
+        break;
+      }
+      case "export-markdown":
+        await exportConversation(conversation.id, "markdown");
+        break;
+      case "export-json":
+        await exportConversation(conversation.id, "json");
+        break;
+      case "delete":
+        await deleteConversation(conversation);
+        break;
+      default:
+        break;
+    }
+  });
+  byId("conversation-title").addEventListener("dblclick", async () => {
+    if (!state.conversation) {
+      return;
+    }
+    const title = await promptDialog({
+      title: "Rename conversation",
+      label: "Title",
+      value: state.conversation.title,
+    });
+    if (title) {
+      await renameConversation(state.conversation.id, title);
+    }
+  });
+  const importInput = byId("import-file");
+  byId("import-button").addEventListener("click", () => importInput.click());
+  importInput.addEventListener("change", async () => {
+    const file = importInput.files?.[0];
+    importInput.value = "";
+    if (!file) {
+      return;
+    }
+    const conversation = await importFile(file);
+    if (conversation) {
+      await refreshList();
+      await openConversation(conversation.id);
+    }
+  });
+}
+
+function initShortcuts() {
+  document.addEventListener("keydown", (event) => {
+    const dialogOpen = document.querySelector("dialog[open]");
+    if (event.key === "Escape" && !dialogOpen && isRunning()) {
+      event.preventDefault();
+      stop();
+      return;
+    }
+    const mod = event.ctrlKey || event.metaKey;
+    if (mod && event.shiftKey && (event.key === "O" || event.key === "o")) {
+      event.preventDefault();
+      createConversation();
+    } else if (mod && (event.key === "k" || event.key === "K") && !event.shiftKey) {
+      event.preventDefault();
+      byId("search").focus();
+    }
+  });
+}
+
+// ---- undo -------------------------------------------------------------------------
+
+async function undoFold(fold) {
+  const id = state.currentId;
+  try {
+    const result = await api.undoCompaction(id, fold.version);
+    const previous = result?.compaction ?? null;
+    notify({
+      kind: "success",
+      title: `Fold v${fold.version} undone`,
+      text: previous
+        ? `Version ${previous.version} is current again; nothing was deleted.`
+        : "The model sees the whole history again; nothing was deleted.",
+    });
+  } catch (error) {
+    notifyError("The fold could not be undone", error);
+  }
+  await refreshFolds();
+  await Promise.all([refreshConversation(), refreshContext()]);
+  chat.renderFolds();
+  emit("compactions", state.compactions);
+}
+
+// ---- start ------------------------------------------------------------------------
+
+function showNoToken() {
+  markReady();
+  const onboarding = byId("onboarding");
+  onboarding.replaceChildren(
+    h(
+      "div",
+      { class: "onboarding-inner" },
+      h("div", { class: "mark" }),
+      h("h2", { text: "Open Foldline from its own link" }),
+      h("p", {
+        text: "This page needs the access token that `foldline serve` prints (the address ending in #token=…), or the desktop window.",
+      }),
+    ),
+  );
+  onboarding.hidden = false;
+}
+
+function markReady() {
+  ready = true;
+  renderHeader();
+}
+
+/** Load the list and reopen the last conversation (or the one the link names), at once. */
+async function startApp() {
+  const wanted =
+    new URLSearchParams(window.location.hash.slice(1)).get("c") ||
+    localStorage.getItem(CURRENT_KEY);
+  if (wanted) {
+    // A deleted conversation answers 404 and leaves the start screen, without a notice.
+    await Promise.all([refreshList(), openConversation(wanted, { quietIfMissing: true })]);
+  } else {
+    await refreshList();
+    showEmptyState();
+  }
+}
+
+async function main() {
+  if (!initToken()) {
+    showNoToken();
+    return;
+  }
+  initSidebar({
+    open: (id) => openConversation(id),
+    create: () => createConversation(),
+    afterDelete: async (id) => {
+      if (id === state.currentId) {
+        showEmptyState();
+      }
+    },
+  });
+  chat.initChat({
+    onRetry: (message) => retryLast(message),
+    onUndo: (fold) => undoFold(fold),
+  });
+  initMeter({ compactNow: () => openCompactDialog() });
+  initModelView();
+  initTurns({ refreshConversation, refreshFolds, refreshContext, refreshList });
+  initComposer();
+  initTopbar();
+  initShortcuts();
+  on("conversation", renderHeader);
+  on("settings", renderHeader);
+  renderHeader();
+
+  // Settings, the list and the last conversation load together; onboarding covers the
+  // chat if nothing is configured yet.
+  const settingsLoading = loadSettings().catch((error) => {
+    notifyError("Could not load the settings", error);
+    return null;
+  });
+  const [settings] = await Promise.all([settingsLoading, startApp()]);
+  if (settings && !isConfigured(settings)) {
+    onboarding = true;
+    showOnboarding({ done: finishOnboarding, openSettings: (tab) => openSettings(tab) });
+  }
+  markReady();
+  on("settings", (saved) => {
+    // Configured from the Settings dialog instead of the onboarding buttons.
+    if (onboarding && isConfigured(saved)) {
+      finishOnboarding();
+    }
+  });
+}
+
+let onboarding = false;
+
+async function finishOnboarding() {
+  onboarding = false;
+  hideOnboarding();
+  byId("composer-input").focus();
+}
+
+main().catch((error) => {
+  markReady();
+  notifyError("Foldline could not start", error);
+});

@@ -1,0 +1,328 @@
+// One message of the display history as DOM: bubbles, Markdown, reasoning, tool cards,
+// and its status (streaming, interrupted, error with retry).
+//
+// Tool results live in the `tool` message after the assistant message that made the
+// calls; they are drawn inside the call's card when that card is on screen, so a call
+// and its output read as one thing. `tools` (see chat.js) tells the renderer which
+// calls are loaded and which results are known.
+
+import { api } from "./api.js";
+import { copyText, flashCopied, h, icon } from "./dom.js";
+import { formatTokens, formatWhen } from "./format.js";
+import { renderMarkdown } from "./markdown.js";
+import { notifyError } from "./notices.js";
+import { state } from "./state.js";
+
+/** Tool cards the person opened, so re-rendering a streaming message keeps them open. */
+const openCards = new Set();
+
+/** The text a person would copy from a message. */
+export function messageText(message) {
+  return (message.parts ?? [])
+    .filter((part) => part.kind === "text")
+    .map((part) => part.text)
+    .join("");
+}
+
+function previewOfInput(input) {
+  if (!input || typeof input !== "object") {
+    return "";
+  }
+  const values = Object.values(input);
+  if (values.length === 1 && typeof values[0] === "string") {
+    return values[0].split("\n")[0].slice(0, 120);
+  }
+  const compact = JSON.stringify(input);
+  return compact === "{}" ? "" : compact.slice(0, 120);
+}
+
+function pretty(value) {
+  if (typeof value === "string") {
+    return value;
+  }
+  try {
+    return JSON.stringify(value, null, 2);
+  } catch {
+    return String(value);
+  }
+}
+
+/** The note under a truncated output, with a way to see what the model did not. */
+function truncationNote(result) {
+  const note = h("p", {
+    class: "tool-note",
+    text: "The model saw a shortened output (the omission is marked above). The full output is kept. ",
+  });
+  if (result.messageId && Number.isInteger(result.partIndex)) {
+    const button = h("button", { type: "button", class: "link-button", text: "Show full output" });
+    button.addEventListener("click", async () => {
+      button.disabled = true;
+      try {
+        const full = await api.fullOutput(state.currentId, result.messageId, result.partIndex);
+        const pre = note.parentElement?.querySelector(".tool-output");
+        if (pre) {
+          pre.textContent = full.output ?? "";
+        }
+        note.replaceChildren("Showing the full output; the model saw a shortened one.");
+      } catch (error) {
+        button.disabled = false;
+        notifyError("Could not load the full output", error);
+      }
+    });
+    note.append(button);
+  }
+  return note;
+}
+
+/** A collapsible card for one tool call and (when known) its result. */
+export function renderToolCard({ call, result, running = false }) {
+  const callId = call?.id ?? result?.callId ?? "";
+  const name = call?.name ?? result?.name ?? "tool";
+  const badges = [];
+  if (running && !result) {
+    badges.push(
+      h("span", { class: "badge accent tool-status" }, icon("loader", "small spin"), "running"),
+    );
+  }
+  if (result?.isError) {
+    badges.push(h("span", { class: "badge danger", text: "error" }));
+  }
+  if (result?.truncated) {
+    badges.push(
+      h("span", {
+        class: "badge warn",
+        text: "truncated",
+        title: "The model saw a shortened output; the full output is kept",
+      }),
+    );
+  }
+  if (result?.compactedAt) {
+    badges.push(
+      h("span", {
+        class: "badge",
+        text: "pruned",
+        title: "Replaced by a placeholder in the model's view",
+      }),
+    );
+  }
+  const body = h("div", { class: "tool-body" });
+  if (call) {
+    body.append(
+      h("div", { class: "tool-section-label", text: "Input" }),
+      h("pre", { class: "tool-input", text: pretty(call.input ?? {}) }),
+    );
+  }
+  if (result) {
+    body.append(
+      h("div", { class: "tool-section-label", text: result.isError ? "Error" : "Output" }),
+      h("pre", { class: "tool-output", text: result.output ?? "" }),
+    );
+    if (result.truncated) {
+      body.append(truncationNote(result));
+    }
+    if (result.compactedAt) {
+      body.append(
+        h("p", {
+          class: "tool-note",
+          text: `Pruned from the model's view at ${formatWhen(result.compactedAt) || result.compactedAt}; the model sees a short placeholder instead.`,
+        }),
+      );
+    }
+  } else if (!running) {
+    body.append(h("p", { class: "tool-note", text: "No result recorded for this call." }));
+  }
+  const card = h(
+    "details",
+    {
+      class: ["tool-card", result?.isError && "error", running && !result && "running"],
+      dataset: { callId },
+      open: openCards.has(callId),
+      on: {
+        toggle: (event) => {
+          if (event.currentTarget.open) {
+            openCards.add(callId);
+          } else {
+            openCards.delete(callId);
+          }
+        },
+      },
+    },
+    h(
+      "summary",
+      {},
+      icon("chevron-right", "small chevron"),
+      icon("wrench", "small"),
+      h("span", { class: "tool-name", text: name }),
+      h("span", { class: "tool-preview", text: previewOfInput(call?.input) }),
+      h("span", { class: "tool-badges" }, badges),
+    ),
+    body,
+  );
+  return card;
+}
+
+function renderAttachment(part) {
+  return h("span", { class: "badge" }, icon("file-text", "small"), part.name || "attachment");
+}
+
+function statusLine(message, { onRetry, canRetry }) {
+  if (message.status === "interrupted") {
+    return h(
+      "div",
+      { class: "status-line interrupted", dataset: { status: "interrupted" } },
+      h("span", { class: "badge warn", text: "Interrupted" }),
+      h("span", {
+        class: "status-text",
+        text: "Stopped before the end; the partial answer is kept.",
+      }),
+    );
+  }
+  if (message.status === "error") {
+    const error = message.error;
+    const text =
+      (typeof error === "string" ? error : (error?.message ?? "")) ||
+      "The model call failed before this answer was complete.";
+    return h(
+      "div",
+      { class: "status-line error", dataset: { status: "error" }, role: "alert" },
+      icon("circle-alert"),
+      h("span", { class: "status-text", text }),
+      canRetry && onRetry
+        ? h(
+            "button",
+            { type: "button", class: "button retry-button", on: { click: () => onRetry(message) } },
+            icon("rotate-ccw", "small"),
+            "Retry",
+          )
+        : null,
+    );
+  }
+  return null;
+}
+
+function metaRow(message) {
+  const copy = h(
+    "button",
+    {
+      type: "button",
+      class: "icon-button",
+      title: "Copy message",
+      "aria-label": "Copy message",
+      on: {
+        click: async (event) => {
+          const button = event.currentTarget;
+          if (await copyText(messageText(message))) {
+            flashCopied(button);
+          }
+        },
+      },
+    },
+    icon("copy", "small"),
+  );
+  const usage = message.usage;
+  const usageText =
+    usage && (usage.outputTokens || usage.output_tokens)
+      ? `${formatTokens(usage.outputTokens ?? usage.output_tokens)} tokens out`
+      : "";
+  return h(
+    "div",
+    { class: "message-meta" },
+    h("span", { class: "message-index", text: `#${message.index}` }),
+    message.createdAt ? h("span", { text: formatWhen(message.createdAt) }) : null,
+    usageText ? h("span", { text: usageText }) : null,
+    messageText(message) ? copy : null,
+  );
+}
+
+/**
+ * Build the element of one message. `tools.resultFor(callId)` gives a known result;
+ * `tools.hasCall(callId)` says whether the call's card is loaded (its result is then
+ * drawn there, not in the tool message).
+ */
+export function renderMessage(message, { tools, onRetry, canRetry = false, streaming = false }) {
+  const element = h("article", {
+    class: ["message", message.role, streaming && "streaming"],
+    dataset: {
+      index: message.index,
+      id: message.id ?? "",
+      role: message.role,
+      status: message.status ?? "",
+    },
+  });
+  fillMessage(element, message, { tools, onRetry, canRetry, streaming });
+  return element;
+}
+
+/** (Re)draw the inside of a message element, e.g. as a streamed answer grows. */
+export function fillMessage(
+  element,
+  message,
+  { tools, onRetry, canRetry = false, streaming = false },
+) {
+  element.classList.toggle("streaming", streaming);
+  element.dataset.status = message.status ?? "";
+  const parts = message.parts ?? [];
+  const children = [];
+
+  if (message.role === "user") {
+    const text = messageText(message);
+    children.push(h("div", { class: "bubble", text }));
+    const attachments = parts.filter((part) => part.kind === "attachment");
+    if (attachments.length) {
+      children.push(h("div", { class: "attachments" }, attachments.map(renderAttachment)));
+    }
+  } else if (message.role === "assistant") {
+    const content = [];
+    let textRun = "";
+    const flushText = () => {
+      if (textRun) {
+        // A long answer still streaming is redrawn every frame; highlighting it each
+        // time would be the slowest part, so it waits for the final text.
+        const highlight = streaming && textRun.length > 20000 ? false : "lazy";
+        content.push(h("div", { class: "md" }, renderMarkdown(textRun, { highlight })));
+        textRun = "";
+      }
+    };
+    for (const part of parts) {
+      if (part.kind === "text") {
+        textRun += part.text;
+      } else if (part.kind === "reasoning") {
+        flushText();
+        content.push(
+          h(
+            "details",
+            { class: "reasoning" },
+            h("summary", {}, icon("chevron-right", "small"), "Thinking"),
+            h("div", { class: "reasoning-text", text: part.text }),
+          ),
+        );
+      } else if (part.kind === "tool-call") {
+        flushText();
+        content.push(
+          renderToolCard({ call: part, result: tools.resultFor(part.id), running: streaming }),
+        );
+      } else if (part.kind === "attachment") {
+        flushText();
+        content.push(renderAttachment(part));
+      }
+    }
+    flushText();
+    children.push(h("div", { class: "content" }, content));
+  } else {
+    // A tool message: draw only the results whose call card is not on screen.
+    for (const part of parts) {
+      if (part.kind === "tool-result" && !tools.hasCall(part.callId)) {
+        children.push(renderToolCard({ call: null, result: part }));
+      }
+    }
+  }
+
+  const status = statusLine(message, { onRetry, canRetry });
+  if (status) {
+    children.push(status);
+  }
+  if (message.role !== "tool" && !streaming) {
+    children.push(metaRow(message));
+  }
+  element.replaceChildren(...children);
+}

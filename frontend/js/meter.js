@@ -1,0 +1,223 @@
+// The context meter: how full the model's view is, against the input budget.
+//
+// The bar turns amber in the last stretch before the automatic fold and red at the fold
+// threshold; hovering shows the breakdown (system, tools, summary, messages). Shortly
+// before the automatic fold a warning appears above the composer, so a fold is never a
+// surprise. Numbers come from GET /context and, while a turn runs, `context.stats` events.
+
+import { byId, h, icon } from "./dom.js";
+import { formatInteger, formatPercent, formatTokens } from "./format.js";
+import { emit, on, state } from "./state.js";
+
+/** How far below the fold threshold the warning starts at least (a fraction of the
+ * budget). When turns are large the margin is the last turn's growth instead, so the
+ * warning comes one turn before the fold whatever the size of a turn. */
+const WARNING_MARGIN = 0.1;
+
+/** Growth of the last turn as a fraction of the budget, learned from the meter itself. */
+let lastTurnGrowth = 0;
+let turnStart = null;
+
+const PARTS = [
+  ["system", "System prompt"],
+  ["tools", "Tool schemas"],
+  ["summary", "Summary"],
+  ["messages", "Messages"],
+];
+
+let onCompactNow = () => {};
+
+export function initMeter({ compactNow }) {
+  onCompactNow = compactNow;
+  on("context", render);
+  on("settings", render);
+  on("busy", (busy) => {
+    learnTurnGrowth(busy);
+    render();
+  });
+  on("conversation", () => {
+    lastTurnGrowth = 0;
+    turnStart = null;
+  });
+}
+
+function learnTurnGrowth(busy) {
+  const context = state.context;
+  if (busy === "turn") {
+    // Only at the start: a fold inside the turn announces "turn" again.
+    if (!turnStart && context) {
+      turnStart = { tokens: context.tokens, version: context.version ?? 0 };
+    }
+    return;
+  }
+  if (busy === null && turnStart && context?.inputBudget) {
+    // A turn that folded says nothing about how fast the view grows.
+    if ((context.version ?? 0) === turnStart.version && context.tokens > turnStart.tokens) {
+      lastTurnGrowth = (context.tokens - turnStart.tokens) / context.inputBudget;
+    }
+    turnStart = null;
+  }
+}
+
+/** Merge new numbers (a `context.stats` event or a /context body) and redraw. */
+export function updateContext(numbers) {
+  if (!numbers) {
+    return;
+  }
+  state.context = { ...(state.context ?? {}), ...numbers };
+  emit("context", state.context);
+}
+
+function meterLevel(fraction, soft, growth = 0) {
+  if (fraction === null || fraction === undefined || !soft) {
+    return "ok";
+  }
+  if (fraction >= soft) {
+    return "danger";
+  }
+  if (fraction >= soft - Math.max(WARNING_MARGIN, growth)) {
+    return "warn";
+  }
+  return "ok";
+}
+
+function autoFoldEnabled() {
+  return state.settings?.compaction?.auto !== false;
+}
+
+function render() {
+  const meter = byId("meter");
+  const fill = byId("meter-fill");
+  const text = byId("meter-text");
+  const flag = byId("meter-flag");
+  const popover = byId("meter-popover");
+  const context = state.context;
+  if (!context || !state.currentId) {
+    meter.dataset.level = "ok";
+    fill.style.width = "0%";
+    text.textContent = "—";
+    flag.hidden = true;
+    popover.replaceChildren();
+    renderWarning(null);
+    return;
+  }
+  const budget = context.inputBudget;
+  const unlimited = budget === null || budget === undefined || budget === 0;
+  const fraction = unlimited ? null : (context.fraction ?? context.tokens / budget);
+  const soft = context.thresholds?.soft ?? 0.8;
+  const level = unlimited ? "ok" : meterLevel(fraction, soft, lastTurnGrowth);
+  meter.dataset.level = level;
+  meter.setAttribute("aria-valuenow", String(context.tokens ?? 0));
+  if (!unlimited) {
+    meter.setAttribute("aria-valuemax", String(budget));
+  }
+  fill.style.width = unlimited ? "0%" : `${Math.min(100, Math.max(0, fraction * 100)).toFixed(1)}%`;
+  const approx = context.exact === false ? "≈" : "";
+  text.textContent = unlimited
+    ? `${approx}${formatTokens(context.tokens)} · no limit`
+    : `${approx}${formatTokens(context.tokens)} / ${formatTokens(budget)}`;
+  flag.hidden = context.modelKnown !== false;
+  flag.replaceChildren();
+  if (context.modelKnown === false) {
+    flag.append(h("span", { class: "badge warn", text: "unknown window" }));
+  }
+  popover.replaceChildren(...popoverContent(context, { unlimited, fraction, soft, level }));
+  renderWarning(!unlimited && level !== "ok" ? { fraction, soft, level } : null);
+}
+
+function popoverContent(context, { unlimited, fraction, soft, level }) {
+  const breakdown = context.breakdown ?? {};
+  const total = Math.max(1, context.tokens ?? 0);
+  const stacked = h("div", { class: "stacked" });
+  const rows = [];
+  for (const [key, label] of PARTS) {
+    const value = breakdown[key] ?? 0;
+    const segment = h("span", { class: `swatch ${key}` });
+    segment.style.width = `${((value / total) * 100).toFixed(2)}%`;
+    stacked.append(segment);
+    rows.push(
+      h("span", { class: `swatch ${key}` }),
+      h("dt", { text: label }),
+      h("dd", { dataset: { part: key }, text: formatInteger(value) }),
+    );
+  }
+  const heading = unlimited
+    ? `${formatInteger(context.tokens)} tokens (no limit)`
+    : `${formatInteger(context.tokens)} of ${formatInteger(context.inputBudget)} tokens · ${formatPercent(fraction)}`;
+  const notes = [];
+  notes.push(
+    context.exact === false
+      ? "Estimated from the model's tokenizer family, calibrated by the usage the provider reported."
+      : "Exact count of the request the provider will receive.",
+  );
+  if (context.contextWindow) {
+    notes.push(
+      `Window ${formatTokens(context.contextWindow)}; input budget ${formatTokens(context.inputBudget)} after the output reserve.`,
+    );
+  }
+  if (!unlimited) {
+    notes.push(
+      autoFoldEnabled()
+        ? `Folds automatically at ${formatPercent(soft)} (${formatTokens(soft * context.inputBudget)}).`
+        : "Automatic folding is off; use Compact.",
+    );
+  } else {
+    notes.push("The context window is unlimited, so nothing folds automatically.");
+  }
+  const children = [
+    h("h3", { text: heading }),
+    stacked,
+    h("dl", {}, rows),
+    ...notes.map((note) => h("p", { class: "note", text: note })),
+  ];
+  if (context.modelKnown === false) {
+    children.push(
+      h("p", {
+        class: "note warn",
+        text: "This model's context window is unknown, so a conservative default is used. Set its limits in Settings → Models.",
+      }),
+    );
+  }
+  if (level === "danger") {
+    children.push(
+      h("p", { class: "note warn", text: "Over the fold threshold: the next turn folds first." }),
+    );
+  }
+  return children;
+}
+
+/** The warning above the composer shortly before an automatic fold. */
+function renderWarning(info) {
+  const status = byId("composer-status");
+  const existing = status.querySelector(".auto-fold-warning");
+  if (!info || state.busy === "compact" || status.querySelector(".progress-banner")) {
+    existing?.remove();
+    return;
+  }
+  const auto = autoFoldEnabled();
+  const message =
+    info.level === "danger"
+      ? auto
+        ? `Context ${formatPercent(info.fraction)} full: the conversation folds before the next answer.`
+        : `Context ${formatPercent(info.fraction)} full and automatic folding is off.`
+      : auto
+        ? `Context ${formatPercent(info.fraction)} full: it folds automatically at ${formatPercent(info.soft)}, likely within a turn or two.`
+        : `Context ${formatPercent(info.fraction)} full; automatic folding is off.`;
+  const element = h(
+    "div",
+    { class: "auto-fold-warning", role: "status" },
+    icon("triangle-alert", "small"),
+    h("span", { text: message }),
+    h("button", {
+      type: "button",
+      class: "link-button",
+      text: "Compact now",
+      on: { click: () => onCompactNow() },
+    }),
+  );
+  if (existing) {
+    existing.replaceWith(element);
+  } else {
+    status.append(element);
+  }
+}

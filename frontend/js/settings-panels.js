@@ -1,0 +1,497 @@
+// The sections of the Settings dialog: general, providers, models, compaction.
+//
+// Each builder draws its section from the dialog's draft and writes edits back into it;
+// settings.js owns the draft, works out what changed and saves it.
+
+import { h, icon } from "./dom.js";
+import { notify } from "./notices.js";
+
+/** Models offered in the pickers besides the configured ones (from the server's catalog). */
+const SUGGESTED_MODELS = [
+  "claude-sonnet-4-5",
+  "claude-opus-4-5",
+  "claude-haiku-4-5",
+  "gpt-5",
+  "gpt-5-mini",
+  "gpt-4.1",
+  "gpt-4o",
+  "gpt-4o-mini",
+];
+
+const IMPLICIT_PROVIDERS = ["anthropic", "openai"];
+
+const KIND_LABELS = {
+  anthropic: "Anthropic",
+  openai: "OpenAI",
+  "openai-compatible": "OpenAI-compatible",
+};
+
+function modelOptions(settings, extra = []) {
+  const names = new Set([...Object.keys(settings.models ?? {}), ...extra, ...SUGGESTED_MODELS]);
+  return [...names].filter(Boolean);
+}
+
+function datalist(id, names) {
+  return h(
+    "datalist",
+    { id },
+    names.map((name) => h("option", { value: name })),
+  );
+}
+
+function field(label, control, help) {
+  return h(
+    "label",
+    { class: "field" },
+    h("span", { class: "field-label", text: label }),
+    control,
+    help ? h("span", { class: "field-help", text: help }) : null,
+  );
+}
+
+function numberOrNull(text) {
+  const trimmed = String(text ?? "").trim();
+  if (trimmed === "") {
+    return null;
+  }
+  const value = Number(trimmed);
+  return Number.isFinite(value) ? value : Number.NaN;
+}
+// ---- the sections ---------------------------------------------------------------------
+
+export function generalPanel(draft, settings) {
+  const input = h("input", {
+    class: "input",
+    id: "settings-default-model",
+    list: "settings-model-names",
+    ".value": draft.defaults.model ?? "",
+    placeholder: "claude-sonnet-4-5",
+  });
+  input.addEventListener("input", () => {
+    draft.defaults.model = input.value.trim();
+  });
+  const storage = settings.keyStorage;
+  return h(
+    "div",
+    {},
+    h("h3", { text: "General" }),
+    h("p", {
+      class: "panel-help",
+      text: "The model new conversations use. Each conversation can keep its own.",
+    }),
+    field(
+      "Default model",
+      input,
+      "A model name as the provider spells it; the catalog knows the limits of common models, set others under Models.",
+    ),
+    datalist("settings-model-names", modelOptions(settings)),
+    storage?.warning
+      ? h("div", { class: "inline-error" }, icon("triangle-alert", "small"), storage.warning)
+      : h("p", {
+          class: "settings-foot-note",
+          text: storage?.backend === "keyring" ? "API keys are kept in the system keyring." : "",
+        }),
+    settings.dataDir
+      ? h("p", { class: "settings-foot-note", text: `Data directory: ${settings.dataDir}` })
+      : null,
+  );
+}
+
+function providerCard(name, provider, draft, { onTest, onRemove }) {
+  const baseUrl = h("input", {
+    class: "input",
+    ".value": provider.baseUrl ?? "",
+    placeholder: provider.kind === "openai-compatible" ? "http://127.0.0.1:11434/v1" : "default",
+    dataset: { field: "baseUrl" },
+  });
+  baseUrl.addEventListener("input", () => {
+    draft.providers[name].baseUrl = baseUrl.value.trim();
+  });
+  const key = h("input", {
+    class: "input",
+    type: "password",
+    autocomplete: "off",
+    placeholder: provider.hasKey
+      ? `${provider.maskedKey ?? "set"} (leave empty to keep)`
+      : "not set",
+    dataset: { field: "key" },
+  });
+  key.addEventListener("input", () => {
+    draft.keys[name] = key.value.trim();
+  });
+  const keyState = provider.hasKey
+    ? `Key set (${provider.maskedKey ?? "…"}) from ${provider.keySource ?? "the key store"}.`
+    : provider.keyEnv
+      ? `No key. You can also set ${provider.keyEnv}.`
+      : "No key.";
+  const result = h("span", { class: "test-result" });
+  const testModel = h("input", {
+    class: "input",
+    list: "settings-model-names",
+    placeholder: "model to try (default model if empty)",
+    dataset: { field: "testModel" },
+  });
+  const testButton = h(
+    "button",
+    { type: "button", class: "button test-connection" },
+    icon("plug", "small"),
+    "Test connection",
+  );
+  testButton.addEventListener("click", async () => {
+    testButton.disabled = true;
+    result.className = "test-result";
+    result.replaceChildren(icon("loader", "small spin"), " Trying…");
+    try {
+      const outcome = await onTest(name, testModel.value.trim());
+      if (outcome.ok) {
+        result.className = "test-result inline-ok";
+        result.replaceChildren(
+          icon("check", "small"),
+          ` Connected to ${outcome.model}${outcome.latencyMs ? ` in ${outcome.latencyMs} ms` : ""}.`,
+        );
+      } else {
+        result.className = "test-result inline-error";
+        result.replaceChildren(
+          icon("circle-alert", "small"),
+          outcome.message || outcome.errorCode || "The test failed.",
+        );
+      }
+    } catch (error) {
+      result.className = "test-result inline-error";
+      result.replaceChildren(icon("circle-alert", "small"), error.message);
+    } finally {
+      testButton.disabled = false;
+    }
+  });
+  const implicit = IMPLICIT_PROVIDERS.includes(name);
+  return h(
+    "div",
+    { class: "card provider-card", dataset: { provider: name } },
+    h(
+      "div",
+      { class: "card-head" },
+      h(
+        "span",
+        { class: "card-title" },
+        name,
+        h("small", { text: KIND_LABELS[provider.kind] ?? provider.kind }),
+      ),
+      provider.hasKey || provider.kind === "openai-compatible"
+        ? h("span", { class: "badge accent", text: "ready" })
+        : h("span", { class: "badge", text: "no key" }),
+      implicit
+        ? null
+        : h(
+            "button",
+            {
+              type: "button",
+              class: "icon-button",
+              title: `Remove ${name}`,
+              "aria-label": `Remove ${name}`,
+              on: { click: () => onRemove(name) },
+            },
+            icon("trash-2", "small"),
+          ),
+    ),
+    h(
+      "div",
+      { class: "field-row" },
+      field("Base URL", baseUrl, provider.baseUrlSource === "env" ? "From the environment." : null),
+      field("API key", key, keyState),
+    ),
+    h(
+      "div",
+      { class: "field-row" },
+      field("Try with model", testModel),
+      h("div", { class: "card-actions" }, testButton),
+    ),
+    result,
+  );
+}
+
+export function providersPanel(draft, settings, hooks) {
+  const list = h("div", {});
+  const redraw = () => {
+    list.replaceChildren(
+      ...Object.entries(draft.providers)
+        .filter(([, p]) => p !== null)
+        .map(([name, p]) =>
+          providerCard(name, { ...(settings.providers[name] ?? {}), ...p }, draft, hooks),
+        ),
+    );
+  };
+  hooks.onRemove = (name) => {
+    draft.providers[name] = null;
+    redraw();
+  };
+  redraw();
+  const newName = h("input", { class: "input", placeholder: "local", id: "new-provider-name" });
+  const newUrl = h("input", {
+    class: "input",
+    placeholder: "http://127.0.0.1:11434/v1",
+    id: "new-provider-url",
+  });
+  const add = h(
+    "button",
+    { type: "button", class: "button", id: "add-provider" },
+    icon("plus", "small"),
+    "Add",
+  );
+  add.addEventListener("click", () => {
+    const name = newName.value.trim();
+    const url = newUrl.value.trim();
+    if (!/^[A-Za-z0-9_-]+$/.test(name) || !url) {
+      notify({
+        kind: "warn",
+        title: "Name and base URL needed",
+        text: "Use letters, digits, - or _ for the name.",
+      });
+      return;
+    }
+    draft.providers[name] = { kind: "openai-compatible", baseUrl: url, added: true };
+    newName.value = "";
+    newUrl.value = "";
+    redraw();
+  });
+  return h(
+    "div",
+    {},
+    h("h3", { text: "Providers" }),
+    h("p", {
+      class: "panel-help",
+      text: "Anthropic and OpenAI by key; Ollama, LM Studio, llama.cpp and vLLM as OpenAI-compatible servers by base URL. The test uses the saved settings, so pending changes are saved first.",
+    }),
+    list,
+    h(
+      "div",
+      { class: "card" },
+      h(
+        "div",
+        { class: "card-head" },
+        h("span", { class: "card-title", text: "Add an OpenAI-compatible server" }),
+      ),
+      h("div", { class: "field-row" }, field("Name", newName), field("Base URL", newUrl)),
+      add,
+    ),
+  );
+}
+
+function modelRow(name, model, draft, providerNames, redraw) {
+  const provider = h(
+    "select",
+    { class: "select", dataset: { field: "provider" } },
+    h("option", { value: "", text: "(by name)" }),
+    providerNames.map((p) => h("option", { value: p, text: p, selected: model.provider === p })),
+  );
+  provider.addEventListener("change", () => {
+    draft.models[name].provider = provider.value || null;
+  });
+  const numberInput = (key, placeholder) => {
+    const input = h("input", {
+      class: "input",
+      inputmode: "numeric",
+      placeholder,
+      ".value": model[key] ?? "",
+      dataset: { field: key },
+    });
+    input.addEventListener("input", () => {
+      draft.models[name][key] = numberOrNull(input.value);
+    });
+    return input;
+  };
+  return h(
+    "div",
+    { class: "card model-card", dataset: { model: name } },
+    h(
+      "div",
+      { class: "card-head" },
+      h("span", { class: "card-title", text: name }),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "icon-button",
+          title: `Remove ${name}`,
+          "aria-label": `Remove ${name}`,
+          on: {
+            click: () => {
+              draft.models[name] = null;
+              redraw();
+            },
+          },
+        },
+        icon("trash-2", "small"),
+      ),
+    ),
+    h(
+      "div",
+      { class: "field-row four" },
+      field("Provider", provider),
+      field("Context window", numberInput("contextWindow", "32768"), "0 = unlimited"),
+      field("Max output", numberInput("maxOutputTokens", "4096")),
+      field("Input limit", numberInput("inputLimit", "optional")),
+    ),
+  );
+}
+
+export function modelsPanel(draft) {
+  const list = h("div", {});
+  const redraw = () => {
+    const providerNames = Object.entries(draft.providers)
+      .filter(([, p]) => p !== null)
+      .map(([name]) => name);
+    const rows = Object.entries(draft.models)
+      .filter(([, m]) => m !== null)
+      .map(([name, m]) => modelRow(name, m, draft, providerNames, redraw));
+    list.replaceChildren(
+      ...(rows.length
+        ? rows
+        : [
+            h("p", {
+              class: "settings-foot-note",
+              text: "No model limits set: the built-in catalog and the servers supply them.",
+            }),
+          ]),
+    );
+  };
+  redraw();
+  const newName = h("input", { class: "input", placeholder: "llama3.1:8b", id: "new-model-name" });
+  const add = h(
+    "button",
+    { type: "button", class: "button", id: "add-model" },
+    icon("plus", "small"),
+    "Add model",
+  );
+  add.addEventListener("click", () => {
+    const name = newName.value.trim();
+    if (!name) {
+      return;
+    }
+    draft.models[name] = {
+      provider: null,
+      contextWindow: null,
+      maxOutputTokens: null,
+      inputLimit: null,
+      added: true,
+    };
+    newName.value = "";
+    redraw();
+  });
+  return h(
+    "div",
+    {},
+    h("h3", { text: "Models and limits" }),
+    h("p", {
+      class: "panel-help",
+      text: "Limits for models the catalog does not know, or overrides. An unknown window gets a conservative default and the meter says so.",
+    }),
+    list,
+    h(
+      "div",
+      { class: "field-row" },
+      field("Model name", newName),
+      h("div", { class: "card-actions" }, add),
+    ),
+  );
+}
+
+export function compactionPanel(draft) {
+  const c = draft.compaction;
+  const check = (key, label) => {
+    const input = h("input", {
+      type: "checkbox",
+      ".checked": Boolean(c[key]),
+      dataset: { field: key },
+    });
+    input.addEventListener("change", () => {
+      c[key] = input.checked;
+    });
+    return h("label", { class: "check" }, input, h("span", { text: label }));
+  };
+  const percent = (key) => {
+    const input = h("input", {
+      class: "input",
+      inputmode: "numeric",
+      ".value": c[key] !== undefined && c[key] !== null ? String(Math.round(c[key] * 100)) : "",
+      dataset: { field: key },
+    });
+    input.addEventListener("input", () => {
+      const value = numberOrNull(input.value);
+      c[key] = value === null ? undefined : value / 100;
+    });
+    return input;
+  };
+  const integer = (key) => {
+    const input = h("input", {
+      class: "input",
+      inputmode: "numeric",
+      ".value": c[key] ?? "",
+      dataset: { field: key },
+    });
+    input.addEventListener("input", () => {
+      c[key] = numberOrNull(input.value) ?? undefined;
+    });
+    return input;
+  };
+  const strategy = h(
+    "select",
+    { class: "select", dataset: { field: "strategy" } },
+    h("option", {
+      value: "structured",
+      text: "Structured (fixed sections)",
+      selected: c.strategy === "structured",
+    }),
+    h("option", { value: "narrative", text: "Narrative", selected: c.strategy === "narrative" }),
+  );
+  strategy.addEventListener("change", () => {
+    c.strategy = strategy.value;
+  });
+  const summarizer = h("input", {
+    class: "input",
+    list: "settings-model-names",
+    ".value": c.model ?? "",
+    placeholder: "the conversation's model",
+    dataset: { field: "model" },
+  });
+  summarizer.addEventListener("input", () => {
+    c.model = summarizer.value.trim();
+  });
+  return h(
+    "div",
+    {},
+    h("h3", { text: "Compaction" }),
+    h("p", {
+      class: "panel-help",
+      text: "When and how older messages fold into a summary. The full history is always kept.",
+    }),
+    check("auto", "Fold automatically when the context crosses the threshold"),
+    check("prune", "Prune old tool outputs before folding (they stay in the history)"),
+    h(
+      "div",
+      { class: "field-row" },
+      field("Fold at (% of input budget)", percent("threshold"), "Between turns."),
+      field("Hard threshold (%)", percent("hardThreshold"), "Folds even mid tool-loop."),
+    ),
+    h(
+      "div",
+      { class: "field-row" },
+      field("Fold down to (%)", percent("target"), "So it does not fold again next turn."),
+      field("Keep recent tokens", integer("keepRecentTokens"), "Kept verbatim after a fold."),
+    ),
+    h(
+      "div",
+      { class: "field-row" },
+      field("Summary style", strategy),
+      field(
+        "Tool output cap (tokens)",
+        integer("toolResultTokenCap"),
+        "Longer outputs are truncated at ingest.",
+      ),
+    ),
+    field(
+      "Summarizer model (optional)",
+      summarizer,
+      "A cheaper model for summaries; empty uses the conversation's model.",
+    ),
+  );
+}

@@ -1,0 +1,242 @@
+// Settings: providers (keys, base URLs, a connection test), models and their limits, the
+// default model, and the compaction settings of DESIGN §9.
+//
+// The dialog edits a copy of GET /api/settings and saves only what changed (PUT takes a
+// partial change): a base URL that comes from the environment is not written into
+// config.toml just because the dialog was saved. Keys go in `keys` and are never read
+// back; the server shows whether one is set and a mask.
+
+import { api } from "./api.js";
+import { openModal } from "./dialog.js";
+import { h, icon } from "./dom.js";
+import { notifyError } from "./notices.js";
+import { compactionPanel, generalPanel, modelsPanel, providersPanel } from "./settings-panels.js";
+import { emit, state } from "./state.js";
+
+export async function loadSettings() {
+  state.settings = await api.getSettings();
+  emit("settings", state.settings);
+  return state.settings;
+}
+
+/** True when some provider can answer and a default model is chosen. */
+export function isConfigured(settings) {
+  if (!settings) {
+    return false;
+  }
+  const providers = Object.values(settings.providers ?? {});
+  const usable = providers.some((p) => p.hasKey || p.kind === "openai-compatible");
+  return usable && Boolean(settings.defaults?.model);
+}
+
+/** Save a partial change; returns the new settings. */
+export async function saveSettings(patch) {
+  state.settings = await api.putSettings(patch);
+  emit("settings", state.settings);
+  return state.settings;
+}
+// ---- building the change ------------------------------------------------------------
+
+/** The PUT body: only what differs from what was loaded. */
+function buildPatch(settings, draft) {
+  const patch = {};
+  if ((draft.defaults.model || null) !== (settings.defaults?.model || null)) {
+    patch.defaults = { model: draft.defaults.model || null };
+  }
+  const providers = {};
+  for (const [name, p] of Object.entries(draft.providers)) {
+    const original = settings.providers?.[name];
+    if (p === null) {
+      if (original) {
+        providers[name] = null;
+      }
+      continue;
+    }
+    if (!original || p.added) {
+      providers[name] = { kind: p.kind, baseUrl: p.baseUrl || null };
+    } else if ((p.baseUrl || null) !== (original.baseUrl || null)) {
+      providers[name] = { baseUrl: p.baseUrl || null };
+    }
+  }
+  if (Object.keys(providers).length) {
+    patch.providers = providers;
+  }
+  const models = {};
+  for (const [name, m] of Object.entries(draft.models)) {
+    const original = settings.models?.[name];
+    if (m === null) {
+      if (original) {
+        models[name] = null;
+      }
+      continue;
+    }
+    const fields = {
+      provider: m.provider || null,
+      contextWindow: m.contextWindow ?? null,
+      maxOutputTokens: m.maxOutputTokens ?? null,
+      inputLimit: m.inputLimit ?? null,
+    };
+    const changed =
+      !original || Object.entries(fields).some(([key, value]) => (original[key] ?? null) !== value);
+    if (changed) {
+      models[name] = fields;
+    }
+  }
+  if (Object.keys(models).length) {
+    patch.models = models;
+  }
+  const compaction = {};
+  for (const [key, value] of Object.entries(draft.compaction)) {
+    if (value !== undefined && value !== settings.compaction?.[key]) {
+      compaction[key] = value;
+    }
+  }
+  if (Object.keys(compaction).length) {
+    patch.compaction = compaction;
+  }
+  const keys = Object.fromEntries(Object.entries(draft.keys).filter(([, key]) => key));
+  if (Object.keys(keys).length) {
+    patch.keys = keys;
+  }
+  return patch;
+}
+
+function invalidNumbers(draft) {
+  const bad = [];
+  for (const [name, m] of Object.entries(draft.models)) {
+    for (const [key, value] of Object.entries(m ?? {})) {
+      if (Number.isNaN(value)) {
+        bad.push(`${name}: ${key}`);
+      }
+    }
+  }
+  for (const [key, value] of Object.entries(draft.compaction)) {
+    if (Number.isNaN(value)) {
+      bad.push(`compaction: ${key}`);
+    }
+  }
+  return bad;
+}
+
+function newDraft(settings) {
+  return {
+    defaults: { model: settings.defaults?.model ?? "" },
+    providers: Object.fromEntries(
+      Object.entries(settings.providers ?? {}).map(([name, p]) => [
+        name,
+        { kind: p.kind, baseUrl: p.baseUrl ?? "" },
+      ]),
+    ),
+    models: Object.fromEntries(
+      Object.entries(settings.models ?? {}).map(([name, m]) => [name, { ...m }]),
+    ),
+    compaction: { ...(settings.compaction ?? {}) },
+    keys: {},
+  };
+}
+
+/** Open the settings dialog, optionally on a given tab. */
+export async function openSettings(tab = "general") {
+  let settings;
+  try {
+    settings = await loadSettings();
+  } catch (error) {
+    notifyError("Could not load the settings", error);
+    return;
+  }
+  let draft = newDraft(settings);
+  const panel = h("div", { class: "settings-panel", id: "settings-panel" });
+  const tabs = [
+    ["general", "General", "settings"],
+    ["providers", "Providers", "plug"],
+    ["models", "Models", "gauge"],
+    ["compaction", "Compaction", "layers"],
+  ];
+  const status = h("span", { class: "settings-foot-note", "aria-live": "polite" });
+
+  async function save({ quiet = false } = {}) {
+    const bad = invalidNumbers(draft);
+    if (bad.length) {
+      status.textContent = `Not a number: ${bad.join(", ")}`;
+      return false;
+    }
+    const patch = buildPatch(settings, draft);
+    if (!Object.keys(patch).length) {
+      if (!quiet) {
+        status.textContent = "Nothing changed.";
+      }
+      return true;
+    }
+    try {
+      settings = await saveSettings(patch);
+      draft = newDraft(settings);
+      show(current);
+      status.textContent = "Saved.";
+      return true;
+    } catch (error) {
+      status.textContent = "";
+      notifyError("The settings were not saved", error);
+      return false;
+    }
+  }
+
+  const hooks = {
+    onTest: async (name, model) => {
+      if (!(await save({ quiet: true }))) {
+        return { ok: false, message: "Fix the settings first." };
+      }
+      return api.testConnection(model ? { provider: name, model } : { provider: name });
+    },
+    onRemove: () => {},
+  };
+
+  let current = tab;
+  const nav = h("nav", { class: "settings-nav", role: "tablist" });
+  function show(name) {
+    current = name;
+    for (const button of nav.children) {
+      button.setAttribute("aria-selected", String(button.dataset.tab === name));
+    }
+    const build = {
+      general: () => generalPanel(draft, settings),
+      providers: () => providersPanel(draft, settings, hooks),
+      models: () => modelsPanel(draft),
+      compaction: () => compactionPanel(draft),
+    }[name];
+    panel.replaceChildren(build());
+  }
+  for (const [name, label, glyph] of tabs) {
+    nav.append(
+      h(
+        "button",
+        { type: "button", role: "tab", dataset: { tab: name }, on: { click: () => show(name) } },
+        icon(glyph, "small"),
+        label,
+      ),
+    );
+  }
+  const saveButton = h("button", {
+    type: "button",
+    class: "button primary",
+    id: "settings-save",
+    text: "Save",
+  });
+  saveButton.addEventListener("click", () => save());
+  const closeButton = h("button", { type: "button", class: "button", text: "Close" });
+  const dialog = openModal({
+    title: "Settings",
+    id: "settings-dialog",
+    wide: true,
+    body: h("div", { class: "settings-layout" }, nav, panel),
+    foot: h(
+      "div",
+      { class: "modal-foot" },
+      status,
+      h("span", { class: "spacer" }),
+      closeButton,
+      saveButton,
+    ),
+  });
+  closeButton.addEventListener("click", () => dialog.close());
+  show(tab);
+}

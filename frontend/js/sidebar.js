@@ -1,0 +1,215 @@
+// The sidebar: conversations newest first, grouped by day, with search, rename and delete.
+
+import { api } from "./api.js";
+import { confirmDialog } from "./dialog.js";
+import { byId, h, icon } from "./dom.js";
+import { dayGroup, formatWhen, plural } from "./format.js";
+import { notifyError } from "./notices.js";
+import { emit, on, state } from "./state.js";
+
+let hooks = { open: async () => {}, create: async () => {}, afterDelete: async () => {} };
+let searchTimer = 0;
+let requestNumber = 0;
+
+export function initSidebar(appHooks) {
+  hooks = appHooks;
+  const search = byId("search");
+  search.addEventListener("input", () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => {
+      state.query = search.value.trim();
+      refreshList();
+    }, 180);
+  });
+  search.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && search.value) {
+      event.stopPropagation();
+      search.value = "";
+      state.query = "";
+      refreshList();
+    }
+  });
+  byId("new-conversation").addEventListener("click", () => hooks.create());
+  on("conversations", render);
+  on("conversation", render);
+}
+
+/** Reload the list (with the current search) from the server. */
+export async function refreshList() {
+  const mine = ++requestNumber;
+  try {
+    const items = await api.listConversations(state.query);
+    if (mine !== requestNumber) {
+      return;
+    }
+    state.conversations = items;
+    emit("conversations", items);
+  } catch (error) {
+    notifyError("Could not load the conversations", error);
+  }
+}
+
+function render() {
+  const list = byId("conversation-list");
+  const items = state.conversations;
+  if (!items.length) {
+    list.replaceChildren(
+      h("div", {
+        class: "list-empty",
+        text: state.query ? `Nothing matches “${state.query}”.` : "No conversations yet.",
+      }),
+    );
+    return;
+  }
+  const children = [];
+  let group = null;
+  for (const conversation of items) {
+    const label = state.query ? "Results" : dayGroup(conversation.updatedAt);
+    if (label !== group) {
+      group = label;
+      children.push(h("div", { class: "list-group", text: label }));
+    }
+    children.push(renderItem(conversation));
+  }
+  list.replaceChildren(...children);
+}
+
+function renderItem(conversation) {
+  const active = conversation.id === state.currentId;
+  const title = (active ? state.conversation?.title : null) ?? conversation.title;
+  const meta = [
+    formatWhen(conversation.updatedAt),
+    Number.isInteger(conversation.messageCount) ? plural(conversation.messageCount, "message") : "",
+  ]
+    .filter(Boolean)
+    .join(" · ");
+  const item = h(
+    "div",
+    {
+      class: ["conversation-item", active && "active"],
+      role: "button",
+      tabindex: "0",
+      "aria-current": active ? "true" : null,
+      dataset: { id: conversation.id },
+    },
+    h(
+      "span",
+      { class: "item-text" },
+      h("span", { class: "item-title", text: title || "Untitled" }),
+      h("span", { class: "item-meta", text: meta }),
+    ),
+    h(
+      "span",
+      { class: "item-actions" },
+      h(
+        "button",
+        {
+          type: "button",
+          class: "icon-button rename",
+          title: "Rename",
+          "aria-label": "Rename",
+          on: {
+            click: (event) => {
+              event.stopPropagation();
+              startRename(item, conversation);
+            },
+          },
+        },
+        icon("pencil", "small"),
+      ),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "icon-button delete",
+          title: "Delete",
+          "aria-label": "Delete",
+          on: {
+            click: (event) => {
+              event.stopPropagation();
+              deleteConversation(conversation);
+            },
+          },
+        },
+        icon("trash-2", "small"),
+      ),
+    ),
+  );
+  item.addEventListener("click", () => hooks.open(conversation.id));
+  item.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && event.target === item) {
+      hooks.open(conversation.id);
+    }
+  });
+  return item;
+}
+
+/** Rename in place: the title becomes an input; Enter saves, Esc cancels. */
+function startRename(item, conversation) {
+  const text = item.querySelector(".item-text");
+  const input = h("input", {
+    class: "rename-input",
+    type: "text",
+    "aria-label": "New title",
+    ".value": conversation.title ?? "",
+  });
+  let done = false;
+  const finish = async (save) => {
+    if (done) {
+      return;
+    }
+    done = true;
+    const title = input.value.trim();
+    if (save && title && title !== conversation.title) {
+      await renameConversation(conversation.id, title);
+    } else {
+      render();
+    }
+  };
+  input.addEventListener("keydown", (event) => {
+    event.stopPropagation();
+    if (event.key === "Enter") {
+      finish(true);
+    } else if (event.key === "Escape") {
+      finish(false);
+    }
+  });
+  input.addEventListener("click", (event) => event.stopPropagation());
+  input.addEventListener("blur", () => finish(true));
+  text.replaceChildren(input);
+  input.focus();
+  input.select();
+}
+
+export async function renameConversation(id, title) {
+  try {
+    const updated = await api.updateConversation(id, { title });
+    if (state.conversation?.id === id) {
+      state.conversation = { ...state.conversation, ...updated };
+      emit("conversation", state.conversation);
+    }
+    await refreshList();
+  } catch (error) {
+    notifyError("Could not rename the conversation", error);
+    render();
+  }
+}
+
+export async function deleteConversation(conversation) {
+  const confirmed = await confirmDialog({
+    title: "Delete this conversation?",
+    text: `“${conversation.title || "Untitled"}” and its whole history, folds included, will be deleted. This cannot be undone; export it first to keep a copy.`,
+    confirmLabel: "Delete",
+    danger: true,
+  });
+  if (!confirmed) {
+    return;
+  }
+  try {
+    await api.deleteConversation(conversation.id);
+    await refreshList();
+    await hooks.afterDelete(conversation.id);
+  } catch (error) {
+    notifyError("Could not delete the conversation", error);
+  }
+}

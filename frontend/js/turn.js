@@ -1,0 +1,420 @@
+// Running a turn (send, retry) and a manual fold, and applying their events to the views.
+//
+// The server persists everything it streams, so the events only make the screen live;
+// when a stream ends the newest messages, the folds and the meter are re-read from the
+// server, which makes what is on screen exactly what is stored. Stop calls the cancel
+// route and keeps reading: the stream then ends with the interrupted message and `done`.
+
+import { api } from "./api.js";
+import {
+  dropLocalMessage,
+  jumpToLatest,
+  messageAt,
+  putMessage,
+  putToolResult,
+  reconcileTail,
+  renderFolds,
+  totalMessages,
+} from "./chat.js";
+import { byId, h, icon } from "./dom.js";
+import { formatTokens, plural } from "./format.js";
+import { updateContext } from "./meter.js";
+import { notify, notifyError } from "./notices.js";
+import { emit, setBusy, state } from "./state.js";
+
+/** The stream being read, so Stop and Esc can reach it. */
+let running = null;
+
+/** Hooks into the app (set by main.js) for things outside the chat view. */
+const app = {
+  refreshConversation: async () => {},
+  refreshFolds: async () => {},
+  refreshContext: async () => {},
+  refreshList: async () => {},
+};
+
+export function initTurns(hooks) {
+  Object.assign(app, hooks);
+}
+
+export function isRunning() {
+  return running !== null;
+}
+
+// ---- the progress banner above the composer --------------------------------------------
+
+function showProgress(text) {
+  const status = byId("composer-status");
+  status.querySelector(".auto-fold-warning")?.remove();
+  let banner = status.querySelector(".progress-banner");
+  if (!banner) {
+    banner = h("div", { class: "progress-banner", role: "status" });
+    status.prepend(banner);
+  }
+  banner.replaceChildren(icon("loader", "small spin"), h("span", { text }));
+}
+
+function hideProgress() {
+  byId("composer-status").querySelector(".progress-banner")?.remove();
+}
+
+// ---- applying events ---------------------------------------------------------------
+
+/** Live copies of the messages of the running stream, by id. */
+function newLiveState() {
+  return {
+    conversationId: state.currentId,
+    byId: new Map(),
+    firstIndex: totalMessages(),
+  };
+}
+
+/** Events of a turn draw only while its conversation is the one on screen. */
+const VIEW_EVENTS = new Set([
+  "message.created",
+  "assistant.delta",
+  "tool.call",
+  "tool.result",
+  "message.completed",
+  "context.stats",
+  "compaction.started",
+  "compaction.completed",
+]);
+
+function messageOf(data) {
+  return data?.message ?? data;
+}
+
+function applyEvent(live, name, data) {
+  if (VIEW_EVENTS.has(name) && state.currentId !== live.conversationId) {
+    // The person opened another conversation; the turn goes on and is saved, and what it
+    // did shows when they come back. Only the notices below still apply.
+    if (name === "compaction.completed") {
+      announceFold(data);
+    }
+    return;
+  }
+  switch (name) {
+    case "message.created": {
+      const message = messageOf(data);
+      const copy = { ...message, parts: [...(message.parts ?? [])] };
+      live.byId.set(copy.id, copy);
+      putMessage(copy, { streaming: copy.status === "streaming" });
+      break;
+    }
+    case "assistant.delta": {
+      const message = live.byId.get(data.messageId);
+      if (!message) {
+        break;
+      }
+      const kind = data.kind === "reasoning" ? "reasoning" : "text";
+      const last = message.parts.at(-1);
+      if (last && last.kind === kind) {
+        message.parts[message.parts.length - 1] = { ...last, text: last.text + data.text };
+      } else {
+        message.parts.push({ kind, text: data.text });
+      }
+      scheduleDraw(message);
+      break;
+    }
+    case "tool.call": {
+      const message = live.byId.get(data.messageId);
+      if (message) {
+        message.parts.push({
+          kind: "tool-call",
+          id: data.id,
+          name: data.name,
+          input: data.input ?? {},
+        });
+        scheduleDraw(message);
+      }
+      break;
+    }
+    case "tool.result":
+      putToolResult({ ...data });
+      break;
+    case "message.completed": {
+      const message = messageOf(data);
+      live.byId.set(message.id, message);
+      cancelDraw(message.id);
+      putMessage(message);
+      break;
+    }
+    case "context.stats":
+      updateContext(data);
+      break;
+    case "compaction.started":
+      showProgress(
+        data.trigger === "manual"
+          ? "Summarizing…"
+          : `Folding the conversation (${data.trigger ?? "auto"}): summarizing…`,
+      );
+      setBusy(state.busy === "compact" ? "compact" : "turn");
+      break;
+    case "compaction.completed":
+      hideProgress();
+      announceFold(data);
+      app.refreshFolds().then(() => app.refreshConversation());
+      break;
+    case "compaction.failed":
+      hideProgress();
+      notify({
+        kind: "warn",
+        title: "The fold did not happen",
+        text: data.reason || "The conversation could not be folded.",
+      });
+      break;
+    case "prune.completed":
+      notify({
+        kind: "info",
+        title: "Old tool outputs pruned",
+        text: `${plural(data.prunedCalls ?? 0, "tool output")} replaced by placeholders in the model's view (about ${formatTokens(data.reclaimedTokens)} tokens freed). The outputs stay in the history.`,
+      });
+      break;
+    case "error":
+      notify({
+        kind: "error",
+        title: errorTitle(data.code),
+        text: data.message || "The model call failed.",
+      });
+      break;
+    default:
+      break;
+  }
+}
+
+function errorTitle(code) {
+  switch (code) {
+    case "auth":
+      return "The provider refused the API key";
+    case "rate_limited":
+      return "Rate limited by the provider";
+    case "overloaded":
+      return "The provider is overloaded";
+    case "unavailable":
+      return "The provider cannot be reached";
+    case "context_overflow":
+      return "The request was too large for the model";
+    default:
+      return "The model call failed";
+  }
+}
+
+function announceFold(data) {
+  const range = data.summarizedRange ?? {};
+  const text = `${plural(range.messageCount ?? 0, "message")} folded, ${formatTokens(data.tokensBefore)} → ${formatTokens(data.tokensAfter)} tokens.`;
+  if (data.degraded) {
+    notify({
+      kind: "warn",
+      title: `Emergency fold v${data.version}`,
+      text: `${text} The summarizer could not be used, so an extractive digest stands in for the summary; it is re-summarized later.`,
+    });
+  } else {
+    notify({ kind: "success", title: `Folded (v${data.version}, ${data.trigger})`, text });
+  }
+}
+
+// Streaming text is redrawn at most once per frame, whatever the delta rate.
+const pendingDraws = new Map();
+
+function scheduleDraw(message) {
+  if (pendingDraws.has(message.id)) {
+    return;
+  }
+  pendingDraws.set(
+    message.id,
+    requestAnimationFrame(() => {
+      pendingDraws.delete(message.id);
+      putMessage(message, { streaming: true });
+    }),
+  );
+}
+
+function cancelDraw(id) {
+  const frame = pendingDraws.get(id);
+  if (frame !== undefined) {
+    cancelAnimationFrame(frame);
+    pendingDraws.delete(id);
+  }
+}
+
+// ---- streams -----------------------------------------------------------------------
+
+async function consume(kind, events, live) {
+  const controller = running.controller;
+  try {
+    for await (const { name, data } of events) {
+      applyEvent(live, name, data);
+      if (name === "done") {
+        break;
+      }
+    }
+  } catch (error) {
+    if (error.name !== "AbortError" || !controller.signal.aborted) {
+      notifyError(kind === "compact" ? "The fold failed" : "The answer stopped", error);
+    }
+  }
+}
+
+async function finish(live) {
+  for (const id of pendingDraws.keys()) {
+    cancelDraw(id);
+  }
+  hideProgress();
+  running = null;
+  setBusy(null);
+  if (state.currentId !== live.conversationId) {
+    await app.refreshList();
+    return;
+  }
+  await Promise.all([
+    reconcileTail(live.firstIndex),
+    app.refreshFolds(),
+    app.refreshContext(),
+    app.refreshList(),
+  ]);
+  renderFolds();
+}
+
+const DEFAULT_TITLE = "New conversation";
+
+/** Give a new conversation a title from its first message, as people expect. */
+function nameIfNew(id, content) {
+  const conversation = state.conversation;
+  if (!conversation || conversation.id !== id || conversation.messageCount > 0) {
+    return;
+  }
+  if (conversation.title && conversation.title !== DEFAULT_TITLE) {
+    return;
+  }
+  const firstLine = content.trim().split("\n")[0].replace(/\s+/g, " ");
+  const title = firstLine.length > 60 ? `${firstLine.slice(0, 57).trimEnd()}…` : firstLine;
+  if (!title) {
+    return;
+  }
+  conversation.title = title;
+  conversation.messageCount = 1;
+  api
+    .updateConversation(id, { title })
+    .then(() => app.refreshList())
+    .then(() => emit("conversation", state.conversation))
+    .catch((error) => notifyError("Could not name the conversation", error));
+}
+
+/** Send `content` to the open conversation and stream the turn. */
+export async function sendMessage(content) {
+  const id = state.currentId;
+  if (!id || running) {
+    return false;
+  }
+  await jumpToLatest();
+  const live = newLiveState();
+  // Show the person's message at once; the server's copy replaces it when it arrives.
+  const pendingIndex = totalMessages();
+  putMessage({
+    index: pendingIndex,
+    id: "",
+    role: "user",
+    parts: [{ kind: "text", text: content }],
+    status: "complete",
+    pending: true,
+  });
+  running = { kind: "turn", controller: new AbortController(), conversationId: id };
+  setBusy("turn");
+  let events;
+  try {
+    events = await api.sendMessage(id, content, running.controller.signal);
+  } catch (error) {
+    dropLocalMessage(pendingIndex);
+    running = null;
+    setBusy(null);
+    notifyError("The message was not sent", error);
+    return false;
+  }
+  nameIfNew(id, content);
+  await consume("turn", events, live);
+  await finish(live);
+  return true;
+}
+
+/** Retry after an error: send the last user message again. */
+export async function retryLast(failedMessage) {
+  let user = null;
+  for (let i = failedMessage.index - 1; i >= 0 && i >= failedMessage.index - 50; i--) {
+    const message = messageAt(i);
+    if (message?.role === "user") {
+      user = message;
+      break;
+    }
+  }
+  const text = user?.parts
+    ?.filter((p) => p.kind === "text")
+    .map((p) => p.text)
+    .join("");
+  if (!text) {
+    notify({
+      kind: "warn",
+      title: "Nothing to retry",
+      text: "The question before this answer is not loaded.",
+    });
+    return;
+  }
+  await sendMessage(text);
+}
+
+/** Fold now with optional instructions; `onEvent` sees every event (the dialog's progress). */
+export async function compactNow(instructions, { onEvent } = {}) {
+  const id = state.currentId;
+  if (!id || running) {
+    return null;
+  }
+  const live = newLiveState();
+  running = { kind: "compact", controller: new AbortController(), conversationId: id };
+  setBusy("compact");
+  showProgress("Summarizing…");
+  let outcome = { completed: null, failed: null, error: null };
+  try {
+    const events = await api.compact(id, instructions, running.controller.signal);
+    for await (const { name, data } of events) {
+      onEvent?.(name, data);
+      if (name === "compaction.completed") {
+        outcome.completed = data;
+      } else if (name === "compaction.failed") {
+        outcome.failed = data;
+      } else if (name === "error") {
+        outcome.error = data;
+      }
+      applyEvent(live, name, data);
+      if (name === "done") {
+        break;
+      }
+    }
+  } catch (error) {
+    outcome = { ...outcome, error };
+    if (error.name !== "AbortError") {
+      notifyError("The fold failed", error);
+    }
+  }
+  await finish(live);
+  emit("compactions", state.compactions);
+  return outcome;
+}
+
+/** Stop the running turn or fold; the partial answer is kept, marked interrupted. */
+export async function stop() {
+  if (!running) {
+    return;
+  }
+  const current = running;
+  try {
+    await api.cancel(current.conversationId);
+  } catch (error) {
+    notifyError("Could not stop", error);
+  }
+  // The stream normally ends by itself with `done`; if it does not, close it.
+  setTimeout(() => {
+    if (running === current) {
+      current.controller.abort();
+    }
+  }, 4000);
+}
