@@ -124,3 +124,30 @@ async def test_preview_names_what_a_fold_would_summarize(store: Store, make_serv
     assert 0 < preview["messages"] < 12
     assert preview["toIndex"] == preview["messages"]
     assert preview["tokens"] > 0
+
+
+async def test_retry_after_an_error_answers_without_a_new_message(
+    store: Store, make_service
+) -> None:
+    import pytest
+
+    from foldline.chat.service import ChatUnavailable
+
+    model = ScriptedModel(
+        error_step(ProviderError("auth", "bad key", status=401)), text_step("Second try works.")
+    )
+    service = make_service(model)
+    conversation = store.create_conversation()
+    await collect(service.start_turn(conversation.id, "hi"))
+    events = await collect(service.start_retry(conversation.id))
+    assert "error" not in names(events)
+    records = store.list_messages(conversation.id)
+    assert [(r.message.role, r.status) for r in records] == [
+        ("user", "complete"),
+        ("assistant", "error"),
+        ("assistant", "complete"),
+    ]
+    # The model saw the question once, and not the empty failed attempt.
+    assert [m.role for m in model.calls[1].messages] == ["user"]
+    with pytest.raises(ChatUnavailable):
+        service.start_retry(conversation.id)

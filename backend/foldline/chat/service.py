@@ -168,6 +168,17 @@ class ChatService:
         runner = self._runner(conversation_id)
         return self._start(conversation_id, runner.turn(content))
 
+    def start_retry(self, conversation_id: str) -> TurnHandle:
+        """Run the model again on the history as it is (after an error or a stop)."""
+        self._check_idle(conversation_id)
+        last = self.store.list_messages(
+            conversation_id, offset=max(self.store.message_count(conversation_id) - 1, 0), limit=1
+        )
+        if not last or (last[0].message.role == "assistant" and last[0].status == "complete"):
+            raise ChatUnavailable("There is no failed or unanswered message to retry.")
+        runner = self._runner(conversation_id)
+        return self._start(conversation_id, runner.retry())
+
     def start_compaction(self, conversation_id: str, instructions: str | None) -> TurnHandle:
         self._check_idle(conversation_id)
         runner = self._runner(conversation_id)
@@ -207,8 +218,8 @@ class ChatService:
         wire = "anthropic" if model.provider_kind == "anthropic" else "openai"
         return self.loader.load(config, conversation_id, wire=wire)
 
-    def context(self, conversation_id: str) -> dict[str, Any]:
-        return self._load(conversation_id).to_json()
+    def context(self, conversation_id: str, *, include_messages: bool = True) -> dict[str, Any]:
+        return self._load(conversation_id).to_json(include_messages=include_messages)
 
     def preview_compaction(self, conversation_id: str) -> dict[str, Any]:
         """What a fold now would summarize: the messages and their tokens."""

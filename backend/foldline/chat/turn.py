@@ -156,9 +156,21 @@ class TurnRunner:
 
     async def turn(self, content: str) -> AsyncIterator[ChatEvent]:
         record = self.store.append_message(self.conversation_id, user(content))
-        ctx = self.load()
-        turn = record.seq
-        yield ChatEvent("message.created", self._record_json(record, ctx))
+        yield ChatEvent("message.created", self._record_json(record, self.load()))
+        async for event in self._loop(record.seq):
+            yield event
+
+    async def retry(self) -> AsyncIterator[ChatEvent]:
+        """Ask the model again after a failed or stopped answer, without a new message.
+
+        The failed attempt stays in the history (nothing is lost); an empty failed
+        message is left out of the model's view by pair repair, a partial one is shown to
+        the model as what it had said so far.
+        """
+        async for event in self._loop(self.load().history_length):
+            yield event
+
+    async def _loop(self, turn: int) -> AsyncIterator[ChatEvent]:
         async for event in self._gate(turn, mid_tool_loop=False):
             yield event
         for _call in range(MAX_MODEL_CALLS_PER_TURN):
@@ -170,14 +182,13 @@ class TurnRunner:
             compact_request: list[str | None] = []
             async for event in self._run_tools(answer, compact_request):
                 yield event
-            if compact_request:
-                async for event in self._gate(
-                    turn, mid_tool_loop=True, tool_requested=True, instructions=compact_request[0]
-                ):
-                    yield event
-            else:
-                async for event in self._gate(turn, mid_tool_loop=True):
-                    yield event
+            async for event in self._gate(
+                turn,
+                mid_tool_loop=True,
+                tool_requested=bool(compact_request),
+                instructions=compact_request[0] if compact_request else None,
+            ):
+                yield event
         yield ChatEvent("context.stats", self.load().stats())
         yield ChatEvent("done", {})
 
