@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from foldline.chat.events import ChatEvent
-from foldline.chat.service import ChatService
+from foldline.chat.service import ChatService, ChatUnavailable, TurnInProgress
 from foldline.providers.base import ProviderError
 from foldline.store import Store
-from foldline.testing import ScriptedModel, call, error_step, text_step, tool_step
+from foldline.testing import Reply, ScriptedModel, call, error_step, text_step, tool_step
 
 
 async def collect(handle) -> list[ChatEvent]:
@@ -79,8 +80,6 @@ async def test_auth_error_marks_message_and_emits_error(store: Store, make_servi
 
 
 async def test_cancel_keeps_partial_answer_interrupted(store: Store, make_service) -> None:
-    from foldline.testing import Reply
-
     model = ScriptedModel(Reply(text="word " * 200, chunk_chars=5, delay=0.01))
     service = make_service(model)
     conversation = store.create_conversation()
@@ -99,10 +98,6 @@ async def test_cancel_keeps_partial_answer_interrupted(store: Store, make_servic
 
 
 async def test_second_turn_while_running_is_refused(store: Store, make_service) -> None:
-    import pytest
-    from foldline.chat.service import TurnInProgress
-    from foldline.testing import Reply
-
     model = ScriptedModel(Reply(text="slow " * 50, chunk_chars=5, delay=0.01))
     service = make_service(model)
     conversation = store.create_conversation()
@@ -129,10 +124,6 @@ async def test_preview_names_what_a_fold_would_summarize(store: Store, make_serv
 async def test_retry_after_an_error_answers_without_a_new_message(
     store: Store, make_service
 ) -> None:
-    import pytest
-
-    from foldline.chat.service import ChatUnavailable
-
     model = ScriptedModel(
         error_step(ProviderError("auth", "bad key", status=401)), text_step("Second try works.")
     )

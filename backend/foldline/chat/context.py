@@ -86,15 +86,18 @@ class ConversationContext:
             "messagesInHistory": self.history_length,
         }
 
-    def to_json(self) -> dict[str, Any]:
-        """The body of `GET /api/conversations/{id}/context`."""
+    def to_json(self, *, include_messages: bool = True) -> dict[str, Any]:
+        """The body of `GET /api/conversations/{id}/context`; the meter only needs the
+        numbers, so the (possibly megabytes of) view messages are optional."""
         body = self.stats()
         body["compaction"] = state_to_json(self.state)
         body["system"] = self.system
         body["tools"] = [tool.name for tool in self.tools]
+        messages = self.view if include_messages else []
         body["apiMessages"] = [
-            {"role": message.role, "parts": message_parts_to_json(message)} for message in self.view
+            {"role": message.role, "parts": message_parts_to_json(message)} for message in messages
         ]
+        body["apiMessagesIncluded"] = include_messages
         return body
 
 
