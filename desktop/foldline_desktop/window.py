@@ -1,0 +1,208 @@
+"""The pywebview window: its URL, geometry tracking, raising, and a graceful SIGTERM.
+
+Everything here that talks to pywebview runs on the main thread (`webview.start` insists)
+except the event handlers, which pywebview calls on short-lived threads; the geometry they
+report is therefore kept under a lock and written to `window.json` only after the GUI loop
+has returned.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from types import FrameType
+from urllib.parse import quote
+
+from foldline_desktop.qt_hooks import install_hooks
+from foldline_desktop.window_state import Rect, WindowState, place_window
+
+logger = logging.getLogger(__name__)
+
+WINDOW_TITLE = "Foldline"
+# The page's own background, so the window does not flash white before the CSS loads.
+BACKGROUND_COLOR = "#FFFFFF"
+
+
+def page_url(server_url: str, token: str, conversation_id: str | None) -> str:
+    """The URL the window loads: the token and the conversation travel in the fragment.
+
+    A fragment is never sent to the server, so neither the token nor the conversation id
+    can appear in an access log; the page reads them and clears the fragment at once.
+    """
+    fragment = f"token={quote(token, safe='')}"
+    if conversation_id:
+        fragment += f"&c={quote(conversation_id, safe='')}"
+    return f"{server_url.rstrip('/')}/#{fragment}"
+
+
+def prepare_qt_environment(environ: dict[str, str] | os._Environ[str]) -> None:
+    """Set what Qt WebEngine needs before it is imported."""
+    # Chromium refuses to start its sandbox as root (containers, CI): the renderer then
+    # dies and the window stays blank. The flag is appended, never overwriting the user's.
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        flags = environ.get("QTWEBENGINE_CHROMIUM_FLAGS", "")
+        if "--no-sandbox" not in flags.split():
+            environ["QTWEBENGINE_CHROMIUM_FLAGS"] = f"{flags} --no-sandbox".strip()
+    # pywebview otherwise tries GTK first and prints a traceback when it is missing.
+    environ.setdefault("PYWEBVIEW_GUI", "qt")
+
+
+class DesktopWindow:
+    """One window on one running server; `run()` blocks until the window is closed."""
+
+    def __init__(self, data_dir: Path, server_url: str, token: str, state: WindowState) -> None:
+        self._data_dir = data_dir
+        self._server_url = server_url
+        self._token = token
+        self._lock = threading.Lock()
+        self._state = state
+        # Qt reports moves while pywebview builds the window, before ours; the placement
+        # must use what was remembered, not those.
+        self._remembered = state
+        self._window: object | None = None
+        self._bring_to_front: Callable[[], None] | None = None
+        self._page_reported_conversation = False
+        self._loaded = threading.Event()
+
+    @property
+    def state(self) -> WindowState:
+        with self._lock:
+            return self._state
+
+    def remember_conversation(self, conversation_id: str | None) -> None:
+        """Called with what the page reports; "none" counts only once it reported one.
+
+        The page is read as soon as it loads, before its scripts have reopened the
+        remembered conversation; taking that early "none" at its word would forget the
+        conversation if the window were closed in that moment.
+        """
+        with self._lock:
+            if conversation_id is None and not self._page_reported_conversation:
+                return
+            self._page_reported_conversation = True
+            changed = self._state.last_conversation_id != conversation_id
+            self._state = replace(self._state, last_conversation_id=conversation_id)
+        if changed:
+            logger.info("open conversation is now %s", conversation_id or "none")
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded.is_set()
+
+    def raise_window(self) -> None:
+        """Bring the window to the front (a second `foldline` launch asked for it)."""
+        bring_to_front = self._bring_to_front
+        if self._window is None or bring_to_front is None:
+            raise RuntimeError("the window is not open")
+        bring_to_front()
+        logger.info("raised the window for a second launch")
+
+    def close(self) -> None:
+        window = self._window
+        if window is not None:
+            window.destroy()  # type: ignore[attr-defined]
+
+    def run(self) -> None:
+        import webview
+
+        state = self.state
+        window = webview.create_window(
+            WINDOW_TITLE,
+            url=page_url(self._server_url, self._token, state.last_conversation_id),
+            width=state.width,
+            height=state.height,
+            # Placed on the GUI thread before it shows (see _on_before_show), in global
+            # coordinates; pywebview's own x/y are relative to one screen.
+            maximized=state.maximized,
+            min_size=(480, 360),
+            background_color=BACKGROUND_COLOR,
+            text_select=True,
+        )
+        if window is None:
+            raise RuntimeError("pywebview refused to create the window")
+        self._window = window
+        window.events.moved += self._on_moved
+        window.events.resized += self._on_resized
+        window.events.maximized += self._on_maximized
+        window.events.restored += self._on_restored
+        window.events.loaded += self._on_loaded
+        window.events.shown += self._on_shown
+        window.events.before_show += self._on_before_show
+        window.events.closing += self._on_closing
+
+        storage = self._data_dir / "webview"
+        storage.mkdir(parents=True, exist_ok=True)
+        previous_sigterm = signal.signal(signal.SIGTERM, self._on_sigterm)
+        try:
+            webview.start(gui="qt", private_mode=False, storage_path=str(storage))
+            logger.info("window closed")
+        finally:
+            signal.signal(signal.SIGTERM, previous_sigterm)
+            self._window = None
+            self._bring_to_front = None
+
+    # pywebview event handlers (called on pywebview's threads).
+
+    def _on_moved(self, x: int, y: int) -> None:
+        with self._lock:
+            if not self._state.maximized:
+                self._state = self._state.with_geometry(x, y, self._state.width, self._state.height)
+
+    def _on_resized(self, width: int, height: int) -> None:
+        with self._lock:
+            if not self._state.maximized:
+                x = self._state.x if self._state.x is not None else 0
+                y = self._state.y if self._state.y is not None else 0
+                self._state = self._state.with_geometry(x, y, width, height)
+
+    def _on_maximized(self) -> None:
+        with self._lock:
+            self._state = replace(self._state, maximized=True)
+
+    def _on_restored(self) -> None:
+        with self._lock:
+            self._state = replace(self._state, maximized=False)
+
+    def _on_loaded(self) -> None:
+        self._loaded.set()
+        # Tests and the startup benchmark wait for this line; it carries no token.
+        logger.info("window page loaded from %s", self._server_url)
+
+    def _on_before_show(self, window: object) -> None:
+        # Runs on the GUI thread, after pywebview built its Qt window and before it shows.
+        native = window.native  # type: ignore[attr-defined]
+        self._bring_to_front = install_hooks(native, self.remember_conversation)
+        place = place_window(self._remembered, _usable_screen_areas())
+        native.resize(place.width, place.height)
+        native.move(place.x, place.y)
+
+    def _on_closing(self) -> None:
+        logger.info("window closing")
+
+    def _on_shown(self) -> None:
+        logger.info("window shown")
+
+    def _on_sigterm(self, signum: int, frame: FrameType | None) -> None:
+        # Close through the window's own path so the server stops and the state is saved,
+        # exactly as when the user clicks the close button.
+        logger.info("received SIGTERM; closing the window")
+        self.close()
+
+
+def _usable_screen_areas() -> list[Rect]:
+    """Each screen's area without panels and docks, the primary screen first."""
+    from PyQt6.QtGui import QGuiApplication
+
+    primary = QGuiApplication.primaryScreen()
+    # False sorts first: the primary screen leads, the others keep their order.
+    screens = sorted(QGuiApplication.screens(), key=lambda screen: screen != primary)
+    areas = []
+    for screen in screens:
+        area = screen.availableGeometry()
+        areas.append(Rect(area.x(), area.y(), area.width(), area.height()))
+    return areas

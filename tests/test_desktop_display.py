@@ -1,0 +1,140 @@
+"""Deciding between the window and the browser, and naming the fix when Qt cannot load."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from foldline_desktop.display import (
+    INSTALL_HINT,
+    QT_APT_PACKAGES,
+    has_display,
+    probe_qt,
+    x_display_problem,
+)
+from foldline_desktop.window import page_url, prepare_qt_environment
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _reachable(display: str) -> None:
+    return None
+
+
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        ({}, False),
+        ({"DISPLAY": ""}, False),
+        ({"DISPLAY": ":0"}, True),
+        ({"WAYLAND_DISPLAY": "wayland-0"}, True),
+        ({"DISPLAY": "", "WAYLAND_DISPLAY": ""}, False),
+    ],
+)
+def test_display_detection_on_linux(environ: dict[str, str], expected: bool) -> None:
+    assert has_display(environ, platform="linux") is expected
+
+
+def test_macos_and_windows_always_have_a_display() -> None:
+    assert has_display({}, platform="darwin")
+    assert has_display({}, platform="win32")
+
+
+def test_missing_shared_library_names_the_apt_fix() -> None:
+    def importer(name: str) -> object:
+        if name == "PyQt6.QtWebEngineWidgets":
+            raise ImportError(
+                "libnss3.so: cannot open shared object file: No such file or directory"
+            )
+        return object()
+
+    problem = probe_qt({"DISPLAY": ":0"}, import_module=importer, display_problem=_reachable)
+    assert problem is not None
+    assert problem.detail.startswith("libnss3.so")
+    assert problem.fix == INSTALL_HINT
+    assert "libnss3" in problem.one_line() and "apt-get install" in problem.one_line()
+
+
+def test_missing_xcb_plugin_dependency_is_caught_before_qt_would_abort() -> None:
+    def loader(path: str) -> object:
+        assert path.endswith("libqxcb.so")
+        raise OSError("libxcb-cursor.so.0: cannot open shared object file: No such file")
+
+    problem = probe_qt(
+        {"DISPLAY": ":0"},
+        import_module=lambda name: object(),
+        load_library=loader,
+        display_problem=_reachable,
+    )
+    assert problem is not None
+    assert "libxcb-cursor.so.0" in problem.detail
+    assert "libxcb-cursor0" in problem.fix
+
+
+def test_missing_python_package_suggests_reinstalling() -> None:
+    def importer(name: str) -> object:
+        raise ImportError("No module named 'webview'")
+
+    problem = probe_qt({"DISPLAY": ":0"}, import_module=importer, display_problem=_reachable)
+    assert problem is not None
+    assert "pip install" in problem.fix
+
+
+def test_this_machine_can_load_qt() -> None:
+    # install.sh installs the libraries; if this fails, the desktop e2e test would too.
+    assert probe_qt({"DISPLAY": ":0"}, display_problem=_reachable) is None
+
+
+def test_an_unreachable_x_display_is_reported_before_qt_would_abort() -> None:
+    # Nothing listens on display 4242: libxcb says so as a value, Qt would abort.
+    assert x_display_problem(":4242") == "cannot connect to the X display :4242"
+    problem = probe_qt({"DISPLAY": ":4242"})
+    assert problem is not None
+    assert "DISPLAY" in problem.fix
+
+
+def test_on_wayland_the_x_display_is_not_required() -> None:
+    def unreachable(display: str) -> str:
+        return "cannot connect"
+
+    problem = probe_qt(
+        {"DISPLAY": ":4242", "WAYLAND_DISPLAY": "wayland-0"},
+        import_module=lambda name: object(),
+        load_library=lambda path: object(),
+        display_problem=unreachable,
+    )
+    assert problem is None
+
+
+def test_install_script_and_app_agree_on_the_qt_packages() -> None:
+    script = (REPO / "desktop" / "install.sh").read_text(encoding="utf-8")
+    block = re.search(r"QT_APT_PACKAGES=\(\n(.*?)\n\)", script, re.DOTALL)
+    assert block is not None
+    assert tuple(block.group(1).split()) == QT_APT_PACKAGES
+
+
+def test_token_and_conversation_travel_in_the_fragment_only() -> None:
+    url = page_url("http://127.0.0.1:5123/", "t0k/en+=", "conv 7")
+    before_fragment, _, fragment = url.partition("#")
+    assert before_fragment == "http://127.0.0.1:5123/"
+    assert fragment == "token=t0k%2Fen%2B%3D&c=conv%207"
+    assert page_url("http://127.0.0.1:5123", "abc", None) == "http://127.0.0.1:5123/#token=abc"
+
+
+def test_no_sandbox_is_added_as_root_without_dropping_user_flags(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("os.geteuid", lambda: 0)
+    environ = {"QTWEBENGINE_CHROMIUM_FLAGS": "--force-dark-mode"}
+    prepare_qt_environment(environ)
+    prepare_qt_environment(environ)
+    assert environ["QTWEBENGINE_CHROMIUM_FLAGS"] == "--force-dark-mode --no-sandbox"
+    assert environ["PYWEBVIEW_GUI"] == "qt"
+
+
+def test_no_sandbox_is_not_forced_on_a_normal_user(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    environ: dict[str, str] = {}
+    prepare_qt_environment(environ)
+    assert "QTWEBENGINE_CHROMIUM_FLAGS" not in environ
