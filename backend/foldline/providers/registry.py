@@ -39,10 +39,10 @@ from foldline.config import (
     provider_config,
 )
 from foldline.providers import catalog
-from foldline.providers.anthropic import AnthropicProvider
 from foldline.providers.base import Provider
-from foldline.providers.compat import OpenAICompatibleProvider, discover_context_window
-from foldline.providers.openai import OpenAIProvider
+
+# The SDK-backed modules are imported where a provider is built: importing `anthropic`
+# and `openai` takes seconds, and the server and the window should not wait for them.
 
 LimitSource = Literal["config", "server", "catalog", "guess", "default"]
 
@@ -56,11 +56,17 @@ def build_provider(
     found = find_provider_key(config, provider_name)
     key = found[0] if found else None
     if provider.kind == "anthropic":
+        from foldline.providers.anthropic import AnthropicProvider
+
         return AnthropicProvider(provider_name, key, base_url, http_client=http_client)
     if provider.kind == "openai":
+        from foldline.providers.openai import OpenAIProvider
+
         return OpenAIProvider(provider_name, key, base_url, http_client=http_client)
     if not base_url:
         raise ConfigError(f"provider `{provider_name}` (openai-compatible) needs a base_url")
+    from foldline.providers.compat import OpenAICompatibleProvider
+
     return OpenAICompatibleProvider(provider_name, key, base_url, http_client=http_client)
 
 
@@ -193,6 +199,8 @@ async def discover_model(
     base_url, _ = effective_base_url(config, resolved.provider_name)
     if not base_url:
         return resolved
+    from foldline.providers.compat import discover_context_window
+
     window = await discover_context_window(base_url, model_name, http_client)
     if not window:
         return resolved
