@@ -195,11 +195,20 @@ export const api = {
 
   sendMessage: (id, content, signal) =>
     stream(`/api/conversations/${enc(id)}/messages`, { content }, signal),
+  /** Run the model again on the history as it is (after an error), without a new message. */
+  retry: (id, signal) => stream(`/api/conversations/${enc(id)}/retry`, undefined, signal),
   cancel: (id) => json("POST", `/api/conversations/${enc(id)}/cancel`, { body: {} }),
   compact: (id, instructions, signal) =>
     stream(`/api/conversations/${enc(id)}/compact`, instructions ? { instructions } : {}, signal),
 
-  context: (id) => json("GET", `/api/conversations/${enc(id)}/context`),
+  /**
+   * What the model sees now. `messages: false` leaves out the view's messages (the meter
+   * needs only the numbers; the messages can be megabytes on a long conversation).
+   */
+  context: (id, { messages = true } = {}) =>
+    json("GET", `/api/conversations/${enc(id)}/context`, {
+      query: messages ? undefined : { messages: "false" },
+    }),
   compactions: async (id) =>
     listFrom(
       await json("GET", `/api/conversations/${enc(id)}/compactions`),

@@ -65,7 +65,8 @@ async function refreshContext() {
     return;
   }
   try {
-    const context = await api.context(id);
+    // Only the numbers: the meter never shows the messages (the model view asks for them).
+    const context = await api.context(id, { messages: false });
     if (id === state.currentId) {
       updateContext(context);
     }
@@ -399,7 +400,7 @@ async function main() {
     },
   });
   chat.initChat({
-    onRetry: (message) => retryLast(message),
+    onRetry: () => retryLast(),
     onUndo: (fold) => undoFold(fold),
   });
   initMeter({ compactNow: () => openCompactDialog() });

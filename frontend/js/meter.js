@@ -64,7 +64,12 @@ export function updateContext(numbers) {
   if (!numbers) {
     return;
   }
-  state.context = { ...(state.context ?? {}), ...numbers };
+  // Only the numbers are kept: the view's messages (in the model view's /context body)
+  // can be megabytes and nothing reads them from here.
+  const kept = { ...numbers };
+  delete kept.apiMessages;
+  delete kept.apiMessagesIncluded;
+  state.context = { ...(state.context ?? {}), ...kept };
   emit("context", state.context);
 }
 

@@ -9,7 +9,6 @@ import { api } from "./api.js";
 import {
   dropLocalMessage,
   jumpToLatest,
-  messageAt,
   putMessage,
   putToolResult,
   reconcileTail,
@@ -337,29 +336,34 @@ export async function sendMessage(content) {
   return true;
 }
 
-/** Retry after an error: send the last user message again. */
-export async function retryLast(failedMessage) {
-  let user = null;
-  for (let i = failedMessage.index - 1; i >= 0 && i >= failedMessage.index - 50; i--) {
-    const message = messageAt(i);
-    if (message?.role === "user") {
-      user = message;
-      break;
-    }
+/**
+ * Retry after an error: the server runs the model again on the history as it is
+ * (POST /retry), so the question is not sent, stored or shown a second time. The failed
+ * answer stays in the history above the new one.
+ */
+export async function retryLast() {
+  const id = state.currentId;
+  if (!id || running) {
+    return false;
   }
-  const text = user?.parts
-    ?.filter((p) => p.kind === "text")
-    .map((p) => p.text)
-    .join("");
-  if (!text) {
-    notify({
-      kind: "warn",
-      title: "Nothing to retry",
-      text: "The question before this answer is not loaded.",
-    });
-    return;
+  await jumpToLatest();
+  const live = newLiveState();
+  running = { kind: "turn", controller: new AbortController(), conversationId: id };
+  setBusy("turn");
+  let events;
+  try {
+    events = await api.retry(id, running.controller.signal);
+  } catch (error) {
+    running = null;
+    setBusy(null);
+    notifyError("Could not retry", error);
+    // A refusal may mean the view is stale (the answer was completed elsewhere).
+    await reconcileTail(live.firstIndex);
+    return false;
   }
-  await sendMessage(text);
+  await consume("turn", events, live);
+  await finish(live);
+  return true;
 }
 
 /** Fold now with optional instructions; `onEvent` sees every event (the dialog's progress). */

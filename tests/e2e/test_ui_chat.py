@@ -116,7 +116,7 @@ def test_tool_calls_render_as_collapsible_cards_with_their_output(ui):
     ui.shot("tool-card")
 
 
-def test_a_failed_answer_shows_the_error_and_retry_sends_again(ui):
+def test_a_failed_answer_shows_the_error_and_retry_answers_without_repeating_it(ui):
     ui.allow(r"status of 4\d\d|Failed to load resource")
     ui.app.script.add(error_step(ProviderError("bad_request", "The model rejected the request.")))
     ui.open()
@@ -133,5 +133,25 @@ def test_a_failed_answer_shows_the_error_and_retry_sends_again(ui):
     answers = page.locator(".message.assistant")
     expect(answers).to_have_count(2)
     expect(answers.last).to_contain_text("echo: Please answer")
+    # Retry runs the model again on the history as it is: the question is neither sent
+    # nor shown a second time.
+    users = page.locator(".message.user")
+    expect(users).to_have_count(1)
+    expect(users).to_contain_text("Please answer")
     # Only the last message may offer Retry; the old error keeps its explanation.
     expect(page.locator(".retry-button")).to_have_count(0)
+    expect(answers.first).to_have_attribute("data-status", "error")
+
+    # What is stored says the same, and survives a reload.
+    conversation_id = ui.app.api("GET", "/api/conversations")["items"][0]["id"]
+    stored = ui.app.api("GET", f"/api/conversations/{conversation_id}/messages")["items"]
+    assert [(m["role"], m["status"]) for m in stored] == [
+        ("user", "complete"),
+        ("assistant", "error"),
+        ("assistant", "complete"),
+    ]
+    retried_call = ui.app.script.calls[-1]
+    assert [m.role for m in retried_call.messages] == ["user"]
+    page.reload()
+    expect(page.locator(".message")).to_have_count(3)
+    expect(page.locator(".message.user")).to_have_count(1)

@@ -317,3 +317,73 @@ def test_an_unknown_context_window_is_flagged(ui):
     expect(page.locator("#meter-flag")).to_have_text("unknown window")
     page.locator("#meter").hover()
     expect(page.locator("#meter-popover")).to_contain_text("context window is unknown")
+
+
+def test_a_fold_after_an_undo_draws_only_the_current_chain(ui):
+    # Two stacked folds made through the API, then, in the page: undo v2 and fold again.
+    # v3 stacks on v1 (its parentVersion); the undone v2 is not part of the history's
+    # story any more, so its line must not come back, though it is newer than v1.
+    conversation_id = ui.app.create_conversation()["id"]
+    for number in range(4):
+        ui.app.send(conversation_id, f"First round, message {number} about the parser. " * 3)
+    ui.app.api("POST", f"/api/conversations/{conversation_id}/compact", {})
+    for number in range(4):
+        ui.app.send(conversation_id, f"Second round, message {number} about the lexer. " * 3)
+    ui.app.api("POST", f"/api/conversations/{conversation_id}/compact", {})
+    ui.open(f"&c={conversation_id}")
+    page = ui.page
+    lines = page.locator(".fold-line")
+    expect(lines).to_have_count(2)
+
+    page.locator('.fold-line.current[data-version="2"] .undo-fold').click()
+    expect(page.locator(".fold-line.current")).to_have_attribute("data-version", "1")
+    ui.send("Third round: one more message about the code generator. " * 3)
+    compact_from_dialog(page)
+    ui.idle()
+
+    folds = ui.app.api("GET", f"/api/conversations/{conversation_id}/compactions")
+    assert folds["currentVersion"] == 3
+    assert [(f["version"], f["parentVersion"]) for f in folds["items"]] == [
+        (1, 0),
+        (2, 1),
+        (3, 1),
+    ]
+    by_version = {f["version"]: f for f in folds["items"]}
+    expect(page.locator(".fold-line.current")).to_have_attribute("data-version", "3")
+    expect(lines).to_have_count(2)
+    assert lines.evaluate_all("ls => ls.map(l => l.dataset.version)") == ["1", "3"]
+    expect(page.locator('.fold-line[data-version="2"]')).to_have_count(0)
+    expect(page.locator('.fold-line[data-version="1"]')).to_have_attribute(
+        "data-api-start-index", str(by_version[1]["apiStartIndex"])
+    )
+    start = by_version[3]["apiStartIndex"]
+    assert displayed_indices(page, ".message.folded") == list(range(start))
+
+    # Opened afresh, the page draws the same chain.
+    page.reload()
+    expect(page.locator(".fold-line.current")).to_have_attribute("data-version", "3")
+    expect(lines).to_have_count(2)
+    assert lines.evaluate_all("ls => ls.map(l => l.dataset.version)") == ["1", "3"]
+
+
+def test_the_meter_asks_for_numbers_only_and_the_model_view_for_messages(ui):
+    page = ui.page
+    asked: list[str] = []
+    page.on(
+        "request",
+        lambda request: asked.append(request.url) if "/context" in request.url else None,
+    )
+    ui.open()
+    ui.send("Hello meter")
+    conversation_id = only_conversation(ui.app)
+    context = ui.app.api("GET", f"/api/conversations/{conversation_id}/context")
+    expect(page.locator("#meter")).to_have_attribute("aria-valuenow", str(context["tokens"]))
+    assert asked, "the meter never asked for the context"
+    assert all(url.endswith("/context?messages=false") for url in asked), asked
+
+    page.locator("#model-view-button").click()
+    panel = page.locator("#model-view")
+    items = panel.locator('.mv-item:not([data-role="system"])')
+    expect(items).to_have_count(len(context["apiMessages"]))
+    assert len(context["apiMessages"]) == 2
+    assert asked[-1].endswith(f"/api/conversations/{conversation_id}/context"), asked

@@ -148,3 +148,58 @@ def test_context_is_what_the_model_sees(client: TestClient, store: Store, parse_
     assert after["compaction"]["version"] == 1
     assert after["tokens"] < body["tokens"]
     assert len(after["apiMessages"]) < len(body["apiMessages"])
+
+
+def test_each_version_names_its_parent_so_undone_branches_can_be_skipped(
+    client: TestClient, store: Store, parse_sse
+) -> None:
+    conversation = _conversation_with_history(client, store)
+    _fold(client, conversation, parse_sse)
+    store.append_messages(
+        conversation,
+        [m for i in range(4) for m in (user(f"more {i} " * 20), assistant("ok " * 20))],
+    )
+    _fold(client, conversation, parse_sse)
+    assert client.post(f"/api/conversations/{conversation}/compactions/2/undo").status_code == 200
+    # Folding again after the undo stacks on version 1, not on the undone version 2.
+    events = _fold(client, conversation, parse_sse)
+    assert next(e for e in events if e.name == "compaction.completed").data["version"] == 3
+
+    history = client.get(f"/api/conversations/{conversation}/compactions").json()
+    assert history["currentVersion"] == 3
+    assert [(c["version"], c["parentVersion"], c["isCurrent"]) for c in history["items"]] == [
+        (1, 0, False),
+        (2, 1, False),
+        (3, 1, True),
+    ]
+    assert "parent_version" not in history["items"][0]
+
+
+def test_context_without_messages_has_the_same_numbers(
+    client: TestClient, store: Store, parse_sse
+) -> None:
+    conversation = _conversation_with_history(client, store)
+    _fold(client, conversation, parse_sse)
+    path = f"/api/conversations/{conversation}/context"
+    full = client.get(path).json()
+    default = client.get(path, params={"messages": "true"}).json()
+    light_reply = client.get(path, params={"messages": "false"})
+    assert light_reply.status_code == 200
+    light = light_reply.json()
+
+    assert full["apiMessagesIncluded"] is True
+    assert default["apiMessagesIncluded"] is True
+    assert full["apiMessages"] and full["apiMessages"] == default["apiMessages"]
+    assert light["apiMessagesIncluded"] is False
+    assert light["apiMessages"] == []
+    # Everything but the messages is the same: the meter can rely on the light answer.
+    without_messages = {"apiMessages", "apiMessagesIncluded"}
+    assert {k: v for k, v in light.items() if k not in without_messages} == {
+        k: v for k, v in full.items() if k not in without_messages
+    }
+    assert light["tokens"] > 0 and light["compaction"]["version"] == 1
+    assert light["messagesInView"] == len(full["apiMessages"]) - 1  # the summary comes first
+
+    refused = client.get(path, params={"messages": "maybe"})
+    assert refused.status_code == 422
+    assert refused.json()["error"]["code"] == "invalid_request"

@@ -127,6 +127,39 @@ def test_stop_keeps_the_partial_answer_marked_interrupted(http: httpx2.Client, m
     assert http.post(f"/api/conversations/{conversation}/cancel").json() == {"cancelled": False}
 
 
+def test_retry_after_stop_streams_and_is_exclusive_like_a_send(http: httpx2.Client, model) -> None:
+    model.hold = True
+    conversation = http.post("/api/conversations", json={}).json()["id"]
+    base = f"/api/conversations/{conversation}"
+    with http.stream("POST", f"{base}/messages", json={"content": "long story"}) as stream:
+        lines = stream.iter_lines()
+        _read_until(lines, "assistant.delta")
+        http.post(f"{base}/cancel")
+        assert [line for line in lines if line][-2:] == ["event: done", 'data: {"cancelled": true}']
+
+    with http.stream("POST", f"{base}/retry") as stream:
+        assert stream.status_code == 200
+        lines = stream.iter_lines()
+        _read_until(lines, "assistant.delta")
+        # While the retried answer runs, neither another retry nor a send may start.
+        for path, body in ((f"{base}/retry", None), (f"{base}/messages", {"content": "x"})):
+            refused = http.post(path, json=body)
+            assert refused.status_code == 409
+            assert refused.json()["error"]["code"] == "turn_in_progress"
+        model.release.set()
+        rest = [line for line in lines if line]
+    assert rest[-2:] == ["event: done", "data: {}"]
+    items = _messages(http, conversation)
+    assert [(m["role"], m["status"]) for m in items] == [
+        ("user", "complete"),
+        ("assistant", "interrupted"),
+        ("assistant", "complete"),
+    ]
+    assert items[2]["parts"] == [{"kind": "text", "text": model.reply}]
+    # The answer is complete now: there is nothing left to retry.
+    assert http.post(f"{base}/retry").status_code == 400
+
+
 def test_stopping_the_server_ends_open_streams_and_keeps_the_partial_answer(
     live: RunningServer, model, store
 ) -> None:

@@ -108,6 +108,10 @@ class CompactionOut(ApiModel):
 
 class CompactionVersionOut(CompactionOut):
     is_current: bool
+    parent_version: int
+    """The version that was current when this one was committed (0 = none): following
+    it from the current version gives the stack of folds in effect, skipping versions
+    that were undone and then replaced by another fold."""
 
 
 class CompactionList(ApiModel):
@@ -339,6 +343,10 @@ class ContextOut(ApiModel):
     exact: bool
     breakdown: ContextBreakdown
     api_messages: list[ApiMessageOut]
+    """Empty when asked for with `?messages=false` (see `api_messages_included`)."""
+    api_messages_included: bool
+    """False when `apiMessages` was left out on purpose (`?messages=false`), so an empty
+    list is never mistaken for an empty view."""
     compaction: CompactionOut | None
     thresholds: Thresholds
     model_known: bool

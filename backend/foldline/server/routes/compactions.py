@@ -31,7 +31,8 @@ def list_compactions(conversation_id: str, store: StoreDep) -> CompactionList:
     records = store.list_compactions(conversation_id)
     items = [
         CompactionVersionOut.model_validate(
-            record.state.model_dump() | {"is_current": record.is_current}
+            record.state.model_dump()
+            | {"is_current": record.is_current, "parent_version": record.parent_version}
         )
         for record in records
     ]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 
 from foldline.server.deps import ChatDep, StoreDep
 from foldline.server.schemas import ContextOut
@@ -13,8 +13,17 @@ router = APIRouter(prefix="/api/conversations", tags=["context"])
 
 
 @router.get("/{conversation_id}/context", response_model=ContextOut)
-def get_context(conversation_id: str, store: StoreDep, chat: ChatDep) -> dict[str, Any]:
+def get_context(
+    conversation_id: str,
+    store: StoreDep,
+    chat: ChatDep,
+    messages: Annotated[
+        bool, Query(description="include the view's messages (`apiMessages`)")
+    ] = True,
+) -> dict[str, Any]:
     # A plain `def`: counting a long view takes milliseconds, so FastAPI runs it in its
     # thread pool instead of stalling the event loop that carries open streams.
+    # `messages=false` is for the meter: the numbers are the same, but the view's
+    # messages (megabytes on a long conversation) are neither serialized nor sent.
     store.get_conversation(conversation_id)
-    return chat.context(conversation_id)
+    return chat.context(conversation_id, include_messages=messages)

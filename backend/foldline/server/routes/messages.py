@@ -1,4 +1,4 @@
-"""The display history of a conversation, and sending a message (an SSE stream)."""
+"""The display history of a conversation, sending a message and retrying (SSE streams)."""
 
 from __future__ import annotations
 
@@ -91,5 +91,26 @@ async def start_message_turn(conversation_id: str, body: SendMessage, chat: Chat
 async def send_message(
     turn: Annotated[TurnHandle, Depends(start_message_turn)],
 ) -> AsyncIterator[ServerSentEvent]:
+    async for event in turn_event_stream(turn):
+        yield event
+
+
+async def start_retry_turn(conversation_id: str, store: StoreDep, chat: ChatDep) -> TurnHandle:
+    # The conversation is looked up first so an unknown id is a 404, not "nothing to
+    # retry"; the chat service then refuses (400) when the last message is a complete
+    # answer and (409) while another turn runs, before any event, like a send.
+    store.get_conversation(conversation_id)
+    return chat.start_retry(conversation_id)
+
+
+@router.post(
+    "/{conversation_id}/retry",
+    response_class=EventSourceResponse,
+    responses=SSE_RESPONSES,
+)
+async def retry(
+    turn: Annotated[TurnHandle, Depends(start_retry_turn)],
+) -> AsyncIterator[ServerSentEvent]:
+    """Run the model again on the history as it is, without a new user message."""
     async for event in turn_event_stream(turn):
         yield event
