@@ -235,3 +235,16 @@ def test_counter_for_rejects_bad_arguments() -> None:
         counter_for("claude-sonnet-4-5", "anthropic", calibration_ratio=0.0)
     with pytest.raises(ValueError):
         counter_for("gpt-4o", "grpc")  # type: ignore[arg-type]
+
+
+def test_loading_writes_no_cache_file(
+    fresh_caches: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # tiktoken's own loader copies every file it reads into this directory; ours must not
+    # (it may be unwritable, and the file is shipped anyway).
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
+    encoding = load_encoding("o200k_base")
+    assert encoding.encode_ordinary("hello world") == [24912, 2375]
+    assert list(cache.iterdir()) == []

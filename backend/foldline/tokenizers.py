@@ -11,13 +11,14 @@ live in `foldline.core.tokens`, which receives an encoder object and stays pure.
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
 import re
 from importlib import resources
 from typing import Literal
 
 import tiktoken
-from tiktoken.load import load_tiktoken_bpe
 from tiktoken_ext.openai_public import ENDOFPROMPT, ENDOFTEXT, FIM_MIDDLE, FIM_PREFIX, FIM_SUFFIX
 
 from foldline.core.tokens import (
@@ -72,24 +73,43 @@ class UnknownEncodingError(ValueError):
     """Raised for an encoding name that is not shipped with the package."""
 
 
+def _parse_rank_file(data: bytes, name: str) -> dict[bytes, int]:
+    """The mergeable ranks of a `.tiktoken` file, after checking its sha256.
+
+    This is what `tiktoken.load.load_tiktoken_bpe` does, minus its cache: that function
+    copies every file it reads into `TIKTOKEN_CACHE_DIR` (a temp dir by default), which
+    fails where that directory is not writable and is pointless for a file we ship.
+    """
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != ENCODING_SHA256[name]:
+        raise ValueError(
+            f"hash mismatch for the shipped {name} encoding: expected "
+            f"{ENCODING_SHA256[name]}, got {digest}; the package is damaged, reinstall it"
+        )
+    ranks: dict[bytes, int] = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
 @functools.cache
 def load_encoding(name: EncodingName) -> tiktoken.Encoding:
     """The `tiktoken.Encoding` built from the shipped, hash-checked rank file.
 
-    `load_tiktoken_bpe` verifies the sha256 before parsing, so a corrupted or replaced
-    file fails loudly instead of silently miscounting. The result is cached: building
-    o200k_base takes a noticeable fraction of a second and the encoding is immutable.
+    The sha256 is verified before parsing, so a corrupted or replaced file fails loudly
+    instead of silently miscounting. The result is cached: building o200k_base takes a
+    noticeable fraction of a second and the encoding is immutable. Nothing here touches
+    the network or writes a file.
     """
     if name not in ENCODING_SHA256:
         raise UnknownEncodingError(f"no shipped encoding named {name!r}")
     rank_file = resources.files("foldline") / "encodings" / f"{name}.tiktoken"
-    # `as_file` gives a real path even if the package is imported from a zip archive.
-    with resources.as_file(rank_file) as path:
-        ranks = load_tiktoken_bpe(str(path), expected_hash=ENCODING_SHA256[name])
     return tiktoken.Encoding(
         name=name,
         pat_str=_PATTERNS[name],
-        mergeable_ranks=ranks,
+        mergeable_ranks=_parse_rank_file(rank_file.read_bytes(), name),
         special_tokens=_SPECIAL_TOKENS[name],
     )
 
