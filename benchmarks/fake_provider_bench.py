@@ -27,6 +27,7 @@ from typing import Any
 
 import anthropic
 import openai
+
 from foldline.core.messages import Message, ToolCallPart, ToolResultPart, assistant, user
 from foldline.providers.base import ModelRequest
 from foldline.testing import (

@@ -23,12 +23,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from foldline.core.messages import user
-from foldline.providers.anthropic import AnthropicProvider
-from foldline.providers.base import ModelRequest, Provider
-from foldline.providers.compat import discover_context_window
-from foldline.providers.openai import OpenAIProvider
-
 from tests.providers.fake_http import (
     FakeHTTPServer,
     JSONReply,
@@ -36,6 +30,12 @@ from tests.providers.fake_http import (
     closed_port_url,
 )
 from tests.providers.wire_events import anthropic_text_reply, openai_text_reply
+
+from foldline.core.messages import user
+from foldline.providers.anthropic import AnthropicProvider
+from foldline.providers.base import ModelRequest, Provider
+from foldline.providers.compat import discover_context_window
+from foldline.providers.openai import OpenAIProvider
 
 
 async def consume(provider: Provider) -> int:

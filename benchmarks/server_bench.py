@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 import httpx2
+
 from foldline.core.messages import assistant, user
 from foldline.testing.scripted import ScriptedModel
 from foldline.testing.steps import Reply

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "chat"))
 
-from test_sessions_e2e import (  # noqa: E402
+from test_sessions_e2e import (
     FACT,
     MODEL,
     fact_keeping_summary,
@@ -24,8 +24,8 @@ from test_sessions_e2e import (  # noqa: E402
     make_service,
 )
 
-from foldline.store import Store  # noqa: E402
-from foldline.testing import FakeProviderServer, ModelLimits, Reply, ScriptedModel  # noqa: E402
+from foldline.store import Store
+from foldline.testing import FakeProviderServer, ModelLimits, Reply, ScriptedModel
 
 TURNS = 100
 

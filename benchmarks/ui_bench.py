@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from playwright.sync_api import sync_playwright
+
 from foldline.core.messages import (
     Message,
     TextPart,
@@ -39,7 +41,6 @@ from foldline.core.state import CompactionState, SummarizedRange
 from foldline.server.app import create_app
 from foldline.server.runner import start_server_in_thread
 from foldline.store import Store
-from playwright.sync_api import sync_playwright
 
 TOKEN = "bench-token-0123456789abcdefghijklmnopqrstuvwxyz"
 CHROMIUM_ARGS = [

@@ -13,6 +13,10 @@ import keyring
 import keyring.backend
 import keyring.errors
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from keyring.backends import fail
+
 from foldline.config import (
     DEFAULT_CONTEXT_WINDOW,
     AppConfig,
@@ -41,9 +45,6 @@ from foldline.providers.base import ModelRequest, TextDelta
 from foldline.providers.compat import OpenAICompatibleProvider
 from foldline.providers.openai import OpenAIProvider
 from foldline.secrets import SERVICE, set_api_key
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from keyring.backends import fail
 
 DESIGN_EXAMPLE = """\
 [defaults]

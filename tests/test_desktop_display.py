@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from foldline_desktop.display import (
     INSTALL_HINT,
     QT_APT_PACKAGES,

@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
+
 from foldline_desktop.instance import (
     INSTANCE_FILE,
     RAISE_COMMAND,

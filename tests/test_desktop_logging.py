@@ -8,6 +8,7 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
 import pytest
+
 from foldline import logging_setup
 from foldline.logging_setup import (
     REDACTED,

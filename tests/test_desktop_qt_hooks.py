@@ -8,6 +8,7 @@ import httpx2
 import pytest
 from fastapi import FastAPI
 from fastapi.responses import PlainTextResponse
+
 from foldline_desktop.qt_hooks import (
     READ_CURRENT_CONVERSATION,
     conversation_from_storage,

@@ -6,6 +6,7 @@ import logging
 from pathlib import Path
 
 import pytest
+
 from foldline_desktop.qt_hooks import shielded
 from foldline_desktop.window import DesktopWindow
 from foldline_desktop.window_state import WindowState

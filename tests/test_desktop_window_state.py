@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from foldline_desktop.window_state import (
     DEFAULT_HEIGHT,
     DEFAULT_WIDTH,
@@ -18,8 +21,6 @@ from foldline_desktop.window_state import (
     save_window_state,
     state_from_json,
 )
-from hypothesis import given
-from hypothesis import strategies as st
 
 
 def test_first_run_has_defaults(tmp_path: Path) -> None:

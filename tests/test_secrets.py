@@ -12,6 +12,8 @@ import keyring
 import keyring.backend
 import keyring.errors
 import pytest
+from keyring.backends import fail
+
 from foldline.secrets import (
     SERVICE,
     delete_api_key,
@@ -22,7 +24,6 @@ from foldline.secrets import (
     secrets_path,
     set_api_key,
 )
-from keyring.backends import fail
 
 
 class MemoryKeyring(keyring.backend.KeyringBackend):

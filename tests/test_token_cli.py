@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from foldline.cli import main
 from foldline.core.tokens import ANTHROPIC_IMAGE_TOKENS
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import tiktoken.load
 import tiktoken_ext.openai_public as openai_public
+
 from foldline import tokenizers
 from foldline.core.messages import user
 from foldline.core.tokens import AnthropicEstimateCounter, OpenAIChatCounter, ScaledCounter

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from foldline.chat.service import ChatService
 from foldline.config import AppConfig, parse_config
 from foldline.providers.base import Provider

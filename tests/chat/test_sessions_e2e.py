@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+
 from foldline.chat.events import ChatEvent
 from foldline.chat.service import ChatService
 from foldline.config import parse_config

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+
 from foldline.chat.events import ChatEvent
 from foldline.chat.service import ChatService, ChatUnavailable, TurnInProgress
 from foldline.providers.base import ProviderError

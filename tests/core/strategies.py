@@ -20,6 +20,8 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from hypothesis import strategies as st
+
 from foldline.core.compaction import SummaryRequest
 from foldline.core.messages import (
     AttachmentPart,
@@ -32,7 +34,6 @@ from foldline.core.messages import (
     user,
 )
 from foldline.core.prompts import STRUCTURED_HEADINGS
-from hypothesis import strategies as st
 
 TOOL_NAMES = ("read_file", "bash", "grep", "write_file", "getContextStats")
 PRUNED_AT = "2025-01-01T00:00:00Z"

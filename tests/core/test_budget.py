@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 import pytest
-from foldline.core.budget import Budget, TokenAnchor, tokens_now
 from hypothesis import given
 from hypothesis import strategies as st
+
+from foldline.core.budget import Budget, TokenAnchor, tokens_now
 
 
 def test_input_budget_is_window_minus_output_reserve() -> None:

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 import pytest
-from foldline.core.calibration import Calibration, update_calibration
 from hypothesis import given
 from hypothesis import strategies as st
+
+from foldline.core.calibration import Calibration, update_calibration
 
 
 def test_default_is_neutral() -> None:

@@ -5,6 +5,17 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from hypothesis import event, given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
+from strategies import (
+    CharCounter,
+    ScriptedSummarizer,
+    conversations,
+    structured_summary,
+    text_of,
+)
+
 from foldline.core.budget import Budget
 from foldline.core.compaction import (
     FoldOutcome,
@@ -30,16 +41,6 @@ from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState, SummarizedRange
 from foldline.core.tokens import TokenCounter
 from foldline.core.view import INTERRUPTED_RESULT, build_api_messages, summary_to_message
-from hypothesis import event, given
-from hypothesis import settings as hyp_settings
-from hypothesis import strategies as st
-from strategies import (
-    CharCounter,
-    ScriptedSummarizer,
-    conversations,
-    structured_summary,
-    text_of,
-)
 
 COUNTER = CharCounter()
 SYSTEM = "You are a careful coding assistant."

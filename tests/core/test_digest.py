@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
+from strategies import CharCounter, conversations, text_of
+
 from foldline.core.budget import Budget
 from foldline.core.digest import emergency_fold, extractive_digest
 from foldline.core.messages import (
@@ -18,10 +23,6 @@ from foldline.core.planning import safe_split_points
 from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState, SummarizedRange
 from foldline.core.view import build_api_messages, summary_to_message
-from hypothesis import given
-from hypothesis import settings as hyp_settings
-from hypothesis import strategies as st
-from strategies import CharCounter, conversations, text_of
 
 COUNTER = CharCounter()
 COUNT = COUNTER.count_text

@@ -5,8 +5,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import foldline.core
 import pytest
+
+import foldline.core
 
 CORE_DIR = Path(foldline.core.__file__).parent
 

@@ -6,6 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from foldline.core.messages import (
     AttachmentPart,
     Message,
@@ -34,8 +37,6 @@ from foldline.core.wire import (
     to_openai_tools,
 )
 from foldline.tokenizers import get_encoder
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 CL100K = get_encoder("cl100k_base")
 O200K = get_encoder("o200k_base")

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from foldline.core.tokens import (
     count_openai_chat_payload,
     count_openai_tools,

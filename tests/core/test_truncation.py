@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import CharCounter
+
 from foldline.core.truncation import (
     NOTICE_TAIL,
     classify_output,
     truncate_tool_output,
 )
 from foldline.tokenizers import get_encoder
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from strategies import CharCounter
 
 COUNT = CharCounter().count_text
 

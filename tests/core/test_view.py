@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import conversations, message_soups
+
 from foldline.core.messages import (
     AttachmentPart,
     HistoryWindow,
@@ -25,9 +29,6 @@ from foldline.core.view import (
     summary_to_message,
     view_message,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from strategies import conversations, message_soups
 
 
 def call(call_id: str, name: str = "bash") -> ToolCallPart:

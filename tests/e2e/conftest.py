@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import Page, expect
+
 from foldline.server.app import create_app
 from foldline.server.local_servers import LocalServerTarget
 from foldline.server.routes.settings import get_local_targets
@@ -37,7 +39,6 @@ from foldline.testing import (
     ScriptedModel,
     structured_summary,
 )
-from playwright.sync_api import Page, expect
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
+
 from foldline_desktop.app import NO_DISPLAY_LINE
 
 pytestmark = pytest.mark.e2e

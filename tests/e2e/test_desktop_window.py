@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from foldline_desktop.instance import (
     InstanceLock,
     read_instance_record,

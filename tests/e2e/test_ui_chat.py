@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 
+from playwright.sync_api import expect
+
 from foldline.providers.base import ProviderError
 from foldline.testing import Reply, call, error_step, tool_step
-from playwright.sync_api import expect
 
 
 def test_send_streams_markdown_and_names_the_conversation(ui):

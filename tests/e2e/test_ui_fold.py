@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 
-from foldline.testing import request_text
 from playwright.sync_api import expect
+
+from foldline.testing import request_text
 
 # About 330 tokens: a user message and its echo add ~700 tokens to the model's view, so
 # with a 3500-token budget the third turn crosses the 80% threshold and the fourth folds.

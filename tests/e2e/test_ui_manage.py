@@ -7,9 +7,10 @@ import json
 import re
 import tomllib
 
+from playwright.sync_api import expect
+
 from foldline.core.messages import assistant, user
 from foldline.store import Store
-from playwright.sync_api import expect
 
 EMPTY_CONFIG = "# nothing configured yet\n"
 

@@ -7,8 +7,9 @@ on screen between the dimmed history and the live tail, and its summary is open.
 from __future__ import annotations
 
 import pytest
-from foldline.testing import Reply, call, tool_step
 from playwright.sync_api import Browser, expect
+
+from foldline.testing import Reply, call, tool_step
 
 TURNS = [
     (

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from foldline.testing import Reply, call, tool_step
 from playwright.sync_api import Browser, Page, expect
+
+from foldline.testing import Reply, call, tool_step
 
 PAYLOAD = """Here are some tricks:
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from foldline.core.messages import (
     ToolCallPart,
     ToolResultPart,

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 import pytest
-from foldline.providers.catalog import CATALOG, all_models, family_provider, guess, lookup
 from hypothesis import given
 from hypothesis import strategies as st
+
+from foldline.providers.catalog import CATALOG, all_models, family_provider, guess, lookup
 
 
 @pytest.mark.parametrize(

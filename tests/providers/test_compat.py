@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx2
 import pytest
+
 from foldline.providers.compat import (
     OLLAMA_DEFAULT_CONTEXT,
     LocalServer,

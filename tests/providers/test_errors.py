@@ -3,6 +3,7 @@ from __future__ import annotations
 import email.utils
 
 import pytest
+
 from foldline.providers.errors import (
     classify_status,
     error_fields,

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+
 from foldline.chat.service import ChatService
 from foldline.providers.base import ModelRequest, ProviderEvent, Stop, TextDelta, Usage
 from foldline.server.app import create_app

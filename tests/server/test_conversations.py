@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi.testclient import TestClient
+
 from foldline.core.messages import user
 from foldline.store import Store
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from fastapi.testclient import TestClient
+
 from foldline.providers.base import ProviderError
 from foldline.testing import ScriptedModel, error_step, request_text, text_step
 

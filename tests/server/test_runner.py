@@ -7,10 +7,11 @@ from contextlib import asynccontextmanager
 
 import httpx2
 import pytest
-from foldline.server.runner import bind_socket, start_server_in_thread, url_host
 from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
+
+from foldline.server.runner import bind_socket, start_server_in_thread, url_host
 
 
 async def hello(request):  # type: ignore[no-untyped-def]
@@ -62,6 +63,7 @@ def test_ipv6_hosts_are_bracketed_in_urls() -> None:
 
 def test_an_app_from_a_data_dir_alone_opens_and_closes_its_own_store(tmp_path) -> None:
     from fastapi.testclient import TestClient
+
     from foldline.server.app import create_app
 
     app = create_app(data_dir=tmp_path, token="desktop-token-0123456789")

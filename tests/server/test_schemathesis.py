@@ -11,14 +11,15 @@ from pathlib import Path
 
 import pytest
 import schemathesis
-from foldline import secrets as key_store
-from foldline.core.messages import assistant, user
-from foldline.server.routes.settings import get_local_targets, get_provider_builder
-from foldline.server.security import loopback_hosts
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
 from schemathesis.generation.modes import GenerationMode
+
+from foldline import secrets as key_store
+from foldline.core.messages import assistant, user
+from foldline.server.routes.settings import get_local_targets, get_provider_builder
+from foldline.server.security import loopback_hosts
 
 from .conftest import AUTH, build_app
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+
 from foldline.server import security
 from foldline.server.security import (
     CONTENT_SECURITY_POLICY,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
+
 from foldline.server import launch
 
 LINE = re.compile(r"^Foldline is running at http://127\.0\.0\.1:(\d+)/#token=([A-Za-z0-9_\-]+)$")

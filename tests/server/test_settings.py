@@ -9,6 +9,10 @@ from pathlib import Path
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
 from foldline import secrets as key_store
 from foldline.core.messages import assistant, user
 from foldline.providers.base import ProviderError
@@ -16,9 +20,6 @@ from foldline.server.local_servers import LocalServerTarget
 from foldline.server.routes.settings import get_local_targets, get_provider_builder
 from foldline.server.runner import RunningServer, bind_socket, start_server_in_thread
 from foldline.store import Store
-from starlette.applications import Starlette
-from starlette.responses import JSONResponse
-from starlette.routing import Route
 
 SECRET = "sk-ant-api03-VERYSECRETVALUE-0123456789abcdef"
 

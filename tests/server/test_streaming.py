@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 import httpx2
 import pytest
 from fastapi import FastAPI
+
 from foldline.server.runner import RunningServer, start_server_in_thread
 
 from .conftest import AUTH

@@ -6,6 +6,7 @@ import copy
 import json
 
 from fastapi.testclient import TestClient
+
 from foldline.core.messages import assistant, user
 from foldline.server.security import DEFAULT_BODY_LIMIT, IMPORT_BODY_LIMIT
 from foldline.store import Store

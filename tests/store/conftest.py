@@ -4,8 +4,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from foldline.store import Store
 from store_helpers import ticking_clock
+
+from foldline.store import Store
 
 
 @pytest.fixture

@@ -5,9 +5,10 @@ import threading
 from datetime import datetime
 
 import pytest
+from store_helpers import exchange, fold_state
+
 from foldline.core.messages import user
 from foldline.store import NotFound, Store
-from store_helpers import exchange, fold_state
 
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 

@@ -16,8 +16,9 @@ import time
 from pathlib import Path
 
 import pytest
-from foldline.store import Store
 from store_helpers import assert_index_matches_a_fresh_rebuild
+
+from foldline.store import Store
 
 WORKER = Path(__file__).with_name("crash_worker.py")
 

@@ -4,10 +4,11 @@ import copy
 import json
 
 import pytest
+from store_helpers import exchange, fold_state, rich_history
+
 from foldline.core.messages import assistant
 from foldline.store import Store
 from foldline.store.export import export_json, export_markdown, import_json
-from store_helpers import exchange, fold_state, rich_history
 
 
 @pytest.fixture

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 import pytest
+from store_helpers import exchange, fold_state
+
 from foldline.core.messages import HistoryWindow, ToolResultPart, tool_results, user
 from foldline.core.view import build_api_messages
 from foldline.store import ConcurrentFold, NotFound, Store
-from store_helpers import exchange, fold_state
 
 
 @pytest.fixture

@@ -3,6 +3,16 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from store_helpers import (
+    assert_index_matches_a_fresh_rebuild,
+    exchange,
+    fold_state,
+    rich_history,
+    ticking_clock,
+)
+
 from foldline.core.calibration import Calibration
 from foldline.core.messages import (
     Message,
@@ -14,15 +24,6 @@ from foldline.core.messages import (
     user,
 )
 from foldline.store import NotFound, Store
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from store_helpers import (
-    assert_index_matches_a_fresh_rebuild,
-    exchange,
-    fold_state,
-    rich_history,
-    ticking_clock,
-)
 
 
 def test_append_gives_dense_seq_per_conversation(store: Store) -> None:

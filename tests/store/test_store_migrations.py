@@ -6,12 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+from sqlite_utils import Database
+
 from foldline.core.calibration import Calibration
 from foldline.core.messages import user
 from foldline.store import Store
 from foldline.store.migrations import MIGRATION_NAMES, migrations
 from foldline.store.schema import COLUMN_DOCS, SEARCH_TRIGGERS
-from sqlite_utils import Database
 
 NOW = "2025-01-01T00:00:00.000000Z"
 

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 import pytest
+from store_helpers import rich_history
+
 from foldline.core.messages import ToolCallPart, ToolResultPart, assistant, tool_results, user
 from foldline.store import Store
 from foldline.store.search import fts_query
-from store_helpers import rich_history
 
 
 def test_search_finds_text_tool_traffic_and_attachments(store: Store) -> None:

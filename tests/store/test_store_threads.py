@@ -5,9 +5,10 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from store_helpers import exchange, fold_state
+
 from foldline.core.messages import user
 from foldline.store import ConcurrentFold, Store
-from store_helpers import exchange, fold_state
 
 
 def test_two_folds_racing_one_commits_the_other_is_told_to_recompute(store: Store) -> None:

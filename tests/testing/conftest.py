@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Iterator
 import anthropic
 import openai
 import pytest
+
 from foldline.testing import (
     FakeProviderServer,
     FakeTokenizer,

@@ -6,6 +6,7 @@ import anthropic
 import httpx2
 import pytest
 from anthropic.types import TextBlock, ThinkingBlock, ToolUseBlock
+
 from foldline.providers.base import ProviderError
 from foldline.testing import (
     FakeProviderServer,

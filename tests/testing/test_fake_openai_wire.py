@@ -7,6 +7,8 @@ from typing import Any
 
 import openai
 import pytest
+from openai.types.chat import ChatCompletionChunk
+
 from foldline.providers.base import ProviderError
 from foldline.testing import (
     FakeProviderServer,
@@ -17,7 +19,6 @@ from foldline.testing import (
     text_step,
     tool_step,
 )
-from openai.types.chat import ChatCompletionChunk
 
 SMALL = "small-model"  # conftest: 1,000-token window, 200 output tokens
 BIG = "big-model"  # conftest: 100,000-token window

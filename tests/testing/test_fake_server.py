@@ -10,6 +10,7 @@ import anthropic
 import httpx2
 import openai
 import pytest
+
 from foldline.core.messages import assistant, user
 from foldline.providers.base import ModelRequest, ProviderError
 from foldline.testing import (

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from foldline.core.messages import Message, TextPart, ToolCallPart, ToolResultPart, ToolSpec
 from foldline.providers.base import ModelRequest
 from foldline.testing import (
@@ -16,8 +19,6 @@ from foldline.testing import (
     encode_request,
 )
 from foldline.tokenizers import load_encoding
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 PROSE = (
     "Foldline keeps the whole conversation for the person and shows the model a folded "

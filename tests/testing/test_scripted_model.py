@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from foldline.core.messages import ToolSpec, assistant, user
 from foldline.providers.base import (
     ModelRequest,
