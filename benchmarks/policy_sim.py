@@ -13,16 +13,18 @@ Policies (each with its own copy of the history):
 - foldline: the default `CompactionSettings` through `decide` / `plan_prune` / `fold`.
 - opencode-like: tool output cut at 2,000 lines / 50 KB; after every user turn old tool
   outputs pruned (newest 40k protected, at least 20k reclaimed, last two turns kept);
-  when the last request plus its answer passed the usable limit, the whole
-  conversation is summarized and the model continues from the summary alone.
+  when the last call's usage (its input plus its output) passed the usable limit, or on
+  an overflow error, the whole conversation is summarized and the model continues from
+  the summary alone.
 - chatbox-like: when the context reaches 0.85 - 0.10 = 0.75 of the window, everything
   but the last 6 messages is summarized. No tool-output limit.
 - claude-code-ish: context estimated as characters / 3.5; at 0.75 of the window,
   everything but the last min(10, 30% of the view's) messages is summarized; tool
   output cut at 30,000 characters.
 
-Two variants of Foldline isolate its choices: pruning off, and an experimental rule
-where a prune must reach the target (else it folds). The "cache-priced" column prices
+Three variants of Foldline isolate its choices: pruning off, the rule shipped before
+the prune ceiling (prune when that gets under the threshold), and a rule tried and not
+kept (a prune must reach the target, else it folds). The "cache-priced" column prices
 each request at Anthropic's prompt-cache rates: the prefix shared with the previous
 request at 0.1, the rest at 1.25 (written to the cache); summarizer calls at 1.
 
@@ -30,8 +32,14 @@ The fake summarizer answers with a summary of realistic size:
 `min(max_output, 1,500 + input / 50)` tokens. An emulated policy's summarizer request
 is its folded messages + previous summary + a 400-token prompt; when that exceeds the
 budget it counts as an overflow and is billed at the budget (the oldest part dropped).
-A request over the budget counts as an overflow and is not billed; the policy then
-gets one chance to recover (its overflow handling) before the request is retried.
+A request over the budget counts as an overflow and is not billed (the provider
+rejects it); the system then recovers and the request is sent again, billed: first by
+its own overflow handling (opencode-like summarizes everything; the others, whose
+request simply fails, are given their own compaction before the user's retry); if the
+retry is rejected too, by a last-resort fold of everything but the newest message
+group. A newest group that alone is over the budget (an uncapped tool output) is
+"unfit": counted as an overflow and billed at the budget, the least a request that the
+user cut down by hand would cost.
 """
 
 from __future__ import annotations
@@ -52,7 +60,7 @@ from foldline.core.compaction import SummaryRequest, fold
 from foldline.core.messages import Message, TextPart, ToolCallPart, ToolResultPart, ToolSpec, user
 from foldline.core.policy import BreakerState, decide, record_fold
 from foldline.core.prompts import STRUCTURED_HEADINGS
-from foldline.core.pruning import apply_prune, plan_prune
+from foldline.core.pruning import apply_prune, minimum_tokens, plan_prune
 from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState, SummarizedRange
 from foldline.core.tokens import OpenAIChatCounter
@@ -248,6 +256,7 @@ def fake_summary(input_tokens: int, max_output: int, structured: bool) -> str:
 class Stats:
     requests: int = 0
     overflows: int = 0
+    unfit: int = 0
     folds: int = 0
     summarizer_calls: int = 0
     input_tokens: int = 0
@@ -279,6 +288,14 @@ class Policy:
 
     async def on_overflow(self) -> None:
         return None
+
+    async def rescue(self) -> None:
+        """The last resort after a rejected retry: fold everything but the newest
+        message group (the last user message, or the last tool call and its results)."""
+        if self.display[-1].role == "tool":
+            self.fold_to(len(self.display) - 2)
+        else:
+            self.fold_to(len(self.display) - 1)
 
     def fold_to(self, keep_from: int) -> None:
         """An emulated fold: summarize display[start:keep_from] with the fake summarizer."""
@@ -312,7 +329,8 @@ class Policy:
 class FoldlinePolicy(Policy):
     name = "foldline"
     settings = CompactionSettings()
-    prune_to_target = False
+    prune_rule = "default"
+    """"default" is `decide` as shipped; the others are earlier rules, for comparison."""
 
     def __init__(self, budget: Budget) -> None:
         super().__init__(budget)
@@ -364,9 +382,8 @@ class FoldlinePolicy(Policy):
             self.display, self.state, COUNTER.count_text, self.settings, self.input_budget
         )
         action = self._decide(tokens, mid_loop, plan.reclaimable_tokens)
-        target = self.settings.target * self.input_budget
-        if self.prune_to_target and action == "prune" and tokens - plan.reclaimable_tokens > target:
-            action = self._decide(tokens, mid_loop, 0)
+        if self.prune_rule != "default":
+            action = self._earlier_rule(tokens, mid_loop, plan.reclaimable_tokens)
         if action == "prune":
             for item in plan.targets:
                 message = self.display[item.index]
@@ -374,8 +391,28 @@ class FoldlinePolicy(Policy):
         elif action in ("fold", "emergency_fold"):
             await self._fold("auto", action == "emergency_fold")
 
+    def _earlier_rule(self, tokens: int, mid_loop: bool, reclaimable: int) -> str:
+        """The rules `decide` had before the prune ceiling: over the threshold, prune
+        when that gets under it ("under the threshold"), or only when it reaches the
+        target ("to the target"); otherwise what `decide` does without pruning."""
+        soft = self.settings.threshold * self.input_budget
+        if tokens < soft:
+            return "none"
+        worth = reclaimable > 0 and reclaimable >= minimum_tokens(self.settings, self.input_budget)
+        goal = (
+            soft
+            if self.prune_rule == "under the threshold"
+            else self.settings.target * (self.input_budget)
+        )
+        if self.settings.prune and worth and tokens - reclaimable < goal:
+            return "prune"
+        return self._decide(tokens, mid_loop, 0)
+
     async def on_overflow(self) -> None:
         await self._fold("overflow", emergency=False)
+
+    async def rescue(self) -> None:
+        await self._fold("overflow", emergency=True)
 
 
 class FoldlineNoPrune(FoldlinePolicy):
@@ -383,12 +420,20 @@ class FoldlineNoPrune(FoldlinePolicy):
     settings = CompactionSettings(prune=False)
 
 
+class FoldlineUnderThreshold(FoldlinePolicy):
+    """The rule shipped before the prune ceiling: prune when that alone gets under the
+    threshold. The view then hovers just under it."""
+
+    name = "foldline, previous rule (prune to under the threshold)"
+    prune_rule = "under the threshold"
+
+
 class FoldlinePruneToTarget(FoldlinePolicy):
-    """An experiment, not the shipped policy: a prune must bring the view down to the
-    target (as a fold does); when it cannot, fold instead."""
+    """A rule tried and not kept: a prune must bring the view down to the target (as a
+    fold does); when it cannot, fold instead."""
 
     name = "foldline, prune only to the target"
-    prune_to_target = True
+    prune_rule = "to the target"
 
 
 class OpenCodeLike(Policy):
@@ -408,10 +453,16 @@ class OpenCodeLike(Policy):
             for target in plan.targets:
                 message = self.display[target.index]
                 self.display[target.index] = apply_prune(message, target.call_ids, NOW)
-        # The check uses the last call's usage (input + output), not the new messages.
-        last_answer = COUNTER.count_message(self.display[-1]) if mid_loop else 0
-        if self.last_request_tokens + last_answer > self.input_budget:
+        # The check uses the last call's usage: its input plus its output (the newest
+        # assistant message), not the tool results or the user message added since.
+        if self.last_request_tokens + self._last_output_tokens() > self.input_budget:
             self.fold_to(len(self.display))
+
+    def _last_output_tokens(self) -> int:
+        for message in reversed(self.display):
+            if message.role == "assistant":
+                return COUNTER.count_message(message)
+        return 0
 
     async def on_overflow(self) -> None:
         self.fold_to(len(self.display))
@@ -495,15 +546,24 @@ async def replay(policy: Policy, session: list[Turn]) -> Stats:
         view = policy.view()
         tokens = COUNTER.count_request(SYSTEM, view, TOOLS)
         stats.requests += 1
-        if tokens > policy.input_budget:
+        # A request over the budget is rejected by the provider (not billed); the
+        # system recovers and the request is sent again (billed). First its own
+        # overflow handling; if the retry is rejected too, the user retries after a
+        # last-resort fold of everything but the newest message group.
+        for recover in (policy.on_overflow, policy.rescue):
+            if tokens <= policy.input_budget:
+                break
             stats.overflows += 1
-            await policy.on_overflow()
+            await recover()
             view = policy.view()
             tokens = COUNTER.count_request(SYSTEM, view, TOOLS)
-            if tokens > policy.input_budget:
-                stats.overflows += 1
-                policy.last_request_tokens = tokens
-                return
+        if tokens > policy.input_budget:
+            # The newest message group alone is over the budget: nothing a fold can do.
+            # The user has to cut it down by hand; billed at the budget (the least a
+            # request that gets through costs).
+            stats.overflows += 1
+            stats.unfit += 1
+            tokens = policy.input_budget
         stats.input_tokens += tokens
         policy.last_request_tokens = tokens
         cached = 0
@@ -511,7 +571,7 @@ async def replay(policy: Policy, session: list[Turn]) -> Stats:
             shared = _common_prefix(previous, view)
             if shared < len(previous):
                 stats.cache_breaks += 1
-            cached = COUNTER.count_request(SYSTEM, view[:shared], TOOLS)
+            cached = min(COUNTER.count_request(SYSTEM, view[:shared], TOOLS), tokens)
         stats.cache_priced += CACHE_READ_PRICE * cached + CACHE_WRITE_PRICE * (tokens - cached)
         previous = view
         stats.verbatim.append(_verbatim_tokens(view, policy.state))
@@ -565,6 +625,7 @@ POLICIES: tuple[type[Policy], ...] = (
     ChatboxLike,
     ClaudeCodeIsh,
     FoldlineNoPrune,
+    FoldlineUnderThreshold,
     FoldlinePruneToTarget,
 )
 
@@ -590,7 +651,7 @@ def main(argv: list[str] | None = None) -> None:
         budget = Budget(context_window=window, max_output_tokens=max_output)
         print(f"\n### window {window:,} (input budget {budget.input_budget:,})\n")
         print(
-            "| policy | requests | overflows | folds | summarizer calls | input tokens "
+            "| policy | requests | overflows (unfit) | folds | summarizer calls | input tokens "
             "(of which summarizer) | vs foldline | cache breaks | cache-priced input "
             "| vs foldline | mean verbatim tokens |"
         )
@@ -603,7 +664,8 @@ def main(argv: list[str] | None = None) -> None:
             priced = stats.cache_priced + stats.summarizer_input_tokens
             baseline = baseline or (total, priced)
             print(
-                f"| {policy_type.name} | {stats.requests} | {stats.overflows} | {stats.folds} | "
+                f"| {policy_type.name} | {stats.requests} | {stats.overflows} ({stats.unfit}) | "
+                f"{stats.folds} | "
                 f"{stats.summarizer_calls} | {total:,} ({stats.summarizer_input_tokens:,}) | "
                 f"{total / baseline[0]:.2f}× | {stats.cache_breaks} | {priced:,.0f} | "
                 f"{priced / baseline[1]:.2f}× | {statistics.mean(stats.verbatim or [0]):,.0f} |",

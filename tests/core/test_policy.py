@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from foldline.core.budget import Budget
-from foldline.core.policy import BreakerState, Decision, decide, record_fold
-from foldline.core.settings import CompactionSettings
 from hypothesis import given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
+
+from foldline.core.budget import Budget
+from foldline.core.compaction import summary_output_tokens
+from foldline.core.policy import BreakerState, Decision, decide, prune_ceiling, record_fold
+from foldline.core.settings import CompactionSettings
 
 BUDGET = Budget(context_window=110_000, max_output_tokens=10_000)  # input budget 100k
 DEFAULTS = CompactionSettings()
@@ -39,19 +41,50 @@ def test_breaker_trips_after_three_folds_that_free_too_little() -> None:
     assert record_fold(BreakerState(), 0, 0).consecutive_failures == 1
 
 
-def test_under_the_threshold_nothing_happens() -> None:
-    decision = run(79_999, reclaimable_prune_tokens=50_000)
-    assert decision.action == "none" and "80%" in decision.reason
+CEILING = prune_ceiling(BUDGET, DEFAULTS)
 
 
-def test_prune_first_when_it_alone_gets_under_the_threshold() -> None:
-    decision = run(85_000, reclaimable_prune_tokens=20_000)
+def test_prune_ceiling_follows_the_cost_model() -> None:
+    # floor = keep_recent + summary budget; ceiling = floor + 2·growth·soft/(soft − floor).
+    floor = 8_000 + summary_output_tokens(BUDGET)
+    assert floor == 16_000
+    assert CEILING == 21_000  # 16,000 + 2 · 2,000 · 80,000 / (80,000 − 16,000)
+    # A small window folds often, so a prune pays off much closer to the threshold.
+    small = Budget(context_window=32_768, max_output_tokens=4_096)
+    small_ceiling = prune_ceiling(small, DEFAULTS)
+    assert 0.6 * small.input_budget < small_ceiling < 0.8 * small.input_budget
+    # A tiny one where the fold cannot get under the threshold: prune just under it.
+    tiny = Budget(context_window=8_192, max_output_tokens=1_024)
+    assert 0.8 * tiny.input_budget - 1 <= prune_ceiling(tiny, DEFAULTS) < 0.8 * tiny.input_budget
+    assert prune_ceiling(Budget(context_window=0, max_output_tokens=1), DEFAULTS) == 0
+
+
+def test_under_the_target_nothing_happens() -> None:
+    decision = run(49_999, reclaimable_prune_tokens=40_000)
+    assert decision.action == "none" and "50% prune threshold" in decision.reason
+
+
+def test_under_the_threshold_only_a_prune_to_the_ceiling() -> None:
+    # From the target up, a prune that reaches the ceiling is taken ...
+    decision = run(60_000, reclaimable_prune_tokens=60_000 - CEILING)
     assert decision.action == "prune" and decision.trigger is None
-    assert "20,000" in decision.reason and "65%" in decision.reason
+    assert f"{60_000 - CEILING:,}" in decision.reason and "21%" in decision.reason
+    # ... one that leaves more is not, and under the threshold nothing else happens.
+    decision = run(79_999, reclaimable_prune_tokens=79_999 - CEILING - 1)
+    assert decision.action == "none" and "80% threshold" in decision.reason
+
+
+def test_over_the_threshold_a_prune_that_stays_high_is_a_fold() -> None:
+    # The previous rule pruned here (85k - 20k = 65k is under the threshold); the view
+    # would hover at the threshold, so the policy folds instead.
+    decision = run(85_000, reclaimable_prune_tokens=20_000)
+    assert decision == Decision("fold", decision.reason, "auto") and "50%" in decision.reason
+    assert run(85_000, reclaimable_prune_tokens=85_000 - CEILING).action == "prune"
 
 
 def test_prune_below_its_minimum_is_not_used() -> None:
-    # 9,000 reclaimable is under min(20k, 10% of 100k): fold instead.
+    # 9,000 reclaimable is under min(20k, 10% of 100k), even though it reaches the ceiling.
+    assert run(CEILING + 9_000, reclaimable_prune_tokens=9_000).action == "none"
     assert run(80_500, reclaimable_prune_tokens=9_000).action == "fold"
 
 
@@ -62,10 +95,10 @@ def test_fold_when_pruning_is_not_enough() -> None:
 
 
 def test_soft_threshold_waits_for_the_end_of_a_tool_loop() -> None:
-    decision = run(90_000, mid_tool_loop=True)
+    decision = run(90_000, mid_tool_loop=True, reclaimable_prune_tokens=30_000)
     assert decision.action == "none" and "tool loop" in decision.reason
     # ... but pruning is cheap and allowed mid-loop.
-    assert run(90_000, mid_tool_loop=True, reclaimable_prune_tokens=30_000).action == "prune"
+    assert run(90_000, mid_tool_loop=True, reclaimable_prune_tokens=70_000).action == "prune"
 
 
 def test_hard_threshold_folds_even_mid_loop() -> None:
@@ -103,15 +136,19 @@ def test_auto_off_never_folds_by_itself() -> None:
     off = DEFAULTS.model_copy(update={"auto": False})
     assert run(99_000, settings=off).action == "none"
     assert run(200_000, settings=off).action == "none"
-    assert run(90_000, settings=off, reclaimable_prune_tokens=40_000).action == "prune"
+    assert run(90_000, settings=off, reclaimable_prune_tokens=70_000).action == "prune"
 
 
 @pytest.mark.parametrize("window", [8_192, 32_768, 200_000])
-def test_small_windows_prune_too(window: int) -> None:
+def test_every_window_prunes_down_to_its_ceiling(window: int) -> None:
     budget = Budget(context_window=window, max_output_tokens=1024)
+    ceiling = prune_ceiling(budget, DEFAULTS)
+    # At 85% (over the target) with enough to reach the ceiling (over the prune minimum).
     tokens = int(0.85 * budget.input_budget)
-    reclaimable = int(0.12 * budget.input_budget)
+    reclaimable = max(tokens - ceiling, int(0.12 * budget.input_budget))
+    tokens = ceiling + reclaimable
     assert run(tokens, budget=budget, reclaimable_prune_tokens=reclaimable).action == "prune"
+    assert run(tokens, budget=budget, reclaimable_prune_tokens=reclaimable - 1).action != "prune"
 
 
 @hyp_settings(max_examples=300, deadline=None)
@@ -128,10 +165,13 @@ def test_decision_invariants(tokens: int, reclaimable: int, mid_loop: bool, fail
     )
     fraction = tokens / 100_000
     assert decision.reason.endswith(".")
-    if fraction < DEFAULTS.threshold:
+    if fraction < DEFAULTS.target:
         assert decision.action == "none"
+    if fraction < DEFAULTS.threshold:
+        assert decision.action in ("none", "prune")
     if decision.action == "prune":
-        assert tokens - reclaimable < 80_000 and reclaimable >= 10_000
+        assert tokens - reclaimable <= CEILING < 80_000 and reclaimable >= 10_000
+        assert fraction >= DEFAULTS.target
     if decision.action == "fold":
         assert not breaker.tripped and (fraction >= 0.95 or not mid_loop)
     if decision.action == "emergency_fold":

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
+from strategies import CharCounter, conversations
+
 from foldline.core.messages import (
     HistoryWindow,
     Message,
@@ -21,10 +26,6 @@ from foldline.core.pruning import (
 from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState, SummarizedRange
 from foldline.core.view import PRUNED_PLACEHOLDER, build_api_messages
-from hypothesis import given
-from hypothesis import settings as hyp_settings
-from hypothesis import strategies as st
-from strategies import CharCounter, conversations
 
 COUNT = CharCounter().count_text
 NOW = "2025-06-01T12:00:00Z"

@@ -3,13 +3,27 @@
 `decide` is called before each model call and after each batch of tool results. It
 chooses the cheapest action that keeps the next request within budget:
 
-1. under the threshold: nothing;
-2. prune old tool outputs when that alone brings the view under the threshold (no model
-   call; truncation of oversize results already happened at ingest);
+1. under the target (the prune threshold): nothing;
+2. from the target up, prune old tool outputs when that brings the view down to the
+   *prune ceiling*, the size under which a prune is cheaper than the fold it puts off
+   (no model call; truncation of oversize results already happened at ingest);
 3. fold with a model summary, down to the target, between turns above the soft
    threshold, and even in the middle of a tool loop above the hard threshold;
 4. an emergency fold (extractive digest, no model call) when folds keep failing to free
    room (the circuit breaker) and the view is at the hard threshold or over budget.
+
+Why a ceiling and not "whenever pruning gets under the threshold": a prune leaves the
+conversation's text in place, so a view pruned to just under the threshold is back at
+it a few calls later and hovers there, every call paying for ~80% of the window (and a
+cache break at each prune). A fold drops the view to its floor (the kept tail and the
+summary). Over a fold cycle the mean request is about (start + threshold) / 2, and a
+fold also pays for its summarizer input (~ the view) once per cycle. Pruning to `p`
+instead of folding is cheaper when `p - floor < 2 * growth * threshold / (threshold -
+floor)`, `growth` being what one model call adds to the view. On a large window
+(200k: floor ~16k, threshold ~154k) that is only a prune to within ~5k of the floor,
+so the policy folds; on a small one (32k: floor ~11k, threshold ~23k) folds come every
+few calls and a prune to ~18k pays, so it prunes, early (from the target) and in
+batches. Measured in `benchmarks/policy_sim.py` (docs/benchmarks.md).
 
 A provider context-overflow error, a manual request and the model's own
 `compactContext` call force a fold with their own trigger. Reasons are full sentences:
@@ -18,9 +32,11 @@ the UI shows them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from foldline.core.compaction import summary_output_tokens
 from foldline.core.pruning import minimum_tokens
 from foldline.core.settings import CompactionSettings
 from foldline.core.state import Trigger
@@ -33,6 +49,12 @@ BREAKER_LIMIT = 3
 
 MIN_FREED_SHARE = 0.10
 """A fold that frees less than this share of the tokens it started from has failed."""
+
+GROWTH_CAP_SHARE = 0.5
+"""What one model call adds to the view, as a share of `tool_result_token_cap`: a call
+brings a tool round of one to three outputs, most of them far under the cap. The prune
+ceiling grows with it; 0.5 measured best at 32k in the policy simulation (0.35 costs
+2.4% more input tokens there, 0.65 0.2% more; at 200k none of them prunes)."""
 
 Action = Literal["none", "prune", "fold", "emergency_fold"]
 
@@ -61,6 +83,26 @@ class Decision:
     action: Action
     reason: str
     trigger: Trigger | None = None
+
+
+def prune_ceiling(budget: Budget, settings: CompactionSettings) -> int:
+    """The largest view (tokens) a prune may leave: below it pruning is cheaper than
+    folding (see the module docstring), and it is always under the soft threshold.
+
+    0 when the budget is unlimited (nothing is pruned or folded then).
+    """
+    input_budget = budget.input_budget
+    if input_budget is None:
+        return 0
+    soft_limit = settings.threshold * input_budget
+    under_threshold = math.ceil(soft_limit) - 1
+    floor = settings.keep_recent_tokens + summary_output_tokens(budget)
+    if floor >= soft_limit:
+        # The fold cannot get far under the threshold: pruning is all there is.
+        return under_threshold
+    growth = GROWTH_CAP_SHARE * settings.tool_result_token_cap
+    worth_it = floor + 2 * growth * soft_limit / (soft_limit - floor)
+    return min(int(worth_it), under_threshold)
 
 
 def _pct(fraction: float) -> str:
@@ -118,21 +160,23 @@ def decide(
     fraction = tokens / input_budget
     soft_limit = settings.threshold * input_budget
     where = f"Context at {_pct(fraction)} of the {input_budget:,}-token budget"
-    if tokens < soft_limit:
-        return Decision("none", f"{where}, under the {_pct(settings.threshold)} threshold.")
+    if tokens < min(settings.target * input_budget, soft_limit):
+        return Decision("none", f"{where}, under the {_pct(settings.target)} prune threshold.")
 
     can_prune = (
         settings.prune
         and reclaimable_prune_tokens > 0
         and reclaimable_prune_tokens >= minimum_tokens(settings, input_budget)
     )
-    if can_prune and tokens - reclaimable_prune_tokens < soft_limit:
+    if can_prune and tokens - reclaimable_prune_tokens <= prune_ceiling(budget, settings):
         after = (tokens - reclaimable_prune_tokens) / input_budget
         return Decision(
             "prune",
             f"{where}: replacing {reclaimable_prune_tokens:,} tokens of old tool output by "
-            f"placeholders brings it to {_pct(after)} without a summary.",
+            f"placeholders brings it to {_pct(after)}, cheaper than the fold it puts off.",
         )
+    if tokens < soft_limit:
+        return Decision("none", f"{where}, under the {_pct(settings.threshold)} threshold.")
 
     hard = fraction >= settings.hard_threshold
     over_budget = tokens > input_budget
