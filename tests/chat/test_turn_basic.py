@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from foldline.chat.events import ChatEvent
+from foldline.chat.folding import ResummaryBackoff
 from foldline.chat.service import ChatService, ChatUnavailable, TurnInProgress
 from foldline.providers.base import ProviderError
 from foldline.store import Store
@@ -143,3 +144,16 @@ async def test_retry_after_an_error_answers_without_a_new_message(
     assert [m.role for m in model.calls[1].messages] == ["user"]
     with pytest.raises(ChatUnavailable):
         service.start_retry(conversation.id)
+
+
+def test_resummary_backoff_doubles_the_wait_and_resets() -> None:
+    backoff = ResummaryBackoff()
+    tries = []
+    for turn in range(12):
+        if backoff.should_try("c"):
+            tries.append(turn)
+            backoff.failed("c")
+    # Waits of 1, 2, 4 ... turns between attempts while the summarizer keeps failing.
+    assert tries == [0, 2, 5, 10]
+    backoff.succeeded("c")
+    assert backoff.should_try("c")

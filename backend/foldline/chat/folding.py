@@ -13,14 +13,14 @@ from datetime import UTC, datetime
 
 from foldline.chat.context import ConversationContext
 from foldline.chat.events import ChatEvent
-from foldline.core.compaction import SummaryRequest, fold
+from foldline.core.compaction import SummaryRequest, fold, resummarize
 from foldline.core.digest import emergency_fold
 from foldline.core.messages import user
 from foldline.core.policy import BreakerState, Decision, decide, record_fold
 from foldline.core.pruning import apply_prune, plan_prune
 from foldline.core.state import CompactionState, Trigger
 from foldline.providers.base import ModelRequest, Provider, TextDelta
-from foldline.store import ConcurrentFold, Store
+from foldline.store import CompactionRecord, ConcurrentFold, Store
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,32 @@ def make_summarizer(provider: Provider, model: str) -> Callable[[SummaryRequest]
     return summarize
 
 
+def resummary_base(
+    records: list[CompactionRecord], degraded: CompactionState
+) -> tuple[bool, CompactionState | None]:
+    """The fold a re-summary of `degraded` stacks on: (found, state; None = no fold).
+
+    That is the degraded fold's parent, or further back past degraded ancestors: a
+    summary stacked on a digest would inherit the digest's losses, and the messages a
+    chain of digests replaced are all still in the store. `found` is False when the
+    lineage is broken (a parent missing), so the caller leaves the fold alone.
+    """
+    by_version = {record.state.version: record for record in records}
+    record = by_version.get(degraded.version)
+    seen = {degraded.version}
+    while record is not None:
+        parent = record.parent_version
+        if parent == 0:
+            return True, None
+        record = by_version.get(parent)
+        if record is None or parent in seen:
+            return False, None
+        if not record.state.degraded:
+            return True, record.state
+        seen.add(parent)
+    return False, None
+
+
 def compaction_completed(state: CompactionState, turn: int) -> ChatEvent:
     range_ = state.summarized_range
     return ChatEvent(
@@ -83,6 +109,37 @@ def compaction_completed(state: CompactionState, turn: int) -> ChatEvent:
     )
 
 
+class ResummaryBackoff:
+    """Per conversation: how many good turns to wait before re-summarizing again.
+
+    While the summarizer stays broken, trying after every turn would spend two failing
+    calls a turn; after each failure the wait doubles (1, 2, 4 ... 16 turns), and a
+    success resets it.
+    """
+
+    MAX_WAIT = 16
+
+    def __init__(self) -> None:
+        self._failures: dict[str, int] = {}
+        self._waits: dict[str, int] = {}
+
+    def should_try(self, conversation_id: str) -> bool:
+        wait = self._waits.get(conversation_id, 0)
+        if wait > 0:
+            self._waits[conversation_id] = wait - 1
+            return False
+        return True
+
+    def failed(self, conversation_id: str) -> None:
+        failures = self._failures.get(conversation_id, 0) + 1
+        self._failures[conversation_id] = failures
+        self._waits[conversation_id] = min(2 ** (failures - 1), self.MAX_WAIT)
+
+    def succeeded(self, conversation_id: str) -> None:
+        self._failures.pop(conversation_id, None)
+        self._waits.pop(conversation_id, None)
+
+
 class Gate:
     """Runs the policy before every model call and after every batch of tool results."""
 
@@ -93,9 +150,11 @@ class Gate:
         summarizer_provider: Provider,
         summarizer_model: str,
         on_prune: Callable[[str], None] = lambda _conversation_id: None,
+        backoff: ResummaryBackoff | None = None,
     ) -> None:
         self.store = store
         self.on_prune = on_prune
+        self.backoff = backoff or ResummaryBackoff()
         self.reload = reload
         self.summarize = make_summarizer(summarizer_provider, summarizer_model)
         self.summarizer_model = summarizer_model
@@ -224,6 +283,66 @@ class Gate:
             "compaction.failed",
             {"trigger": trigger, "reason": "Another fold kept changing the conversation."},
         )
+
+    async def resummarize(self, ctx: ConversationContext, turn: int) -> AsyncIterator[ChatEvent]:
+        """Replace the current fold's emergency digest by a model summary, if it has one.
+
+        Runs after a turn that ended well. On any failure (the summarizer again, a view
+        that would reach the threshold, another fold meanwhile) nothing is emitted and the
+        fold stays degraded, to be tried again after the next turn.
+        """
+        degraded = ctx.state
+        if degraded is None or not degraded.degraded or self.breaker.tripped:
+            return
+        conversation_id = ctx.conversation.id
+        if not self.backoff.should_try(conversation_id):
+            return
+        try:
+            found, previous = resummary_base(self.store.list_compactions(conversation_id), degraded)
+            if not found:
+                log.warning("fold %s has no parent on record; not re-summarizing", degraded.version)
+                return
+            start = previous.api_start_index if previous else 0
+            folded = self.store.list_messages(
+                conversation_id, offset=start, limit=degraded.api_start_index - start
+            )
+            state = await resummarize(
+                folded=[record.message for record in folded],
+                previous=previous,
+                degraded=degraded,
+                counter=ctx.counter,
+                system=ctx.system,
+                tools=ctx.tools,
+                budget=ctx.budget,
+                settings=ctx.settings,
+                summarize=self.summarize,
+                now=utc_now(),
+                model=self.summarizer_model,
+                tail=[record.message for record in ctx.records],
+            )
+            if state is None:
+                log.info("the emergency digest of fold %s stays for now", degraded.version)
+                self.backoff.failed(conversation_id)
+                return
+            state = self.store.commit_fold(
+                conversation_id, state, expected_version=degraded.version
+            )
+        except ConcurrentFold:
+            return  # another fold or an undo won; the next turn looks again
+        except Exception:  # the engine does not raise on summarizer failures; anything else
+            log.exception("re-summarizing fold %s failed", degraded.version)
+            self.backoff.failed(conversation_id)
+            return
+        self.backoff.succeeded(conversation_id)
+        yield ChatEvent(
+            "compaction.started",
+            {
+                "trigger": state.trigger,
+                "reason": "Replacing the emergency digest with a model summary.",
+            },
+        )
+        completed = compaction_completed(state, turn)
+        yield ChatEvent(completed.name, {**completed.data, "resummarized": True})
 
     async def _compute(
         self,

@@ -16,6 +16,7 @@ from typing import Any
 
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
+from foldline.chat.folding import ResummaryBackoff
 from foldline.chat.tools import WorkspaceFiles
 from foldline.chat.turn import TurnRunner
 from foldline.config import AppConfig, provider_for_model, resolve_model
@@ -75,6 +76,7 @@ class ChatService:
         self.loader = ContextLoader(store, file_tools=self.files is not None)
         self.sleep = sleep
         self.breakers: dict[str, BreakerState] = {}
+        self.resummary_backoff = ResummaryBackoff()
         self.running: dict[str, TurnHandle] = {}
         self._providers: dict[str, Provider] = {}
         self._providers_config: AppConfig | None = None
@@ -125,6 +127,7 @@ class ChatService:
             provider=provider,
             summarizer=(summarizer, summary_model),
             breakers=self.breakers,
+            backoff=self.resummary_backoff,
             files=self.files,
             sleep=self.sleep,
         )

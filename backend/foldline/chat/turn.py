@@ -18,7 +18,7 @@ from typing import Any
 
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
-from foldline.chat.folding import Gate
+from foldline.chat.folding import Gate, ResummaryBackoff
 from foldline.chat.serialize import part_to_json, record_to_json
 from foldline.chat.tools import WorkspaceFiles
 from foldline.config import AppConfig
@@ -108,6 +108,7 @@ class TurnRunner:
         provider: Provider,
         summarizer: tuple[Provider, str],
         breakers: dict[str, BreakerState],
+        backoff: ResummaryBackoff,
         files: WorkspaceFiles | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
@@ -119,7 +120,9 @@ class TurnRunner:
         self.files = files
         self.sleep = sleep
         self.breakers = breakers
-        self.gate = Gate(store, self.load, summarizer[0], summarizer[1], loader.drop_anchor)
+        self.gate = Gate(
+            store, self.load, summarizer[0], summarizer[1], loader.drop_anchor, backoff
+        )
         self.gate.breaker = breakers.get(conversation_id, BreakerState())
 
     def load(self) -> ConversationContext:
@@ -188,6 +191,9 @@ class TurnRunner:
                 tool_requested=bool(compact_request),
                 instructions=compact_request[0] if compact_request else None,
             ):
+                yield event
+        if answer.stop is not None:  # the turn ended well: replace an emergency digest
+            async for event in self.gate.resummarize(self.load(), turn):
                 yield event
         yield ChatEvent("context.stats", self.load().stats())
         yield ChatEvent("done", {})

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from foldline.core.digest import emergency_fold
-from foldline.core.messages import Message, ToolSpec, user
+from foldline.core.messages import HistoryWindow, Message, ToolSpec, user
 from foldline.core.planning import (
     SLACK_TOKENS,
     FoldPlanner,
@@ -410,6 +410,100 @@ async def fold(
     return FoldOutcome(new_state, run.calls, None, split)
 
 
+async def resummarize(
+    *,
+    folded: Sequence[Message],
+    previous: CompactionState | None,
+    degraded: CompactionState,
+    counter: TokenCounter,
+    system: str,
+    tools: Sequence[ToolSpec],
+    budget: Budget,
+    settings: CompactionSettings,
+    summarize: Summarizer,
+    now: str,
+    model: str | None = None,
+    tail: Sequence[Message] = (),
+    summarizer_budget: int | None = None,
+) -> CompactionState | None:
+    """Replace an emergency digest by a model summary of the messages it stands for.
+
+    `degraded` is the current fold, made by `emergency_fold`; `previous` is the fold it
+    stacked on (None for none), whose summary is stacked on again; `folded` is
+    `display[previous.api_start_index (0 without previous) : degraded.api_start_index]`,
+    the messages the digest replaced. `previous` may also be an earlier fold of the same
+    lineage (skipping digests stacked on digests); `summarized_range` then starts at its
+    `api_start_index`, otherwise it equals the degraded fold's. `tail` is
+    `display[degraded.api_start_index:]` as it is now: the view's size (and so the
+    budget check and `tokens_before/after`) counts it; without it only the summary and
+    the fixed parts are counted.
+
+    The split does not move (same `api_start_index`), so the next request only swaps the
+    digest for the summary. The summary is made exactly as `fold` makes one (summarizer
+    budget, masking, chunks and merges, heading checks with one retry) and cut to the
+    target like a fold's. Returns None, after at most that one retry per request, when
+    the summarizer fails again (exception, empty or malformed answer) or when the view
+    with the summary would reach the soft threshold (the next turn would fold again);
+    the digest then stays. Never raises on a summarizer failure; cancellation
+    propagates.
+    """
+    if not degraded.degraded:
+        raise ValueError(f"fold version {degraded.version} is not degraded")
+    start = previous.api_start_index if previous is not None else 0
+    split = degraded.api_start_index
+    if len(folded) != split - start:
+        raise ValueError(
+            f"{len(folded)} folded messages given for the range {start}:{split} of the fold"
+        )
+    input_budget = budget.input_budget
+    planner = FoldPlanner(HistoryWindow(split, tail), degraded, counter, system, tools)
+    tokens_before = planner.view_tokens(split, degraded)
+    soft_limit = settings.threshold * input_budget if input_budget is not None else None
+    if soft_limit is not None and planner.fixed + planner.frame + planner.tail_tokens(split) >= (
+        soft_limit
+    ):
+        return None  # no summary at all would keep the view under the threshold
+    summary_max = summary_output_tokens(budget)
+    capacity = summarizer_budget
+    if capacity is None:
+        capacity = (input_budget - summary_max) if input_budget is not None else 1 << 62
+    last_request = _last_user_request(folded)
+    run = _SummaryRun(
+        counter=counter,
+        summarize=summarize,
+        settings=settings,
+        instructions=None,
+        last_request=last_request,
+        previous_summary=previous.summary_message if previous is not None else None,
+        summary_max=summary_max,
+        capacity=capacity,
+    )
+    summary = await run.run(folded, start)
+    if summary is None:
+        return None
+    quote_cap = min(LAST_REQUEST_QUOTE_TOKENS, max(summary_max // 4, 16))
+    summary = _quote_last_request(summary, last_request, counter, quote_cap)
+    new_state = CompactionState(
+        version=degraded.version + 1,
+        compacted_at=now,
+        summary_message=summary,
+        api_start_index=split,
+        summarized_range=SummarizedRange(
+            from_index=start, to_index=split, message_count=split - start
+        ),
+        strategy=settings.strategy,
+        trigger=degraded.trigger,
+        tokens_before=tokens_before,
+        tokens_after=0,
+        model=model,
+        degraded=False,
+    )
+    new_state = _fit_summary(new_state, planner, settings, input_budget)
+    if soft_limit is not None and new_state.tokens_after >= soft_limit:
+        return None
+    return new_state
+
+
 def _fit_summary(
     state: CompactionState,
     planner: FoldPlanner,
@@ -446,6 +540,7 @@ __all__ = [
     "pick_split",
     "planned_split",
     "request_tokens",
+    "resummarize",
     "safe_split_points",
     "summary_output_tokens",
     "summary_to_message",
