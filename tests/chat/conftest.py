@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -46,6 +46,17 @@ def store(tmp_path: Path) -> Store:
     store = Store(tmp_path / "foldline.db")
     yield store
     store.close()
+
+
+@pytest.fixture(autouse=True)
+async def _close_session_services() -> AsyncIterator[None]:
+    """Close the provider clients of services made by `fake_sessions.make_service` while
+    the test's event loop still runs (else httpx complains at interpreter exit)."""
+    yield
+    from fake_sessions import SERVICES
+
+    while SERVICES:
+        await SERVICES.pop().shutdown()
 
 
 async def _no_sleep(_seconds: float) -> None:

@@ -9,15 +9,14 @@ the summarizer keeps failing, the digest stays and the turns go on undisturbed.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fake_sessions import MODEL, WIRES, filler, make_service, run
 
-from foldline.chat.events import ChatEvent
 from foldline.chat.folding import resummary_base
 from foldline.chat.service import ChatService
-from foldline.config import parse_config
 from foldline.core.state import CompactionState, SummarizedRange
 from foldline.store import CompactionRecord, Store
 from foldline.testing import (
@@ -29,19 +28,7 @@ from foldline.testing import (
     request_text,
 )
 
-WIRES = ["anthropic", "openai"]
-MODEL = {"anthropic": "claude-fake-8k", "openai": "gpt-fake-8k"}
 MARKER = "RESUMMARY-5531"
-
-PROSE_TEXT = (
-    "The quick review of the storage layer found that the migration keeps every column, "
-    "while the search index needs its triggers restored after each table rewrite."
-)
-PROSE = PROSE_TEXT.split(" ")
-
-
-def filler(n: int, words: int) -> str:
-    return f"[{n}] " + " ".join(PROSE[(n + i) % len(PROSE)] for i in range(words))
 
 
 def turns_summary(request) -> str:  # type: ignore[no-untyped-def]
@@ -64,67 +51,6 @@ def server() -> Iterator[FakeProviderServer]:
         model, models={MODEL["anthropic"]: limits, MODEL["openai"]: limits}, api_key="k"
     ) as fake:
         yield fake
-
-
-SERVICES: list[ChatService] = []
-
-
-@pytest.fixture(autouse=True)
-async def _close_services() -> AsyncIterator[None]:
-    """Close every service's provider clients while the test's event loop still runs."""
-    yield
-    while SERVICES:
-        await SERVICES.pop().shutdown()
-
-
-def make_service(server: FakeProviderServer, store: Store, tmp_path: Path) -> ChatService:
-    text = f"""
-[providers.fake-anthropic]
-kind = "anthropic"
-base_url = "{server.anthropic_url}"
-api_key = "k"
-
-[providers.fake-openai]
-kind = "openai-compatible"
-base_url = "{server.openai_url}"
-api_key = "k"
-
-[models."{MODEL["anthropic"]}"]
-provider = "fake-anthropic"
-context_window = 8192
-max_output_tokens = 1024
-
-[models."{MODEL["openai"]}"]
-provider = "fake-openai"
-context_window = 8192
-max_output_tokens = 1024
-
-[compaction]
-keep_recent_tokens = 1500
-tool_result_token_cap = 1500
-"""
-    config = parse_config(text)
-    workspace = tmp_path / "workspace"
-    workspace.mkdir(exist_ok=True)
-
-    async def no_sleep(_seconds: float) -> None:
-        return None
-
-    service = ChatService(store, lambda: config, files_root=workspace, sleep=no_sleep)
-    SERVICES.append(service)
-    return service
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    store = Store(tmp_path / "db.sqlite")
-    yield store
-    store.close()
-
-
-async def run(service: ChatService, conversation_id: str, text: str) -> list[ChatEvent]:
-    handle = service.start_turn(conversation_id, text)
-    return [event async for event in handle.events()]
 
 
 async def degraded_conversation(

@@ -8,42 +8,31 @@ calibrates to the provider's own tokenizer.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fake_sessions import (
+    FACT,
+    MODEL,
+    WIRES,
+    chat_requests,
+    fact_keeping_summary,
+    filler,
+    make_service,
+    run,
+)
 
 from foldline.chat.events import ChatEvent
-from foldline.chat.service import ChatService
-from foldline.config import parse_config
 from foldline.store import Store
 from foldline.testing import (
-    SUMMARY_HEADINGS,
     FakeProviderServer,
     ModelLimits,
     Reply,
     ScriptedModel,
     call,
-    request_text,
     structured_summary,
 )
-
-WIRES = ["anthropic", "openai"]
-MODEL = {"anthropic": "claude-fake-8k", "openai": "gpt-fake-8k"}
-FACT = "The launch code is PINEAPPLE-42."
-
-
-PROSE_TEXT = (
-    "The quick review of the storage layer found that the migration keeps every column, "
-    "while the search index needs its triggers restored after each table rewrite. "
-    "We agreed to measure the gate on large histories and to write the numbers down."
-)
-PROSE = PROSE_TEXT.split(" ")
-
-
-def filler(n: int, words: int) -> str:
-    """English-like text (the calibration test needs realistic token statistics)."""
-    return f"[{n}] " + " ".join(PROSE[(n + i) % len(PROSE)] for i in range(words))
 
 
 @pytest.fixture
@@ -54,86 +43,6 @@ def server() -> Iterator[FakeProviderServer]:
         model, models={MODEL["anthropic"]: limits, MODEL["openai"]: limits}, api_key="k"
     ) as fake:
         yield fake
-
-
-SERVICES: list[ChatService] = []
-
-
-@pytest.fixture(autouse=True)
-async def _close_services() -> AsyncIterator[None]:
-    """Close every service's provider clients while the test's event loop still runs."""
-    yield
-    while SERVICES:
-        await SERVICES.pop().shutdown()
-
-
-def make_service(
-    server: FakeProviderServer, store: Store, tmp_path: Path, **compaction: object
-) -> ChatService:
-    extra = "".join(f"{key} = {value!r}\n" for key, value in compaction.items())
-    text = f"""
-[providers.fake-anthropic]
-kind = "anthropic"
-base_url = "{server.anthropic_url}"
-api_key = "k"
-
-[providers.fake-openai]
-kind = "openai-compatible"
-base_url = "{server.openai_url}"
-api_key = "k"
-
-[models."{MODEL["anthropic"]}"]
-provider = "fake-anthropic"
-context_window = 8192
-max_output_tokens = 1024
-
-[models."{MODEL["openai"]}"]
-provider = "fake-openai"
-context_window = 8192
-max_output_tokens = 1024
-
-[compaction]
-keep_recent_tokens = 1500
-tool_result_token_cap = 1500
-{extra}"""
-    config = parse_config(text.replace("'", '"').replace("True", "true").replace("False", "false"))
-    workspace = tmp_path / "workspace"
-    workspace.mkdir(exist_ok=True)
-
-    async def no_sleep(_seconds: float) -> None:
-        return None
-
-    service = ChatService(store, lambda: config, files_root=workspace, sleep=no_sleep)
-    SERVICES.append(service)
-    return service
-
-
-async def run(service: ChatService, conversation_id: str, text: str) -> list[ChatEvent]:
-    handle = service.start_turn(conversation_id, text)
-    return [event async for event in handle.events()]
-
-
-def fact_keeping_summary(request) -> str:
-    """A faithful summarizer in miniature: the six sections, with every line that states
-    the launch code carried over, from the folded messages or from the previous summary
-    quoted in the prompt. It proves the stacking plumbing, not a model's skill."""
-    text = request_text(request.messages)
-    facts = sorted({line.strip() for line in text.splitlines() if "launch code" in line})
-    sections = {heading: "- (none recorded)" for heading in SUMMARY_HEADINGS}
-    sections["Constraints & Requirements"] = "\n".join(f"- {f}" for f in facts) or "- none"
-    sections["Session Narrative"] = "The person sent numbered turns of filler text."
-    return "\n\n".join(f"## {h}\n{body}" for h, body in sections.items())
-
-
-def chat_requests(server: FakeProviderServer):
-    return [r for r in server.requests if not r.is_summary and r.body is not None]
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    store = Store(tmp_path / "db.sqlite")
-    yield store
-    store.close()
 
 
 @pytest.mark.parametrize("wire", WIRES)
