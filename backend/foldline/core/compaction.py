@@ -318,6 +318,45 @@ def planned_split(
     )
 
 
+async def _summarize_range(
+    folded: Sequence[Message],
+    start: int,
+    *,
+    previous_summary: str | None,
+    instructions: str | None,
+    counter: TokenCounter,
+    summarize: Summarizer,
+    settings: CompactionSettings,
+    budget: Budget,
+    summarizer_budget: int | None,
+) -> tuple[str | None, _SummaryRun]:
+    """Summarize `folded` (display indices from `start`) stacked on `previous_summary`,
+    within the summarizer's own budget, with the last user request quoted verbatim.
+    Returns the summary (None when the summarizer failed) and the run, for its calls
+    and the problem it met."""
+    summary_max = summary_output_tokens(budget)
+    capacity = summarizer_budget
+    if capacity is None:
+        input_budget = budget.input_budget
+        capacity = (input_budget - summary_max) if input_budget is not None else 1 << 62
+    last_request = _last_user_request(folded)
+    run = _SummaryRun(
+        counter=counter,
+        summarize=summarize,
+        settings=settings,
+        instructions=instructions,
+        last_request=last_request,
+        previous_summary=previous_summary,
+        summary_max=summary_max,
+        capacity=capacity,
+    )
+    summary = await run.run(folded, start)
+    if summary is None:
+        return None, run
+    quote_cap = min(LAST_REQUEST_QUOTE_TOKENS, max(summary_max // 4, 16))
+    return _quote_last_request(summary, last_request, counter, quote_cap), run
+
+
 async def fold(
     *,
     display: Sequence[Message],
@@ -368,26 +407,19 @@ async def fold(
 
     if summarize is None:
         return await degrade("no summarizer is available", 0)
-    capacity = summarizer_budget
-    if capacity is None:
-        capacity = (input_budget - summary_max) if input_budget is not None else 1 << 62
-    folded = display[start:split]
-    last_request = _last_user_request(folded)
-    run = _SummaryRun(
+    summary, run = await _summarize_range(
+        display[start:split],
+        start,
+        previous_summary=state.summary_message if state is not None else None,
+        instructions=instructions,
         counter=counter,
         summarize=summarize,
         settings=settings,
-        instructions=instructions,
-        last_request=last_request,
-        previous_summary=state.summary_message if state is not None else None,
-        summary_max=summary_max,
-        capacity=capacity,
+        budget=budget,
+        summarizer_budget=summarizer_budget,
     )
-    summary = await run.run(folded, start)
     if summary is None:
         return await degrade(run.problem or "the summarizer failed", run.calls)
-    quote_cap = min(LAST_REQUEST_QUOTE_TOKENS, max(summary_max // 4, 16))
-    summary = _quote_last_request(summary, last_request, counter, quote_cap)
 
     new_state = CompactionState(
         version=(state.version if state is not None else 0) + 1,
@@ -463,26 +495,19 @@ async def resummarize(
         soft_limit
     ):
         return None  # no summary at all would keep the view under the threshold
-    summary_max = summary_output_tokens(budget)
-    capacity = summarizer_budget
-    if capacity is None:
-        capacity = (input_budget - summary_max) if input_budget is not None else 1 << 62
-    last_request = _last_user_request(folded)
-    run = _SummaryRun(
+    summary, _run = await _summarize_range(
+        folded,
+        start,
+        previous_summary=previous.summary_message if previous is not None else None,
+        instructions=None,
         counter=counter,
         summarize=summarize,
         settings=settings,
-        instructions=None,
-        last_request=last_request,
-        previous_summary=previous.summary_message if previous is not None else None,
-        summary_max=summary_max,
-        capacity=capacity,
+        budget=budget,
+        summarizer_budget=summarizer_budget,
     )
-    summary = await run.run(folded, start)
     if summary is None:
         return None
-    quote_cap = min(LAST_REQUEST_QUOTE_TOKENS, max(summary_max // 4, 16))
-    summary = _quote_last_request(summary, last_request, counter, quote_cap)
     new_state = CompactionState(
         version=degraded.version + 1,
         compacted_at=now,
