@@ -157,3 +157,26 @@ def test_resummary_backoff_doubles_the_wait_and_resets() -> None:
     assert tries == [0, 2, 5, 10]
     backoff.succeeded("c")
     assert backoff.should_try("c")
+
+
+async def test_stop_during_a_retry_back_off_keeps_the_message_interrupted(
+    store: Store, config
+) -> None:
+    waiting = asyncio.Event()
+
+    async def long_sleep(_seconds: float) -> None:
+        waiting.set()
+        await asyncio.sleep(3600)
+
+    model = ScriptedModel(error_step(ProviderError("overloaded", "busy", retry_after=30)))
+    service = ChatService(
+        store, lambda: config, provider_factory=lambda _c, _m: model, sleep=long_sleep
+    )
+    conversation = store.create_conversation()
+    handle = service.start_turn(conversation.id, "hi")
+    await waiting.wait()
+    assert service.cancel(conversation.id)
+    events = await collect(handle)
+    assert events[-1].name == "done" and events[-1].data == {"cancelled": True}
+    last = store.list_messages(conversation.id)[-1]
+    assert (last.message.role, last.status) == ("assistant", "interrupted")

@@ -208,45 +208,52 @@ class TurnRunner:
         yield ChatEvent("message.created", self._record_json(record, ctx))
         overflow_retried = False
         attempt = 0
-        while True:
-            request = ModelRequest(
-                model=ctx.model.model,
-                system=ctx.system,
-                messages=ctx.view,
-                tools=ctx.tools,
-                max_output_tokens=ctx.model.output_reserve,
-            )
-            try:
-                async for event in self._stream(request, answer, record):
-                    yield event
-            except asyncio.CancelledError:
-                self.store.update_message(record.id, message=answer.message(), status="interrupted")
-                raise
-            except ProviderError as error:
-                if answer.empty and error.code == "context_overflow" and not overflow_retried:
-                    overflow_retried = True
-                    async for event in self._gate(turn, mid_tool_loop=True, overflow=True):
+        # A Stop can land anywhere below: in the stream, in a retry's back-off, or in the
+        # fold after an overflow. Wherever it lands, the answer so far is kept, marked.
+        try:
+            while True:
+                request = ModelRequest(
+                    model=ctx.model.model,
+                    system=ctx.system,
+                    messages=ctx.view,
+                    tools=ctx.tools,
+                    max_output_tokens=ctx.model.output_reserve,
+                )
+                try:
+                    async for event in self._stream(request, answer, record):
                         yield event
-                    ctx = self.load()
-                    continue
-                if answer.empty and error.retryable and attempt < MAX_RETRIES:
-                    attempt += 1
-                    await self.sleep(self._delay(error, attempt))
-                    continue
-                final = self.store.update_message(
-                    record.id,
-                    message=answer.message(),
-                    status="error" if answer.empty else "interrupted",
-                    error=error.message,
-                )
-                yield ChatEvent(
-                    "error",
-                    {"code": error.code, "message": error.message, "retryable": error.retryable},
-                )
-                yield ChatEvent("message.completed", self._record_json(final, ctx))
-                answer.stop = None
-                return
-            break
+                except ProviderError as error:
+                    if answer.empty and error.code == "context_overflow" and not overflow_retried:
+                        overflow_retried = True
+                        async for event in self._gate(turn, mid_tool_loop=True, overflow=True):
+                            yield event
+                        ctx = self.load()
+                        continue
+                    if answer.empty and error.retryable and attempt < MAX_RETRIES:
+                        attempt += 1
+                        await self.sleep(self._delay(error, attempt))
+                        continue
+                    final = self.store.update_message(
+                        record.id,
+                        message=answer.message(),
+                        status="error" if answer.empty else "interrupted",
+                        error=error.message,
+                    )
+                    yield ChatEvent(
+                        "error",
+                        {
+                            "code": error.code,
+                            "message": error.message,
+                            "retryable": error.retryable,
+                        },
+                    )
+                    yield ChatEvent("message.completed", self._record_json(final, ctx))
+                    answer.stop = None
+                    return
+                break
+        except asyncio.CancelledError:
+            self.store.update_message(record.id, message=answer.message(), status="interrupted")
+            raise
         self._calibrate(ctx, answer.usage)
         final = self.store.update_message(
             record.id,
