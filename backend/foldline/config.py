@@ -1,8 +1,8 @@
 """`<data-dir>/config.toml` and the environment → `AppConfig`, and what Settings may see.
 
-The file is DESIGN §9. It is read with `tomllib` and written by a small writer here (the
-Settings UI saves through `save_config`); comments are not kept by a save, so the header
-of a saved file says so.
+The file is DESIGN §9. It is read with `tomllib` and written by the small writer in
+`foldline.config_toml` (the Settings UI saves through `save_config`); comments are not
+kept by a save, so the header of a saved file says so.
 
 Environment variables are overlaid when a provider is built or shown, never written to
 the file: ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL apply to the provider named `anthropic`,
@@ -16,10 +16,8 @@ its functions are re-exported here.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import threading
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -31,6 +29,7 @@ from foldline.core.settings import CompactionSettings
 from foldline.secrets import find_api_key, key_storage_status, mask_key
 
 if TYPE_CHECKING:
+    from foldline.config_toml import dumps_config
     from foldline.providers.registry import (
         ResolvedModel,
         build_provider,
@@ -80,6 +79,12 @@ _REGISTRY_NAMES = frozenset(
 
 
 def __getattr__(name: str) -> object:
+    # The writer imports this module for the shapes it writes, so it is served lazily too:
+    # `from foldline.config import dumps_config` keeps working without an import cycle.
+    if name == "dumps_config":
+        from foldline.config_toml import dumps_config
+
+        return dumps_config
     if name in _REGISTRY_NAMES:
         from foldline.providers import registry
 
@@ -313,102 +318,12 @@ _Model = TypeVar("_Model", bound=BaseModel)
 
 # --- writing ---------------------------------------------------------------------------
 
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-_ESCAPES = {
-    '"': '\\"',
-    "\\": "\\\\",
-    "\b": "\\b",
-    "\t": "\\t",
-    "\n": "\\n",
-    "\f": "\\f",
-    "\r": "\\r",
-}
-
-
-def _toml_string(value: str) -> str:
-    out = []
-    for char in value:
-        if char in _ESCAPES:
-            out.append(_ESCAPES[char])
-        elif ord(char) < 0x20 or ord(char) == 0x7F:
-            out.append(f"\\u{ord(char):04x}")
-        else:
-            out.append(char)
-    return '"' + "".join(out) + '"'
-
-
-def _toml_key(key: str, *, always_quote: bool = False) -> str:
-    return key if _BARE_KEY.fullmatch(key) and not always_quote else _toml_string(key)
-
-
-def _toml_value(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, str):
-        return _toml_string(value)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
-    raise TypeError(f"cannot write {type(value).__name__} to TOML")
-
-
-_SAVED_HEADER = """\
-# Foldline configuration (DESIGN §9). Written by Foldline's Settings: comments added
-# here by hand are not kept when Settings saves. Settings never writes API keys here:
-# they go to the OS keyring (or a 0600 file), or come from ANTHROPIC_API_KEY etc.
-"""
-
-
-def dumps_config(config: AppConfig) -> str:
-    """The TOML text of `config` (without `data_dir`); `parse_config` reads it back equal."""
-    lines = [_SAVED_HEADER, "[defaults]"]
-    if config.default_model:
-        lines.append(f"model = {_toml_string(config.default_model)}")
-    for name, provider in config.providers.items():
-        lines += ["", f"[providers.{_toml_key(name)}]"]
-        if not (name in IMPLICIT_PROVIDERS and provider.kind == name):
-            lines.append(f"kind = {_toml_string(provider.kind)}")
-        for field in ("base_url", "api_key_env", "api_key"):
-            value = getattr(provider, field)
-            if value is not None:
-                lines.append(f"{field} = {_toml_value(value)}")
-    for name, model in config.models.items():
-        lines += ["", f"[models.{_toml_key(name, always_quote=True)}]"]
-        for field, value in model.model_dump(exclude_none=True).items():
-            lines.append(f"{field} = {_toml_value(value)}")
-    lines += ["", "[compaction]"]
-    settings = config.compaction
-    defaults = CompactionSettings()
-    for field in type(settings).model_fields:
-        value = getattr(settings, field)
-        # Keys the person set are kept; untouched defaults are left out so a better
-        # default in a later version reaches them.
-        if field in settings.model_fields_set or value != getattr(defaults, field):
-            lines.append(f"{field} = {_toml_value(value)}")
-    return "\n".join(lines) + "\n"
-
-
-def _atomic_write(path: Path, text: str, mode: int) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            temporary.unlink()
-        raise
-
 
 def save_config(data_dir: Path, config: AppConfig) -> None:
     """Write config.toml atomically (a crash leaves the old file or the new, never half)."""
+    # Imported here because the writer imports this module (see `__getattr__`).
+    from foldline.config_toml import _atomic_write, dumps_config
+
     text = dumps_config(config)
     # Read back before replacing the file: a writer bug must not cost the person their
     # configuration.
@@ -455,6 +370,8 @@ model = ""                       # optional cheaper summarizer model
 
 def ensure_config(data_dir: Path) -> Path:
     """First run: create the data dir and a commented default config.toml. Returns its path."""
+    from foldline.config_toml import _atomic_write
+
     path = config_path(data_dir)
     if not path.exists():
         _atomic_write(path, DEFAULT_CONFIG_TEXT, 0o644)

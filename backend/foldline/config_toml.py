@@ -1,0 +1,122 @@
+"""The TOML writer behind `foldline.config.save_config`, and the atomic file write.
+
+`tomllib` only reads TOML, and the file Foldline writes is small and flat (DESIGN §9), so
+a short writer here is preferred to another dependency. It is kept apart from
+`foldline.config` because writing is a separate concern from reading, validating and
+showing the settings: `save_config` and `ensure_config` there are its only callers, and
+`foldline.config` still exports `dumps_config` so existing imports keep working.
+
+This module depends on `foldline.config` for the shapes it writes; `foldline.config`
+imports it only when a write happens (or when `dumps_config` is first asked for), which
+keeps the two free of an import cycle whichever is imported first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from foldline.config import IMPLICIT_PROVIDERS
+from foldline.core.settings import CompactionSettings
+
+if TYPE_CHECKING:
+    from foldline.config import AppConfig
+
+__all__ = ["dumps_config"]
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+}
+
+
+def _toml_string(value: str) -> str:
+    out = []
+    for char in value:
+        if char in _ESCAPES:
+            out.append(_ESCAPES[char])
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def _toml_key(key: str, *, always_quote: bool = False) -> str:
+    return key if _BARE_KEY.fullmatch(key) and not always_quote else _toml_string(key)
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+_SAVED_HEADER = """\
+# Foldline configuration (DESIGN §9). Written by Foldline's Settings: comments added
+# here by hand are not kept when Settings saves. Settings never writes API keys here:
+# they go to the OS keyring (or a 0600 file), or come from ANTHROPIC_API_KEY etc.
+"""
+
+
+def dumps_config(config: AppConfig) -> str:
+    """The TOML text of `config` (without `data_dir`); `parse_config` reads it back equal."""
+    lines = [_SAVED_HEADER, "[defaults]"]
+    if config.default_model:
+        lines.append(f"model = {_toml_string(config.default_model)}")
+    for name, provider in config.providers.items():
+        lines += ["", f"[providers.{_toml_key(name)}]"]
+        if not (name in IMPLICIT_PROVIDERS and provider.kind == name):
+            lines.append(f"kind = {_toml_string(provider.kind)}")
+        for field in ("base_url", "api_key_env", "api_key"):
+            value = getattr(provider, field)
+            if value is not None:
+                lines.append(f"{field} = {_toml_value(value)}")
+    for name, model in config.models.items():
+        lines += ["", f"[models.{_toml_key(name, always_quote=True)}]"]
+        for field, value in model.model_dump(exclude_none=True).items():
+            lines.append(f"{field} = {_toml_value(value)}")
+    lines += ["", "[compaction]"]
+    settings = config.compaction
+    defaults = CompactionSettings()
+    for field in type(settings).model_fields:
+        value = getattr(settings, field)
+        # Keys the person set are kept; untouched defaults are left out so a better
+        # default in a later version reaches them.
+        if field in settings.model_fields_set or value != getattr(defaults, field):
+            lines.append(f"{field} = {_toml_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _atomic_write(path: Path, text: str, mode: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()
+        raise
