@@ -165,8 +165,18 @@ function renderAttachment(part) {
   return h("span", { class: "badge" }, icon("file-text", "small"), part.name || "attachment");
 }
 
+function retryButton(message, onRetry, label) {
+  return h(
+    "button",
+    { type: "button", class: "button retry-button", on: { click: () => onRetry(message) } },
+    icon("rotate-ccw", "small"),
+    label,
+  );
+}
+
 function statusLine(message, { onRetry, canRetry }) {
   if (message.status === "interrupted") {
+    // The partial answer stays in the model's view, so asking again lets it go on.
     return h(
       "div",
       { class: "status-line interrupted", dataset: { status: "interrupted" } },
@@ -175,6 +185,7 @@ function statusLine(message, { onRetry, canRetry }) {
         class: "status-text",
         text: "Stopped before the end; the partial answer is kept.",
       }),
+      canRetry && onRetry ? retryButton(message, onRetry, "Continue") : null,
     );
   }
   if (message.status === "error") {
@@ -187,14 +198,7 @@ function statusLine(message, { onRetry, canRetry }) {
       { class: "status-line error", dataset: { status: "error" }, role: "alert" },
       icon("circle-alert"),
       h("span", { class: "status-text", text }),
-      canRetry && onRetry
-        ? h(
-            "button",
-            { type: "button", class: "button retry-button", on: { click: () => onRetry(message) } },
-            icon("rotate-ccw", "small"),
-            "Retry",
-          )
-        : null,
+      canRetry && onRetry ? retryButton(message, onRetry, "Retry") : null,
     );
   }
   return null;

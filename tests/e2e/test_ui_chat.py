@@ -96,6 +96,18 @@ def test_escape_stops_and_keeps_the_partial_answer(ui):
     page.reload()
     expect(page.locator(".message.assistant")).to_have_attribute("data-status", "interrupted")
 
+    # "Continue" asks the model again without repeating the question.
+    ui.app.script.add(Reply(text="...and the rest."))
+    page.locator(".message.assistant .retry-button").click()
+    ui.idle()
+    expect(page.locator(".message.user")).to_have_count(1)
+    expect(page.locator(".message.assistant").last).to_contain_text("and the rest.")
+    statuses = [
+        m["status"]
+        for m in ui.app.api("GET", f"/api/conversations/{conversation['id']}/messages")["items"]
+    ]
+    assert statuses == ["complete", "interrupted", "complete"]
+
 
 def test_tool_calls_render_as_collapsible_cards_with_their_output(ui):
     ui.app.script.add(
