@@ -14,40 +14,11 @@ import pytest
 from foldline.cli import main
 from foldline.core.tokens import ANTHROPIC_IMAGE_TOKENS
 
+_COOKBOOK = json.loads((Path(__file__).parent / "data" / "openai_cookbook_tools.json").read_text())
 COOKBOOK_BODY: dict[str, Any] = {
     "model": "gpt-4o",
-    "messages": [
-        {
-            "role": "system",
-            "content": "You are a helpful assistant that can answer to questions about the "
-            "weather.",
-        },
-        {"role": "user", "content": "What's the weather like in San Francisco?"},
-    ],
-    "tools": [
-        {
-            "type": "function",
-            "function": {
-                "name": "get_current_weather",
-                "description": "Get the current weather in a given location",
-                "parameters": {
-                    "type": "object",
-                    "properties": {
-                        "location": {
-                            "type": "string",
-                            "description": "The city and state, e.g. San Francisco, CA",
-                        },
-                        "unit": {
-                            "type": "string",
-                            "description": "The unit of temperature to return",
-                            "enum": ["celsius", "fahrenheit"],
-                        },
-                    },
-                    "required": ["location"],
-                },
-            },
-        }
-    ],
+    "messages": _COOKBOOK["messages"],
+    "tools": _COOKBOOK["tools"],
 }
 
 CLAUDE_BODY: dict[str, Any] = {

@@ -11,6 +11,8 @@ Sources of the expected numbers (all are the `prompt_tokens` the API reported):
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -60,38 +62,12 @@ COOKBOOK_MESSAGES: list[dict[str, Any]] = [
     },
 ]
 
-COOKBOOK_TOOLS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_current_weather",
-            "description": "Get the current weather in a given location",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "location": {
-                        "type": "string",
-                        "description": "The city and state, e.g. San Francisco, CA",
-                    },
-                    "unit": {
-                        "type": "string",
-                        "description": "The unit of temperature to return",
-                        "enum": ["celsius", "fahrenheit"],
-                    },
-                },
-                "required": ["location"],
-            },
-        },
-    }
-]
-
-COOKBOOK_TOOL_MESSAGES: list[dict[str, Any]] = [
-    {
-        "role": "system",
-        "content": "You are a helpful assistant that can answer to questions about the weather.",
-    },
-    {"role": "user", "content": "What's the weather like in San Francisco?"},
-]
+# The cookbook's function-calling example is shared with the CLI tests as a data file.
+COOKBOOK_TOOLS_REQUEST: dict[str, Any] = json.loads(
+    (Path(__file__).parents[1] / "data" / "openai_cookbook_tools.json").read_text()
+)
+COOKBOOK_TOOLS: list[dict[str, Any]] = COOKBOOK_TOOLS_REQUEST["tools"]
+COOKBOOK_TOOL_MESSAGES: list[dict[str, Any]] = COOKBOOK_TOOLS_REQUEST["messages"]
 
 
 @pytest.mark.parametrize(("encoder", "expected"), [(CL100K, 129), (O200K, 124)])
