@@ -5,6 +5,16 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from fold_setup import (
+    BUDGET,
+    COUNTER,
+    SETTINGS,
+    SYSTEM,
+    TOOLS,
+    agent_session,
+    request_size,
+    view_tokens,
+)
 from hypothesis import event, given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
@@ -31,7 +41,6 @@ from foldline.core.messages import (
     Message,
     ToolCallPart,
     ToolResultPart,
-    ToolSpec,
     assistant,
     tool_results,
     user,
@@ -41,35 +50,6 @@ from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState, SummarizedRange
 from foldline.core.tokens import TokenCounter
 from foldline.core.view import INTERRUPTED_RESULT, build_api_messages, summary_to_message
-
-COUNTER = CharCounter()
-SYSTEM = "You are a careful coding assistant."
-TOOLS = [ToolSpec(name="read_file", description="Read a file", input_schema={"type": "object"})]
-BUDGET = Budget(context_window=44_000, max_output_tokens=4_000)  # input budget 40k
-SETTINGS = CompactionSettings(keep_recent_tokens=2_000)
-
-
-def request_size(request: SummaryRequest) -> int:
-    return COUNTER.count_request(request.system, [user(request.prompt)], [])
-
-
-def agent_session(turns: int, output_chars: int = 8_000) -> list[Message]:
-    messages: list[Message] = []
-    for i in range(turns):
-        messages.append(user(f"request {i}: please handle item {i}"))
-        call = ToolCallPart(id=f"c{i}", name="read_file", input={"path": f"src/m{i}.py"})
-        messages.append(assistant("Reading.", call))
-        messages.append(
-            tool_results(
-                ToolResultPart(call_id=f"c{i}", name="read_file", output=text_of(output_chars, i))
-            )
-        )
-        messages.append(assistant(f"Done with item {i}. " + text_of(1_200, i)))
-    return messages
-
-
-def view_tokens(display: list[Message], state: CompactionState | None) -> int:
-    return COUNTER.count_request(SYSTEM, build_api_messages(display, state), TOOLS)
 
 
 async def run_fold(display, summarize, state=None, **kw) -> FoldOutcome:  # type: ignore[no-untyped-def]

@@ -5,55 +5,32 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from strategies import CharCounter, ScriptedSummarizer, structured_summary, text_of
+from fold_setup import (
+    BUDGET,
+    COUNTER,
+    SETTINGS,
+    SYSTEM,
+    TOOLS,
+    agent_session,
+    request_size,
+    view_tokens,
+)
+from strategies import ScriptedSummarizer, structured_summary, text_of
 
 from foldline.core.budget import Budget
-from foldline.core.compaction import SummaryRequest, resummarize, summary_output_tokens
+from foldline.core.compaction import resummarize, summary_output_tokens
 from foldline.core.digest import emergency_fold
 from foldline.core.messages import (
     Message,
-    ToolCallPart,
-    ToolResultPart,
-    ToolSpec,
     assistant,
-    tool_results,
     user,
 )
 from foldline.core.prompts import missing_headings
 from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState, SummarizedRange
-from foldline.core.view import build_api_messages
 
-COUNTER = CharCounter()
-SYSTEM = "You are a careful coding assistant."
-TOOLS = [ToolSpec(name="read_file", description="Read a file", input_schema={"type": "object"})]
-BUDGET = Budget(context_window=44_000, max_output_tokens=4_000)  # input budget 40k
-SETTINGS = CompactionSettings(keep_recent_tokens=2_000)
 NOW = "2025-05-05T10:00:00Z"
 LATER = "2025-05-05T11:00:00Z"
-
-
-def agent_session(turns: int, first: int = 0, output_chars: int = 8_000) -> list[Message]:
-    messages: list[Message] = []
-    for i in range(first, first + turns):
-        messages.append(user(f"request {i}: please handle item {i}"))
-        call = ToolCallPart(id=f"c{i}", name="read_file", input={"path": f"src/m{i}.py"})
-        messages.append(assistant("Reading.", call))
-        messages.append(
-            tool_results(
-                ToolResultPart(call_id=f"c{i}", name="read_file", output=text_of(output_chars, i))
-            )
-        )
-        messages.append(assistant(f"Done with item {i}. " + text_of(1_200, i)))
-    return messages
-
-
-def view_tokens(display: list[Message], state: CompactionState | None) -> int:
-    return COUNTER.count_request(SYSTEM, build_api_messages(display, state), TOOLS)
-
-
-def request_size(request: SummaryRequest) -> int:
-    return COUNTER.count_request(request.system, [user(request.prompt)], [])
 
 
 def degrade(
