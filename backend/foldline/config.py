@@ -143,6 +143,11 @@ class ModelConfig(_Section):
     max_output_tokens: int | None = Field(None, ge=1)
     input_limit: int | None = Field(None, ge=1)
     """An explicit input budget, when the provider limits input separately."""
+    input_price: float | None = Field(None, ge=0)
+    """US dollars per million input tokens; overrides the catalog."""
+    output_price: float | None = Field(None, ge=0)
+    cache_read_price: float | None = Field(None, ge=0)
+    cache_write_price: float | None = Field(None, ge=0)
 
 
 def _implicit_providers() -> dict[str, ProviderConfig]:

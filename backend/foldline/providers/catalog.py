@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from foldline.core.pricing import ModelPrices
+
 CatalogProvider = Literal["anthropic", "openai"]
 
 
@@ -25,6 +27,8 @@ class ModelInfo:
     known: bool = True
     """True for a model in the catalog; False for a guess from the model's family."""
     note: str | None = None
+    prices: ModelPrices | None = None
+    """Published list prices; None where the catalog does not know them."""
 
 
 _ONE_MILLION_BETA = "1M-token window available with the context-1m beta; 200k by default"

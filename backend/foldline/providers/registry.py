@@ -38,6 +38,7 @@ from foldline.config import (
     find_provider_key,
     provider_config,
 )
+from foldline.core.pricing import ModelPrices
 from foldline.providers import catalog
 from foldline.providers.base import Provider
 
@@ -125,6 +126,8 @@ class ResolvedModel:
     maximum would waste most of a window (Claude Opus 4.6: 128k of 200k), so the reserve
     is an eighth of the window (at least 4096), never more than a quarter nor the max."""
     note: str | None = None
+    prices: ModelPrices | None = None
+    """Dollars per million tokens (config overrides the catalog); None = tokens only."""
 
 
 def _output_reserve(window: int, max_output: int) -> int:
@@ -186,6 +189,35 @@ def resolve_model(
         source=source,
         output_reserve=_output_reserve(window, max_output),
         note=note,
+        prices=_prices(entry, info),
+    )
+
+
+def _prices(entry: ModelConfig, info: catalog.ModelInfo | None) -> ModelPrices | None:
+    """The catalog's prices with each price the config sets put over them.
+
+    A model with no catalog price gets one only when the config sets at least input and
+    output; the cache prices then default to the input price (no discount assumed).
+    """
+    base = info.prices if info is not None else None
+    if base is None:
+        if entry.input_price is None or entry.output_price is None:
+            return None
+        base = ModelPrices(
+            input=entry.input_price,
+            output=entry.output_price,
+            cache_read=entry.input_price,
+            cache_write=entry.input_price,
+        )
+    return ModelPrices(
+        input=entry.input_price if entry.input_price is not None else base.input,
+        output=entry.output_price if entry.output_price is not None else base.output,
+        cache_read=entry.cache_read_price
+        if entry.cache_read_price is not None
+        else base.cache_read,
+        cache_write=(
+            entry.cache_write_price if entry.cache_write_price is not None else base.cache_write
+        ),
     )
 
 
