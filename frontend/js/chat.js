@@ -3,10 +3,15 @@
 // A conversation may hold tens of thousands of messages, so the view never loads or
 // draws them all. It opens on the newest page, loads older pages as the person scrolls
 // up and newer ones as they scroll back down, and keeps at most MAX_LOADED messages in
-// the DOM by dropping pages at the far end. Off-screen messages also skip layout and
-// paint (content-visibility in chat.css). Fold lines are drawn between messages at the
+// the DOM by dropping pages at the far end. Fold lines are drawn between messages at the
 // `apiStartIndex` of each visible fold, and every message before the current one is
 // dimmed as display-only.
+//
+// The text under the reader never moves by itself. The view remembers the message at the
+// top of the screen and where it was (`anchor`); when a page is added or dropped above
+// it, or heights settle (code highlighted as it nears the screen, fonts, a window
+// resize), a ResizeObserver on the list and the view puts that message back where it was before the
+// frame is painted. At the end of the list the view instead stays at the end.
 
 import { api } from "./api.js";
 import { byId, h, icon } from "./dom.js";
@@ -35,6 +40,9 @@ const view = {
   /** Incremented on every open, so answers for a conversation left behind are dropped. */
   generation: 0,
   stickToBottom: true,
+  /** The message at the top of the screen and its offset from the scroller's top. */
+  anchor: null,
+  lastScrollTop: 0,
   streamingIndex: null,
   hooks: { onRetry: null, onUndo: null },
 };
@@ -58,6 +66,11 @@ export function initChat({ onRetry, onUndo }) {
   topEdge = h("div", { class: "page-edge top", dataset: { edge: "top" } });
   bottomEdge = h("div", { class: "page-edge bottom", dataset: { edge: "bottom" } });
   scroller.addEventListener("scroll", onScroll, { passive: true });
+  // The list grows or shrinks (pages, settling heights), or the view does (the composer
+  // grows, the window is resized): either way the reader keeps their place.
+  const resizes = new ResizeObserver(holdPosition);
+  resizes.observe(inner);
+  resizes.observe(scroller);
   jumpButton.addEventListener("click", () => jumpToLatest());
   showEmpty();
 }
@@ -161,6 +174,37 @@ function distanceFromBottom() {
 function scrollToBottom() {
   scroller.scrollTop = scroller.scrollHeight;
   view.stickToBottom = true;
+  recordAnchor();
+}
+
+/** Remember which message is at the top of the screen, and where. */
+function recordAnchor() {
+  view.lastScrollTop = scroller.scrollTop;
+  const element = anchorElement();
+  view.anchor = element
+    ? { element, offset: element.getBoundingClientRect().top - scroller.getBoundingClientRect().top }
+    : null;
+}
+
+/** After the list changed size: stay at the end, or put the anchor back where it was. */
+function holdPosition() {
+  if (!view.conversationId) {
+    return;
+  }
+  if (view.stickToBottom) {
+    scroller.scrollTop = scroller.scrollHeight;
+    recordAnchor();
+    return;
+  }
+  const anchor = view.anchor;
+  if (anchor?.element.isConnected) {
+    const offset = anchor.element.getBoundingClientRect().top - scroller.getBoundingClientRect().top;
+    const delta = offset - anchor.offset;
+    if (Math.abs(delta) >= 1) {
+      scroller.scrollTop += delta;
+    }
+  }
+  recordAnchor();
 }
 
 /** The first message element whose bottom is below the top of the viewport. */
@@ -186,6 +230,7 @@ function keepingPosition(change) {
       scroller.scrollTop += delta;
     }
   }
+  recordAnchor();
 }
 
 async function fetchPage(offset, limit) {
@@ -263,11 +308,17 @@ export async function openConversation(conversation) {
   }
 }
 
+/** A page is being fetched (also marked on the list, for the browser tests). */
+function setLoading(loading) {
+  view.loading = loading;
+  inner.dataset.loading = String(loading);
+}
+
 async function loadOlder() {
   if (view.loading || view.lo === 0 || !view.conversationId) {
     return;
   }
-  view.loading = true;
+  setLoading(true);
   try {
     const offset = Math.max(0, view.lo - PAGE_SIZE);
     const page = await fetchPage(offset, view.lo - offset);
@@ -298,7 +349,7 @@ async function loadOlder() {
   } catch (error) {
     notifyError("Could not load earlier messages", error);
   } finally {
-    view.loading = false;
+    setLoading(false);
   }
 }
 
@@ -306,7 +357,7 @@ async function loadNewer() {
   if (view.loading || view.hi >= view.total || !view.conversationId) {
     return;
   }
-  view.loading = true;
+  setLoading(true);
   try {
     const page = await fetchPage(view.hi, PAGE_SIZE);
     if (!page) {
@@ -339,7 +390,7 @@ async function loadNewer() {
   } catch (error) {
     notifyError("Could not load newer messages", error);
   } finally {
-    view.loading = false;
+    setLoading(false);
   }
 }
 
@@ -368,7 +419,15 @@ function trimTop() {
 }
 
 function onScroll() {
-  view.stickToBottom = distanceFromBottom() < 80;
+  // Only the person scrolling up leaves the end: content growing below the view (fonts,
+  // highlighting, a streamed answer) fires scroll events too, and must not unstick it.
+  if (scroller.scrollTop < view.lastScrollTop - 1) {
+    view.stickToBottom = false;
+  }
+  if (distanceFromBottom() < 80) {
+    view.stickToBottom = true;
+  }
+  recordAnchor();
   if (scroller.scrollTop < EDGE_PX && view.lo > 0) {
     loadOlder();
   } else if (distanceFromBottom() < EDGE_PX && view.hi < view.total) {
