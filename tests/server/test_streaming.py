@@ -193,3 +193,42 @@ def test_deleting_a_conversation_stops_its_turn_first(http: httpx2.Client, model
     assert rest[-2] == "event: done"
     assert http.get(f"/api/conversations/{conversation}").status_code == 404
     assert store.list_conversations() == []
+
+
+def test_a_second_reader_gets_the_replay_then_follows_to_the_end(
+    http: httpx2.Client, model
+) -> None:
+    model.hold = True
+    conversation = http.post("/api/conversations", json={}).json()["id"]
+    events = f"/api/conversations/{conversation}/events"
+    # Nothing runs yet: an empty stream, at once.
+    idle = http.get(events)
+    assert idle.status_code == 200
+    assert idle.text == ""
+    path = f"/api/conversations/{conversation}/messages"
+    with http.stream("POST", path, json={"content": "first"}) as sender:
+        sent = sender.iter_lines()
+        before = _read_until(sent, "assistant.delta")
+        # A reload while the answer is held: everything so far, replayed in order.
+        with http.stream("GET", events) as follower:
+            followed = follower.iter_lines()
+            replayed = _read_until(followed, "assistant.delta")
+            assert [line for line in replayed if line.startswith("event:")] == [
+                line for line in before if line.startswith("event:")
+            ]
+            model.release.set()
+            rest = [line for line in followed if line]
+        sender_rest = [line for line in sent if line]
+    # Both readers saw the same events to the end.
+    assert rest == sender_rest
+    assert rest[-2:] == ["event: done", "data: {}"]
+    assert "event: message.completed" in rest
+    assert http.get(events).text == ""
+
+
+def test_events_of_an_unknown_conversation_are_404_and_need_the_token(
+    http: httpx2.Client, live: RunningServer
+) -> None:
+    assert http.get("/api/conversations/nope/events").status_code == 404
+    anonymous = httpx2.get(f"{live.url}/api/conversations/nope/events", timeout=WAIT_SECONDS)
+    assert anonymous.status_code == 401

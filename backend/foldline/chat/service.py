@@ -2,8 +2,10 @@
 
 A turn runs in its own asyncio task and writes everything to the store as it goes, so a
 client that disconnects mid-turn loses nothing: the turn finishes and is persisted, and
-the client sees the result on its next load. Events go to a queue that whoever started
-the turn may read (the SSE response); nobody has to.
+the client sees the result on its next load. Events go to the turn's replay buffer, which
+any number of readers follow from its beginning (the SSE response of whoever started the
+turn, and pages that attach later: a reload, a second window); nobody has to read it.
+The buffer lives as long as the turn: once it ends, the store holds everything it did.
 """
 
 from __future__ import annotations
@@ -40,19 +42,38 @@ class ChatUnavailable(Exception):
 
 
 class TurnHandle:
-    """The running task of one turn or fold and the queue of its events."""
+    """The running task of one turn or fold and the replay buffer of its events."""
 
     def __init__(self, conversation_id: str) -> None:
         self.conversation_id = conversation_id
-        self.queue: asyncio.Queue[ChatEvent | None] = asyncio.Queue()
         self.task: asyncio.Task[None] | None = None
+        self.emitted: list[ChatEvent] = []
+        self.finished = False
+        self._changed = asyncio.Event()
+
+    def publish(self, event: ChatEvent) -> None:
+        self.emitted.append(event)
+        self._wake()
+
+    def close(self) -> None:
+        self.finished = True
+        self._wake()
+
+    def _wake(self) -> None:
+        # Every waiting reader wakes up; later readers wait on a fresh event.
+        self._changed.set()
+        self._changed = asyncio.Event()
 
     async def events(self) -> AsyncIterator[ChatEvent]:
+        """Everything the turn emitted so far, then each new event until it ends."""
+        position = 0
         while True:
-            event = await self.queue.get()
-            if event is None:
+            while position < len(self.emitted):
+                position += 1
+                yield self.emitted[position - 1]
+            if self.finished:
                 return
-            yield event
+            await self._changed.wait()
 
     async def wait(self) -> None:
         if self.task is not None:
@@ -139,19 +160,19 @@ class ChatService:
         async def drive() -> None:
             try:
                 async for event in work:
-                    handle.queue.put_nowait(event)
+                    handle.publish(event)
             except asyncio.CancelledError:
-                handle.queue.put_nowait(ChatEvent("done", {"cancelled": True}))
+                handle.publish(ChatEvent("done", {"cancelled": True}))
             except Exception as error:
                 log.exception("turn failed")
-                handle.queue.put_nowait(
+                handle.publish(
                     ChatEvent(
                         "error", {"code": "internal", "message": str(error), "retryable": True}
                     )
                 )
-                handle.queue.put_nowait(ChatEvent("done", {}))
+                handle.publish(ChatEvent("done", {}))
             finally:
-                handle.queue.put_nowait(None)
+                handle.close()
                 if self.running.get(conversation_id) is handle:
                     del self.running[conversation_id]
 
@@ -193,6 +214,10 @@ class ChatService:
             return False
         handle.task.cancel()
         return True
+
+    def running_turn(self, conversation_id: str) -> TurnHandle | None:
+        """The turn or fold running in this conversation, to follow its events."""
+        return self.running.get(conversation_id)
 
     def is_running(self, conversation_id: str) -> bool:
         return conversation_id in self.running

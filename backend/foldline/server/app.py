@@ -28,6 +28,7 @@ from foldline.server.routes import (
     compactions,
     context,
     conversations,
+    events,
     health,
     messages,
     settings,
@@ -117,6 +118,7 @@ def create_app(
     app.include_router(transfer.router)
     app.include_router(conversations.router)
     app.include_router(messages.router)
+    app.include_router(events.router)
     app.include_router(compactions.router)
     app.include_router(context.router)
     app.include_router(settings.router)
