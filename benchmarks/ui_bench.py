@@ -11,7 +11,10 @@ runs in-process, and Debian's Chromium (headless, through Playwright) opens it:
 - *older page*: scrolling to the top until the previous page is drawn (one per step);
 - *longest task*: the longest main-thread task Chromium reported during the whole run
   (a "freeze" is a long task; Chromium reports tasks over 50 ms);
-- *DOM messages*: how many message elements exist after paging up 30 pages.
+- *DOM messages*: how many message elements exist after paging up 30 pages;
+- *scroll frames*: from the newest message, wheel steps of 120 px upwards (about ten a
+  second, as a person reads back) while every animation frame is timed: the share of
+  frames longer than 50 ms, the 99th percentile and the longest frame.
 
     .venv/bin/python benchmarks/ui_bench.py --messages 10000 --repeat 5
 """
@@ -19,6 +22,7 @@ runs in-process, and Debian's Chromium (headless, through Playwright) opens it:
 from __future__ import annotations
 
 import argparse
+import itertools
 import platform
 import statistics
 import sys
@@ -26,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Page, sync_playwright
 
 from foldline.core.messages import (
     Message,
@@ -80,6 +84,12 @@ def checksum(data: bytes) -> int:
 That keeps it under the limit; see the notes above for the edge cases.
 """
 LONG_TASK_OBSERVER = """
+window.__frames = null;
+const tick = (now) => {
+  if (window.__frames) window.__frames.push(now);
+  requestAnimationFrame(tick);
+};
+requestAnimationFrame(tick);
 window.__longTasks = [];
 new PerformanceObserver(list => {
   for (const entry of list.getEntries()) window.__longTasks.push(entry.duration);
@@ -142,7 +152,20 @@ def seed(data_dir: Path, count: int) -> str:
         return conversation.id
 
 
-def measure(url: str, conversation_id: str, count: int, pages_up: int) -> dict[str, float]:
+def scroll_frames(page: Page, steps: int) -> list[float]:
+    """Frame durations (s) while the wheel scrolls up `steps` times, 120 px each."""
+    page.locator("#chat-scroll").hover()
+    page.evaluate("window.__frames = []")
+    for _ in range(steps):
+        page.mouse.wheel(0, -120)
+        page.wait_for_timeout(100)
+    stamps = page.evaluate("() => { const f = window.__frames; window.__frames = null; return f; }")
+    return [(b - a) / 1000 for a, b in itertools.pairwise(stamps)]
+
+
+def measure(
+    url: str, conversation_id: str, count: int, pages_up: int, wheel_steps: int
+) -> dict[str, float]:
     newest = f'.message[data-index="{count - 1}"]'
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
@@ -167,6 +190,8 @@ def measure(url: str, conversation_id: str, count: int, pages_up: int) -> dict[s
         page.locator(newest).wait_for(state="visible", timeout=60_000)
         switch = time.perf_counter() - started
 
+        frames = scroll_frames(page, wheel_steps)
+
         inner = page.locator("#chat-inner")
         scroller = page.locator("#chat-scroll")
         older: list[float] = []
@@ -183,7 +208,11 @@ def measure(url: str, conversation_id: str, count: int, pages_up: int) -> dict[s
         dom_messages = page.locator(".message").count()
         long_tasks = page.evaluate("window.__longTasks")
         browser.close()
+    frames.sort()
     return {
+        "frames_over_50ms": sum(1 for f in frames if f > 0.05) / len(frames),
+        "frame_p99": frames[int(len(frames) * 0.99)],
+        "frame_max": frames[-1],
         "cold_open": cold_open,
         "switch": switch,
         "older_median": statistics.median(older),
@@ -198,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--pages-up", type=int, default=30)
+    parser.add_argument("--wheel-steps", type=int, default=300)
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory(prefix="foldline-ui-bench-") as folder:
@@ -209,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         server = start_server_in_thread(create_app(data_dir=data_dir, token=TOKEN))
         try:
             runs = [
-                measure(server.url, conversation_id, args.messages, args.pages_up)
+                measure(server.url, conversation_id, args.messages, args.pages_up, args.wheel_steps)
                 for _ in range(args.repeat)
             ]
         finally:
@@ -228,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
         "older_median": "older page: scroll to top → page drawn (median of the run)",
         "older_max": "older page: slowest of the run",
         "longest_task": "longest main-thread task of the run",
+        "frame_p99": "scrolling up: 99th percentile frame",
+        "frame_max": "scrolling up: longest frame",
     }
     for key, label in labels.items():
         values = [run[key] for run in runs]
@@ -235,6 +267,11 @@ def main(argv: list[str] | None = None) -> int:
             f"| {label} | {statistics.median(values) * 1000:.0f} ms "
             f"| {min(values) * 1000:.0f} ms | {max(values) * 1000:.0f} ms |"
         )
+    over = [run["frames_over_50ms"] * 100 for run in runs]
+    print(
+        f"| scrolling up: frames over 50 ms | {statistics.median(over):.2f} % "
+        f"| {min(over):.2f} % | {max(over):.2f} % |"
+    )
     doms = [int(run["dom_messages"]) for run in runs]
     print(f"| message elements in the DOM after {args.pages_up} pages up | {max(doms)} | | |")
     return 0

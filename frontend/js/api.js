@@ -198,6 +198,12 @@ export const api = {
   /** Run the model again on the history as it is (after an error), without a new message. */
   retry: (id, signal) => stream(`/api/conversations/${enc(id)}/retry`, undefined, signal),
   cancel: (id) => json("POST", `/api/conversations/${enc(id)}/cancel`, { body: {} }),
+  /** The running turn's events from its start, then live; an empty stream when idle. */
+  events: async (id, signal) => {
+    const path = `/api/conversations/${enc(id)}/events`;
+    const response = await send("GET", path, { signal, accept: "text/event-stream" });
+    return readEvents(response.body);
+  },
   compact: (id, instructions, signal) =>
     stream(`/api/conversations/${enc(id)}/compact`, instructions ? { instructions } : {}, signal),
 

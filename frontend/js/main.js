@@ -14,7 +14,15 @@ import { isConfigured, loadSettings, openSettings } from "./settings.js";
 import { deleteConversation, initSidebar, refreshList, renameConversation } from "./sidebar.js";
 import { emit, on, state } from "./state.js";
 import { exportConversation, importFile } from "./transfer.js";
-import { initTurns, isRunning, retryLast, sendMessage, stop } from "./turn.js";
+import {
+  followRunning,
+  initTurns,
+  isRunning,
+  retryLast,
+  sendMessage,
+  stop,
+  stopFollowing,
+} from "./turn.js";
 
 const CURRENT_KEY = "foldline.currentConversation";
 
@@ -99,6 +107,10 @@ function rememberCurrent(id) {
 }
 
 export async function openConversation(id, { quietIfMissing = false } = {}) {
+  if (id !== state.currentId) {
+    // Following another window's answer is only for showing it; this page did not start it.
+    stopFollowing();
+  }
   if (isRunning() && id !== state.currentId) {
     notify({
       kind: "info",
@@ -137,6 +149,11 @@ export async function openConversation(id, { quietIfMissing = false } = {}) {
   // on a long conversation, so it starts once the newest page is on screen.
   await Promise.all([refreshFolds(), chat.openConversation(conversation)]);
   chat.renderFolds();
+  // An answer still being written (this page was reloaded, or another window sent it):
+  // follow it live rather than show a frozen part of it.
+  if (!isRunning()) {
+    followRunning(id);
+  }
   await refreshContext();
   if (isModelViewOpen()) {
     refreshModelView();

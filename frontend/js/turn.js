@@ -98,6 +98,9 @@ function applyEvent(live, name, data) {
       const message = messageOf(data);
       const copy = { ...message, parts: [...(message.parts ?? [])] };
       live.byId.set(copy.id, copy);
+      if (Number.isInteger(copy.index)) {
+        live.firstIndex = Math.min(live.firstIndex, copy.index);
+      }
       putMessage(copy, { streaming: copy.status === "streaming" });
       break;
     }
@@ -334,6 +337,55 @@ export async function sendMessage(content) {
   await consume("turn", events, live);
   await finish(live);
   return true;
+}
+
+/**
+ * Follow a turn or fold that is already running in the open conversation (started
+ * before a reload, or in another window): the server replays what it emitted so far,
+ * then streams the rest, so the answer is drawn as it grows, with Stop, to the end.
+ */
+export async function followRunning(id) {
+  if (!id || running) {
+    return false;
+  }
+  const controller = new AbortController();
+  let events;
+  try {
+    events = await api.events(id, controller.signal);
+  } catch (error) {
+    notifyError("Could not follow the running answer", error);
+    return false;
+  }
+  const iterator = events[Symbol.asyncIterator]();
+  const first = await iterator.next().catch(() => ({ done: true }));
+  // An empty stream: nothing runs. Another send may have started meanwhile, too.
+  if (first.done || running || state.currentId !== id) {
+    controller.abort();
+    return false;
+  }
+  const live = newLiveState();
+  running = { kind: "turn", controller, conversationId: id, followed: true };
+  setBusy("turn");
+  async function* rest() {
+    yield first.value;
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done) {
+        return;
+      }
+      yield next.value;
+    }
+  }
+  await consume("turn", rest(), live);
+  await finish(live);
+  return true;
+}
+
+/** Stop following a turn this page did not start (the person opened another conversation). */
+export function stopFollowing() {
+  if (running?.followed) {
+    running.controller.abort();
+  }
 }
 
 /**
