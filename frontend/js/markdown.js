@@ -174,16 +174,65 @@ function frameCodeBlocks(fragment, highlight) {
   }
 }
 
+// Bounds on what is rendered as Markdown. The parser recurses per nesting level and its
+// inline rules scan whole lines, so a hostile or broken answer (">" nested thousands deep,
+// a megabyte on one line) could overflow the stack or freeze the page; such text is shown
+// as plain text instead, which loses nothing but the formatting.
+const MAX_MARKDOWN_CHARS = 200_000;
+const MAX_LINE_CHARS = 20_000;
+const MAX_NESTING = 24;
+
+/** Why `text` is not rendered as Markdown, or "" when it is within the bounds. */
+function outOfBounds(text) {
+  if (text.length > MAX_MARKDOWN_CHARS) {
+    return "too long to format";
+  }
+  for (const line of text.split("\n")) {
+    if (line.length > MAX_LINE_CHARS) {
+      return "a line too long to format";
+    }
+    // Block nesting: quote markers and list indentation at the start of the line.
+    const lead = /^[\s>*+-]*/.exec(line)[0];
+    const quotes = lead.split(">").length - 1;
+    const indent = lead.replace(/[^ \t]/g, "").replace(/\t/g, "    ").length;
+    if (quotes > MAX_NESTING || indent / 2 > MAX_NESTING) {
+      return "nested too deeply to format";
+    }
+  }
+  return "";
+}
+
+/** The text as it is, marked as not formatted (and why). */
+export function plainText(text, reason) {
+  const fragment = document.createDocumentFragment();
+  fragment.append(
+    h("p", { class: "plain-note", text: `Shown as plain text: ${reason}.` }),
+    h("div", { class: "plain-text", text }),
+  );
+  return fragment;
+}
+
 /**
  * Render untrusted Markdown to a sanitized DocumentFragment. `highlight`: "lazy" (code is
- * highlighted when it nears the screen), true (now) or false (never).
+ * highlighted when it nears the screen), true (now) or false (never). Never throws: text
+ * out of bounds, or that the renderer fails on, comes back as plain text.
  */
 export function renderMarkdown(text, { highlight = "lazy" } = {}) {
-  const html = marked.parse(text ?? "");
-  const fragment = purifier.sanitize(html, PURIFY_CONFIG);
-  replaceRemoteImages(fragment);
-  frameCodeBlocks(fragment, highlight);
-  return fragment;
+  const source = String(text ?? "");
+  const reason = outOfBounds(source);
+  if (reason) {
+    return plainText(source, reason);
+  }
+  try {
+    const html = marked.parse(source);
+    const fragment = purifier.sanitize(html, PURIFY_CONFIG);
+    replaceRemoteImages(fragment);
+    frameCodeBlocks(fragment, highlight);
+    return fragment;
+  } catch (error) {
+    console.warn("Markdown rendering failed; showing plain text", error);
+    return plainText(source, "the formatter failed on it");
+  }
 }
 
 /** Replace `target`'s children by the rendered Markdown. */

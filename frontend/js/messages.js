@@ -9,7 +9,7 @@
 import { api } from "./api.js";
 import { copyText, flashCopied, h, icon } from "./dom.js";
 import { formatTokens, formatWhen } from "./format.js";
-import { renderMarkdown } from "./markdown.js";
+import { plainText, renderMarkdown } from "./markdown.js";
 import { notifyError } from "./notices.js";
 import { state } from "./state.js";
 
@@ -18,7 +18,7 @@ const openCards = new Set();
 
 /** The text a person would copy from a message. */
 export function messageText(message) {
-  return (message.parts ?? [])
+  return (Array.isArray(message?.parts) ? message.parts : [])
     .filter((part) => part.kind === "text")
     .map((part) => part.text)
     .join("");
@@ -257,14 +257,24 @@ export function renderMessage(message, { tools, onRetry, canRetry = false, strea
   return element;
 }
 
-/** (Re)draw the inside of a message element, e.g. as a streamed answer grows. */
-export function fillMessage(
-  element,
-  message,
-  { tools, onRetry, canRetry = false, streaming = false },
-) {
-  element.classList.toggle("streaming", streaming);
-  element.dataset.status = message.status ?? "";
+/**
+ * (Re)draw the inside of a message element, e.g. as a streamed answer grows. Drawing one
+ * message can never break the page: if it fails, that message shows its text as it is.
+ */
+export function fillMessage(element, message, options) {
+  element.classList.toggle("streaming", Boolean(options.streaming));
+  element.dataset.status = message?.status ?? "";
+  try {
+    drawMessage(element, message, options);
+  } catch (error) {
+    console.warn("A message could not be drawn; showing its text", error);
+    element.replaceChildren(
+      h("div", { class: "md" }, plainText(messageText(message), "it could not be drawn")),
+    );
+  }
+}
+
+function drawMessage(element, message, { tools, onRetry, canRetry = false, streaming = false }) {
   const parts = message.parts ?? [];
   const children = [];
 
