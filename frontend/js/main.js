@@ -7,7 +7,12 @@ import { openCompactDialog } from "./compact.js";
 import { promptDialog } from "./dialog.js";
 import { byId, h } from "./dom.js";
 import { initMeter, updateContext } from "./meter.js";
-import { initModelView, isModelViewOpen, refreshModelView } from "./modelview.js";
+import {
+  initModelView,
+  isModelViewOpen,
+  refreshModelView,
+  toggleModelView,
+} from "./modelview.js";
 import { notify, notifyError } from "./notices.js";
 import { hideOnboarding, showOnboarding } from "./onboarding.js";
 import { isConfigured, loadSettings, openSettings } from "./settings.js";
@@ -122,6 +127,9 @@ export async function openConversation(id, { quietIfMissing = false } = {}) {
   state.context = null;
   state.compactions = [];
   rememberCurrent(id);
+  if (isDrawerOpen()) {
+    setDrawer(false);
+  }
   let conversation;
   try {
     conversation = await api.getConversation(id);
@@ -253,14 +261,63 @@ function initTopbar() {
   byId("settings-button").addEventListener("click", () => openSettings());
   const more = byId("more-button");
   const menu = byId("more-menu");
-  const closeMenu = () => {
+  const items = () => [...menu.querySelectorAll("button[data-action]")].filter(
+    (item) => item.offsetParent !== null,
+  );
+  const closeMenu = ({ refocus = false } = {}) => {
+    if (menu.hidden) {
+      return;
+    }
     menu.hidden = true;
+    more.setAttribute("aria-expanded", "false");
+    if (refocus) {
+      more.focus();
+    }
   };
+  const openMenu = (focusLast = false) => {
+    menu.hidden = false;
+    more.setAttribute("aria-expanded", "true");
+    const list = items();
+    (focusLast ? list.at(-1) : list[0])?.focus();
+  };
+  more.setAttribute("aria-expanded", "false");
   more.addEventListener("click", (event) => {
     event.stopPropagation();
-    menu.hidden = !menu.hidden;
+    if (menu.hidden) {
+      openMenu();
+    } else {
+      closeMenu();
+    }
   });
-  document.addEventListener("click", closeMenu);
+  more.addEventListener("keydown", (event) => {
+    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      openMenu(event.key === "ArrowUp");
+    }
+  });
+  // The WAI-ARIA menu keys: arrows move, Home/End jump, Escape closes back to the button,
+  // Tab leaves the menu.
+  menu.addEventListener("keydown", (event) => {
+    const list = items();
+    const at = list.indexOf(document.activeElement);
+    const moves = {
+      ArrowDown: (at + 1) % list.length,
+      ArrowUp: (at - 1 + list.length) % list.length,
+      Home: 0,
+      End: list.length - 1,
+    };
+    if (event.key in moves) {
+      event.preventDefault();
+      list[moves[event.key]]?.focus();
+    } else if (event.key === "Escape") {
+      event.preventDefault();
+      event.stopPropagation();
+      closeMenu({ refocus: true });
+    } else if (event.key === "Tab") {
+      closeMenu();
+    }
+  });
+  document.addEventListener("click", () => closeMenu());
   menu.addEventListener("click", async (event) => {
     const button = event.target.closest("button[data-action]");
     if (!button || !state.conversation) {
@@ -288,6 +345,12 @@ function initTopbar() {
         break;
       case "delete":
         await deleteConversation(conversation);
+        break;
+      case "compact":
+        openCompactDialog();
+        break;
+      case "model-view":
+        toggleModelView();
         break;
       default:
         break;
@@ -322,9 +385,41 @@ function initTopbar() {
   });
 }
 
+// ---- the sidebar as a drawer (narrow windows) ----------------------------------------
+
+function setDrawer(open) {
+  byId("app").classList.toggle("sidebar-open", open);
+  byId("drawer-backdrop").hidden = !open;
+  byId("sidebar-button").setAttribute("aria-expanded", String(open));
+  if (open) {
+    byId("search").focus();
+  }
+}
+
+function isDrawerOpen() {
+  return byId("app").classList.contains("sidebar-open");
+}
+
+function initDrawer() {
+  byId("sidebar-button").addEventListener("click", () => setDrawer(!isDrawerOpen()));
+  byId("drawer-backdrop").addEventListener("click", () => setDrawer(false));
+}
+
 function initShortcuts() {
   document.addEventListener("keydown", (event) => {
     const dialogOpen = document.querySelector("dialog[open]");
+    if (event.key === "Escape" && !dialogOpen && isDrawerOpen()) {
+      event.preventDefault();
+      setDrawer(false);
+      byId("sidebar-button").focus();
+      return;
+    }
+    if (event.key === "Escape" && !dialogOpen && isModelViewOpen()) {
+      event.preventDefault();
+      toggleModelView(false);
+      byId("model-view-button").focus();
+      return;
+    }
     if (event.key === "Escape" && !dialogOpen && isRunning()) {
       event.preventDefault();
       stop();
@@ -425,6 +520,7 @@ async function main() {
   initTurns({ refreshConversation, refreshFolds, refreshContext, refreshList });
   initComposer();
   initTopbar();
+  initDrawer();
   initShortcuts();
   on("conversation", renderHeader);
   on("settings", renderHeader);
