@@ -80,7 +80,8 @@ export function renderFoldLine(fold, { current, onUndo }) {
   const element = h("div", {
     class: ["fold-line", current ? "current" : "earlier"],
     dataset: { version: fold.version, apiStartIndex: fold.apiStartIndex },
-    role: "separator",
+    // A group, not a separator: the line holds buttons (show summary, undo).
+    role: "group",
     "aria-label": `Fold version ${fold.version}`,
   });
   const summaryToggle = h("button", {

@@ -109,13 +109,14 @@ export function renderToolCard({ call, result, running = false }) {
   if (call) {
     body.append(
       h("div", { class: "tool-section-label", text: "Input" }),
-      h("pre", { class: "tool-input", text: pretty(call.input ?? {}) }),
+      h("pre", { class: "tool-input", text: pretty(call.input ?? {}), tabindex: "0" }),
     );
   }
   if (result) {
     body.append(
       h("div", { class: "tool-section-label", text: result.isError ? "Error" : "Output" }),
-      h("pre", { class: "tool-output", text: result.output ?? "" }),
+      // Focusable, so a long output can be scrolled from the keyboard.
+      h("pre", { class: "tool-output", text: result.output ?? "", tabindex: "0" }),
     );
     if (result.truncated) {
       body.append(truncationNote(result));

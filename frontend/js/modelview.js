@@ -68,7 +68,8 @@ function item({ role, label, text, kind = "" }) {
       h("span", { class: "mv-role", text: role }),
       label ? h("span", { text: label }) : null,
     ),
-    h("pre", { text }),
+    // Focusable, so a long message can be scrolled from the keyboard.
+    h("pre", { text, tabindex: "0" }),
   );
 }
 
@@ -160,7 +161,12 @@ export async function refreshModelView() {
       ? h("div", { text: `Tools offered: ${context.tools.join(", ")}.` })
       : null,
   );
-  const list = h("div", { class: "mv-list", id: "mv-list" });
+  const list = h("div", {
+    class: "mv-list",
+    id: "mv-list",
+    tabindex: "0",
+    "aria-label": "Messages of the next request",
+  });
   if (context.system) {
     list.append(
       item({ role: "system", label: "system prompt", text: context.system, kind: "system" }),
