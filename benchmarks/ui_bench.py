@@ -182,9 +182,7 @@ def measure(
 
         # Switch away (to the empty screen) and back through the sidebar.
         page.locator("#new-conversation").click()
-        page.locator('#app[data-state="open"] #chat-inner[data-total="0"]').wait_for(
-            state="attached", timeout=60_000
-        )
+        page.locator('#app[data-state="empty"]').wait_for(state="attached", timeout=60_000)
         started = time.perf_counter()
         page.locator(f'.conversation-item[data-id="{conversation_id}"]').click()
         page.locator(newest).wait_for(state="visible", timeout=60_000)

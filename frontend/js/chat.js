@@ -517,9 +517,9 @@ export function putMessage(message, { streaming = false } = {}) {
   if (message.role === "tool") {
     refreshCardsFor(message);
   }
-  // The previous last message may have offered "Retry"; only the last one may.
+  // The previous last message may have offered "Retry" or "Continue"; only the last may.
   const previous = view.messages.get(message.index - 1);
-  if (previous?.status === "error") {
+  if (previous?.status === "error" || previous?.status === "interrupted") {
     fillMessage(view.elements.get(previous.index), previous, options(previous));
   }
   afterLiveChange();

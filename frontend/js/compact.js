@@ -93,10 +93,10 @@ export async function openCompactDialog() {
     "button",
     { type: "button", class: "button primary", id: "compact-confirm" },
     icon("layers", "small"),
-    "Fold now",
+    "Compact now",
   );
   const dialog = openModal({
-    title: "Fold the conversation",
+    title: "Compact the conversation",
     subtitle:
       "Older messages become a summary; the model sees the summary and the recent messages.",
     id: "compact-dialog",

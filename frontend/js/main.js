@@ -169,6 +169,18 @@ export async function openConversation(id, { quietIfMissing = false } = {}) {
   byId("composer-input").focus();
 }
 
+/**
+ * "+": a fresh, empty composer. Nothing is saved until the first message is sent (then
+ * `submitComposer` creates the conversation), so the list never fills with empty ones.
+ */
+function startDraft() {
+  if (isDrawerOpen()) {
+    setDrawer(false);
+  }
+  showEmptyState();
+  byId("composer-input").focus();
+}
+
 async function createConversation() {
   try {
     const conversation = await api.createConversation({});
@@ -400,6 +412,15 @@ function isDrawerOpen() {
   return byId("app").classList.contains("sidebar-open");
 }
 
+function initSkipLink() {
+  // Focus without following the link: the page's address carries the token and the
+  // conversation, which a "#composer-input" fragment would replace.
+  document.querySelector(".skip-link").addEventListener("click", (event) => {
+    event.preventDefault();
+    byId("composer-input").focus();
+  });
+}
+
 function initDrawer() {
   byId("sidebar-button").addEventListener("click", () => setDrawer(!isDrawerOpen()));
   byId("drawer-backdrop").addEventListener("click", () => setDrawer(false));
@@ -428,7 +449,7 @@ function initShortcuts() {
     const mod = event.ctrlKey || event.metaKey;
     if (mod && event.shiftKey && (event.key === "O" || event.key === "o")) {
       event.preventDefault();
-      createConversation();
+      startDraft();
     } else if (mod && (event.key === "k" || event.key === "K") && !event.shiftKey) {
       event.preventDefault();
       byId("search").focus();
@@ -504,7 +525,7 @@ async function main() {
   }
   initSidebar({
     open: (id) => openConversation(id),
-    create: () => createConversation(),
+    create: () => startDraft(),
     afterDelete: async (id) => {
       if (id === state.currentId) {
         showEmptyState();
@@ -521,6 +542,7 @@ async function main() {
   initComposer();
   initTopbar();
   initDrawer();
+  initSkipLink();
   initShortcuts();
   on("conversation", renderHeader);
   on("settings", renderHeader);

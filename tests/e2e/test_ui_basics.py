@@ -1,0 +1,62 @@
+"""Chat basics: "+" saves nothing until the first message, a stale Continue goes away,
+the skip link reaches the composer, and the action is called Compact everywhere."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from foldline.testing import Reply
+
+
+def test_new_conversation_is_saved_only_with_its_first_message(ui):
+    existing = ui.app.create_conversation("Existing")
+    ui.app.send(existing["id"], "hello")
+    ui.open(f"&c={existing['id']}")
+    page = ui.page
+    page.locator("#new-conversation").click()
+    expect(page.locator("#app")).to_have_attribute("data-state", "empty")
+    expect(page.locator("#composer-input")).to_be_focused()
+    page.locator("#new-conversation").click()
+    assert len(ui.app.api("GET", "/api/conversations")["items"]) == 1
+    ui.send("A first question")
+    items = ui.app.api("GET", "/api/conversations")["items"]
+    assert [item["title"] for item in items] == ["A first question", "Existing"]
+    expect(page.locator(".conversation-item")).to_have_count(2)
+
+
+def test_continue_is_offered_only_on_the_last_interrupted_answer(ui):
+    ui.app.script.add(Reply(text="".join(f"w{i} " for i in range(200)), chunk_chars=4, delay=0.05))
+    ui.open()
+    page = ui.page
+    page.locator("#composer-input").fill("Write a lot")
+    page.locator("#composer-input").press("Enter")
+    expect(page.locator(".message.assistant.streaming")).to_contain_text("w5 ")
+    page.keyboard.press("Escape")
+    ui.idle()
+    interrupted = page.locator('.message.assistant[data-status="interrupted"]')
+    expect(interrupted.locator(".retry-button")).to_have_text("Continue")
+    ui.send("Something else")
+    expect(page.locator(".message.assistant")).to_have_count(2)
+    expect(interrupted.locator(".retry-button")).to_have_count(0)
+    expect(interrupted.locator(".badge")).to_have_text("Interrupted")
+
+
+def test_skip_link_reaches_the_composer_and_compact_is_one_word(ui):
+    conversation = ui.app.create_conversation("Skip")
+    ui.app.send(conversation["id"], "hello")
+    ui.open()
+    page = ui.page
+    page.keyboard.press("Tab")
+    skip = page.locator(".skip-link")
+    expect(skip).to_be_focused()
+    expect(skip).to_be_in_viewport()
+    page.keyboard.press("Enter")
+    expect(page.locator("#composer-input")).to_be_focused()
+    assert "composer-input" not in page.url
+
+    page.locator(".conversation-item").first.click()
+    page.locator("#compact-button").click()
+    dialog = page.locator("#compact-dialog")
+    expect(dialog).to_contain_text("Compact the conversation")
+    expect(dialog.locator("#compact-confirm")).to_have_text("Compact now")
+    assert "Fold now" not in dialog.inner_text()
