@@ -14,7 +14,7 @@
 // frame is painted. At the end of the list the view instead stays at the end.
 
 import { api } from "./api.js";
-import { byId, h, icon } from "./dom.js";
+import { byId, h, icon, markTerms } from "./dom.js";
 import { renderFoldLine, visibleFolds } from "./fold.js";
 import { fillMessage, renderMessage } from "./messages.js";
 import { notifyError } from "./notices.js";
@@ -252,8 +252,11 @@ async function countMessages(conversation) {
   return page?.total ?? null;
 }
 
-/** Open a conversation on its newest page. */
-export async function openConversation(conversation) {
+/**
+ * Open a conversation on its newest page, or (a search result) on the page around message
+ * `at`, scrolled to it with the search `terms` marked.
+ */
+export async function openConversation(conversation, { at = null, terms = [] } = {}) {
   view.generation++;
   const generation = view.generation;
   view.conversationId = conversation.id;
@@ -268,7 +271,10 @@ export async function openConversation(conversation) {
     return;
   }
   let page;
-  if (total === null) {
+  if (at !== null && Number.isInteger(at)) {
+    page = await fetchPage(Math.max(0, at - PAGE_SIZE / 2), PAGE_SIZE);
+    total = page?.total ?? total ?? 0;
+  } else if (total === null) {
     // No count available: load from the start; the server still pages.
     page = await fetchPage(0, PAGE_SIZE);
     total = page?.total ?? page?.messages.length ?? 0;
@@ -296,6 +302,11 @@ export async function openConversation(conversation) {
   inner.replaceChildren(fragment);
   renderFolds();
   updateEdges();
+  const target = at === null ? null : view.elements.get(at);
+  if (target) {
+    showMatch(target, terms);
+    return;
+  }
   scrollToBottom();
   // Images, fonts and highlighting can change heights after the first layout.
   requestAnimationFrame(() => {
@@ -312,6 +323,15 @@ export async function openConversation(conversation) {
 function setLoading(loading) {
   view.loading = loading;
   inner.dataset.loading = String(loading);
+}
+
+/** Scroll a search match to the middle of the view and mark it; the reader stays there. */
+function showMatch(element, terms) {
+  element.classList.add("search-hit");
+  markTerms(element, terms);
+  view.stickToBottom = false;
+  element.scrollIntoView({ block: "center" });
+  recordAnchor();
 }
 
 async function loadOlder() {

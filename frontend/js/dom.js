@@ -94,3 +94,50 @@ export function flashCopied(button) {
     }
   }, 1400);
 }
+
+/** The search's terms, as the server splits them (words with a letter or digit). */
+export function searchTerms(query) {
+  return (query ?? "").split(/\s+/).filter((term) => /[\p{L}\p{N}]/u.test(term));
+}
+
+/** Wrap each case-insensitive occurrence of `terms` in the text under `root` in <mark>. */
+export function markTerms(root, terms) {
+  const lowered = terms.map((term) => term.toLowerCase()).filter(Boolean);
+  if (!lowered.length) {
+    return 0;
+  }
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const nodes = [];
+  while (walker.nextNode()) {
+    nodes.push(walker.currentNode);
+  }
+  let marked = 0;
+  for (const node of nodes) {
+    const text = node.nodeValue;
+    const lower = text.toLowerCase();
+    const pieces = [];
+    let position = 0;
+    for (;;) {
+      let next = -1;
+      let length = 0;
+      for (const term of lowered) {
+        const at = lower.indexOf(term, position);
+        if (at !== -1 && (next === -1 || at < next)) {
+          next = at;
+          length = term.length;
+        }
+      }
+      if (next === -1) {
+        break;
+      }
+      pieces.push(text.slice(position, next), h("mark", { text: text.slice(next, next + length) }));
+      position = next + length;
+      marked++;
+    }
+    if (pieces.length) {
+      pieces.push(text.slice(position));
+      node.replaceWith(...pieces);
+    }
+  }
+  return marked;
+}

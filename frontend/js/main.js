@@ -111,7 +111,8 @@ function rememberCurrent(id) {
   }
 }
 
-export async function openConversation(id, { quietIfMissing = false } = {}) {
+/** Open a conversation at its newest message, or at message `at` with `terms` marked. */
+export async function openConversation(id, { quietIfMissing = false, at = null, terms = [] } = {}) {
   if (id !== state.currentId) {
     // Following another window's answer is only for showing it; this page did not start it.
     stopFollowing();
@@ -155,7 +156,7 @@ export async function openConversation(id, { quietIfMissing = false } = {}) {
   emit("context", null);
   // The messages first: counting the model's view (GET /context) is the slowest request
   // on a long conversation, so it starts once the newest page is on screen.
-  await Promise.all([refreshFolds(), chat.openConversation(conversation)]);
+  await Promise.all([refreshFolds(), chat.openConversation(conversation, { at, terms })]);
   chat.renderFolds();
   // An answer still being written (this page was reloaded, or another window sent it):
   // follow it live rather than show a frozen part of it.
@@ -166,7 +167,9 @@ export async function openConversation(id, { quietIfMissing = false } = {}) {
   if (isModelViewOpen()) {
     refreshModelView();
   }
-  byId("composer-input").focus();
+  if (at === null) {
+    byId("composer-input").focus();
+  }
 }
 
 /**
@@ -524,7 +527,7 @@ async function main() {
     return;
   }
   initSidebar({
-    open: (id) => openConversation(id),
+    open: (id, opening) => openConversation(id, opening),
     create: () => startDraft(),
     afterDelete: async (id) => {
       if (id === state.currentId) {

@@ -2,7 +2,7 @@
 
 import { api } from "./api.js";
 import { confirmDialog } from "./dialog.js";
-import { byId, h, icon } from "./dom.js";
+import { byId, h, icon, markTerms, searchTerms } from "./dom.js";
 import { dayGroup, formatWhen, plural } from "./format.js";
 import { notifyError } from "./notices.js";
 import { emit, on, state } from "./state.js";
@@ -74,6 +74,23 @@ function render() {
   list.replaceChildren(...children);
 }
 
+/** A search result's matching text, with the terms marked. */
+function snippetOf(conversation) {
+  const hit = conversation.searchHit;
+  if (!state.query || !hit?.snippet) {
+    return null;
+  }
+  const element = h("span", { class: "item-snippet", text: hit.snippet });
+  markTerms(element, searchTerms(state.query));
+  return element;
+}
+
+/** A search result opens at its match, highlighted; otherwise at the newest message. */
+function openingOf(conversation) {
+  const hit = conversation.searchHit;
+  return state.query && hit ? { at: hit.index, terms: searchTerms(state.query) } : {};
+}
+
 function renderItem(conversation) {
   const active = conversation.id === state.currentId;
   const title = (active ? state.conversation?.title : null) ?? conversation.title;
@@ -97,6 +114,7 @@ function renderItem(conversation) {
       { class: "item-text" },
       h("span", { class: "item-title", text: title || "Untitled" }),
       h("span", { class: "item-meta", text: meta }),
+      snippetOf(conversation),
     ),
     h(
       "span",
@@ -135,10 +153,11 @@ function renderItem(conversation) {
       ),
     ),
   );
-  item.addEventListener("click", () => hooks.open(conversation.id));
+  const open = () => hooks.open(conversation.id, openingOf(conversation));
+  item.addEventListener("click", open);
   item.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && event.target === item) {
-      hooks.open(conversation.id);
+      open();
     }
   });
   return item;

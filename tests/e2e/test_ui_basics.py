@@ -1,10 +1,15 @@
 """Chat basics: "+" saves nothing until the first message, a stale Continue goes away,
-the skip link reaches the composer, and the action is called Compact everywhere."""
+the skip link reaches the composer, the action is called Compact everywhere, and a search
+result shows its snippet and opens the conversation at the match."""
 
 from __future__ import annotations
 
+import re
+
 from playwright.sync_api import expect
 
+from foldline.core.messages import assistant, user
+from foldline.store import Store
 from foldline.testing import Reply
 
 
@@ -60,3 +65,36 @@ def test_skip_link_reaches_the_composer_and_compact_is_one_word(ui):
     expect(dialog).to_contain_text("Compact the conversation")
     expect(dialog.locator("#compact-confirm")).to_have_text("Compact now")
     assert "Fold now" not in dialog.inner_text()
+
+
+def test_search_shows_a_snippet_and_opens_the_conversation_at_the_match(
+    start_foldline, make_ui, tmp_path
+):
+    data_dir = tmp_path / "search"
+    data_dir.mkdir()
+    with Store(data_dir / "foldline.db") as store:
+        conversation = store.create_conversation(title="Long talk")
+        messages = []
+        for n in range(150):
+            text = f"Answer {n}." + (" The quokka lives on Rottnest Island." if n == 20 else "")
+            messages += [user(f"Question {n}"), assistant(text)]
+        store.append_messages(conversation.id, messages)
+        store.create_conversation(title="Other")
+    ui = make_ui(start_foldline(None, data_dir=data_dir))
+    ui.open()
+    page = ui.page
+    page.locator("#search").fill("quokka")
+    items = page.locator(".conversation-item")
+    expect(items).to_have_count(1)
+    snippet = items.first.locator(".item-snippet")
+    expect(snippet).to_contain_text("lives on Rottnest Island")
+    expect(snippet.locator("mark")).to_have_text("quokka")
+    items.first.click()
+    match = page.locator('.message[data-index="41"]')
+    expect(match).to_be_in_viewport()
+    expect(match).to_have_class(re.compile("search-hit"))
+    expect(match.locator("mark")).to_have_text("quokka")
+    ui.shot("search-match")
+    # "Latest" still leads to the newest message.
+    page.locator("#jump-latest").click()
+    expect(page.locator('.message[data-index="299"]')).to_be_in_viewport()

@@ -162,3 +162,29 @@ def test_method_not_allowed_is_405_in_the_error_shape(client: TestClient) -> Non
     reply = client.put("/api/conversations")
     assert reply.status_code == 405
     assert reply.json()["error"]["code"] == "method_not_allowed"
+
+
+def test_search_results_carry_the_newest_matching_message_and_a_snippet(client) -> None:
+    from foldline.core.messages import assistant, user
+
+    store = client.app.state.store
+    conversation = client.post("/api/conversations", json={"title": "Animals"}).json()["id"]
+    filler = "words before the match " * 20
+    store.append_messages(
+        conversation,
+        [
+            user("The zebra crossing, first mention"),
+            assistant(filler + "and here the Zebra appears again, near the end of it all"),
+            user("nothing here"),
+        ],
+    )
+    titled = client.post("/api/conversations", json={"title": "Zebra facts"}).json()["id"]
+    items = {item["id"]: item for item in client.get("/api/conversations?q=zebra").json()["items"]}
+    hit = items[conversation]["searchHit"]
+    assert hit["index"] == 1
+    assert "Zebra appears again" in hit["snippet"]
+    assert hit["snippet"].startswith("…")
+    assert len(hit["snippet"]) <= 142
+    # Matched by its title only: no message hit.
+    assert items[titled]["searchHit"] is None
+    assert client.get("/api/conversations").json()["items"][0]["searchHit"] is None

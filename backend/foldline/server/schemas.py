@@ -128,6 +128,15 @@ class UndoResult(ApiModel):
 # --- conversations -----------------------------------------------------------------
 
 
+class SearchHitOut(ApiModel):
+    """Where a search matched in a conversation's messages."""
+
+    index: int
+    """Display index of the newest matching message."""
+    snippet: str
+    """Its text around the first matching term."""
+
+
 class ConversationOut(ApiModel):
     id: str
     title: str
@@ -139,6 +148,8 @@ class ConversationOut(ApiModel):
     message_count: int
     compaction: CompactionOut | None = None
     """The current fold; filled by `GET /api/conversations/{id}`, null in lists."""
+    search_hit: SearchHitOut | None = None
+    """In a search (`?q=`): the newest matching message, null when only the title matched."""
 
 
 class ConversationList(ApiModel):

@@ -32,3 +32,19 @@ def like_pattern(term: str) -> str:
     """A LIKE pattern matching `term` anywhere, with LIKE's wildcards escaped by `\\`."""
     escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
+
+
+SNIPPET_CHARS = 140
+
+
+def snippet(text: str, typed: str, width: int = SNIPPET_CHARS) -> str:
+    """About `width` characters of `text` around the first search term found in it,
+    whitespace collapsed, with "…" where it was cut."""
+    flat = " ".join(text.split())
+    lower = flat.lower()
+    found = [lower.find(term.lower()) for term in search_terms(typed)]
+    at = min((position for position in found if position >= 0), default=0)
+    start = max(0, at - width // 3)
+    end = min(len(flat), start + width)
+    start = max(0, min(start, end - width))
+    return ("…" if start else "") + flat[start:end] + ("…" if end < len(flat) else "")

@@ -44,7 +44,7 @@ from foldline.store.records import (
     utc_timestamp,
 )
 from foldline.store.schema import missing_search_triggers, rebuild_search_index
-from foldline.store.search import fts_query, like_pattern, search_terms
+from foldline.store.search import fts_query, like_pattern, search_terms, snippet
 
 RECOVERED_ERROR = "The app stopped before this answer was finished; the text so far is kept."
 
@@ -168,6 +168,32 @@ class Store:
                 (*[like_pattern(term) for term in terms], match, limit),
             ).fetchall()
         return [conversation_from_row(row) for row in rows]
+
+    def search_hit(self, conversation_id: str, q: str) -> tuple[int, str] | None:
+        """The newest message of the conversation matching `q`: its index and a snippet."""
+        match = fts_query(q)
+        if match is None:
+            return None
+        row = (
+            self._pool.get()
+            .conn.execute(
+                "SELECT m.seq, m.parts FROM messages_fts "
+                "JOIN messages AS m ON m.pk = messages_fts.rowid "
+                "WHERE messages_fts MATCH ? AND m.conversation_id = ? "
+                "ORDER BY m.seq DESC LIMIT 1",
+                (match, conversation_id),
+            )
+            .fetchone()
+        )
+        if row is None:
+            return None
+        parts = json.loads(row[1])
+        text = "\n".join(
+            str(part.get("text") or part.get("output") or "")
+            for part in parts
+            if isinstance(part, dict)
+        )
+        return row[0], snippet(text, q)
 
     def update_conversation(
         self,

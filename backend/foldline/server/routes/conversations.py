@@ -15,6 +15,7 @@ from foldline.server.schemas import (
     ConversationList,
     ConversationOut,
     ConversationPatch,
+    SearchHitOut,
 )
 from foldline.store import ConversationRecord
 
@@ -49,6 +50,11 @@ def list_conversations(
     query = q.strip() if q else None
     records = store.list_conversations(q=query or None, limit=limit)
     items = [conversation_out(record) for record in records]
+    if query:
+        for item in items:
+            hit = store.search_hit(item.id, query)
+            if hit is not None:
+                item.search_hit = SearchHitOut(index=hit[0], snippet=hit[1])
     return ConversationList(items=items, total=len(items))
 
 
