@@ -4,6 +4,7 @@
 import { api, initToken } from "./api.js";
 import * as chat from "./chat.js";
 import { openCompactDialog } from "./compact.js";
+import { openConversationSettings } from "./conversation-settings.js";
 import { promptDialog } from "./dialog.js";
 import { byId, h } from "./dom.js";
 import { initMeter, updateContext } from "./meter.js";
@@ -363,6 +364,9 @@ function initTopbar() {
         break;
       case "compact":
         openCompactDialog();
+        break;
+      case "conversation-settings":
+        openConversationSettings({ afterSave: refreshContext });
         break;
       case "model-view":
         toggleModelView();

@@ -98,3 +98,50 @@ def test_search_shows_a_snippet_and_opens_the_conversation_at_the_match(
     # "Latest" still leads to the newest message.
     page.locator("#jump-latest").click()
     expect(page.locator('.message[data-index="299"]')).to_be_in_viewport()
+
+
+SMALL_MODEL_CONFIG = """\
+[defaults]
+model = "fake-model"
+
+[providers.fake]
+kind = "openai-compatible"
+base_url = "{base_url}"
+
+[models."fake-model"]
+provider = "fake"
+context_window = 4000
+max_output_tokens = 500
+
+[models."tiny-model"]
+provider = "fake"
+context_window = 600
+max_output_tokens = 100
+"""
+
+
+def test_model_picker_and_system_prompt_per_conversation(start_foldline, make_ui, fake_provider):
+    app = start_foldline(SMALL_MODEL_CONFIG.format(base_url=fake_provider.openai_url))
+    ui = make_ui(app)
+    conversation = app.create_conversation("Picker")
+    app.send(conversation["id"], "A question long enough to fill a tiny window " * 12)
+    ui.open(f"&c={conversation['id']}")
+    page = ui.page
+    expect(page.locator("#meter-text")).not_to_have_text("—")
+    page.locator("#more-button").click()
+    page.get_by_role("menuitem", name="Model and instructions").click()
+    dialog = page.locator("#conversation-settings")
+    select = dialog.locator("#conversation-model")
+    expect(select.locator("optgroup[label='fake'] option")).to_have_count(2)
+    expect(select.locator("option[value='tiny-model']")).to_have_text("tiny-model · 600 window")
+    expect(select).to_have_value("fake-model")
+    select.select_option("tiny-model")
+    expect(dialog.locator("#conversation-model-note")).to_contain_text("fold")
+    dialog.locator("#conversation-system-prompt").fill("Answer like a pirate.")
+    ui.shot("conversation-settings")
+    dialog.locator("#conversation-settings-save").click()
+    expect(dialog).to_have_count(0)
+    expect(page.locator("#model-label")).to_have_text("tiny-model")
+    stored = app.api("GET", f"/api/conversations/{conversation['id']}")
+    assert stored["model"] == "tiny-model"
+    assert stored["systemPrompt"] == "Answer like a pirate."
