@@ -32,8 +32,8 @@ export function showOnboarding({ done, openSettings }) {
       h(
         "div",
         { class: "choice-list" },
-        keyChoice("anthropic", "Anthropic", "claude-sonnet-4-5"),
-        keyChoice("openai", "OpenAI", "gpt-4o"),
+        keyChoice("anthropic", "Anthropic", "claude-sonnet-5"),
+        keyChoice("openai", "OpenAI", "gpt-5.4"),
       ),
       h(
         "p",
