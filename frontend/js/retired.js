@@ -26,7 +26,7 @@ function render() {
   const replacement = context.modelReplacement;
   const element = h(
     "div",
-    { class: "auto-fold-warning retired-model", role: "status" },
+    { class: "retired-model", role: "status" },
     icon("triangle-alert", "small"),
     h("span", {
       text: replacement
