@@ -96,9 +96,7 @@ def test_settings_lists_the_providers_models_and_sets_a_working_budget(
     )
     expect(table.locator('tr[data-model="claude-3-7-sonnet-20250219"]')).to_have_count(0)
     # OpenAI is offline: its list is the catalog, and the dialog says it may be stale.
-    expect(table.locator('.stale-models[data-provider="openai"]')).to_contain_text(
-        "may be stale"
-    )
+    expect(table.locator('.stale-models[data-provider="openai"]')).to_contain_text("may be stale")
 
     sonnet.locator("button", has_text="Adjust").click()
     card = dialog.locator('.model-card[data-model="claude-sonnet-5"]')

@@ -89,7 +89,7 @@ class ConversationContext:
             "modelKnown": self.model.known,
             "modelLifecycle": self.model.lifecycle,
             "modelReplacement": (
-                SUGGESTED_MODELS.get(self.model.provider_kind)  # type: ignore[call-overload]
+                SUGGESTED_MODELS.get(self.model.provider_kind)
                 if self.model.lifecycle == "retired"
                 else None
             ),

@@ -149,7 +149,7 @@ _ENTRIES: tuple[ModelInfo, ...] = (
     ModelInfo("gpt-3.5-turbo", "openai", 16_385, 4_096, prices=_gpt(0.5, 1.5, None)),
 )
 
-SUGGESTED_MODELS: dict[CatalogProvider, str] = {
+SUGGESTED_MODELS: dict[str, str] = {
     "anthropic": "claude-sonnet-5",
     "openai": "gpt-5.4",
 }

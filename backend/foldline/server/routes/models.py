@@ -149,7 +149,7 @@ def available_models(config: AppConfig, directory: ModelDirectory, now: float) -
                 ids.append(model_name)
         rows = [_model_json(config, directory, name, model_id) for model_id in ids]
         rows = [row for row in rows if row["lifecycle"] != "retired"]
-        suggested = catalog.SUGGESTED_MODELS.get(provider.kind)  # type: ignore[call-overload]
+        suggested = catalog.SUGGESTED_MODELS.get(provider.kind)
         offered_ids = [row["id"] for row in rows]
         status["suggested"] = (
             suggested if suggested in offered_ids else (offered_ids[0] if offered_ids else None)
