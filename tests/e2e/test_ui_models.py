@@ -10,36 +10,10 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import expect
 
-from foldline.testing import FakeModel, FakeProviderServer
+from foldline.testing import SAMPLE_CLAUDE_MODELS, FakeProviderServer
 
 KEY = "sk-ant-e2e-models"
-LISTED = [
-    FakeModel(
-        "claude-sonnet-5",
-        1_000_000,
-        128_000,
-        line="sonnet",
-        display_name="Claude Sonnet 5",
-        created_at="2026-06-30T00:00:00Z",
-    ),
-    FakeModel(
-        "claude-sonnet-4-5-20250929",
-        200_000,
-        64_000,
-        lifecycle="deprecated",
-        line="sonnet",
-        display_name="Claude Sonnet 4.5",
-        created_at="2025-09-29T00:00:00Z",
-    ),
-    FakeModel(
-        "claude-3-7-sonnet-20250219",
-        200_000,
-        64_000,
-        lifecycle="retired",
-        line="sonnet",
-        created_at="2025-02-19T00:00:00Z",
-    ),
-]
+LISTED = list(SAMPLE_CLAUDE_MODELS)
 
 
 @pytest.fixture

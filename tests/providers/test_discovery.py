@@ -16,20 +16,13 @@ from foldline.providers.discovery import is_openai_chat_model, refresh_all, refr
 from foldline.providers.listing import CACHE_FILE, MAX_AGE_SECONDS, ModelDirectory
 from foldline.providers.registry import DEFAULT_WORKING_BUDGET, resolve_model
 from foldline.server.routes.models import available_models
-from foldline.testing import FakeModel, FakeProviderServer
+from foldline.testing import SAMPLE_CLAUDE_MODELS, FakeModel, FakeProviderServer
 
 KEY = "sk-test-discovery"
 NOW = 1_800_000_000.0
 
 ANTHROPIC_MODELS = [
-    FakeModel(
-        "claude-sonnet-5",
-        1_000_000,
-        128_000,
-        line="sonnet",
-        display_name="Claude Sonnet 5",
-        created_at="2026-06-30T00:00:00Z",
-    ),
+    *SAMPLE_CLAUDE_MODELS,
     FakeModel(
         "claude-opus-4-6",
         1_000_000,
@@ -44,25 +37,6 @@ ANTHROPIC_MODELS = [
         64_000,
         line="haiku",
         created_at="2025-10-01T00:00:00Z",
-    ),
-    FakeModel(
-        "claude-sonnet-4-5-20250929",
-        200_000,
-        64_000,
-        lifecycle="deprecated",
-        line="sonnet",
-        deprecated_at="2026-08-01T00:00:00Z",
-        retires_at="2027-02-01T00:00:00Z",
-        created_at="2025-09-29T00:00:00Z",
-    ),
-    FakeModel(
-        "claude-3-7-sonnet-20250219",
-        200_000,
-        64_000,
-        lifecycle="retired",
-        line="sonnet",
-        deprecated_at="2025-10-28T00:00:00Z",
-        created_at="2025-02-19T00:00:00Z",
     ),
     # A model newer than the catalog: only the provider knows its limits.
     FakeModel(

@@ -17,32 +17,12 @@ from foldline import secrets as key_store
 from foldline.chat.service import ChatService
 from foldline.providers.listing import CACHE_FILE
 from foldline.store import Store
-from foldline.testing import FakeModel, FakeProviderServer
+from foldline.testing import SAMPLE_CLAUDE_MODELS, FakeModel, FakeProviderServer
 
 from .conftest import AUTH, BASE_URL, build_app
 
 KEY = "sk-ant-test-models-0123456789"
-LISTED = [
-    FakeModel(
-        "claude-sonnet-5", 1_000_000, 128_000, line="sonnet", created_at="2026-06-30T00:00:00Z"
-    ),
-    FakeModel(
-        "claude-sonnet-4-5-20250929",
-        200_000,
-        64_000,
-        lifecycle="deprecated",
-        line="sonnet",
-        created_at="2025-09-29T00:00:00Z",
-    ),
-    FakeModel(
-        "claude-3-7-sonnet-20250219",
-        200_000,
-        64_000,
-        lifecycle="retired",
-        line="sonnet",
-        created_at="2025-02-19T00:00:00Z",
-    ),
-]
+LISTED = list(SAMPLE_CLAUDE_MODELS)
 
 
 @pytest.fixture(autouse=True)

@@ -70,8 +70,9 @@ def create_app(
     (for schemathesis and for reading); the shipped app has neither.
     `frontend_dir` defaults to the checkout's or the package's `frontend/`.
     `discover_models` asks the providers for their model lists at start (when the cached
-    lists are older than a day) and when a key is added; off by default with `testing`,
-    so tests reach no provider they did not set up.
+    lists are older than a day) and when a key is added; by default only an app that owns
+    its store does (`foldline serve`, the window), so tests reach no provider they did not
+    set up.
     """
     data_dir = Path(data_dir)
     config_source = ConfigSource(data_dir)
@@ -125,7 +126,7 @@ def create_app(
     app.state.data_dir = data_dir
     app.state.config_source = config_source
     app.state.model_directory = model_directory
-    app.state.discover_models = (not testing) if discover_models is None else discover_models
+    app.state.discover_models = owns_store if discover_models is None else discover_models
     app.state.background_tasks = set()
     install_error_handlers(app, EXCEPTION_MAPPING)
 

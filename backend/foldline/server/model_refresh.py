@@ -33,7 +33,11 @@ def schedule_refresh(app: Any, provider: str | None = None) -> None:
 
 
 async def cancel_refreshes(app: Any) -> None:
+    """Cancel the refreshes this event loop runs (an app served twice, as tests do, has
+    one loop per server; each cancels only its own)."""
+    loop = asyncio.get_running_loop()
     tasks: set[asyncio.Task[Any]] = getattr(app.state, "background_tasks", set())
-    for task in list(tasks):
+    mine = [task for task in list(tasks) if task.get_loop() is loop]
+    for task in mine:
         task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    await asyncio.gather(*mine, return_exceptions=True)

@@ -13,7 +13,7 @@ Used by Foldline's tests, benchmarks and demos; never imported by the applicatio
 
 from foldline.testing.codec import Wire, decode_request, encode_request
 from foldline.testing.failures import Failure, FailureKind, RecordedRequest
-from foldline.testing.fake_models import FakeModel
+from foldline.testing.fake_models import SAMPLE_CLAUDE_MODELS, FakeModel
 from foldline.testing.fake_tokenizer import Element, FakeTokenizer
 from foldline.testing.prompt_cache import CacheOutcome, PromptCache
 from foldline.testing.scripted import ScriptedModel, ScriptExhausted
@@ -40,6 +40,7 @@ from foldline.testing.wire_errors import WireError
 __all__ = [
     "DEFAULT_LIMITS",
     "MALFORMED_SUMMARY",
+    "SAMPLE_CLAUDE_MODELS",
     "SUMMARY_HEADINGS",
     "CacheOutcome",
     "Element",

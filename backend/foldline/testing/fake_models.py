@@ -79,6 +79,40 @@ class FakeModel:
         return body
 
 
+SAMPLE_CLAUDE_MODELS: tuple[FakeModel, ...] = (
+    FakeModel(
+        "claude-sonnet-5",
+        1_000_000,
+        128_000,
+        line="sonnet",
+        display_name="Claude Sonnet 5",
+        created_at="2026-06-30T00:00:00Z",
+    ),
+    FakeModel(
+        "claude-sonnet-4-5-20250929",
+        200_000,
+        64_000,
+        lifecycle="deprecated",
+        line="sonnet",
+        display_name="Claude Sonnet 4.5",
+        deprecated_at="2026-08-01T00:00:00Z",
+        retires_at="2027-02-01T00:00:00Z",
+        created_at="2025-09-29T00:00:00Z",
+    ),
+    FakeModel(
+        "claude-3-7-sonnet-20250219",
+        200_000,
+        64_000,
+        lifecycle="retired",
+        line="sonnet",
+        deprecated_at="2025-10-28T00:00:00Z",
+        created_at="2025-02-19T00:00:00Z",
+    ),
+)
+"""A small Anthropic list for tests: a current 1M-window model, a deprecated and a
+retired one, dated ids as the API spells them."""
+
+
 def _newest_first(models: list[FakeModel]) -> list[FakeModel]:
     return sorted(models, key=lambda m: (datetime.fromisoformat(m.created_at), m.id), reverse=True)
 
