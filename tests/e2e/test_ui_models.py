@@ -107,3 +107,33 @@ def test_a_retired_model_offers_a_switch(start_foldline, make_ui, anthropic_fake
     expect(notice).to_have_count(0)
     expect(page.locator("#model-label")).to_have_text("claude-sonnet-5")
     assert app.api("GET", f"/api/conversations/{conversation['id']}")["model"] == "claude-sonnet-5"
+
+
+def test_a_fresh_install_with_only_a_key_offers_current_models(
+    start_foldline, make_ui, anthropic_fake, monkeypatch
+):
+    # Only an API key in the environment (and where the fake provider is): no config.
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic_fake.anthropic_url)
+    app = start_foldline("# nothing configured yet\n")
+    ui = make_ui(app)
+    ui.open()
+    page = ui.page
+    onboarding = page.locator("#onboarding")
+    choice = onboarding.locator('.choice[data-provider="anthropic"]')
+    expect(choice).to_contain_text("claude-sonnet-5")
+    expect(choice).to_contain_text("the key from ANTHROPIC_API_KEY is used")
+    ui.shot("onboarding-key-found")
+    choice.locator("button", has_text="Save").click()
+    expect(onboarding).to_be_hidden()
+    assert app.api("GET", "/api/settings")["defaults"]["model"] == "claude-sonnet-5"
+
+    # The provider's list (asked at start) has the real windows; retired models are gone.
+    models = app.api("POST", "/api/models/refresh", {})
+    offered = {m["id"]: m for m in models["models"] if m["provider"] == "anthropic"}
+    assert offered["claude-sonnet-5"]["contextWindow"] == 1_000_000
+    assert offered["claude-sonnet-5"]["limitSource"] == "provider"
+    assert "claude-3-7-sonnet-20250219" not in offered
+    conversation = app.create_conversation("First")
+    context = app.api("GET", f"/api/conversations/{conversation['id']}/context?messages=false")
+    assert (context["contextWindow"], context["inputBudget"]) == (1_000_000, 200_000)
