@@ -126,12 +126,6 @@ class ModelDirectory:
         self._put(listing)
         return listing
 
-    def forget(self, provider: str) -> None:
-        with self._lock:
-            self.listings.pop(provider, None)
-            self._index.pop(provider, None)
-        self.save()
-
     def _put(self, listing: ProviderListing) -> None:
         with self._lock:
             self.listings[listing.provider] = listing

@@ -62,14 +62,10 @@ def _provider_status(
         fresh = listing.is_fresh(now)
         source = "provider"
         status = "ok" if fresh else "stale"
-        message = (
-            None
-            if fresh
-            else f"{label} could not be asked ({error}); the list is from {_iso(fetched)} "
-            "and may be stale."
-            if error
-            else f"The list is from {_iso(fetched)} and may be stale."
-        )
+        message = None
+        if not fresh:
+            age = f"the list is from {_iso(fetched)} and may be stale."
+            message = f"{label} could not be asked ({error}); {age}" if error else f"T{age[1:]}"
     elif kind in _LABELS:
         models = _catalog_models(kind)
         source, status = "catalog", "stale"
