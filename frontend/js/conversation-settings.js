@@ -1,5 +1,5 @@
 // The open conversation's own model and system prompt (the ⋯ menu's "Model and
-// instructions"). The models are the configured ones from the settings, grouped by
+// instructions"). The models are the providers' lists and the configured ones, grouped by
 // provider with each model's context window; choosing a smaller window says what will
 // happen to the context before it is saved.
 
@@ -10,19 +10,34 @@ import { formatTokens } from "./format.js";
 import { notifyError } from "./notices.js";
 import { emit, state } from "./state.js";
 
-/** The configured models as `{name, provider, contextWindow, maxOutputTokens}`, by provider. */
-function modelsByProvider(current) {
+/**
+ * Every model the person can pick, `{name, provider, contextWindow, maxOutputTokens}` by
+ * provider: the providers' lists (GET /api/models) and the models configured in Settings
+ * (whose limits win), plus the conversation's own model if neither has it.
+ */
+async function modelsByProvider(current) {
+  const all = new Map();
+  try {
+    const listed = await api.listModels();
+    for (const model of listed?.models ?? []) {
+      all.set(model.id, { name: model.id, ...model });
+    }
+  } catch {
+    // The configured models below are enough to pick from.
+  }
+  for (const [name, model] of Object.entries(state.settings?.models ?? {})) {
+    all.set(name, { ...all.get(name), name, ...model });
+  }
+  if (current && !all.has(current)) {
+    all.set(current, { name: current, provider: "current" });
+  }
   const groups = new Map();
-  const models = state.settings?.models ?? {};
-  for (const [name, model] of Object.entries(models)) {
-    const provider = model?.provider ?? "other";
+  for (const model of all.values()) {
+    const provider = model.provider ?? "other";
     if (!groups.has(provider)) {
       groups.set(provider, []);
     }
-    groups.get(provider).push({ name, ...model });
-  }
-  if (current && !(current in models)) {
-    groups.set("current", [{ name: current, provider: "current" }]);
+    groups.get(provider).push(model);
   }
   return groups;
 }
@@ -47,13 +62,13 @@ function consequence(model) {
   return "";
 }
 
-export function openConversationSettings({ afterSave }) {
+export async function openConversationSettings({ afterSave }) {
   const conversation = state.conversation;
   if (!conversation) {
     return;
   }
   const current = conversation.model ?? state.settings?.defaults?.model ?? "";
-  const groups = modelsByProvider(current);
+  const groups = await modelsByProvider(current);
   const models = new Map();
   const select = h("select", { class: "select", id: "conversation-model" });
   for (const [provider, list] of groups) {
