@@ -9,6 +9,7 @@ import { api } from "./api.js";
 import {
   dropLocalMessage,
   jumpToLatest,
+  messageAt,
   putMessage,
   putToolResult,
   reconcileTail,
@@ -174,11 +175,8 @@ function applyEvent(live, name, data) {
       });
       break;
     case "error":
-      notify({
-        kind: "error",
-        title: errorTitle(data.code),
-        text: data.message || "The model call failed.",
-      });
+      // Shown when the stream ends, unless the failed answer already says it inline.
+      live.error = data;
       break;
     default:
       break;
@@ -266,6 +264,7 @@ async function finish(live) {
   running = null;
   setBusy(null);
   if (state.currentId !== live.conversationId) {
+    announceError(live.error);
     await app.refreshList();
     return;
   }
@@ -276,6 +275,20 @@ async function finish(live) {
     app.refreshList(),
   ]);
   renderFolds();
+  // A failed answer on screen explains itself (with Retry); a toast would repeat it.
+  if (messageAt(totalMessages() - 1)?.status !== "error") {
+    announceError(live.error);
+  }
+}
+
+function announceError(error) {
+  if (error) {
+    notify({
+      kind: "error",
+      title: errorTitle(error.code),
+      text: error.message || "The model call failed.",
+    });
+  }
 }
 
 const DEFAULT_TITLE = "New conversation";
