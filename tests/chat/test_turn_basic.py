@@ -180,3 +180,17 @@ async def test_stop_during_a_retry_back_off_keeps_the_message_interrupted(
     assert events[-1].name == "done" and events[-1].data == {"cancelled": True}
     last = store.list_messages(conversation.id)[-1]
     assert (last.message.role, last.status) == ("assistant", "interrupted")
+
+
+async def test_lone_surrogates_are_replaced_so_the_answer_is_stored(
+    store: Store, make_service
+) -> None:
+    model = ScriptedModel(text_step("bad \ud800 high, \udfff low, fine \U0001f600"))
+    service = make_service(model)
+    conversation = store.create_conversation()
+    events = await collect(service.start_turn(conversation.id, "odd \udc00 question"))
+    assert names(events)[-1] == "done"
+    records = store.list_messages(conversation.id)
+    assert records[0].message.text == "odd \ufffd question"
+    assert records[1].message.text == "bad \ufffd high, \ufffd low, fine \U0001f600"
+    assert records[1].status == "complete"

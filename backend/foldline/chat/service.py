@@ -20,7 +20,7 @@ from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.folding import ResummaryBackoff
 from foldline.chat.tools import WorkspaceFiles
-from foldline.chat.turn import TurnRunner
+from foldline.chat.turn import TurnRunner, storable
 from foldline.config import AppConfig, provider_for_model, resolve_model
 from foldline.core.compaction import planned_split
 from foldline.core.policy import BreakerState
@@ -192,7 +192,7 @@ class ChatService:
         if not content.strip():
             raise ChatUnavailable("The message is empty.")
         runner = self._runner(conversation_id)
-        return self._start(conversation_id, runner.turn(content))
+        return self._start(conversation_id, runner.turn(storable(content)))
 
     def start_retry(self, conversation_id: str) -> TurnHandle:
         """Run the model again on the history as it is (after an error or a stop)."""

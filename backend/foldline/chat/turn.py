@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -58,6 +59,18 @@ MIN_MARGINAL_SAMPLE = 50
 """A marginal calibration sample over fewer estimated tokens is mostly rounding noise."""
 FLUSH_INTERVAL = 0.25
 """Seconds between writes of a streaming answer: a crash loses at most this much text."""
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable(text: str) -> str:
+    """`text` with each lone UTF-16 surrogate replaced by U+FFFD.
+
+    A model (or a client) can send one as a JSON escape; it cannot be encoded as UTF-8,
+    so SQLite and every JSON answer would refuse the whole message.
+    """
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 @dataclass
@@ -275,16 +288,18 @@ class TurnRunner:
         last_flush = time.monotonic()
         async for event in self.provider.stream(request):
             if isinstance(event, TextDelta):
-                answer.text += event.text
+                text = storable(event.text)
+                answer.text += text
                 yield ChatEvent(
-                    "assistant.delta", {"messageId": record.id, "kind": "text", "text": event.text}
+                    "assistant.delta", {"messageId": record.id, "kind": "text", "text": text}
                 )
             elif isinstance(event, ReasoningDelta):
-                answer.reasoning += event.text
+                text = storable(event.text)
+                answer.reasoning += text
                 answer.signature = event.signature or answer.signature
                 yield ChatEvent(
                     "assistant.delta",
-                    {"messageId": record.id, "kind": "reasoning", "text": event.text},
+                    {"messageId": record.id, "kind": "reasoning", "text": text},
                 )
             elif isinstance(event, ToolCallEvent):
                 call = ToolCallPart(id=event.id, name=event.name, input=event.input)
