@@ -97,6 +97,8 @@ def test_export_markdown_and_json_then_import(ui, tmp_path):
     # The import opens, with the same messages.
     expect(page.locator(".message")).to_have_count(2)
     expect(page.locator(".message.assistant")).to_contain_text("echo: Remember the number 4711")
+    # Titled as an import, so it is not mistaken for the original.
+    expect(page.locator("#conversation-title")).to_have_text("Remember the number 4711 (imported)")
     active = page.locator(".conversation-item.active").get_attribute("data-id")
     original = [c["id"] for c in ui.app.api("GET", "/api/conversations")["items"]]
     assert active in original and len(set(original)) == 2

@@ -33,7 +33,7 @@ def test_export_json_and_import_it_back(client: TestClient, store: Store) -> Non
     assert imported.status_code == 201
     copy_id = imported.json()["id"]
     assert copy_id != conversation
-    assert imported.json()["title"] == "Notes: Q3/Q4"
+    assert imported.json()["title"] == "Notes: Q3/Q4 (imported)"
     assert imported.json()["messageCount"] == 2
     texts = [
         m["parts"][0]["text"]

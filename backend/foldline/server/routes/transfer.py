@@ -11,8 +11,10 @@ from fastapi.responses import JSONResponse
 from foldline.server.deps import StoreDep
 from foldline.server.errors import ApiError
 from foldline.server.routes.conversations import conversation_out
-from foldline.server.schemas import ConversationOut
+from foldline.server.schemas import MAX_TITLE_CHARS, ConversationOut
 from foldline.store.export import export_json, export_markdown, import_json
+
+IMPORTED = " (imported)"
 
 router = APIRouter(prefix="/api/conversations", tags=["export"])
 
@@ -27,12 +29,14 @@ def _file_name(title: str, extension: str) -> str:
 def import_conversation(
     store: StoreDep, data: Annotated[dict[str, Any], Body()]
 ) -> ConversationOut:
-    """A JSON export (`format: foldline.conversation`) as a new conversation (new ids)."""
+    """A JSON export (`format: foldline.conversation`) as a new conversation (new ids),
+    titled "… (imported)" so it is not mistaken for its original in the list."""
     try:
         record = import_json(store, data)
     except ValueError as error:
         raise ApiError(422, "invalid_import", str(error)) from error
-    return conversation_out(record)
+    title = f"{record.title[: MAX_TITLE_CHARS - len(IMPORTED)]}{IMPORTED}"
+    return conversation_out(store.update_conversation(record.id, title=title))
 
 
 @router.get(
