@@ -4,24 +4,28 @@ from __future__ import annotations
 
 import re
 
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
 
 from foldline.testing import Reply
 
 WORDS = 120
 
 
-def slow_reply() -> Reply:
-    return Reply(text="".join(f"word{i} " for i in range(WORDS)), chunk_chars=8, delay=0.06)
-
-
-def test_a_reload_mid_answer_follows_it_to_the_end(ui):
-    ui.app.script.add(slow_reply())
+def start_long_answer(ui, seen: str) -> Page:
+    """Send a question whose answer streams slowly; return once `seen` is on screen."""
+    ui.app.script.add(
+        Reply(text="".join(f"word{i} " for i in range(WORDS)), chunk_chars=8, delay=0.06)
+    )
     ui.open()
     page = ui.page
     page.locator("#composer-input").fill("Write a long answer")
     page.locator("#composer-input").press("Enter")
-    expect(page.locator(".message.assistant.streaming")).to_contain_text("word20 ")
+    expect(page.locator(".message.assistant.streaming")).to_contain_text(seen)
+    return page
+
+
+def test_a_reload_mid_answer_follows_it_to_the_end(ui):
+    page = start_long_answer(ui, "word20 ")
 
     page.reload()
     expect(page.locator("#app")).not_to_have_attribute("data-state", "loading")
@@ -41,12 +45,7 @@ def test_a_reload_mid_answer_follows_it_to_the_end(ui):
 
 
 def test_a_second_window_shows_the_answer_streaming_and_can_stop_it(ui):
-    ui.app.script.add(slow_reply())
-    ui.open()
-    first = ui.page
-    first.locator("#composer-input").fill("Write a long answer")
-    first.locator("#composer-input").press("Enter")
-    expect(first.locator(".message.assistant.streaming")).to_contain_text("word10 ")
+    first = start_long_answer(ui, "word10 ")
 
     second = first.context.new_page()
     second.goto(f"{ui.app.url}/#token={ui.app.token}")
