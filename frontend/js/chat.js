@@ -10,8 +10,8 @@
 // The text under the reader never moves by itself. The view remembers the message at the
 // top of the screen and where it was (`anchor`); when a page is added or dropped above
 // it, or heights settle (code highlighted as it nears the screen, fonts, a window
-// resize), a ResizeObserver on the list and the view puts that message back where it was before the
-// frame is painted. At the end of the list the view instead stays at the end.
+// resize), a ResizeObserver on the list and the view puts that message back where it
+// was before the frame is painted. At the end of the list the view stays at the end.
 
 import { api } from "./api.js";
 import { byId, h, icon, markTerms } from "./dom.js";
@@ -181,9 +181,12 @@ function scrollToBottom() {
 function recordAnchor() {
   view.lastScrollTop = scroller.scrollTop;
   const element = anchorElement();
-  view.anchor = element
-    ? { element, offset: element.getBoundingClientRect().top - scroller.getBoundingClientRect().top }
-    : null;
+  view.anchor = element ? { element, offset: offsetInView(element) } : null;
+}
+
+/** How far below the top of the scrolled view an element starts. */
+function offsetInView(element) {
+  return element.getBoundingClientRect().top - scroller.getBoundingClientRect().top;
 }
 
 /** After the list changed size: stay at the end, or put the anchor back where it was. */
@@ -198,8 +201,7 @@ function holdPosition() {
   }
   const anchor = view.anchor;
   if (anchor?.element.isConnected) {
-    const offset = anchor.element.getBoundingClientRect().top - scroller.getBoundingClientRect().top;
-    const delta = offset - anchor.offset;
+    const delta = offsetInView(anchor.element) - anchor.offset;
     if (Math.abs(delta) >= 1) {
       scroller.scrollTop += delta;
     }
