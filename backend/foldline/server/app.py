@@ -30,6 +30,7 @@ from foldline.server.routes import (
     conversations,
     health,
     messages,
+    pins,
     settings,
     transfer,
 )
@@ -117,6 +118,7 @@ def create_app(
     app.include_router(transfer.router)
     app.include_router(conversations.router)
     app.include_router(messages.router)
+    app.include_router(pins.router)
     app.include_router(compactions.router)
     app.include_router(context.router)
     app.include_router(settings.router)
