@@ -44,6 +44,12 @@ _INSTRUCTION = re.compile(
     r"no more than|at least|at most|important)\b",
     re.IGNORECASE,
 )
+_IMPERATIVE = re.compile(
+    r"^(?:please\s+)?(?:use|keep|put|call|name|set|store|write|run|send|add|remove|stop|"
+    r"start|switch|pin|check|test|deploy|reply|answer|respond|format)\b",
+    re.IGNORECASE,
+)
+"""A sentence that opens with an order ("Use port 8081 ...") is an instruction too."""
 _URL = re.compile(r"https?://[^\s<>\"'`)\]]+")
 _PATH = re.compile(r"(?<![\w/])(?:~|\.{1,2})?/?(?:[\w.\-]+/)+[\w.\-]+|(?<![\w/])/[\w.\-]+")
 _CODE = re.compile(r"`([^`\n]{1,120})`")
@@ -79,7 +85,9 @@ def details_in_text(text: str) -> list[str]:
     sentences: list[str] = []
     for sentence in _SENTENCE_END.split(text):
         sentence = sentence.strip().lstrip("-*> ").strip()
-        if sentence and len(sentence) <= MAX_DETAIL_CHARS and _INSTRUCTION.search(sentence):
+        if not sentence or len(sentence) > MAX_DETAIL_CHARS:
+            continue
+        if _INSTRUCTION.search(sentence) or _IMPERATIVE.match(sentence):
             sentences.append(sentence)
     found = list(sentences)
     for match in _QUOTED.finditer(text):

@@ -448,7 +448,7 @@ async def fold(
         degraded=False,
     )
     earlier = state.carried_details if state is not None else ()
-    new_state = finish_summary(new_state, planner, inputs, folded, earlier)
+    new_state = finish_summary(new_state, planner, inputs, inputs.unpinned(start, folded), earlier)
     if input_budget is not None and new_state.tokens_after > input_budget:
         return degrade("the folded view would not fit the budget", run.calls)
     return FoldOutcome(new_state, run.calls, None, split)
@@ -530,7 +530,7 @@ async def resummarize(
         degraded=False,
     )
     earlier = previous.carried_details if previous is not None else ()
-    new_state = finish_summary(new_state, planner, inputs, folded, earlier)
+    new_state = finish_summary(new_state, planner, inputs, inputs.unpinned(start, folded), earlier)
     if soft_limit is not None and new_state.tokens_after >= soft_limit:
         return None
     return new_state

@@ -262,7 +262,7 @@ def emergency_fold(inputs: FoldInputs, *, trigger: Trigger, reason: str) -> Comp
         carry = carry_forward(
             digest,
             earlier=earlier,
-            folded=folded,
+            folded=inputs.unpinned(start, folded),
             cap_tokens=carry_cap,
             count_text=counter.count_text,
         )

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from foldline.core.budget import Budget
-from foldline.core.messages import History, HistoryWindow, ToolSpec, as_window
+from foldline.core.messages import History, HistoryWindow, Message, ToolSpec, as_window
 from foldline.core.pins import Pin, pins_tokens
 from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState
@@ -77,6 +77,12 @@ class FoldInputs:
     def start(self) -> int:
         """The current fold's `api_start_index` (0 without a fold)."""
         return self.state.api_start_index if self.state is not None else 0
+
+    def unpinned(self, start: int, messages: Sequence[Message]) -> list[Message]:
+        """`messages` (display indices from `start`) without the pinned ones: a pin rides
+        verbatim anyway, so its details need no carrying."""
+        pinned = {pin.index for pin in self.pins}
+        return [m for offset, m in enumerate(messages) if start + offset not in pinned]
 
     @property
     def pinned_tokens(self) -> int:
