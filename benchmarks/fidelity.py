@@ -68,12 +68,63 @@ NOW = "2025-06-01T12:00:00Z"
 FACT_COUNT = 40
 PINNED_COUNT = 5
 
-WORDS = (
-    "the storage layer keeps every column while the search index needs its triggers "
-    "restored after each rewrite we agreed to measure the gate on large histories and "
-    "write the numbers down later the review found a slow query in the sidebar listing "
-    "so we looked at the plan and the indexes before changing anything else"
-).split()
+WORDS = [
+    "the",
+    "storage",
+    "layer",
+    "keeps",
+    "every",
+    "column",
+    "while",
+    "the",
+    "search",
+    "index",
+    "needs",
+    "its",
+    "triggers",
+    "restored",
+    "after",
+    "each",
+    "rewrite",
+    "we",
+    "agreed",
+    "to",
+    "measure",
+    "the",
+    "gate",
+    "on",
+    "large",
+    "histories",
+    "and",
+    "write",
+    "the",
+    "numbers",
+    "down",
+    "later",
+    "the",
+    "review",
+    "found",
+    "a",
+    "slow",
+    "query",
+    "in",
+    "the",
+    "sidebar",
+    "listing",
+    "so",
+    "we",
+    "looked",
+    "at",
+    "the",
+    "plan",
+    "and",
+    "the",
+    "indexes",
+    "before",
+    "changing",
+    "anything",
+    "else",
+]
 
 
 @dataclass(frozen=True)
@@ -239,7 +290,7 @@ def drops_forty_percent(request: SummaryRequest) -> str:
     return "\n".join(line for line in lines if not dropped(line))
 
 
-_DIGITS = "zero one two three four five six seven eight nine".split()
+_DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 
 
 def paraphrases_numbers(request: SummaryRequest) -> str:
