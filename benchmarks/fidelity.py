@@ -68,63 +68,13 @@ NOW = "2025-06-01T12:00:00Z"
 FACT_COUNT = 40
 PINNED_COUNT = 5
 
-WORDS = [
-    "the",
-    "storage",
-    "layer",
-    "keeps",
-    "every",
-    "column",
-    "while",
-    "the",
-    "search",
-    "index",
-    "needs",
-    "its",
-    "triggers",
-    "restored",
-    "after",
-    "each",
-    "rewrite",
-    "we",
-    "agreed",
-    "to",
-    "measure",
-    "the",
-    "gate",
-    "on",
-    "large",
-    "histories",
-    "and",
-    "write",
-    "the",
-    "numbers",
-    "down",
-    "later",
-    "the",
-    "review",
-    "found",
-    "a",
-    "slow",
-    "query",
-    "in",
-    "the",
-    "sidebar",
-    "listing",
-    "so",
-    "we",
-    "looked",
-    "at",
-    "the",
-    "plan",
-    "and",
-    "the",
-    "indexes",
-    "before",
-    "changing",
-    "anything",
-    "else",
-]
+VOCABULARY = (
+    "the storage layer keeps every column while the search index needs its triggers "
+    "restored after each rewrite we agreed to measure the gate on large histories and "
+    "write the numbers down later the review found a slow query in the sidebar listing "
+    "so we looked at the plan and the indexes before changing anything else"
+)
+WORDS = tuple(VOCABULARY.split())
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 
 These are the end-to-end proofs of issue 3/6: the fold keeps a conversation going
 indefinitely on a small window, tools never leave an orphan, every summarizer failure
-that gives no summary at all ends in an emergency fold, an overflow error is folded and retried, and the estimate
-calibrates to the provider's own tokenizer.
+that gives no summary at all ends in an emergency fold, an overflow error is folded and
+retried, and the estimate calibrates to the provider's own tokenizer.
 """
 
 from __future__ import annotations
