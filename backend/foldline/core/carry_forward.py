@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from foldline.core.messages import Message
+from foldline.core.state import CompactionState
 
 CARRY_HEADING = "## From the person, verbatim"
 CARRY_INTRO = (
@@ -178,6 +179,18 @@ class CarryResult:
     @property
     def left_out(self) -> int:
         return self.total - self.kept - self.appended
+
+    def applied_to(self, state: CompactionState) -> CompactionState:
+        """`state` with this summary and these counts."""
+        return state.model_copy(
+            update={
+                "summary_message": self.summary,
+                "carried_details": self.carried,
+                "details_total": self.total,
+                "details_kept": self.kept,
+                "details_appended": self.appended,
+            }
+        )
 
 
 def carry_tokens(input_budget: int | None) -> int:

@@ -319,18 +319,6 @@ class _SummaryRun:
             items = merged
 
 
-def fold_planner(inputs: FoldInputs) -> FoldPlanner:
-    """The planner of the current view, reserving room for every pin."""
-    return FoldPlanner(
-        inputs.window,
-        inputs.state,
-        inputs.counter,
-        inputs.system,
-        inputs.tools,
-        pinned_tokens=inputs.pinned_tokens,
-    )
-
-
 def reserved_summary_tokens(budget: Budget) -> int:
     """The room a fold plans for its summary: the model's answer plus the carried
     details that may be appended to it."""
@@ -341,7 +329,7 @@ def planned_split(inputs: FoldInputs) -> int | None:
     """The split `fold` would make now, for a preview of what a fold would summarize
     (a fold that falls back to the digest may fold a little more)."""
     return plan_split(
-        fold_planner(inputs),
+        inputs.planner(),
         summary_tokens=reserved_summary_tokens(inputs.budget),
         input_budget=inputs.budget.input_budget,
         settings=inputs.settings,
@@ -403,7 +391,7 @@ async def fold(
     if inputs.window.end <= start:
         return FoldOutcome(None, 0, None, None)
     input_budget = inputs.budget.input_budget
-    planner = fold_planner(inputs)
+    planner = inputs.planner()
     split = plan_split(
         planner,
         summary_tokens=reserved_summary_tokens(inputs.budget),
@@ -497,7 +485,7 @@ async def resummarize(
         raise ValueError(f"the window starts at {inputs.window.start}, the fold at {split}")
     input_budget = inputs.budget.input_budget
     settings = inputs.settings
-    planner = fold_planner(inputs)
+    planner = inputs.planner()
     tokens_before = planner.view_tokens(split, degraded)
     soft_limit = settings.threshold * input_budget if input_budget is not None else None
     if soft_limit is not None and planner.fixed + planner.frame + planner.tail_tokens(split) >= (
@@ -557,15 +545,7 @@ def finish_summary(
         carry = carry_forward(
             body, earlier=earlier, folded=folded, cap_tokens=cap, count_text=count_text
         )
-        state = state.model_copy(
-            update={
-                "summary_message": carry.summary,
-                "carried_details": carry.carried,
-                "details_total": carry.total,
-                "details_kept": carry.kept,
-                "details_appended": carry.appended,
-            }
-        )
+        state = carry.applied_to(state)
         if attempt == 2:
             break
         cut = _cut_body(state, body, carry.section, planner, inputs)

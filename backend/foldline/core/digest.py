@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from foldline.core.carry_forward import carry_forward, carry_tokens
 from foldline.core.messages import AttachmentPart, Message
-from foldline.core.planning import SLACK_TOKENS, FoldPlanner, plan_split
+from foldline.core.planning import SLACK_TOKENS, plan_split
 from foldline.core.prompts import render_message
 from foldline.core.state import CompactionState, SummarizedRange, Trigger
 from foldline.core.truncation import OutputCategory, truncate_tool_output
@@ -211,14 +211,7 @@ def emergency_fold(inputs: FoldInputs, *, trigger: Trigger, reason: str) -> Comp
     start = inputs.start
     input_budget = inputs.budget.input_budget
     settings = inputs.settings
-    planner = FoldPlanner(
-        inputs.window,
-        state,
-        counter,
-        inputs.system,
-        inputs.tools,
-        pinned_tokens=inputs.pinned_tokens,
-    )
+    planner = inputs.planner()
     tokens_before = planner.view_tokens(start, state)
     cap = digest_tokens(input_budget)
     carry_cap = carry_tokens(input_budget)
@@ -266,15 +259,7 @@ def emergency_fold(inputs: FoldInputs, *, trigger: Trigger, reason: str) -> Comp
             cap_tokens=carry_cap,
             count_text=counter.count_text,
         )
-        new_state = new_state.model_copy(
-            update={
-                "summary_message": carry.summary,
-                "carried_details": carry.carried,
-                "details_total": carry.total,
-                "details_kept": carry.kept,
-                "details_appended": carry.appended,
-            }
-        )
+        new_state = carry.applied_to(new_state)
         tokens = planner.view_tokens(split, new_state)
         if input_budget is None or tokens <= input_budget or (cap <= 0 and carry_cap <= 0):
             break

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from foldline.core.budget import Budget
 from foldline.core.messages import History, HistoryWindow, Message, ToolSpec, as_window
 from foldline.core.pins import Pin, pins_tokens
+from foldline.core.planning import FoldPlanner
 from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState
 from foldline.core.tokens import TokenCounter
@@ -88,3 +89,14 @@ class FoldInputs:
     def pinned_tokens(self) -> int:
         """The pins block at its largest (every pin folded): the planner reserves it."""
         return pins_tokens(self.pins, self.counter.count_text)
+
+    def planner(self) -> FoldPlanner:
+        """The sizes of the current view for choosing a split, with room for every pin."""
+        return FoldPlanner(
+            self.window,
+            self.state,
+            self.counter,
+            self.system,
+            self.tools,
+            pinned_tokens=self.pinned_tokens,
+        )
