@@ -11,6 +11,7 @@ import { initModelView, isModelViewOpen, refreshModelView } from "./modelview.js
 import { notify, notifyError } from "./notices.js";
 import { hideOnboarding, showOnboarding } from "./onboarding.js";
 import { initPins, renderPins } from "./pins.js";
+import { initRetiredNotice } from "./retired.js";
 import { isConfigured, loadSettings, openSettings } from "./settings.js";
 import { deleteConversation, initSidebar, refreshList, renameConversation } from "./sidebar.js";
 import { emit, on, state } from "./state.js";
@@ -406,6 +407,7 @@ async function main() {
     onUndo: (fold) => undoFold(fold),
   });
   initMeter({ compactNow: () => openCompactDialog() });
+  initRetiredNotice();
   initModelView();
   initPins();
   initTurns({ refreshConversation, refreshFolds, refreshContext, refreshList });
