@@ -16,6 +16,7 @@ import {
 } from "./modelview.js";
 import { notify, notifyError } from "./notices.js";
 import { hideOnboarding, showOnboarding } from "./onboarding.js";
+import { initPins, renderPins } from "./pins.js";
 import { initRetiredNotice } from "./retired.js";
 import { isConfigured, loadSettings, openSettings } from "./settings.js";
 import { deleteConversation, initSidebar, refreshList, renameConversation } from "./sidebar.js";
@@ -160,6 +161,7 @@ export async function openConversation(id, { quietIfMissing = false, at = null, 
   // on a long conversation, so it starts once the newest page is on screen.
   await Promise.all([refreshFolds(), chat.openConversation(conversation, { at, terms })]);
   chat.renderFolds();
+  renderPins();
   // An answer still being written (this page was reloaded, or another window sent it):
   // follow it live rather than show a frozen part of it.
   if (!isRunning()) {
@@ -547,6 +549,7 @@ async function main() {
   initMeter({ compactNow: () => openCompactDialog() });
   initRetiredNotice();
   initModelView();
+  initPins();
   initTurns({ refreshConversation, refreshFolds, refreshContext, refreshList });
   initComposer();
   initTopbar();

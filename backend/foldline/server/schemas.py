@@ -100,6 +100,13 @@ class CompactionOut(ApiModel):
     tokens_after: int
     model: str | None = None
     degraded: bool = False
+    carried_details: list[str] = []
+    """The person's details this summary holds verbatim (numbers, paths, instructions...)."""
+    details_total: int = 0
+    details_kept: int = 0
+    """How many of `details_total` the summary contained by itself ..."""
+    details_appended: int = 0
+    """... and how many were appended verbatim under "From the person, verbatim"."""
 
     @classmethod
     def from_state(cls, state: CompactionState) -> CompactionOut:
@@ -128,6 +135,7 @@ class UndoResult(ApiModel):
 # --- conversations -----------------------------------------------------------------
 
 
+<<<<<<< HEAD
 class SearchHitOut(ApiModel):
     """Where a search matched in a conversation's messages."""
 
@@ -135,6 +143,25 @@ class SearchHitOut(ApiModel):
     """Display index of the newest matching message."""
     snippet: str
     """Its text around the first matching term."""
+=======
+class PinOut(ApiModel):
+    """A pinned message: it reaches the model verbatim in every request."""
+
+    message_id: str
+    index: int
+    role: str
+    pinned_at: str
+
+
+class PinsOut(ApiModel):
+    """The answer to pinning or unpinning: every pin of the conversation and their cost."""
+
+    pins: list[PinOut]
+    pinned_tokens: int
+    """What all pins together take in a request when every one of them is folded."""
+    cap_tokens: int
+    """The most they may take (a share of the model's input budget)."""
+>>>>>>> main
 
 
 class ConversationOut(ApiModel):
@@ -148,8 +175,13 @@ class ConversationOut(ApiModel):
     message_count: int
     compaction: CompactionOut | None = None
     """The current fold; filled by `GET /api/conversations/{id}`, null in lists."""
+<<<<<<< HEAD
     search_hit: SearchHitOut | None = None
     """In a search (`?q=`): the newest matching message, null when only the title matched."""
+=======
+    pins: list[PinOut] = []
+    """The pinned messages in display order; filled by `GET /api/conversations/{id}`."""
+>>>>>>> main
 
 
 class ConversationList(ApiModel):
