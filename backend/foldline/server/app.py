@@ -138,11 +138,8 @@ def create_app(
     app.include_router(transfer.router)
     app.include_router(conversations.router)
     app.include_router(messages.router)
-<<<<<<< HEAD
     app.include_router(events.router)
-=======
     app.include_router(pins.router)
->>>>>>> main
     app.include_router(compactions.router)
     app.include_router(context.router)
     app.include_router(settings.router)

@@ -135,7 +135,6 @@ class UndoResult(ApiModel):
 # --- conversations -----------------------------------------------------------------
 
 
-<<<<<<< HEAD
 class SearchHitOut(ApiModel):
     """Where a search matched in a conversation's messages."""
 
@@ -143,7 +142,8 @@ class SearchHitOut(ApiModel):
     """Display index of the newest matching message."""
     snippet: str
     """Its text around the first matching term."""
-=======
+
+
 class PinOut(ApiModel):
     """A pinned message: it reaches the model verbatim in every request."""
 
@@ -161,7 +161,6 @@ class PinsOut(ApiModel):
     """What all pins together take in a request when every one of them is folded."""
     cap_tokens: int
     """The most they may take (a share of the model's input budget)."""
->>>>>>> main
 
 
 class ConversationOut(ApiModel):
@@ -175,13 +174,10 @@ class ConversationOut(ApiModel):
     message_count: int
     compaction: CompactionOut | None = None
     """The current fold; filled by `GET /api/conversations/{id}`, null in lists."""
-<<<<<<< HEAD
     search_hit: SearchHitOut | None = None
     """In a search (`?q=`): the newest matching message, null when only the title matched."""
-=======
     pins: list[PinOut] = []
     """The pinned messages in display order; filled by `GET /api/conversations/{id}`."""
->>>>>>> main
 
 
 class ConversationList(ApiModel):

@@ -15,11 +15,8 @@ from foldline.server.schemas import (
     ConversationList,
     ConversationOut,
     ConversationPatch,
-<<<<<<< HEAD
-    SearchHitOut,
-=======
     PinOut,
->>>>>>> main
+    SearchHitOut,
 )
 from foldline.store import ConversationRecord, PinRecord
 
