@@ -7,12 +7,12 @@ does not grow with the history. Everything the gate, the request and the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from foldline.chat.counting import CachedCounter
 from foldline.chat.serialize import message_parts_to_json, state_to_json
-from foldline.chat.tools import CONTEXT_TOOLS, FILE_TOOLS
 from foldline.config import AppConfig, ResolvedModel, resolve_model
 from foldline.core.budget import Budget, TokenAnchor, tokens_now
 from foldline.core.messages import HistoryWindow, Message, ToolSpec
@@ -120,9 +120,10 @@ class ContextLoader:
     that call instead of accumulating over the whole view (DESIGN §2).
     """
 
-    def __init__(self, store: Store, *, file_tools: bool = False) -> None:
+    def __init__(self, store: Store, tools: Callable[[], list[ToolSpec]]) -> None:
         self.store = store
-        self.file_tools = file_tools
+        self.tools = tools
+        """The specs offered to the model now (the tool registry's, counted in every view)."""
         self._counters: dict[tuple[str, str, bool], CachedCounter] = {}
         self._anchors: dict[str, tuple[str, str, TokenAnchor]] = {}
 
@@ -141,9 +142,6 @@ class ContextLoader:
         if entry is None or entry[0] != model or entry[1] != system:
             return None
         return entry[2]
-
-    def tools(self) -> list[ToolSpec]:
-        return [*CONTEXT_TOOLS, *(FILE_TOOLS if self.file_tools else ())]
 
     def counter(self, resolved: ResolvedModel, wire: str) -> tuple[TokenCounter, float]:
         # Counts are exact only against OpenAI itself; a compatible server's model has a

@@ -17,7 +17,8 @@ from typing import Any
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.folding import ResummaryBackoff
-from foldline.chat.tools import WorkspaceFiles
+from foldline.chat.tool_registry import Tool, ToolRegistry
+from foldline.chat.tools import CONTEXT_TOOLS, WorkspaceFiles
 from foldline.chat.turn import TurnRunner
 from foldline.config import AppConfig, provider_for_model, resolve_model
 from foldline.core.compaction import planned_split
@@ -73,7 +74,7 @@ class ChatService:
         self.config_provider = config_provider
         self.provider_factory = provider_factory
         self.files = WorkspaceFiles(files_root) if files_root else None
-        self.loader = ContextLoader(store, file_tools=self.files is not None)
+        self.loader = ContextLoader(store, lambda: self.tool_registry().specs())
         self.sleep = sleep
         self.breakers: dict[str, BreakerState] = {}
         self.resummary_backoff = ResummaryBackoff()
@@ -96,6 +97,13 @@ class ChatService:
         if model not in self._providers:
             self._providers[model] = self.provider_factory(config, model)
         return self._providers[model]
+
+    def tool_registry(self) -> ToolRegistry:
+        """The tools offered now: the built-in ones, then the workspace reader."""
+        tools: list[Tool] = [*CONTEXT_TOOLS]
+        if self.files is not None:
+            tools.extend(self.files.tools())
+        return ToolRegistry(tools)
 
     @staticmethod
     def _close_later(provider: Provider) -> None:
@@ -128,7 +136,7 @@ class ChatService:
             summarizer=(summarizer, summary_model),
             breakers=self.breakers,
             backoff=self.resummary_backoff,
-            files=self.files,
+            tools=self.tool_registry,
             sleep=self.sleep,
         )
 
