@@ -75,6 +75,20 @@ class Tool(Protocol):
     async def run(self, call: ToolCallPart, env: ToolEnv) -> ToolOutcome: ...
 
 
+class ToolSource(Protocol):
+    """Tools that come from outside the app (MCP servers): started when first needed."""
+
+    def tools(self) -> list[Tool]:
+        """The tools offered now (stable while nothing changes: part of the cached prefix)."""
+        ...
+
+    async def prepare(self) -> list[ChatEvent]:
+        """Start what a turn needs; events (notices) for what could not start."""
+        ...
+
+    async def shutdown(self) -> None: ...
+
+
 @dataclass(frozen=True)
 class Truncation:
     """Ingest truncation of tool outputs: the cap and how to count tokens."""

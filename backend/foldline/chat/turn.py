@@ -108,6 +108,7 @@ class TurnRunner:
         breakers: dict[str, BreakerState],
         backoff: ResummaryBackoff,
         tools: Callable[[], ToolRegistry],
+        prepare_tools: Callable[[], Awaitable[list[ChatEvent]]] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.store = store
@@ -116,6 +117,7 @@ class TurnRunner:
         self.conversation_id = conversation_id
         self.provider = provider
         self.tools = tools
+        self.prepare_tools = prepare_tools
         self.sleep = sleep
         self.breakers = breakers
         self.gate = Gate(
@@ -172,6 +174,9 @@ class TurnRunner:
             yield event
 
     async def _loop(self, turn: int) -> AsyncIterator[ChatEvent]:
+        if self.prepare_tools is not None:  # tool servers start when first needed
+            for event in await self.prepare_tools():
+                yield event
         async for event in self._gate(turn, mid_tool_loop=False):
             yield event
         for _call in range(MAX_MODEL_CALLS_PER_TURN):

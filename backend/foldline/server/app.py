@@ -18,6 +18,7 @@ from starlette.middleware import Middleware
 import foldline
 from foldline.chat.service import ChatService, ChatUnavailable, TurnInProgress
 from foldline.config import ConfigError, ensure_config
+from foldline.mcp.manager import McpManager
 from foldline.server.config_source import ConfigSource
 from foldline.server.errors import (
     ExceptionMapping,
@@ -29,6 +30,7 @@ from foldline.server.routes import (
     context,
     conversations,
     health,
+    mcp,
     messages,
     settings,
     transfer,
@@ -72,8 +74,19 @@ def create_app(
     if store is None:
         ensure_config(data_dir)
         store = Store(data_dir / DATABASE_FILE)
+    mcp_manager = next(
+        (
+            source
+            for source in (chat_service.tool_sources if chat_service else ())
+            if isinstance(source, McpManager)
+        ),
+        None,
+    )
+    if mcp_manager is None:
+        # MCP servers come only from config.toml; "Always allow" is written back there.
+        mcp_manager = McpManager(config_source, save_config=config_source.save)
     if chat_service is None:
-        chat_service = ChatService(store, config_source)
+        chat_service = ChatService(store, config_source, tool_sources=[mcp_manager])
     opened_store: Store = store
     service: ChatService = chat_service
 
@@ -109,6 +122,7 @@ def create_app(
     app.state.chat_service = chat_service
     app.state.data_dir = data_dir
     app.state.config_source = config_source
+    app.state.mcp = mcp_manager
     install_error_handlers(app, EXCEPTION_MAPPING)
 
     app.include_router(health.router)
@@ -120,5 +134,6 @@ def create_app(
     app.include_router(compactions.router)
     app.include_router(context.router)
     app.include_router(settings.router)
+    app.include_router(mcp.router)
     mount_frontend(app, frontend_dir or find_frontend_dir())
     return app
