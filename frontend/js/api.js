@@ -238,4 +238,13 @@ export const api = {
   putSettings: (settings) => json("PUT", "/api/settings", { body: settings }),
   testConnection: (body) => json("POST", "/api/settings/test-connection", { body }),
   detectLocal: () => json("GET", "/api/settings/detect-local"),
+
+  /** Answer an MCP call waiting for approval: "allow" | "always" | "deny". */
+  decideApproval: (id, callId, decision) =>
+    json("POST", `/api/conversations/${enc(id)}/tool-calls/${enc(callId)}/approval`, {
+      body: { decision },
+    }),
+  mcpServers: () => json("GET", "/api/mcp/servers"),
+  restartMcpServer: (name) => json("POST", `/api/mcp/servers/${enc(name)}/restart`, { body: {} }),
+  importMcp: (text) => json("POST", "/api/mcp/import", { body: { text } }),
 };

@@ -196,6 +196,8 @@ def _reason(error: BaseException, errlog: Any) -> str:
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
     reason = str(error) or type(error).__name__
+    if reason == "Connection closed":
+        reason = "the server closed the connection before it was ready (it may have exited)"
     with contextlib.suppress(OSError, ValueError):
         errlog.flush()
         errlog.seek(0)
