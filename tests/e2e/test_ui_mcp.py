@@ -4,6 +4,7 @@ turn against the test MCP server, and the servers' state, restart and import in 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -126,3 +127,22 @@ def test_settings_show_servers_restart_and_import(start_foldline, fake_provider,
     expect(broken).to_have_attribute("data-state", "failed", timeout=60_000)
     expect(broken.locator(".mcp-error")).to_be_visible()
     ui.shot("mcp-settings")
+
+
+def test_an_image_from_a_tool_is_shown_in_its_card(start_foldline, fake_provider, make_ui):
+    app = start_foldline(
+        CONFIG.format(
+            base_url=fake_provider.openai_url, python=sys.executable, script=SERVER_SCRIPT
+        )
+        + 'approval = "always"\n'
+    )
+    app.script.add(tool_step(call("tests__picture")), text_step("Here is the pixel."))
+    ui = make_ui(app)
+    ui.open()
+    ui.send("Draw a pixel")
+    card = ui.page.locator("details.tool-card").first
+    card.locator("summary").click()
+    image = card.locator("img.tool-image")
+    expect(image).to_be_visible()
+    expect(image).to_have_attribute("src", re.compile(r"^data:image/png;base64,iVBOR"))
+    ui.shot("mcp-image")
