@@ -14,6 +14,7 @@ from foldline.chat.events import ChatEvent
 from foldline.chat.service import ChatService
 from foldline.config import AppConfig, parse_config
 from foldline.core.messages import AttachmentPart
+from foldline.logging_setup import redact
 from foldline.mcp.manager import McpManager
 from foldline.mcp.settings import McpServerConfig
 from foldline.store import Store
@@ -102,12 +103,16 @@ async def test_tools_are_discovered_offered_and_called(store: Store, setup: Setu
 
 async def test_streamable_http_server(store: Store, setup: Setup, http_mcp_url: str) -> None:
     model = ScriptedModel(tool_step(call("remote__echo", {"text": "over http"})), text_step("ok"))
-    server = McpServerConfig(url=http_mcp_url, headers={"X-Test": "h"}, approval="always")
+    server = McpServerConfig(
+        url=http_mcp_url, headers={"X-Test": "header-secret-value"}, approval="always"
+    )
     service, _ = setup(model, remote=server)
     conversation = store.create_conversation()
     events = await run(service, conversation.id, "call it")
     [result] = results(events)
     assert result["output"] == "echo: over http"
+    # A header value is a secret: once the server is known, the log scrubs it.
+    assert "header-secret-value" not in redact("sent X-Test: header-secret-value")
 
 
 async def test_a_server_that_never_starts_is_reported_and_not_offered(
@@ -211,3 +216,20 @@ async def test_stop_cancels_a_call_waiting_for_approval(store: Store, setup: Set
     roles = [record.message.role for record in store.list_messages(conversation.id)]
     assert roles == ["user", "assistant"]  # no result: pair repair says [interrupted]
     assert not service.is_running(conversation.id)
+
+
+async def test_env_and_cwd_reach_the_server_process(
+    store: Store, setup: Setup, tmp_path: Path
+) -> None:
+    model = ScriptedModel(
+        tool_step(
+            call("tests__secret_env", {"name": "API_TOKEN"}),
+            call("tests__secret_env", {"name": "NOT_GIVEN"}),
+        ),
+        text_step("ok"),
+    )
+    server = stdio_server(approval="always", env={"API_TOKEN": "t0ken-value"}, cwd=str(tmp_path))
+    service, _ = setup(model, tests=server)
+    conversation = store.create_conversation()
+    given, missing = results(await run(service, conversation.id, "check"))
+    assert given["output"] == "set" and missing["output"] == "unset"

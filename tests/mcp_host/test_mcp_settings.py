@@ -9,7 +9,13 @@ from pathlib import Path
 import mcp_types
 import pytest
 
-from foldline.config import ConfigError, load_config, parse_config, save_config
+from foldline.config import (
+    ConfigError,
+    apply_settings_patch,
+    load_config,
+    parse_config,
+    save_config,
+)
 from foldline.mcp.naming import offered_names
 from foldline.mcp.results import outcome_from_result
 from foldline.mcp.settings import McpImportError, parse_claude_desktop, public_server
@@ -171,3 +177,10 @@ def test_structured_content_already_sent_as_text_is_not_repeated() -> None:
     )
     outcome = outcome_from_result(as_json, "t")
     assert outcome.output == '{"n": 3}' and outcome.is_error
+
+
+def test_a_settings_save_keeps_the_servers() -> None:
+    config = parse_config(CONFIG)
+    patched = apply_settings_patch(config, {"compaction": {"threshold": 0.7}})
+    assert patched.compaction.threshold == 0.7
+    assert patched.mcp_servers == config.mcp_servers
