@@ -17,7 +17,7 @@ from mcp_host_helpers import SERVER_SCRIPT
 
 from foldline.chat.events import ChatEvent
 from foldline.chat.service import ChatService
-from foldline.config import parse_config
+from foldline.config import AppConfig, parse_config
 from foldline.mcp.manager import McpManager
 from foldline.providers.base import ModelRequest
 from foldline.store import Store
@@ -62,12 +62,8 @@ def responder(request: ModelRequest) -> Reply:
     return Reply(text="Read it; the report's lines are noted.")
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("wire", ["anthropic", "openai"])
-async def test_thirty_turns_of_large_mcp_outputs_on_an_8k_window(
-    wire: str, server: FakeProviderServer, tmp_path: Path
-) -> None:
-    config = parse_config(
+def session_config(server: FakeProviderServer) -> AppConfig:
+    return parse_config(
         f"""
 [providers.fake-anthropic]
 kind = "anthropic"
@@ -99,6 +95,14 @@ args = ["{SERVER_SCRIPT}"]
 approval = "always"
 """
     )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("wire", ["anthropic", "openai"])
+async def test_thirty_turns_of_large_mcp_outputs_on_an_8k_window(
+    wire: str, server: FakeProviderServer, tmp_path: Path
+) -> None:
+    config = session_config(server)
     server.responder = ScriptedModel(when_empty=responder, summaries=structured_summary)
     store = Store(tmp_path / "foldline.db")
     manager = McpManager(lambda: config)
@@ -140,3 +144,29 @@ approval = "always"
     # Every turn ended with the model's answer.
     assert [r.message.role for r in records[-2:]] == ["tool", "assistant"]
     assert records[-1].status == "complete"
+
+
+async def test_a_tool_image_reaches_an_anthropic_model(
+    server: FakeProviderServer, tmp_path: Path
+) -> None:
+    server.responder = ScriptedModel(
+        Reply(tool_calls=(call("reports__picture"),)), Reply(text="A pixel.")
+    )
+    config = session_config(server)
+    store = Store(tmp_path / "foldline.db")
+    service = ChatService(store, lambda: config, tool_sources=[McpManager(lambda: config)])
+    try:
+        conversation = store.create_conversation(model=MODEL["anthropic"])
+        handle = service.start_turn(conversation.id, "Show me the picture.")
+        events = [event async for event in handle.events()]
+    finally:
+        await service.shutdown()
+        store.close()
+    server.assert_no_errors()
+    assert [e for e in events if e.name == "error"] == []
+    last = [r for r in server.requests if r.body is not None][-1]
+    assert last.status == 200
+    result = last.body["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result"
+    image = result["content"][-1]
+    assert image["type"] == "image" and image["source"]["media_type"] == "image/png"
