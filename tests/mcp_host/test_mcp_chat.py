@@ -233,3 +233,25 @@ async def test_env_and_cwd_reach_the_server_process(
     conversation = store.create_conversation()
     given, missing = results(await run(service, conversation.id, "check"))
     assert given["output"] == "set" and missing["output"] == "unset"
+
+
+async def test_stop_cancels_a_running_call_and_the_server_stays_usable(
+    store: Store, setup: Setup
+) -> None:
+    model = ScriptedModel(
+        tool_step(call("tests__slow", {"seconds": 60})),
+        tool_step(call("tests__echo", {"text": "next turn"})),
+        text_step("ok"),
+    )
+    service, manager = setup(model, tests=stdio_server(approval="always"))
+    conversation = store.create_conversation()
+    handle = service.start_turn(conversation.id, "be slow")
+    async for event in handle.events():
+        if event.name == "tool.call":
+            await asyncio.sleep(1.0)  # the call is now running on the server
+            service.cancel(conversation.id)
+    await asyncio.sleep(0)
+    assert not service.is_running(conversation.id)
+    assert manager.status()[0].state == "running"
+    events = await run(service, conversation.id, "go on")
+    assert results(events)[0]["output"] == "echo: next turn"
