@@ -244,6 +244,8 @@ export const api = {
     json("POST", `/api/conversations/${enc(id)}/tool-calls/${enc(callId)}/approval`, {
       body: { decision },
     }),
+  /** The MCP calls waiting for approval in a conversation: `{items: [...]}`. */
+  pendingApprovals: (id) => json("GET", `/api/conversations/${enc(id)}/tool-calls/pending`),
   mcpServers: () => json("GET", "/api/mcp/servers"),
   restartMcpServer: (name) => json("POST", `/api/mcp/servers/${enc(name)}/restart`, { body: {} }),
   importMcp: (text) => json("POST", "/api/mcp/import", { body: { text } }),

@@ -10,6 +10,7 @@
 import { api } from "./api.js";
 import { byId, h, icon } from "./dom.js";
 import { notifyError } from "./notices.js";
+import { on } from "./state.js";
 
 // ---- approval ---------------------------------------------------------------------------
 
@@ -31,7 +32,7 @@ export function showApproval(conversationId, data) {
       class: "approval-card",
       role: "alertdialog",
       "aria-label": `Approve ${data.tool} of ${data.server}`,
-      dataset: { callId: data.callId },
+      dataset: { callId: data.callId, conversationId },
     },
     h(
       "div",
@@ -89,6 +90,27 @@ export function clearApprovals() {
     card.remove();
   }
 }
+
+// A page opened (or reloaded) while a call waits shows its card too: the event that
+// announced it went to the stream the old page was reading.
+on("conversation", async (conversation) => {
+  for (const card of byId("composer-status").querySelectorAll(".approval-card")) {
+    if (card.dataset.conversationId !== conversation?.id) {
+      card.remove();
+    }
+  }
+  if (!conversation?.id) {
+    return;
+  }
+  try {
+    const { items } = await api.pendingApprovals(conversation.id);
+    for (const pending of items) {
+      showApproval(conversation.id, pending);
+    }
+  } catch {
+    // The chat works without the cards; the next open tries again.
+  }
+});
 
 // ---- settings ---------------------------------------------------------------------------
 

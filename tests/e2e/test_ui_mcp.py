@@ -146,3 +146,32 @@ def test_an_image_from_a_tool_is_shown_in_its_card(start_foldline, fake_provider
     expect(image).to_be_visible()
     expect(image).to_have_attribute("src", re.compile(r"^data:image/png;base64,iVBOR"))
     ui.shot("mcp-image")
+
+
+def test_a_reloaded_page_shows_the_waiting_call(start_foldline, fake_provider, make_ui):
+    app = start(start_foldline, fake_provider)
+    app.script.add(tool_step(call("tests__echo", {"text": "after reload"})), text_step("Done."))
+    ui = make_ui(app)
+    ui.open()
+    page = ui.page
+    page.locator("#composer-input").fill("Echo after a reload")
+    page.locator("#composer-input").press("Enter")
+    expect(page.locator(".approval-card")).to_be_visible(timeout=60_000)
+    page.reload()
+    expect(page.locator("#app")).not_to_have_attribute("data-state", "loading")
+    page.locator(".conversation-item").first.click()
+    card = page.locator(".approval-card")
+    expect(card).to_contain_text("echo")
+    card.locator('[data-decision="allow"]').click()
+    expect(card).to_have_count(0)
+    conversation = app.api("GET", "/api/conversations")["items"][0]["id"]
+    page.wait_for_function(
+        """async ([id, token]) => {
+            const r = await fetch(`/api/conversations/${id}/messages`,
+                {headers: {Authorization: `Bearer ${token}`}});
+            const body = await r.json();
+            return body.items.some((m) => m.role === "assistant" && m.status === "complete"
+                && m.parts.some((p) => p.kind === "text" && p.text === "Done."));
+        }""",
+        arg=[conversation, app.token],
+    )

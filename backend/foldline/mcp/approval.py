@@ -9,8 +9,8 @@ abandons the wait.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 Decision = Literal["allow", "always", "deny"]
 
@@ -26,15 +26,29 @@ class PendingApproval:
     server: str
     tool: str
     future: asyncio.Future[Decision]
+    name: str = ""
+    """The name the model called (`SERVER__TOOL`)."""
+    arguments: dict[str, Any] = field(default_factory=dict)
 
 
 class Approvals:
     def __init__(self) -> None:
         self._pending: dict[tuple[str, str], PendingApproval] = {}
 
-    def ask(self, conversation_id: str, call_id: str, server: str, tool: str) -> PendingApproval:
+    def ask(
+        self,
+        conversation_id: str,
+        call_id: str,
+        server: str,
+        tool: str,
+        *,
+        name: str = "",
+        arguments: dict[str, Any] | None = None,
+    ) -> PendingApproval:
         future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
-        pending = PendingApproval(conversation_id, call_id, server, tool, future)
+        pending = PendingApproval(
+            conversation_id, call_id, server, tool, future, name, dict(arguments or {})
+        )
         self._pending[(conversation_id, call_id)] = pending
         return pending
 

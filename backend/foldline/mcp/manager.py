@@ -262,7 +262,12 @@ class McpTool:
             )
         if approval == "ask":
             pending = self.manager.approvals.ask(
-                env.conversation_id, call.id, self.server, self.tool
+                env.conversation_id,
+                call.id,
+                self.server,
+                self.tool,
+                name=self.spec.name,
+                arguments=call.input,
             )
             env.emit(
                 ChatEvent(

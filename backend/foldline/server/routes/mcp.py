@@ -7,7 +7,7 @@ names start at the next turn that needs them.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Request
 
@@ -102,6 +102,20 @@ class McpImportResult(ApiModel):
 
 class ApprovalDecision(RequestModel):
     decision: Literal["allow", "always", "deny"]
+
+
+class PendingApprovalOut(ApiModel):
+    """A call waiting for the person, as `tool.approval_required` announced it."""
+
+    call_id: str
+    server: str
+    tool: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class PendingApprovals(ApiModel):
+    items: list[PendingApprovalOut]
 
 
 class ApprovalResult(ApiModel):
@@ -213,6 +227,21 @@ def import_claude_desktop(body: McpImport, source: ConfigSourceDep) -> McpImport
     if imported:
         _save_servers(source, config, servers)
     return McpImportResult(imported=imported, skipped=skipped)
+
+
+@router.get(
+    "/api/conversations/{conversation_id}/tool-calls/pending", response_model=PendingApprovals
+)
+def pending_approvals(conversation_id: str, mcp: McpDep) -> PendingApprovals:
+    """The calls waiting for approval here (a page opened mid-turn shows their cards)."""
+    return PendingApprovals(
+        items=[
+            PendingApprovalOut(
+                call_id=p.call_id, server=p.server, tool=p.tool, name=p.name, arguments=p.arguments
+            )
+            for p in mcp.approvals.waiting(conversation_id)
+        ]
+    )
 
 
 @router.post(
