@@ -169,6 +169,9 @@ function serverRow(server, refresh) {
           ? "No tools offered."
           : "",
     }),
+    ...server.tools
+      .filter((t) => t.note)
+      .map((t) => h("div", { class: "mcp-note", text: `${t.name}: ${t.note}` })),
     h("div", {
       class: "mcp-approval",
       text: `Approval: ${server.approval}; timeout ${server.timeout} s${

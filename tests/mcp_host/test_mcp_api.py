@@ -166,7 +166,7 @@ def test_status_restart_and_settings_with_secrets_masked(live: Live) -> None:
 
     restarted = live.http.post("/api/mcp/servers/tests/restart").json()
     assert restarted["state"] == "running"
-    assert {"name": "echo", "offeredAs": "tests__echo"} in restarted["tools"]
+    assert {"name": "echo", "offeredAs": "tests__echo", "note": None} in restarted["tools"]
 
     patched = live.http.patch(
         "/api/mcp/servers/tests",
@@ -179,6 +179,10 @@ def test_status_restart_and_settings_with_secrets_masked(live: Live) -> None:
     assert "very-secret-token" in (live.data_dir / "config.toml").read_text()
 
     assert live.http.post("/api/mcp/servers/nope/restart").status_code == 404
+    live.http.patch("/api/mcp/servers/tests", json={"enabled": False})
+    disabled = live.http.post("/api/mcp/servers/tests/restart")
+    assert disabled.status_code == 409 and "disabled" in disabled.json()["error"]["message"]
+    assert live.http.get("/api/mcp/servers").json()["servers"][0]["state"] == "disabled"
     assert live.http.patch("/api/mcp/servers/tests", json={"timeout": -1}).status_code == 422
 
 

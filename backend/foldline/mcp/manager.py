@@ -37,6 +37,10 @@ log = logging.getLogger(__name__)
 _TRANSPORT_FIELDS = ("command", "args", "env", "cwd", "url", "headers")
 
 
+class ServerDisabled(Exception):
+    """A disabled server cannot be restarted (HTTP 409)."""
+
+
 def _same_transport(a: McpServerConfig, b: McpServerConfig) -> bool:
     return all(getattr(a, name) == getattr(b, name) for name in _TRANSPORT_FIELDS)
 
@@ -104,9 +108,8 @@ class McpManager:
             raise KeyError(name)
         await self.sync()
         connection = self.connections.get(name)
-        if connection is None:  # disabled
-            connection = ServerConnection(name, self.server_configs()[name])
-            return connection
+        if connection is None:
+            raise ServerDisabled(f"The MCP server {name} is disabled; enable it first.")
         await connection.stop()
         self._announced.discard(name)
         await connection.start()
@@ -119,6 +122,9 @@ class McpManager:
     # --- tools -----------------------------------------------------------------------
 
     def tools(self) -> list[Tool]:
+        return list(self.mcp_tools())
+
+    def mcp_tools(self) -> list[McpTool]:
         """The running servers' enabled tools, under their offered names."""
         servers = self.server_configs()
         pairs: list[tuple[str, str]] = []
@@ -131,7 +137,7 @@ class McpManager:
                 if server.tool_enabled(tool.name):
                     pairs.append((name, tool.name))
                     listed[(name, tool.name)] = tool
-        tools: list[Tool] = []
+        tools: list[McpTool] = []
         for offered in offered_names(pairs):
             listed_tool = listed[(offered.server, offered.tool)]
             spec = ToolSpec(
@@ -140,19 +146,8 @@ class McpManager:
                 or f"The tool {offered.tool} of the MCP server {offered.server}.",
                 input_schema=listed_tool.input_schema or {"type": "object"},
             )
-            tools.append(McpTool(self, offered.server, offered.tool, spec))
+            tools.append(McpTool(self, offered.server, offered.tool, spec, offered.note))
         return tools
-
-    def name_notes(self) -> dict[str, list[str]]:
-        """Per server, how its tools' offered names differ from `SERVER__TOOL`."""
-        notes: dict[str, list[str]] = {}
-        for tool in self.tools():
-            assert isinstance(tool, McpTool)
-            if tool.spec.name != f"{tool.server}__{tool.tool}":
-                notes.setdefault(tool.server, []).append(
-                    f"{tool.tool} is offered as {tool.spec.name}"
-                )
-        return notes
 
     def approval_for(self, server: str, tool: str) -> str:
         if (server, tool) in self._always:
@@ -196,10 +191,9 @@ class McpManager:
 
     def status(self) -> list[ServerStatus]:
         """Each configured server: its state, the reason it failed, the tools it offers."""
-        offered: dict[str, list[tuple[str, str]]] = {}
-        for tool in self.tools():
-            assert isinstance(tool, McpTool)
-            offered.setdefault(tool.server, []).append((tool.tool, tool.spec.name))
+        offered: dict[str, list[McpTool]] = {}
+        for tool in self.mcp_tools():
+            offered.setdefault(tool.server, []).append(tool)
         out = []
         for name, server in self.server_configs().items():
             connection = self.connections.get(name)
@@ -225,8 +219,8 @@ class ServerStatus:
     state: str
     """stopped (not needed yet) | starting | running | failed | disabled"""
     error: str | None
-    tools: list[tuple[str, str]]
-    """(the server's tool name, the name the model is offered) of each offered tool."""
+    tools: list[McpTool]
+    """The tools offered, each with the name the model sees."""
     disabled_tools: list[str]
 
 
@@ -252,6 +246,8 @@ class McpTool:
     server: str
     tool: str
     spec: ToolSpec
+    note: str | None = None
+    """Why the offered name is not simply `SERVER__TOOL` (shown in Settings)."""
 
     async def run(self, call: ToolCallPart, env: ToolEnv) -> ToolOutcome:
         approval = self.manager.approval_for(self.server, self.tool)

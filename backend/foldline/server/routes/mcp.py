@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends, Path, Request
 
 from foldline.config import AppConfig
 from foldline.mcp.approval import UnknownApproval
-from foldline.mcp.manager import McpManager, ServerStatus
+from foldline.mcp.manager import McpManager, ServerDisabled, ServerStatus
 from foldline.mcp.settings import (
     Approval,
     McpImportError,
@@ -48,6 +48,9 @@ ConfigSourceDep = Annotated[ConfigSource, Depends(get_config_source)]
 class McpToolOut(ApiModel):
     name: str
     offered_as: str
+    note: str | None = None
+    """Why `offeredAs` is not simply `SERVER__TOOL` (a character replaced, a name cut
+    to 64 characters, or a collision), when it is not."""
 
 
 class McpToolOverrideIn(RequestModel):
@@ -143,7 +146,10 @@ def server_out(status: ServerStatus) -> McpServerOut:
         },
         state=status.state,  # type: ignore[arg-type]
         error=status.error,
-        tools=[McpToolOut(name=name, offered_as=offered) for name, offered in status.tools],
+        tools=[
+            McpToolOut(name=tool.tool, offered_as=tool.spec.name, note=tool.note)
+            for tool in status.tools
+        ],
         disabled_tools=status.disabled_tools,
     )
 
@@ -174,12 +180,15 @@ async def restart_server(name: Annotated[str, NAME], mcp: McpDep) -> McpServerOu
     """Stop and start the server again; answers once it runs or has failed."""
     if name not in mcp.server_configs():
         raise ApiError(404, "not_found", f"No MCP server named `{name}`.")
-    await mcp.restart(name)
+    try:
+        await mcp.restart(name)
+    except ServerDisabled as error:
+        raise ApiError(409, "mcp_server_disabled", str(error)) from error
     return _one(mcp, name)
 
 
 @router.patch("/api/mcp/servers/{name}", response_model=McpServerOut)
-def update_server(
+async def update_server(
     name: Annotated[str, NAME], body: McpServerPatch, mcp: McpDep, source: ConfigSourceDep
 ) -> McpServerOut:
     """Approval, timeout, enabled, and per-tool overrides; written to config.toml."""
@@ -195,6 +204,7 @@ def update_server(
     for tool, override in (body.tools or {}).items():
         updated = updated.with_tool_override(tool, **override.model_dump(exclude_unset=True))
     _save_servers(source, config, {**config.mcp_servers, name: updated})
+    await mcp.sync()  # a server switched off stops now
     return _one(mcp, name)
 
 
