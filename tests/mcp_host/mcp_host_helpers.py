@@ -37,3 +37,20 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+BASE_CONFIG = """
+[defaults]
+model = "test-model"
+
+[providers.local]
+kind = "openai-compatible"
+base_url = "http://127.0.0.1:9/v1"
+
+[models."test-model"]
+provider = "local"
+context_window = 200000
+max_output_tokens = 1024
+
+"""
+"""A config whose default model is served by a fake the tests inject."""

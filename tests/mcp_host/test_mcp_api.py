@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from mcp_host_helpers import stdio_toml
+from mcp_host_helpers import BASE_CONFIG, stdio_toml
 
 from foldline.chat.service import ChatService
 from foldline.mcp.manager import McpManager
@@ -22,20 +22,6 @@ from foldline.testing import ScriptedModel, call, text_step, tool_step
 
 TOKEN = "mcp-test-token-0123456789abcdefghijklmnop"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-BASE = """
-[defaults]
-model = "test-model"
-
-[providers.local]
-kind = "openai-compatible"
-base_url = "http://127.0.0.1:9/v1"
-
-[models."test-model"]
-provider = "local"
-context_window = 200000
-max_output_tokens = 1024
-
-"""
 
 
 class Live:
@@ -64,7 +50,7 @@ class Live:
 @pytest.fixture
 def live(tmp_path: Path) -> Iterator[Live]:
     (tmp_path / "config.toml").write_text(
-        BASE + stdio_toml("tests", env={"API_TOKEN": "very-secret-token"})
+        BASE_CONFIG + stdio_toml("tests", env={"API_TOKEN": "very-secret-token"})
     )
     live = Live(tmp_path, ScriptedModel())
     yield live

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
-from mcp_host_helpers import stdio_server
+from mcp_host_helpers import BASE_CONFIG, stdio_server
 
 from foldline.chat.events import ChatEvent
 from foldline.chat.service import ChatService
@@ -19,20 +19,6 @@ from foldline.mcp.manager import McpManager
 from foldline.mcp.settings import McpServerConfig
 from foldline.store import Store
 from foldline.testing import ScriptedModel, call, text_step, tool_step
-
-BASE = """
-[defaults]
-model = "test-model"
-
-[providers.local]
-kind = "openai-compatible"
-base_url = "http://127.0.0.1:9/v1"
-
-[models."test-model"]
-provider = "local"
-context_window = 200000
-max_output_tokens = 1024
-"""
 
 
 @pytest.fixture
@@ -50,7 +36,7 @@ async def setup(store: Store) -> AsyncIterator[Setup]:
     services: list[ChatService] = []
 
     def build(model: ScriptedModel, **servers: McpServerConfig) -> tuple[ChatService, McpManager]:
-        config = parse_config(BASE).model_copy(update={"mcp_servers": servers})
+        config = parse_config(BASE_CONFIG).model_copy(update={"mcp_servers": servers})
         current: list[AppConfig] = [config]
         manager = McpManager(lambda: current[0])
         service = ChatService(

@@ -23,6 +23,7 @@ from foldline.mcp.settings import (
 )
 from foldline.server.config_source import ConfigSource
 from foldline.server.errors import ApiError
+from foldline.server.routes.settings import ConfigSourceDep
 from foldline.server.schemas import ApiModel, RequestModel
 
 router = APIRouter(tags=["mcp"])
@@ -34,12 +35,7 @@ def get_mcp(request: Request) -> McpManager:
     return request.app.state.mcp
 
 
-def get_config_source(request: Request) -> ConfigSource:
-    return request.app.state.config_source
-
-
 McpDep = Annotated[McpManager, Depends(get_mcp)]
-ConfigSourceDep = Annotated[ConfigSource, Depends(get_config_source)]
 
 
 # --- bodies ------------------------------------------------------------------------
