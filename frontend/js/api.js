@@ -249,4 +249,8 @@ export const api = {
   mcpServers: () => json("GET", "/api/mcp/servers"),
   restartMcpServer: (name) => json("POST", `/api/mcp/servers/${enc(name)}/restart`, { body: {} }),
   importMcp: (text) => json("POST", "/api/mcp/import", { body: { text } }),
+  /** Every configured provider's models (discovered, else the catalog) and its status. */
+  listModels: () => json("GET", "/api/models"),
+  refreshModels: (provider) =>
+    json("POST", "/api/models/refresh", { body: provider ? { provider } : {} }),
 };

@@ -24,6 +24,7 @@ from foldline.config import AppConfig, provider_for_model, resolve_model
 from foldline.core.compaction import planned_split
 from foldline.core.policy import BreakerState
 from foldline.providers.base import Provider
+from foldline.providers.registry import ModelListing
 from foldline.store import Store
 
 log = logging.getLogger(__name__)
@@ -70,13 +71,14 @@ class ChatService:
         files_root: Path | None = None,
         tool_sources: Sequence[ToolSource] = (),
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        listing: ModelListing | None = None,
     ) -> None:
         self.store = store
         self.config_provider = config_provider
         self.provider_factory = provider_factory
         self.files = WorkspaceFiles(files_root) if files_root else None
         self.tool_sources = list(tool_sources)
-        self.loader = ContextLoader(store, lambda: self.tool_registry().specs())
+        self.loader = ContextLoader(store, lambda: self.tool_registry().specs(), listing=listing)
         self.sleep = sleep
         self.breakers: dict[str, BreakerState] = {}
         self.resummary_backoff = ResummaryBackoff()
