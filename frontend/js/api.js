@@ -249,6 +249,9 @@ export const api = {
   mcpServers: () => json("GET", "/api/mcp/servers"),
   restartMcpServer: (name) => json("POST", `/api/mcp/servers/${enc(name)}/restart`, { body: {} }),
   importMcp: (text) => json("POST", "/api/mcp/import", { body: { text } }),
+  /** `{approval?, timeout?, enabled?, tools?: {TOOL: {approval?, enabled?}}}` */
+  updateMcpServer: (name, change) =>
+    json("PATCH", `/api/mcp/servers/${enc(name)}`, { body: change }),
   /** Every configured provider's models (discovered, else the catalog) and its status. */
   listModels: () => json("GET", "/api/models"),
   refreshModels: (provider) =>

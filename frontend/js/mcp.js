@@ -161,23 +161,82 @@ function serverRow(server, refresh) {
     h("div", { class: "mcp-where" }, h("code", { text: where ?? "" })),
     secrets.length ? h("div", { class: "mcp-secrets", text: secrets.join("  ") }) : null,
     server.error ? h("div", { class: "mcp-error", role: "alert", text: server.error }) : null,
-    h("div", {
-      class: "mcp-tools",
-      text: server.tools.length
-        ? `Tools: ${server.tools.map((t) => t.offeredAs).join(", ")}`
-        : server.state === "running"
-          ? "No tools offered."
-          : "",
-    }),
-    ...server.tools
-      .filter((t) => t.note)
-      .map((t) => h("div", { class: "mcp-note", text: `${t.name}: ${t.note}` })),
+    toolTable(server, refresh),
     h("div", {
       class: "mcp-approval",
       text: `Approval: ${server.approval}; timeout ${server.timeout} s${
         server.disabledTools.length ? `; disabled: ${server.disabledTools.join(", ")}` : ""
       }`,
     }),
+  );
+}
+
+/** Each tool the server lists: offered as, switched on or off, and its own approval. */
+function toolTable(server, refresh) {
+  const offered = new Map(server.tools.map((tool) => [tool.name, tool]));
+  const names = [...offered.keys(), ...server.disabledTools];
+  if (!names.length) {
+    return h("div", {
+      class: "mcp-tools",
+      text: server.state === "running" ? "No tools offered." : "",
+    });
+  }
+  const change = async (tool, override) => {
+    try {
+      await api.updateMcpServer(server.name, { tools: { [tool]: override } });
+    } catch (error) {
+      notifyError(`${tool} was not changed`, error);
+    }
+    await refresh();
+  };
+  const rows = names.map((name) => {
+    const tool = offered.get(name);
+    const approval = server.toolOverrides?.[name]?.approval ?? "";
+    const enabled = h("input", {
+      type: "checkbox",
+      "aria-label": `Offer ${name}`,
+      dataset: { toolEnabled: name },
+      ".checked": Boolean(tool),
+      on: { change: (event) => change(name, { enabled: event.target.checked }) },
+    });
+    const select = h(
+      "select",
+      {
+        "aria-label": `Approval of ${name}`,
+        dataset: { toolApproval: name },
+        on: { change: (event) => change(name, { approval: event.target.value || null }) },
+      },
+      ...[
+        ["", `as the server (${server.approval})`],
+        ["ask", "ask"],
+        ["always", "always"],
+        ["never", "never"],
+      ].map(([value, label]) =>
+        h("option", { value, text: label, ".selected": value === approval }),
+      ),
+    );
+    return h(
+      "tr",
+      { dataset: { tool: name } },
+      h("td", {}, enabled),
+      h(
+        "td",
+        {},
+        h("code", { text: tool ? tool.offeredAs : name }),
+        tool?.note ? h("div", { class: "mcp-note", text: tool.note }) : null,
+      ),
+      h("td", {}, select),
+    );
+  });
+  return h(
+    "table",
+    { class: "mcp-tools" },
+    h(
+      "thead",
+      {},
+      h("tr", {}, h("th", { text: "On" }), h("th", { text: "Tool" }), h("th", { text: "Approval" })),
+    ),
+    h("tbody", {}, rows),
   );
 }
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
+import tomllib
 from pathlib import Path
 
 from playwright.sync_api import expect
@@ -115,6 +117,24 @@ def test_settings_show_servers_restart_and_import(start_foldline, fake_provider,
     server.locator("[data-restart]").click()
     expect(server).to_have_attribute("data-state", "running", timeout=60_000)
     expect(server.locator(".mcp-tools")).to_contain_text("tests__echo")
+
+    # Per-tool overrides: switch one tool off, let another run without asking.
+    server.locator('[data-tool-enabled="crash"]').uncheck()
+    expect(server.locator('[data-tool-enabled="crash"]')).not_to_be_checked()
+    server.locator('[data-tool-approval="echo"]').select_option("always")
+    expect(server.locator('[data-tool-approval="echo"]')).to_have_value("always")
+    wanted = {"crash": {"enabled": False}, "echo": {"approval": "always"}}
+    deadline = time.monotonic() + 15
+    while True:  # each change is saved by its own request
+        saved = tomllib.loads((app.data_dir / "config.toml").read_text())
+        tools = saved["mcp_servers"]["tests"].get("tools", {})
+        if tools == wanted or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert tools == wanted
+    status = app.api("GET", "/api/mcp/servers")["servers"][0]
+    assert status["disabledTools"] == ["crash"]
+    assert "tests__crash" not in [tool["offeredAs"] for tool in status["tools"]]
 
     claude = {
         "mcpServers": {"broken": {"command": sys.executable, "args": ["-c", "raise SystemExit(3)"]}}
