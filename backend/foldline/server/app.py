@@ -35,6 +35,7 @@ from foldline.server.routes import (
     mcp,
     messages,
     models,
+    pins,
     settings,
     transfer,
 )
@@ -152,6 +153,7 @@ def create_app(
     app.include_router(transfer.router)
     app.include_router(conversations.router)
     app.include_router(messages.router)
+    app.include_router(pins.router)
     app.include_router(compactions.router)
     app.include_router(context.router)
     app.include_router(settings.router)
