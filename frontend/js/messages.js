@@ -119,6 +119,17 @@ export function renderToolCard({ call, result, running = false }) {
       // Focusable, so a long output can be scrolled from the keyboard.
       h("pre", { class: "tool-output", text: result.output ?? "", tabindex: "0" }),
     );
+    for (const attachment of result.attachments ?? []) {
+      if (attachment.mediaType?.startsWith("image/") && attachment.dataBase64) {
+        body.append(
+          h("img", {
+            class: "tool-image",
+            alt: attachment.name,
+            src: `data:${attachment.mediaType};base64,${attachment.dataBase64}`,
+          }),
+        );
+      }
+    }
     if (result.truncated) {
       body.append(truncationNote(result));
     }
