@@ -370,7 +370,7 @@ DEFAULT_CONFIG_TEXT = """\
 # ANTHROPIC_API_KEY and OPENAI_API_KEY in the environment are used too.
 
 [defaults]
-# model = "claude-sonnet-5"
+# model = "claude-sonnet-5-5"
 
 [providers.anthropic]            # also reads ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL
 [providers.openai]               # also reads OPENAI_API_KEY / OPENAI_BASE_URL
