@@ -15,6 +15,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    field_validator,
     model_serializer,
 )
 from pydantic.alias_generators import to_camel
@@ -27,6 +28,7 @@ from foldline.core.messages import (
     ToolResultPart,
 )
 from foldline.core.messages import Part as CorePart
+from foldline.core.settings import check_conversation_settings
 from foldline.core.state import CompactionState
 
 MAX_TITLE_CHARS = 500
@@ -146,11 +148,21 @@ class ConversationList(ApiModel):
     total: int
 
 
+def _checked_settings(settings: dict[str, Any] | None) -> dict[str, Any] | None:
+    # The same model as `[compaction]` in config.toml: a typo or an out-of-range knob is
+    # a 422 naming it, never a stored value that breaks every later turn.
+    if settings is not None:
+        check_conversation_settings(settings)
+    return settings
+
+
 class ConversationCreate(RequestModel):
     title: Annotated[str, Field(min_length=1, max_length=MAX_TITLE_CHARS)] | None = None
     model: Annotated[str, Field(min_length=1, max_length=200)] | None = None
     system_prompt: Annotated[str, Field(max_length=MAX_SYSTEM_PROMPT_CHARS)] | None = None
     settings: dict[str, Any] | None = None
+
+    check_settings = field_validator("settings")(_checked_settings)
 
 
 class ConversationPatch(RequestModel):
@@ -160,6 +172,8 @@ class ConversationPatch(RequestModel):
     model: Annotated[str, Field(min_length=1, max_length=200)] | None = None
     system_prompt: Annotated[str, Field(max_length=MAX_SYSTEM_PROMPT_CHARS)] | None = None
     settings: dict[str, Any] | None = None
+
+    check_settings = field_validator("settings")(_checked_settings)
 
 
 # --- messages ----------------------------------------------------------------------
@@ -350,6 +364,9 @@ class ContextOut(ApiModel):
     compaction: CompactionOut | None
     thresholds: Thresholds
     model_known: bool
+    settings_notice: str | None = None
+    """Set when the conversation's stored settings are invalid (saved by an older
+    version): it then runs on the app's `[compaction]` settings, and this says why."""
 
 
 class CompactionPreview(ApiModel):

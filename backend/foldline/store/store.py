@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ from foldline.core.messages import Message
 from foldline.core.state import CompactionState
 from foldline.store import queries
 from foldline.store.connection import ConnectionPool
+from foldline.store.importing import ConversationImport
 from foldline.store.migrations import migrations
 from foldline.store.records import (
     COMPACTION_INSERT,
@@ -486,14 +489,31 @@ class Store:
         self, conversation_id: str
     ) -> tuple[ConversationRecord, list[MessageRecord], list[CompactionRecord]]:
         """The whole conversation from one read snapshot (for export)."""
+        with self.reading_conversation(conversation_id) as (conversation, messages, compactions):
+            return conversation, list(messages), compactions
+
+    @contextmanager
+    def reading_conversation(
+        self, conversation_id: str
+    ) -> Iterator[tuple[ConversationRecord, Iterator[MessageRecord], list[CompactionRecord]]]:
+        """The conversation, its messages one at a time (in display order) and its folds,
+        all from one read snapshot: an export of any size reads in constant memory."""
         with self._pool.snapshot() as conn:
             conversation = queries.get_conversation(conn, conversation_id)
-            rows = conn.execute(
+            compactions = queries.list_compactions(conn, conversation_id)
+            cursor = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY seq",
                 (conversation_id,),
-            ).fetchall()
-            compactions = queries.list_compactions(conn, conversation_id)
-        return conversation, [message_from_row(row) for row in rows], compactions
+            )
+            yield conversation, (message_from_row(row) for row in cursor), compactions
+
+    @contextmanager
+    def import_conversation(self, conversation: ConversationRecord) -> Iterator[ConversationImport]:
+        """A new conversation (new ids) written in one transaction: messages are added in
+        batches, then `finish` writes the folds. An exception inside rolls everything back.
+        Titles, settings, timestamps, statuses and fold versions are kept as given."""
+        with self._pool.write() as conn:
+            yield ConversationImport(conn, replace(conversation, id=new_id()), new_id)
 
     def restore_conversation(
         self,
@@ -501,63 +521,11 @@ class Store:
         messages: Sequence[MessageRecord],
         compactions: Sequence[CompactionRecord],
     ) -> ConversationRecord:
-        """Write a whole conversation under new ids in one transaction (used by import).
-
-        Titles, settings, timestamps, statuses and every fold version are kept as given;
-        the ids of the conversation and of its messages are new. `messages` must be in
-        display order with `seq` 0, 1, 2...; at most one compaction may be current.
-        """
-        if [m.seq for m in messages] != list(range(len(messages))):
-            raise ValueError("messages must have seq 0, 1, 2... in order")
-        for message in messages:
-            _check_status(message.status)
-        versions = {c.state.version for c in compactions}
-        for compaction in compactions:
-            if not 0 <= compaction.state.api_start_index <= len(messages):
-                raise ValueError(f"fold v{compaction.state.version} starts past the messages")
-            if compaction.parent_version and compaction.parent_version not in versions:
-                raise ValueError(f"fold v{compaction.state.version} has an unknown parent")
-        current = [c.state.version for c in compactions if c.is_current]
-        if len(current) > 1:
-            raise ValueError("at most one fold version can be current")
-        record = ConversationRecord(
-            **{**conversation.__dict__, "id": new_id(), "message_count": len(messages)}
-        )
-        with self._pool.write() as conn:
-            queries.insert_conversation(conn, record)
-            conn.executemany(
-                "INSERT INTO messages (id, conversation_id, seq, role, parts, status, usage, "
-                "token_count, error, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        new_id(),
-                        record.id,
-                        m.seq,
-                        m.message.role,
-                        dump_parts(m.message),
-                        m.status,
-                        dump_json_or_none(m.usage),
-                        m.token_count,
-                        m.error,
-                        m.created_at,
-                        m.updated_at,
-                    )
-                    for m in messages
-                ],
-            )
-            conn.executemany(
-                COMPACTION_INSERT,
-                [
-                    compaction_values(record.id, c.state, c.state.version, c.parent_version)
-                    for c in compactions
-                ],
-            )
-            conn.execute(
-                "UPDATE conversations SET fold_version = ? WHERE id = ?",
-                (current[0] if current else 0, record.id),
-            )
-        return record
+        """Write a whole conversation under new ids in one transaction (see
+        `import_conversation`); `messages` in display order with `seq` 0, 1, 2..."""
+        with self.import_conversation(conversation) as writer:
+            writer.add_messages(messages)
+            return writer.finish(compactions)
 
     # -- calibration ---------------------------------------------------------------------
 
