@@ -26,7 +26,7 @@ import json
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from datetime import datetime
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
