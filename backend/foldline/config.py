@@ -22,10 +22,18 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from foldline.core.settings import CompactionSettings
+from foldline.core.settings import MAX_TOKENS, CompactionSettings
 from foldline.secrets import find_api_key, key_storage_status, mask_key
 
 if TYPE_CHECKING:
@@ -122,11 +130,31 @@ class _Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+def _url_without_credentials(value: str | None) -> str | None:
+    # A key typed into a URL (`http://user:sk-…@host`) would be stored in config.toml and
+    # shown in the Settings screen in plain text; keys belong in the key store. The
+    # message never repeats the URL, which holds the secret.
+    if value is not None:
+        try:
+            parts = urlsplit(value)
+            has_credentials = parts.username is not None or parts.password is not None
+        except ValueError:
+            raise ValueError("base_url is not a valid URL") from None
+        if has_credentials:
+            raise ValueError(
+                "base_url must not contain a user name or key (user:key@host); remove it "
+                "and save the key as the provider's API key (kept in the key store)"
+            )
+    return value
+
+
 class ProviderConfig(_Section):
     """One `[providers.NAME]` table."""
 
     kind: ProviderKind
     base_url: str | None = None
+
+    check_base_url = field_validator("base_url")(_url_without_credentials)
     api_key: str | None = None
     """A key written into config.toml by hand. Discouraged (plaintext); the keyring, the
     0600 secrets file and the environment all take precedence."""
@@ -138,10 +166,10 @@ class ModelConfig(_Section):
     """One `[models."name"]` table: limits for a model, and which provider serves it."""
 
     provider: str | None = None
-    context_window: int | None = Field(None, ge=0)
+    context_window: int | None = Field(None, ge=0, le=MAX_TOKENS)
     """0 means unlimited: never fold automatically."""
-    max_output_tokens: int | None = Field(None, ge=1)
-    input_limit: int | None = Field(None, ge=1)
+    max_output_tokens: int | None = Field(None, ge=1, le=MAX_TOKENS)
+    input_limit: int | None = Field(None, ge=1, le=MAX_TOKENS)
     """An explicit input budget, when the provider limits input separately."""
     input_price: float | None = Field(None, ge=0)
     """US dollars per million input tokens; overrides the catalog."""
@@ -189,6 +217,8 @@ class _ProviderTable(_Section):
     base_url: str | None = None
     api_key: str | None = None
     api_key_env: str | None = None
+
+    check_base_url = field_validator("base_url")(_url_without_credentials)
 
 
 class _ConfigFile(_Section):

@@ -168,7 +168,7 @@ def test_method_not_allowed_is_405_in_the_error_shape(client: TestClient) -> Non
 @pytest.mark.parametrize(
     ("settings", "knob"),
     [
-        ({"compaction": {"treshold": 0.5}}, "settings.compaction.treshold: unknown knob"),
+        ({"compaction": {"treshold": 0.5}}, "settings.compaction.treshold: unknown setting"),
         ({"compaction": {"threshold": 7}}, "settings.compaction.threshold"),
         ({"compaction": {"threshold": "x"}}, "settings.compaction.threshold"),
         ({"compaction": {"keep_recent_tokens": -1}}, "settings.compaction.keep_recent_tokens"),

@@ -49,7 +49,7 @@ def first_settings_error(error: ValidationError, section: str) -> str:
     """`section.knob: reason` for the first problem pydantic found."""
     item = error.errors()[0]
     where = ".".join(str(step) for step in item["loc"])
-    reason = "unknown knob" if item["type"] == "extra_forbidden" else item["msg"]
+    reason = "unknown setting" if item["type"] == "extra_forbidden" else item["msg"]
     return f"{section}.{where}: {reason}" if where else f"{section}: {reason}"
 
 
