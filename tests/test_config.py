@@ -233,7 +233,7 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     loaded = load_config(tmp_path)
 
     assert loaded == config.model_copy(update={"data_dir": tmp_path})
-    assert stat.S_IMODE(config_path(tmp_path).stat().st_mode) == 0o644
+    assert stat.S_IMODE(config_path(tmp_path).stat().st_mode) == 0o600
     assert [p.name for p in tmp_path.iterdir()] == ["config.toml"]
 
 

@@ -365,8 +365,8 @@ def save_config(data_dir: Path, config: AppConfig) -> None:
     reread = parse_config(text)
     if reread.model_dump(exclude={"data_dir"}) != config.model_dump(exclude={"data_dir"}):
         raise ConfigError("internal error: the configuration would not read back equal")
-    has_plaintext_key = any(p.api_key for p in config.providers.values())
-    _atomic_write(config_path(data_dir), text, 0o600 if has_plaintext_key else 0o644)
+    # Private like everything in the data dir, with or without a key written in it.
+    _atomic_write(config_path(data_dir), text, 0o600)
 
 
 DEFAULT_CONFIG_TEXT = """\
@@ -409,7 +409,7 @@ def ensure_config(data_dir: Path) -> Path:
 
     path = config_path(data_dir)
     if not path.exists():
-        _atomic_write(path, DEFAULT_CONFIG_TEXT, 0o644)
+        _atomic_write(path, DEFAULT_CONFIG_TEXT, 0o600)
     return path
 
 

@@ -24,6 +24,7 @@ from foldline.core.compaction import planned_split
 from foldline.core.policy import BreakerState
 from foldline.providers.base import Provider
 from foldline.store import Store
+from foldline.store.records import DISK_FULL_MESSAGE, is_disk_full
 
 log = logging.getLogger(__name__)
 
@@ -143,12 +144,13 @@ class ChatService:
             except asyncio.CancelledError:
                 handle.queue.put_nowait(ChatEvent("done", {"cancelled": True}))
             except Exception as error:
-                log.exception("turn failed")
-                handle.queue.put_nowait(
-                    ChatEvent(
-                        "error", {"code": "internal", "message": str(error), "retryable": True}
-                    )
-                )
+                if is_disk_full(error):
+                    log.error("turn stopped: disk full (%s)", error)
+                    failure = {"code": "disk_full", "message": DISK_FULL_MESSAGE}
+                else:
+                    log.exception("turn failed")
+                    failure = {"code": "internal", "message": str(error)}
+                handle.queue.put_nowait(ChatEvent("error", {**failure, "retryable": True}))
                 handle.queue.put_nowait(ChatEvent("done", {}))
             finally:
                 handle.queue.put_nowait(None)

@@ -13,6 +13,7 @@ SQLite connection (see `connection.py`).
 from __future__ import annotations
 
 import json
+import sqlite3
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -24,6 +25,7 @@ from typing import Any
 from foldline.core.calibration import Calibration
 from foldline.core.messages import Message
 from foldline.core.state import CompactionState
+from foldline.paths import make_private_files
 from foldline.store import queries
 from foldline.store.connection import ConnectionPool
 from foldline.store.importing import ConversationImport
@@ -36,6 +38,7 @@ from foldline.store.records import (
     CompactionRecord,
     ConcurrentFold,
     ConversationRecord,
+    CorruptDatabase,
     MessageRecord,
     MessageStatus,
     NotFound,
@@ -43,6 +46,7 @@ from foldline.store.records import (
     conversation_from_row,
     dump_json_or_none,
     dump_parts,
+    is_corruption,
     message_from_row,
     utc_timestamp,
 )
@@ -82,7 +86,14 @@ class Store:
         self.path = Path(path)
         self._clock = clock or (lambda: datetime.now(UTC))
         self._pool = ConnectionPool(self.path)
-        self._migrate()
+        try:
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            self._pool.close()
+            if is_corruption(error):
+                raise CorruptDatabase(self.path, str(error)) from None
+            raise
+        make_private_files(self.path)
         self.recovered_message_ids: tuple[str, ...] = self._recover() if recover else ()
         """Ids of the messages startup recovery marked interrupted (for logs and tests)."""
 
