@@ -16,7 +16,7 @@ from typing import Any
 
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
-from foldline.chat.folding import ResummaryBackoff
+from foldline.chat.folding import ResummaryBackoff, manual_fold_settings
 from foldline.chat.tools import WorkspaceFiles
 from foldline.chat.turn import TurnRunner
 from foldline.config import AppConfig, provider_for_model, resolve_model
@@ -184,10 +184,19 @@ class ChatService:
         runner = self._runner(conversation_id)
         return self._start(conversation_id, runner.retry())
 
-    def start_compaction(self, conversation_id: str, instructions: str | None) -> TurnHandle:
+    def start_compaction(
+        self,
+        conversation_id: str,
+        instructions: str | None,
+        keep_recent_tokens: int | None = None,
+    ) -> TurnHandle:
+        """A manual fold: everything before the last exchange, unless asked to keep the
+        recent messages holding `keep_recent_tokens` verbatim."""
         self._check_idle(conversation_id)
         runner = self._runner(conversation_id)
-        return self._start(conversation_id, runner.compact(instructions or None))
+        return self._start(
+            conversation_id, runner.compact(instructions or None, keep_recent_tokens)
+        )
 
     def cancel(self, conversation_id: str) -> bool:
         handle = self.running.get(conversation_id)
@@ -226,9 +235,12 @@ class ChatService:
     def context(self, conversation_id: str, *, include_messages: bool = True) -> dict[str, Any]:
         return self._load(conversation_id).to_json(include_messages=include_messages)
 
-    def preview_compaction(self, conversation_id: str) -> dict[str, Any]:
-        """What a fold now would summarize: the messages and their tokens."""
+    def preview_compaction(
+        self, conversation_id: str, keep_recent_tokens: int | None = None
+    ) -> dict[str, Any]:
+        """What a manual fold now would summarize: the messages and their tokens."""
         ctx = self._load(conversation_id)
+        ctx.settings = manual_fold_settings(ctx.settings, keep_recent_tokens)
         split = planned_split(
             display=ctx.window,
             state=ctx.state,

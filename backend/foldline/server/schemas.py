@@ -28,7 +28,7 @@ from foldline.core.messages import (
     ToolResultPart,
 )
 from foldline.core.messages import Part as CorePart
-from foldline.core.settings import check_conversation_settings
+from foldline.core.settings import MAX_TOKENS, check_conversation_settings
 from foldline.core.state import CompactionState
 
 MAX_TITLE_CHARS = 500
@@ -320,6 +320,9 @@ class SendMessage(RequestModel):
 
 class CompactRequest(RequestModel):
     instructions: Annotated[str, Field(max_length=20_000)] | None = None
+    keep_recent_tokens: Annotated[int, Field(ge=0, le=MAX_TOKENS)] | None = None
+    """Keep the recent messages holding this many tokens verbatim. Left out: only the
+    last exchange is kept (everything before it folds)."""
 
 
 # --- context -----------------------------------------------------------------------
