@@ -146,7 +146,7 @@ def _run_desktop_in(data_dir: Path, started_at: float) -> int:
         print(NO_DISPLAY_LINE, flush=True)
         return _serve_in_browser(data_dir)
 
-    prepare_qt_environment(os.environ)
+    prepare_qt_environment(os.environ, data_dir)
     problem = probe_qt(os.environ)
     if problem is not None:
         logger.warning("Qt unavailable: %s", problem.detail)
