@@ -1,6 +1,6 @@
 """`<data-dir>/config.toml` and the environment → `AppConfig`, and what Settings may see.
 
-The file is DESIGN §9. It is read with `tomllib` and written by the small writer in
+The file is described in docs/configuration.md. It is read with `tomllib` and written by the small writer in
 `foldline.config_toml` (the Settings UI saves through `save_config`); comments are not
 kept by a save, so the header of a saved file says so.
 
@@ -370,7 +370,8 @@ def save_config(data_dir: Path, config: AppConfig) -> None:
 
 
 DEFAULT_CONFIG_TEXT = """\
-# Foldline configuration. Edit by hand or in Settings (DESIGN §9).
+# Foldline configuration. Edit by hand or in Settings; every setting is described in
+# Foldline's docs/configuration.md.
 # API keys: Settings stores them in the OS keyring (or a 0600 file when there is none);
 # ANTHROPIC_API_KEY and OPENAI_API_KEY in the environment are used too.
 

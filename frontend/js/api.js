@@ -1,4 +1,4 @@
-// The HTTP API (DESIGN §5, docs/api.md): authenticated fetch, JSON helpers, SSE streams.
+// The HTTP API (docs/api.md): authenticated fetch, JSON helpers, SSE streams.
 //
 // Every /api route but /api/health needs `Authorization: Bearer <token>`. The token comes
 // from the URL fragment (`#token=...`, never sent to the server in a request line or

@@ -130,7 +130,7 @@ class ContextLoader:
 
     It also keeps, per conversation, the anchor of the last call: the input the provider
     reported for it. An estimate's error is then confined to the messages added since
-    that call instead of accumulating over the whole view (DESIGN §2).
+    that call instead of accumulating over the whole view.
     """
 
     def __init__(self, store: Store, *, file_tools: bool = False) -> None:

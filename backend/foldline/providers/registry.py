@@ -13,10 +13,9 @@ A model's limits are resolved in this order, first answer wins:
 5. a guess from the model's family (claude-* has at least 200k), flagged `known=False`;
 6. a conservative default (8192 / 2048), flagged `known=False` so the UI can say so.
 
-DESIGN §4 lists "catalog, then the server, then the config file"; an explicit entry in
-the file is put first here because it is the only source that knows the person's own
-setup, and a local server is asked before the catalog because only it knows the window
-it actually loaded.
+An explicit entry in the file comes first because it is the only source that knows the
+person's own setup, and a local server is asked before the catalog because only it knows
+the window it actually loaded.
 """
 
 from __future__ import annotations

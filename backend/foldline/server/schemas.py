@@ -89,7 +89,7 @@ class SummarizedRangeOut(ApiModel):
 
 
 class CompactionOut(ApiModel):
-    """One fold version (DESIGN §2 `CompactionState`)."""
+    """One fold version (the engine's `CompactionState`)."""
 
     version: int
     compacted_at: str
