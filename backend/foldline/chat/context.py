@@ -115,7 +115,7 @@ def conversation_settings(
     except InvalidSettings as error:
         notice = (
             f"This conversation's own settings are invalid ({error}); the app's "
-            "[compaction] settings are used instead. Saving its settings again fixes it."
+            "[compaction] settings (config.toml) are used instead."
         )
         return config.compaction, notice
     overrides = conversation.settings.get("compaction") or {}
