@@ -1,7 +1,7 @@
 """`<data-dir>/config.toml` and the environment → `AppConfig`, and what Settings may see.
 
-The file is described in docs/configuration.md. It is read with `tomllib` and written by the small writer in
-`foldline.config_toml` (the Settings UI saves through `save_config`); comments are not
+The file is described in docs/configuration.md. It is read with `tomllib` and written by
+the small writer in `foldline.config_toml` (the Settings UI saves through `save_config`); comments are not
 kept by a save, so the header of a saved file says so.
 
 Environment variables are overlaid when a provider is built or shown, never written to
