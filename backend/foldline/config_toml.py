@@ -1,8 +1,8 @@
 """The TOML writer behind `foldline.config.save_config`, and the atomic file write.
 
 `tomllib` only reads TOML, and the file Foldline writes is small and flat
-(docs/configuration.md), so a short writer here is preferred to another dependency. It is kept apart from
-`foldline.config` because writing is a separate concern from reading, validating and
+(docs/configuration.md), so a short writer here is preferred to another dependency. It is
+kept apart from `foldline.config` because writing is a separate concern from reading, validating and
 showing the settings: `save_config` and `ensure_config` there are its only callers, and
 `foldline.config` still exports `dumps_config` so existing imports keep working.
 

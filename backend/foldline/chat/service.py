@@ -23,6 +23,7 @@ from foldline.config import AppConfig, provider_for_model, resolve_model
 from foldline.core.compaction import planned_split
 from foldline.core.policy import BreakerState
 from foldline.providers.base import Provider
+from foldline.providers.registry import ModelListing
 from foldline.store import Store
 from foldline.store.records import DISK_FULL_MESSAGE, is_disk_full
 
@@ -69,12 +70,13 @@ class ChatService:
         provider_factory: ProviderFactory = provider_for_model,
         files_root: Path | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        listing: ModelListing | None = None,
     ) -> None:
         self.store = store
         self.config_provider = config_provider
         self.provider_factory = provider_factory
         self.files = WorkspaceFiles(files_root) if files_root else None
-        self.loader = ContextLoader(store, file_tools=self.files is not None)
+        self.loader = ContextLoader(store, file_tools=self.files is not None, listing=listing)
         self.sleep = sleep
         self.breakers: dict[str, BreakerState] = {}
         self.resummary_backoff = ResummaryBackoff()

@@ -370,6 +370,15 @@ class ContextOut(ApiModel):
     settings_notice: str | None = None
     """Set when the conversation's stored settings are invalid (saved by an older
     version): it then runs on the app's `[compaction]` settings, and this says why."""
+    working_budget: int | None = None
+    """The working budget when it, not the window, sets `inputBudget` (very large
+    windows fold early for cost per turn and answer quality); null otherwise."""
+    window_budget: int | None = None
+    """The input tokens the window itself allows (window minus the output reserve)."""
+    model_lifecycle: Literal["active", "deprecated", "retired"] | None = None
+    """From the provider's model list, else the catalog; null when neither knows."""
+    model_replacement: str | None = None
+    """For a retired model: the current model the UI offers to switch to."""
 
 
 class CompactionPreview(ApiModel):
