@@ -165,7 +165,7 @@ def test_large_integers_anywhere_in_an_import_never_brick_anything(  # type: ign
     replaced by a boundary value: the import answers 4xx or, if accepted, the copy
     still answers every read and a fold; never a 5xx."""
     schema, seeded_id = api_schema
-    store.append_messages(seeded_id, [user("more " * 50), assistant("yes " * 50)])
+    store.append_messages(seeded_id, [user("more " * 600), assistant("yes " * 600)])
     store.update_conversation(seeded_id, settings={"compaction": {"keep_recent_tokens": 10}})
     store.append_messages(seeded_id, [user("last"), assistant("ok")], usage={"input_tokens": 5})
     operation = schema["/api/conversations/import"]["POST"]
