@@ -15,7 +15,9 @@ from foldline.chat.serialize import message_parts_to_json, state_to_json
 from foldline.chat.tools import CONTEXT_TOOLS, FILE_TOOLS
 from foldline.config import AppConfig, ResolvedModel, resolve_model
 from foldline.core.budget import Budget, TokenAnchor, tokens_now
+from foldline.core.fold_inputs import FoldInputs
 from foldline.core.messages import HistoryWindow, Message, ToolSpec
+from foldline.core.pins import Pin, pins_cap, pins_tokens
 from foldline.core.settings import CompactionSettings, InvalidSettings, check_conversation_settings
 from foldline.core.state import CompactionState
 from foldline.core.tokens import ScaledCounter, TokenCounter
@@ -58,11 +60,37 @@ class ConversationContext:
     breakdown: dict[str, int]
     settings_notice: str | None = None
     """Why the conversation's own settings were set aside for the defaults, if they were."""
+    pins: tuple[Pin, ...] = ()
+    """Every pinned message of the conversation (those folded ride after the summary)."""
 
     @property
     def window(self) -> HistoryWindow:
         start = self.state.api_start_index if self.state else 0
-        return HistoryWindow(start, [record.message for record in self.records])
+        return HistoryWindow(start, tuple(record.message for record in self.records))
+
+    def fold_inputs(self, *, now: str, model: str | None) -> FoldInputs:
+        """What a fold of this view reads; `model` is the summarizer's name."""
+        return FoldInputs(
+            window=self.window,
+            state=self.state,
+            counter=self.counter,
+            system=self.system,
+            tools=tuple(self.tools),
+            budget=self.budget,
+            settings=self.settings,
+            now=now,
+            model=model,
+            pins=self.pins,
+        )
+
+    @property
+    def pinned_tokens(self) -> int:
+        """What every pin together takes in a request when all are folded."""
+        return pins_tokens(self.pins, self.counter.count_text)
+
+    @property
+    def pins_cap(self) -> int:
+        return pins_cap(self.budget.input_budget)
 
     @property
     def start_index(self) -> int:
@@ -200,8 +228,9 @@ class ContextLoader:
         )
         state, records = self.store.load_window(conversation_id)
         start = state.api_start_index if state else 0
-        window = HistoryWindow(start, [record.message for record in records])
-        view = build_api_messages(window, state)
+        window = HistoryWindow(start, tuple(record.message for record in records))
+        pins = tuple(Pin(pin.seq, pin.message) for pin in self.store.list_pins(conversation_id))
+        view = build_api_messages(window, state, pins)
         system = conversation.system_prompt or DEFAULT_SYSTEM_PROMPT
         tools = self.tools()
         counter, ratio = self.counter(model, wire)
@@ -243,4 +272,5 @@ class ContextLoader:
             anchor_tokens=anchor_tokens,
             added_estimate=added,
             breakdown=breakdown,
+            pins=pins,
         )

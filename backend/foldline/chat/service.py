@@ -234,6 +234,10 @@ class ChatService:
         wire = "anthropic" if model.provider_kind == "anthropic" else "openai"
         return self.loader.load(config, conversation_id, wire=wire)
 
+    def load_context(self, conversation_id: str) -> ConversationContext:
+        """The model's view of the conversation as the next call would see it."""
+        return self._load(conversation_id)
+
     def context(self, conversation_id: str, *, include_messages: bool = True) -> dict[str, Any]:
         return self._load(conversation_id).to_json(include_messages=include_messages)
 
@@ -243,18 +247,10 @@ class ChatService:
         """What a manual fold now would summarize: the messages and their tokens."""
         ctx = self._load(conversation_id)
         ctx.settings = manual_fold_settings(ctx.settings, keep_recent_tokens)
-        split = planned_split(
-            display=ctx.window,
-            state=ctx.state,
-            counter=ctx.counter,
-            system=ctx.system,
-            tools=ctx.tools,
-            budget=ctx.budget,
-            settings=ctx.settings,
-        )
+        split = planned_split(ctx.fold_inputs(now="", model=None))
         if split is None:
             return {"messages": 0, "tokens": 0, "fromIndex": ctx.start_index, "toIndex": None}
-        folded = ctx.window[ctx.start_index : split]
+        folded = ctx.window.between(ctx.start_index, split)
         return {
             "messages": len(folded),
             "tokens": sum(ctx.counter.count_message(m) for m in folded),

@@ -33,6 +33,7 @@ from foldline.server.routes import (
     health,
     messages,
     models,
+    pins,
     settings,
     transfer,
 )
@@ -138,6 +139,7 @@ def create_app(
     app.include_router(transfer.router)
     app.include_router(conversations.router)
     app.include_router(messages.router)
+    app.include_router(pins.router)
     app.include_router(compactions.router)
     app.include_router(context.router)
     app.include_router(settings.router)

@@ -12,6 +12,7 @@ from foldline.store.records import (
     MessageRecord,
     MessageStatus,
     NotFound,
+    PinRecord,
 )
 from foldline.store.store import Store
 
@@ -23,5 +24,6 @@ __all__ = [
     "MessageRecord",
     "MessageStatus",
     "NotFound",
+    "PinRecord",
     "Store",
 ]

@@ -144,6 +144,7 @@ class ExportedMessage(_Schema):
     error: str | None
     created_at: str
     updated_at: str
+    pinned_at: str | None = None
 
     check_timestamps = field_validator("created_at", "updated_at")(_check_timestamp)
 
@@ -152,6 +153,11 @@ class ExportedMessage(_Schema):
     def _check_usage(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
         _check_integers(value)
         return value
+
+    @field_validator("pinned_at")
+    @classmethod
+    def _check_pinned_at(cls, value: str | None) -> str | None:
+        return None if value is None else _check_timestamp(value)
 
 
 class ExportedRange(_Schema):
@@ -174,9 +180,13 @@ class ExportedFold(_Schema):
     tokens_after: int = _Tokens
     model: str | None
     degraded: bool
+    carried_details: list[str] = Field(default_factory=list)
+    details_total: int = Field(default=0, ge=0, le=MAX_INDEX)
+    details_kept: int = Field(default=0, ge=0, le=MAX_INDEX)
+    details_appended: int = Field(default=0, ge=0, le=MAX_INDEX)
 
 
-def _message_json(record: MessageRecord) -> ExportedMessage:
+def _message_json(record: MessageRecord, pinned_at: str | None) -> ExportedMessage:
     return ExportedMessage(
         id=record.id,
         index=record.seq,
@@ -188,6 +198,7 @@ def _message_json(record: MessageRecord) -> ExportedMessage:
         error=record.error,
         created_at=record.created_at,
         updated_at=record.updated_at,
+        pinned_at=pinned_at,
     )
 
 
@@ -211,6 +222,10 @@ def _fold_json(record: CompactionRecord) -> ExportedFold:
         tokens_after=state.tokens_after,
         model=state.model,
         degraded=state.degraded,
+        carried_details=list(state.carried_details),
+        details_total=state.details_total,
+        details_kept=state.details_kept,
+        details_appended=state.details_appended,
     )
 
 
@@ -228,8 +243,8 @@ def _conversation_json(conversation: ConversationRecord) -> dict[str, Any]:
     ).model_dump(mode="json", by_alias=True)
 
 
-def _message_dict(record: MessageRecord) -> dict[str, Any]:
-    exported = _message_json(record).model_dump(mode="json", by_alias=True)
+def _message_dict(record: MessageRecord, pinned_at: str | None) -> dict[str, Any]:
+    exported = _message_json(record, pinned_at).model_dump(mode="json", by_alias=True)
     # Parts keep the engine's field names; None-valued optional fields are left out, as
     # in the database.
     exported["parts"] = PARTS_ADAPTER.dump_python(
@@ -244,13 +259,16 @@ def _dumps(value: Any) -> bytes:
 
 def write_export(store: Store, conversation_id: str, out: IO[bytes]) -> None:
     """Write the JSON export to `out`, one message at a time, from one read snapshot."""
+    pins = {pin.seq: pin.pinned_at for pin in store.list_pins(conversation_id)}
     with store.reading_conversation(conversation_id) as (conversation, messages, compactions):
         out.write(b'{"format":' + _dumps(FORMAT))
         out.write(b',"formatVersion":' + _dumps(FORMAT_VERSION))
         out.write(b',"conversation":' + _dumps(_conversation_json(conversation)))
         out.write(b',"messages":[')
         for position, record in enumerate(messages):
-            out.write((b"," if position else b"") + _dumps(_message_dict(record)))
+            out.write(
+                (b"," if position else b"") + _dumps(_message_dict(record, pins.get(record.seq)))
+            )
         folds = [_fold_json(c).model_dump(mode="json", by_alias=True) for c in compactions]
         out.write(b'],"compactions":' + _dumps(folds) + b"}")
 
@@ -363,13 +381,20 @@ def _fold_record(fold: ExportedFold) -> CompactionRecord:
             tokens_after=fold.tokens_after,
             model=fold.model,
             degraded=fold.degraded,
+            carried_details=tuple(fold.carried_details),
+            details_total=fold.details_total,
+            details_kept=fold.details_kept,
+            details_appended=fold.details_appended,
         ),
         is_current=fold.current,
         parent_version=fold.parent_version,
     )
 
 
-def _messages(reader: JsonReader, conversation_id: str) -> Iterator[MessageRecord]:
+def _messages(
+    reader: JsonReader, conversation_id: str, pins: dict[int, str]
+) -> Iterator[MessageRecord]:
+    """The messages, validated one at a time; their pins are collected into `pins`."""
     for position, item in enumerate(reader.array_items()):
         message = _validated(ExportedMessage, item, f"messages.{position}")
         if message.index != position:
@@ -377,6 +402,8 @@ def _messages(reader: JsonReader, conversation_id: str) -> Iterator[MessageRecor
                 f"messages[{position}].index is {message.index}; messages must be listed "
                 f"in display order with index 0, 1, 2..."
             )
+        if message.pinned_at is not None:
+            pins[message.index] = message.pinned_at
         yield _message_record(message, conversation_id)
 
 
@@ -408,6 +435,7 @@ def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
         raise ValueError("a Foldline export is a JSON object")
     seen: dict[str, Any] = {}
     folds: list[ExportedFold] = []
+    pins: dict[int, str] = {}
     with ExitStack() as transaction:
         writer = None
         for key in reader.object_keys():
@@ -428,7 +456,7 @@ def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
                     )
                 if reader.peek() != "[":
                     raise ValueError("invalid Foldline export: messages must be a list")
-                for batch in _batches(_messages(reader, writer.record.id)):
+                for batch in _batches(_messages(reader, writer.record.id, pins)):
                     writer.add_messages(batch)
                 seen[key] = True
                 continue
@@ -468,7 +496,7 @@ def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
         if missing or writer is None:
             raise ValueError(f"invalid Foldline export: missing {', '.join(missing)}")
         _check_folds(folds, writer.message_count)
-        return writer.finish([_fold_record(fold) for fold in folds])
+        return writer.finish([_fold_record(fold) for fold in folds], pins)
 
 
 def import_json(store: Store, data: Any) -> ConversationRecord:

@@ -9,7 +9,7 @@ fails half-way (invalid data further on, a full disk) rolls back and leaves noth
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from foldline.store import queries
@@ -73,8 +73,11 @@ class ConversationImport:
         self._conn.executemany(_MESSAGE_INSERT, rows)
         self.record = replace(self.record, message_count=count)
 
-    def finish(self, compactions: Sequence[CompactionRecord]) -> ConversationRecord:
-        """Write the folds (at most one current, each inside the messages written)."""
+    def finish(
+        self, compactions: Sequence[CompactionRecord], pins: Mapping[int, str] | None = None
+    ) -> ConversationRecord:
+        """Write the folds (at most one current, each inside the messages written) and
+        the pins (display index -> when it was pinned)."""
         count = self.record.message_count
         versions = {c.state.version for c in compactions}
         for compaction in compactions:
@@ -91,6 +94,10 @@ class ConversationImport:
                 compaction_values(self.record.id, c.state, c.state.version, c.parent_version)
                 for c in compactions
             ],
+        )
+        self._conn.executemany(
+            "UPDATE messages SET pinned_at = ? WHERE conversation_id = ? AND seq = ?",
+            [(pinned_at, self.record.id, seq) for seq, pinned_at in (pins or {}).items()],
         )
         self._conn.execute(
             "UPDATE conversations SET fold_version = ? WHERE id = ?",
