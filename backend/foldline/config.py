@@ -34,6 +34,7 @@ from pydantic import (
 )
 
 from foldline.core.settings import MAX_TOKENS, CompactionSettings
+from foldline.mcp.settings import McpServerConfig, check_server_name
 from foldline.secrets import find_api_key, key_storage_status, mask_key
 
 if TYPE_CHECKING:
@@ -208,6 +209,8 @@ class AppConfig(BaseModel):
     providers: dict[str, ProviderConfig] = Field(default_factory=_implicit_providers)
     models: dict[str, ModelConfig] = Field(default_factory=dict)
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    """`[mcp_servers.NAME]`: MCP servers whose tools the model is offered."""
     data_dir: Path | None = None
     """Where the secrets live; not part of the file."""
 
@@ -233,6 +236,7 @@ class _ConfigFile(_Section):
     providers: dict[str, _ProviderTable] = Field(default_factory=dict)
     models: dict[str, ModelConfig] = Field(default_factory=dict)
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
 
 
 _HEADER = re.compile(r"^\[\s*([^\[\]]+?)\s*\]")
@@ -336,8 +340,20 @@ def parse_config(text: str, *, path: Path | None = None, data_dir: Path | None =
         providers=providers,
         models=parsed.models,
         compaction=parsed.compaction,
+        mcp_servers=_checked_mcp_servers(parsed.mcp_servers, text, path),
         data_dir=data_dir,
     )
+
+
+def _checked_mcp_servers(
+    servers: dict[str, McpServerConfig], text: str, path: Path | None
+) -> dict[str, McpServerConfig]:
+    for name in servers:
+        try:
+            check_server_name(name)
+        except ValueError as error:
+            raise ConfigError(str(error), path, _locate(text, ("mcp_servers", name))) from error
+    return servers
 
 
 def config_path(data_dir: Path) -> Path:
@@ -582,5 +598,6 @@ def apply_settings_patch(config: AppConfig, patch: Mapping[str, Any]) -> AppConf
         providers=providers,
         models=models,
         compaction=compaction,
+        mcp_servers=config.mcp_servers,
         data_dir=config.data_dir,
     )
