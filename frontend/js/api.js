@@ -1,4 +1,4 @@
-// The HTTP API (DESIGN §5, docs/api.md): authenticated fetch, JSON helpers, SSE streams.
+// The HTTP API (docs/api.md): authenticated fetch, JSON helpers, SSE streams.
 //
 // Every /api route but /api/health needs `Authorization: Bearer <token>`. The token comes
 // from the URL fragment (`#token=...`, never sent to the server in a request line or
@@ -210,8 +210,16 @@ export const api = {
     const response = await send("GET", path, { signal, accept: "text/event-stream" });
     return readEvents(response.body);
   },
-  compact: (id, instructions, signal) =>
-    stream(`/api/conversations/${enc(id)}/compact`, instructions ? { instructions } : {}, signal),
+  /** `keepRecentTokens` left out: everything before the last exchange folds. */
+  compact: (id, instructions, signal, keepRecentTokens) =>
+    stream(
+      `/api/conversations/${enc(id)}/compact`,
+      {
+        ...(instructions ? { instructions } : {}),
+        ...(keepRecentTokens ? { keepRecentTokens } : {}),
+      },
+      signal,
+    ),
 
   /**
    * What the model sees now. `messages: false` leaves out the view's messages (the meter
@@ -228,7 +236,10 @@ export const api = {
       "versions",
       "items",
     ),
-  compactionPreview: (id) => json("GET", `/api/conversations/${enc(id)}/compactions/preview`),
+  compactionPreview: (id, keepRecentTokens) =>
+    json("GET", `/api/conversations/${enc(id)}/compactions/preview`, {
+      query: keepRecentTokens ? { keepRecentTokens: String(keepRecentTokens) } : undefined,
+    }),
   undoCompaction: (id, version) =>
     json("POST", `/api/conversations/${enc(id)}/compactions/${enc(version)}/undo`, { body: {} }),
 
