@@ -20,7 +20,7 @@ import { initPins, renderPins } from "./pins.js";
 import { initRetiredNotice } from "./retired.js";
 import { isConfigured, loadSettings, openSettings } from "./settings.js";
 import { deleteConversation, initSidebar, refreshList, renameConversation } from "./sidebar.js";
-import { emit, on, state } from "./state.js";
+import { emit, on, setBusy, state } from "./state.js";
 import { exportConversation, importFile } from "./transfer.js";
 import {
   followRunning,
@@ -241,12 +241,16 @@ function updateComposer() {
 async function submitComposer() {
   const input = byId("composer-input");
   const content = input.value.trim();
-  if (!content || isRunning() || !ready) {
+  if (!content || isRunning() || state.busy || !ready) {
     return;
   }
   if (!state.currentId) {
+    // The first message of a new conversation creates it; until the turn starts the app
+    // is busy, so a second Enter cannot create a second conversation.
+    setBusy("turn");
     const conversation = await createConversation();
     if (!conversation) {
+      setBusy(null);
       return;
     }
   }
@@ -254,6 +258,9 @@ async function submitComposer() {
   autosize(input);
   updateComposer();
   const sent = await sendMessage(content);
+  if (!sent && !isRunning()) {
+    setBusy(null);
+  }
   if (!sent && !input.value) {
     // The server refused the message: give the text back so nothing is lost.
     input.value = content;
