@@ -218,6 +218,8 @@ class TurnRunner:
                     messages=ctx.view,
                     tools=ctx.tools,
                     max_output_tokens=ctx.model.output_reserve,
+                    cache_key=self.conversation_id,
+                    stable_prefix=1 if ctx.state else 0,
                 )
                 try:
                     async for event in self._stream(request, answer, record):
