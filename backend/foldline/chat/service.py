@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.folding import ResummaryBackoff
@@ -78,6 +79,8 @@ class ChatService:
         self.breakers: dict[str, BreakerState] = {}
         self.resummary_backoff = ResummaryBackoff()
         self.running: dict[str, TurnHandle] = {}
+        self.background = BackgroundFolds(store, self.is_running)
+        self.loader.fold_status = self.background.status
         self._providers: dict[str, Provider] = {}
         self._providers_config: AppConfig | None = None
 
@@ -128,6 +131,7 @@ class ChatService:
             summarizer=(summarizer, summary_model),
             breakers=self.breakers,
             backoff=self.resummary_backoff,
+            background=self.background,
             files=self.files,
             sleep=self.sleep,
         )
@@ -154,6 +158,7 @@ class ChatService:
                 handle.queue.put_nowait(None)
                 if self.running.get(conversation_id) is handle:
                     del self.running[conversation_id]
+                    self.background.idle(conversation_id)
 
         handle.task = asyncio.get_running_loop().create_task(drive())
         return handle
@@ -199,6 +204,7 @@ class ChatService:
 
     async def shutdown(self) -> None:
         """Cancel running turns (their partial answers are kept, marked interrupted)."""
+        await self.background.shutdown()
         handles = list(self.running.values())
         for handle in handles:
             if handle.task is not None:

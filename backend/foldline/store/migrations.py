@@ -136,5 +136,46 @@ def m004_message_search(db: Database) -> None:
     rebuild_search_index(db)
 
 
+@migrations(name="m005_model_calls")
+def m005_model_calls(db: Database) -> None:
+    db["model_calls"].create(
+        {
+            "id": int,
+            "conversation_id": str,
+            "turn": int,
+            "purpose": str,
+            "message_id": str,
+            "fold_version": int,
+            "provider": str,
+            "model": str,
+            "input_tokens": int,
+            "output_tokens": int,
+            "cache_read_tokens": int,
+            "cache_creation_tokens": int,
+            "cost": float,
+            "saved": float,
+            "created_at": str,
+        },
+        pk="id",
+        not_null={
+            "conversation_id",
+            "turn",
+            "purpose",
+            "provider",
+            "model",
+            "input_tokens",
+            "output_tokens",
+            "cache_read_tokens",
+            "cache_creation_tokens",
+            "created_at",
+        },
+        foreign_keys=[("conversation_id", "conversations", "id")],
+    )
+    # Every read is per conversation (the meter's totals, a fold's cost, the export).
+    db["model_calls"].create_index(
+        ["conversation_id", "id"], index_name="model_calls_by_conversation"
+    )
+
+
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations._migrations)
 """The migration names in order (sqlite-utils keeps the list private)."""

@@ -189,9 +189,7 @@ class FakeTokenizer:
             for i, block in enumerate(b for b in system if isinstance(b, dict)):
                 tokens = self.count_text(str(block.get("text", "")))
                 tokens += self.system_overhead if i == 0 else 0
-                out.append(
-                    Element(_key(["system", i, block]), tokens, _has_cache_control(block))
-                )
+                out.append(Element(_key(["system", i, block]), tokens, _has_cache_control(block)))
         for message in body.get("messages") or []:
             content = message.get("content", "")
             blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
