@@ -30,6 +30,7 @@ from foldline.store.records import (
     MessageRecord,
     MessageStatus,
 )
+from foldline.store.usage import ModelCall
 
 if TYPE_CHECKING:
     from foldline.store.store import Store
@@ -112,12 +113,34 @@ class ExportedFold(_Schema):
     degraded: bool
 
 
+class ExportedModelCall(_Schema):
+    """One model call's usage and cost (chat answers and summarizer calls)."""
+
+    turn: int = Field(ge=0)
+    purpose: Literal["chat", "summary"]
+    message_id: str | None
+    fold_version: int | None
+    provider: str
+    model: str
+    input_tokens: int = Field(ge=0)
+    output_tokens: int = Field(ge=0)
+    cache_read_tokens: int = Field(ge=0)
+    cache_creation_tokens: int = Field(ge=0)
+    cost: float | None
+    saved: float | None
+    created_at: str
+
+    check_timestamps = field_validator("created_at")(_check_timestamp)
+
+
 class ExportedDocument(_Schema):
     format: Literal["foldline.conversation"]
     format_version: Literal[1]
     conversation: ExportedConversation
     messages: list[ExportedMessage]
     compactions: list[ExportedFold]
+    model_calls: list[ExportedModelCall] = Field(default_factory=list)
+    """Absent from exports made before usage was stored."""
 
 
 def _message_json(record: MessageRecord) -> ExportedMessage:
@@ -175,6 +198,10 @@ def export_json(store: Store, conversation_id: str) -> dict[str, Any]:
         ),
         messages=[_message_json(m) for m in messages],
         compactions=[_fold_json(c) for c in compactions],
+        model_calls=[
+            ExportedModelCall(**vars(call))
+            for call in store.list_calls(conversation_id)
+        ],
     )
     dumped = document.model_dump(mode="json", by_alias=True)
     # Parts keep the engine's field names; None-valued optional fields are left out, as
@@ -301,4 +328,5 @@ def import_json(store: Store, data: dict[str, Any]) -> ConversationRecord:
         )
         for f in document.compactions
     ]
-    return store.restore_conversation(conversation, messages, compactions)
+    calls = [ModelCall(**call.model_dump()) for call in document.model_calls]
+    return store.restore_conversation(conversation, messages, compactions, calls)

@@ -526,6 +526,10 @@ class Store:
         record = ConversationRecord(
             **{**conversation.__dict__, "id": new_id(), "message_count": len(messages)}
         )
+        fresh_ids = [new_id() for _ in messages]
+        # A call keeps its link to the message it wrote, under that message's new id.
+        by_old_id = {m.id: fresh for m, fresh in zip(messages, fresh_ids, strict=True)}
+        calls = [replace(c, message_id=by_old_id.get(c.message_id or "")) for c in calls]
         with self._pool.write() as conn:
             queries.insert_conversation(conn, record)
             conn.executemany(
@@ -534,7 +538,7 @@ class Store:
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
-                        new_id(),
+                        fresh,
                         record.id,
                         m.seq,
                         m.message.role,
@@ -546,7 +550,7 @@ class Store:
                         m.created_at,
                         m.updated_at,
                     )
-                    for m in messages
+                    for m, fresh in zip(messages, fresh_ids, strict=True)
                 ],
             )
             conn.executemany(
