@@ -103,6 +103,7 @@ class PreparedFold:
     covered_until: int = 0
     """Display index where the folded range ends (the fold's new `api_start_index`)."""
     failed: bool = False
+    dropped: bool = False
 
     @property
     def ready(self) -> bool:
@@ -163,6 +164,9 @@ class BackgroundFolds:
 
     def _drop(self, conversation_id: str, entry: PreparedFold, why: str) -> None:
         """Forget a summary that will not be used; what it cost stays on the bill."""
+        if entry.dropped:
+            return
+        entry.dropped = True
         log.info("dropping the prepared %s of %s: %s", entry.kind, conversation_id, why)
         if self.prepared.get(conversation_id) is entry:
             del self.prepared[conversation_id]
@@ -343,9 +347,11 @@ class BackgroundFolds:
             async for event in gate.run(ctx, turn=turn, decision=decision, **kwargs):
                 yield event
             return
+        waited = False
         if not entry.ready:
             if not hard:
                 return
+            waited = True
             yield ChatEvent(
                 "compaction.started",
                 {
@@ -362,7 +368,9 @@ class BackgroundFolds:
                 async for event in gate.run(ctx, turn=turn, **kwargs):
                     yield event
                 return
-        async for event in self._commit_fold(gate, ctx, entry, turn, decision.reason):
+        async for event in self._commit_fold(
+            gate, ctx, entry, turn, decision.reason, announced=waited
+        ):
             yield event
 
     def _idle(self, ctx: ConversationContext) -> float | None:
@@ -376,6 +384,8 @@ class BackgroundFolds:
         entry: PreparedFold,
         turn: int,
         reason: str,
+        *,
+        announced: bool = False,
     ) -> AsyncIterator[ChatEvent]:
         conversation_id = ctx.conversation.id
         prepared = entry.result
@@ -391,9 +401,10 @@ class BackgroundFolds:
         state = prepared.model_copy(
             update={"tokens_before": ctx.tokens, "tokens_after": tokens_after}
         )
-        yield ChatEvent(
-            "compaction.started", {"trigger": "auto", "reason": reason, "prepared": True}
-        )
+        if not announced:
+            yield ChatEvent(
+                "compaction.started", {"trigger": "auto", "reason": reason, "prepared": True}
+            )
         try:
             state = self.store.commit_fold(
                 conversation_id, state, expected_version=entry.base_version
