@@ -9,6 +9,7 @@ written goes ahead unfolded unless the view is at the hard threshold, where it w
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -167,3 +168,32 @@ async def test_deleting_a_conversation_cancels_its_background_work(
     await service.background.wait(conversation.id)
     assert task.cancelled()
     assert service.background.status(conversation.id) is None
+
+
+async def test_after_a_pause_longer_than_the_cache_lifetime_a_ready_fold_lands_early(
+    server: FakeProviderServer, store: Store, tmp_path: Path
+) -> None:
+    service = make_service(server, store, tmp_path)
+    conversation = store.create_conversation(model=MODEL["anthropic"])
+    events = await turns_until_preparing(service, conversation.id)
+    assert events[-2].data["fraction"] < 0.80  # not due yet
+    await service.background.wait(conversation.id)
+    # Six minutes later (the clock, not the test, waits): the prompt cache is cold.
+    service.background.clock = lambda: datetime.now(UTC) + timedelta(minutes=6)
+
+    events = await run(service, conversation.id, "Back from a break.")
+    completed = [e for e in events if e.name == "compaction.completed"]
+    started = [e for e in events if e.name == "compaction.started"]
+    assert completed and completed[0].data["prepared"] is True
+    assert "prompt cache expired" in started[0].data["reason"]
+
+
+async def test_without_a_pause_a_ready_fold_waits_until_it_is_due(
+    server: FakeProviderServer, store: Store, tmp_path: Path
+) -> None:
+    service = make_service(server, store, tmp_path)
+    conversation = store.create_conversation(model=MODEL["anthropic"])
+    await turns_until_preparing(service, conversation.id)
+    await service.background.wait(conversation.id)
+    events = await run(service, conversation.id, "Short one.")
+    assert not [e for e in events if e.name.startswith("compaction.")]

@@ -198,10 +198,7 @@ def export_json(store: Store, conversation_id: str) -> dict[str, Any]:
         ),
         messages=[_message_json(m) for m in messages],
         compactions=[_fold_json(c) for c in compactions],
-        model_calls=[
-            ExportedModelCall(**vars(call))
-            for call in store.list_calls(conversation_id)
-        ],
+        model_calls=[ExportedModelCall(**vars(call)) for call in store.list_calls(conversation_id)],
     )
     dumped = document.model_dump(mode="json", by_alias=True)
     # Parts keep the engine's field names; None-valued optional fields are left out, as
