@@ -403,7 +403,11 @@ async function main() {
     onRetry: () => retryLast(),
     onUndo: (fold) => undoFold(fold),
   });
-  initMeter({ compactNow: () => openCompactDialog() });
+  initMeter({
+    compactNow: () => openCompactDialog(),
+    refresh: refreshContext,
+    foldsChanged: () => refreshFolds().then(() => refreshConversation()),
+  });
   initModelView();
   initTurns({ refreshConversation, refreshFolds, refreshContext, refreshList });
   initComposer();
