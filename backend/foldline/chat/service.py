@@ -115,10 +115,12 @@ class ChatService:
         if not model:
             raise ChatUnavailable("Choose a model for this conversation first (Settings).")
         try:
-            provider = self.provider_factory(config, model)
+            # One client per model for the service's life: its connection pool is reused
+            # by every turn and by the summaries written in the background.
+            provider = self._provider(config, model)
             summary_model = config.compaction.model or model
             summarizer = (
-                provider if summary_model == model else self.provider_factory(config, summary_model)
+                provider if summary_model == model else self._provider(config, summary_model)
             )
         except Exception as error:  # a missing key or provider is the person's to fix
             raise ChatUnavailable(str(error)) from error
