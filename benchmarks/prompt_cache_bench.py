@@ -35,9 +35,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "chat"))
 
 from fake_sessions import filler
+from test_prompt_cache_e2e import MODEL, make_service
 
-from foldline.chat.service import ChatService
-from foldline.config import parse_config
 from foldline.core.pricing import ModelPrices, call_cost
 from foldline.store import Store
 from foldline.testing import (
@@ -53,40 +52,6 @@ PRICES = {
     "anthropic": ModelPrices(input=3.0, output=15.0, cache_read=0.30, cache_write=3.75),
     "openai": ModelPrices(input=1.25, output=10.0, cache_read=0.125, cache_write=1.25),
 }
-MODEL = {"anthropic": "claude-bench", "openai": "gpt-bench"}
-
-
-def make_service(server: FakeProviderServer, store: Store, window: int) -> ChatService:
-    models = ""
-    for wire, name in MODEL.items():
-        p = PRICES[wire]
-        models += f"""
-[models."{name}"]
-provider = "bench-{wire}"
-context_window = {window}
-max_output_tokens = 1024
-input_price = {p.input}
-output_price = {p.output}
-cache_read_price = {p.cache_read}
-cache_write_price = {p.cache_write}
-"""
-    config = parse_config(
-        f"""
-[providers.bench-anthropic]
-kind = "anthropic"
-base_url = "{server.anthropic_url}"
-api_key = "k"
-
-[providers.bench-openai]
-kind = "openai"
-base_url = "{server.openai_url}"
-api_key = "k"
-{models}
-[compaction]
-keep_recent_tokens = 1500
-"""
-    )
-    return ChatService(store, lambda: config)
 
 
 def dollars(record: RecordedRequest, prices: ModelPrices, *, caching: bool = True) -> float:
@@ -116,7 +81,7 @@ async def cache_session(wire: str, window: int, turns: int = 100) -> dict[str, s
         FakeProviderServer(model, default_limits=limits, api_key="k") as server,
     ):
         store = Store(Path(tmp) / "db.sqlite")
-        service = make_service(server, store, window)
+        service = make_service(server, store, window, PRICES)
         conversation = store.create_conversation(model=MODEL[wire])
         fold_turns: list[int] = []
         for turn in range(turns):
@@ -168,7 +133,7 @@ async def latency_session(wire: str, turns: int = 40) -> dict[str, str]:
         FakeProviderServer(model, default_limits=limits, api_key="k") as server,
     ):
         store = Store(Path(tmp) / "db.sqlite")
-        service = make_service(server, store, 8192)
+        service = make_service(server, store, 8192, PRICES)
         conversation = store.create_conversation(model=MODEL[wire])
         folding: list[float] = []
         plain: list[float] = []

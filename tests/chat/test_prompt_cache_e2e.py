@@ -31,8 +31,14 @@ SYSTEM = "You are a careful assistant. " + filler(1, 400)
 
 
 def make_service(
-    server: FakeProviderServer, store: Store, window: int, **compaction: float
+    server: FakeProviderServer,
+    store: Store,
+    window: int,
+    prices: dict[str, ModelPrices] | None = None,
+    **compaction: float,
 ) -> ChatService:
+    """Both wires' priced models (`prices` per wire, default `PRICES`) and an unpriced
+    one on a `window`-token window; also used by `benchmarks/prompt_cache_bench.py`."""
     extra = "".join(f"{key} = {value}\n" for key, value in compaction.items())
     models = f"""
 [models."{UNPRICED}"]
@@ -41,15 +47,16 @@ context_window = {window}
 max_output_tokens = 1024
 """
     for wire, name in MODEL.items():
+        price = (prices or {}).get(wire, PRICES)
         models += f"""
 [models."{name}"]
 provider = "fake-{wire}"
 context_window = {window}
 max_output_tokens = 1024
-input_price = {PRICES.input}
-output_price = {PRICES.output}
-cache_read_price = {PRICES.cache_read}
-cache_write_price = {PRICES.cache_write}
+input_price = {price.input}
+output_price = {price.output}
+cache_read_price = {price.cache_read}
+cache_write_price = {price.cache_write}
 """
     config = parse_config(
         f"""

@@ -42,11 +42,8 @@ from foldline.chat.folding import (
     Gate,
     ResummaryBackoff,
     compaction_completed,
-    make_summarizer,
-    utc_now,
 )
 from foldline.chat.usage import SummaryUsage
-from foldline.core.compaction import fold
 from foldline.core.policy import (
     at_hard_threshold,
     fold_on_cold_cache,
@@ -199,23 +196,8 @@ class BackgroundFolds:
         usage = gate.summary_usage()
 
         async def prepare() -> CompactionState | None:
-            summarize = make_summarizer(gate.summarizer_provider, gate.summarizer_model, usage.add)
-            outcome = await fold(
-                display=ctx.window,
-                state=ctx.state,
-                counter=ctx.counter,
-                system=ctx.system,
-                tools=ctx.tools,
-                budget=ctx.budget,
-                settings=ctx.settings,
-                summarize=summarize,
-                trigger="auto",
-                now=utc_now(),
-                instructions=None,
-                model=gate.summarizer_model,
-            )
+            state = await gate.compute(ctx, "auto", "", False, None, usage)
             # A digest is no better for waiting: the gate makes one itself when it must.
-            state = outcome.state
             return None if state is None or state.degraded else state
 
         self._start(gate, ctx, turn, "fold", usage, prepare())

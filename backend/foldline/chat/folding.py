@@ -282,7 +282,7 @@ class Gate:
             expected = ctx.state.version if ctx.state else 0
             usage = self.summary_usage()
             try:
-                state = await self._compute(ctx, trigger, reason, emergency, instructions, usage)
+                state = await self.compute(ctx, trigger, reason, emergency, instructions, usage)
             except Exception as error:  # the engine promises not to raise; belt and braces
                 log.exception("fold failed")
                 self.record_summary_calls(ctx.conversation.id, usage, turn, None)
@@ -364,7 +364,7 @@ class Gate:
             ChatEvent(completed.name, {**completed.data, "resummarized": True}),
         ]
 
-    async def _compute(
+    async def compute(
         self,
         ctx: ConversationContext,
         trigger: Trigger,
@@ -373,6 +373,7 @@ class Gate:
         instructions: str | None,
         usage: SummaryUsage,
     ) -> CompactionState | None:
+        """The fold for `ctx`, not committed; its summarizer calls' usage goes to `usage`."""
         common = {
             "display": ctx.window,
             "state": ctx.state,
