@@ -95,6 +95,14 @@ def chat_requests(server: FakeProviderServer):  # type: ignore[no-untyped-def]
     return [r for r in server.requests if not r.is_summary and r.status == 200]
 
 
+def messages_end(raw: bytes) -> int:
+    """The byte offset just after the `messages` array of a raw JSON body."""
+    text = raw.decode()
+    start = text.index("[", text.index('"messages"'))
+    _, end = json.JSONDecoder().raw_decode(text, start)
+    return len(text[:end].encode())
+
+
 def breakpoints(body: dict) -> int:  # type: ignore[type-arg]
     return json.dumps(body).count('"cache_control"')
 
@@ -122,14 +130,14 @@ async def test_a_long_conversation_reads_its_prompt_from_the_cache(
         assert all(r.body["system"][0]["cache_control"] for r in requests)
     else:
         assert {r.body["prompt_cache_key"] for r in requests} == {conversation.id}
-    # Deterministic serialization: each request repeats the previous one byte for byte
-    # up to where the new message begins.
+    # Deterministic serialization: each request's raw body repeats the previous one byte
+    # for byte up to where the new message begins, and after its messages.
     for previous, current in itertools.pairwise(requests):
-        old_messages = previous.body["messages"]
-        cut = json.dumps(old_messages)[:-1]  # the list without its closing bracket
-        assert json.dumps(current.body["messages"]).startswith(cut)
-        prefix = previous.raw.split(b'"messages"')[0]
-        assert current.raw.startswith(prefix)
+        old_end = messages_end(previous.raw)
+        new_end = messages_end(current.raw)
+        assert current.raw[: old_end - 1] == previous.raw[: old_end - 1]  # up to the "]"
+        assert current.raw[new_end:] == previous.raw[old_end:]
+        assert new_end > old_end
 
     # Every call is stored with its cache split and priced; the meter's total adds up.
     calls = store.list_calls(conversation.id)

@@ -99,7 +99,6 @@ class PreparedFold:
     fingerprint: str = ""
     covered_until: int = 0
     """Display index where the folded range ends (the fold's new `api_start_index`)."""
-    failed: bool = False
     dropped: bool = False
 
     @property
@@ -133,7 +132,7 @@ class BackgroundFolds:
     def status(self, conversation_id: str) -> dict[str, Any] | None:
         """`{"status": "preparing"|"ready", "kind": "fold"|"resummary"}` or None."""
         entry = self.prepared.get(conversation_id)
-        if entry is None or entry.failed or (entry.task.done() and not entry.ready):
+        if entry is None or (entry.task.done() and not entry.ready):
             return None
         return {"status": entry.status(), "kind": entry.kind}
 
@@ -255,7 +254,6 @@ class BackgroundFolds:
             error = entry.task.exception()
             if error is not None:
                 log.error("background %s failed", entry.kind, exc_info=error)
-            entry.failed = True
             self.backoff.failed(conversation_id)
             self._drop(conversation_id, entry, "the summarizer gave no usable summary")
             return

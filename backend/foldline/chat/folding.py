@@ -156,12 +156,10 @@ class Gate:
         summarizer_provider: Provider,
         summarizer_model: str,
         on_prune: Callable[[str], None] = lambda _conversation_id: None,
-        backoff: ResummaryBackoff | None = None,
         summary_billing: Billing | None = None,
     ) -> None:
         self.store = store
         self.on_prune = on_prune
-        self.backoff = backoff or ResummaryBackoff()
         self.reload = reload
         self.summarizer_provider = summarizer_provider
         self.summarizer_model = summarizer_model

@@ -17,7 +17,6 @@ from typing import Any
 from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
-from foldline.chat.folding import ResummaryBackoff
 from foldline.chat.tools import WorkspaceFiles
 from foldline.chat.turn import TurnRunner
 from foldline.config import AppConfig, provider_for_model, resolve_model
@@ -77,7 +76,6 @@ class ChatService:
         self.loader = ContextLoader(store, file_tools=self.files is not None)
         self.sleep = sleep
         self.breakers: dict[str, BreakerState] = {}
-        self.resummary_backoff = ResummaryBackoff()
         self.running: dict[str, TurnHandle] = {}
         self.background = BackgroundFolds(store, self.is_running)
         self.loader.fold_status = self.background.status
@@ -132,7 +130,6 @@ class ChatService:
             provider=provider,
             summarizer=(summarizer, summary_model),
             breakers=self.breakers,
-            backoff=self.resummary_backoff,
             background=self.background,
             files=self.files,
             sleep=self.sleep,

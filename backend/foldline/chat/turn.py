@@ -19,7 +19,7 @@ from typing import Any
 from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
-from foldline.chat.folding import Gate, ResummaryBackoff
+from foldline.chat.folding import Gate
 from foldline.chat.serialize import part_to_json, record_to_json
 from foldline.chat.tools import WorkspaceFiles
 from foldline.chat.usage import Billing, model_call
@@ -110,7 +110,6 @@ class TurnRunner:
         provider: Provider,
         summarizer: tuple[Provider, str],
         breakers: dict[str, BreakerState],
-        backoff: ResummaryBackoff,
         background: BackgroundFolds,
         files: WorkspaceFiles | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -131,7 +130,6 @@ class TurnRunner:
             summarizer[0],
             summarizer[1],
             loader.drop_anchor,
-            backoff,
             Billing(summary_model.provider_name, summary_model.model, summary_model.prices),
         )
         self.gate.breaker = breakers.get(conversation_id, BreakerState())
