@@ -32,7 +32,7 @@ import hashlib
 import json
 import logging
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -96,9 +96,6 @@ class PreparedFold:
     """The view the summary was written from."""
     gate: Gate
     """The gate of the turn that started it (its summarizer, its store)."""
-    fingerprint: str = ""
-    covered_until: int = 0
-    """Display index where the folded range ends (the fold's new `api_start_index`)."""
     dropped: bool = False
 
     @property
@@ -193,9 +190,15 @@ class BackgroundFolds:
 
     def _start_fold(self, gate: Gate, ctx: ConversationContext, turn: int) -> None:
         usage = gate.summary_usage()
+        # The fold lands when the view reaches the threshold, after the tail has grown by
+        # about the distance to it; planning for a target that much lower makes the
+        # committed fold end near the target, as a fold made in line would.
+        growth = max(ctx.settings.threshold - ctx.budget.fraction(ctx.tokens), 0.0)
+        target = max(ctx.settings.target - growth, ctx.settings.target / 2)
+        planned = replace(ctx, settings=ctx.settings.model_copy(update={"target": target}))
 
         async def prepare() -> CompactionState | None:
-            state = await gate.compute(ctx, "auto", "", False, None, usage)
+            state = await gate.compute(planned, "auto", "", False, None, usage)
             # A digest is no better for waiting: the gate makes one itself when it must.
             return None if state is None or state.degraded else state
 
@@ -258,8 +261,6 @@ class BackgroundFolds:
             self._drop(conversation_id, entry, "the summarizer gave no usable summary")
             return
         self.backoff.succeeded(conversation_id)
-        entry.covered_until = state.api_start_index
-        entry.fingerprint = _fingerprint(entry.source, state.api_start_index)
         if entry.kind == "resummary" and not self.is_running(conversation_id):
             # A re-summary keeps the fold's boundary, so nothing waits for a gate.
             self._commit_idle_resummary(conversation_id, entry)
@@ -273,10 +274,14 @@ class BackgroundFolds:
             return "the fold version changed (a fold or an undo)"
         if entry.settings_key != _settings_key(ctx, gate.summarizer_model):
             return "the settings, model or system prompt changed"
-        if entry.ready and entry.kind == "fold":
-            if ctx.history_length < entry.covered_until:
+        prepared = entry.result
+        if prepared is not None and entry.kind == "fold":
+            # Checked against the view the summary was written from (the task may be
+            # done before its completion callback has run: nothing is cached from it).
+            end = prepared.api_start_index
+            if ctx.history_length < end:
                 return "the history is shorter than what it folds"
-            if _fingerprint(ctx, entry.covered_until) != entry.fingerprint:
+            if _fingerprint(ctx, end) != _fingerprint(entry.source, end):
                 return "a folded message changed"
         return None
 
