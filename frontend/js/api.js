@@ -193,6 +193,12 @@ export const api = {
       `/api/conversations/${enc(id)}/messages/${enc(messageId)}/parts/${enc(partIndex)}/full`,
     ),
 
+  /** Pin or unpin a message: `{pins, pinnedTokens, capTokens}`; 422 over the cap. */
+  pinMessage: (id, messageId) =>
+    json("POST", `/api/conversations/${enc(id)}/messages/${enc(messageId)}/pin`),
+  unpinMessage: (id, messageId) =>
+    json("DELETE", `/api/conversations/${enc(id)}/messages/${enc(messageId)}/pin`),
+
   sendMessage: (id, content, signal) =>
     stream(`/api/conversations/${enc(id)}/messages`, { content }, signal),
   /** Run the model again on the history as it is (after an error), without a new message. */
@@ -238,4 +244,8 @@ export const api = {
   putSettings: (settings) => json("PUT", "/api/settings", { body: settings }),
   testConnection: (body) => json("POST", "/api/settings/test-connection", { body }),
   detectLocal: () => json("GET", "/api/settings/detect-local"),
+  /** Every configured provider's models (discovered, else the catalog) and its status. */
+  listModels: () => json("GET", "/api/models"),
+  refreshModels: (provider) =>
+    json("POST", "/api/models/refresh", { body: provider ? { provider } : {} }),
 };

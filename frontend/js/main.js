@@ -10,6 +10,8 @@ import { initMeter, updateContext } from "./meter.js";
 import { initModelView, isModelViewOpen, refreshModelView } from "./modelview.js";
 import { notify, notifyError } from "./notices.js";
 import { hideOnboarding, showOnboarding } from "./onboarding.js";
+import { initPins, renderPins } from "./pins.js";
+import { initRetiredNotice } from "./retired.js";
 import { isConfigured, loadSettings, openSettings } from "./settings.js";
 import { deleteConversation, initSidebar, refreshList, renameConversation } from "./sidebar.js";
 import { emit, on, state } from "./state.js";
@@ -137,6 +139,7 @@ export async function openConversation(id, { quietIfMissing = false } = {}) {
   // on a long conversation, so it starts once the newest page is on screen.
   await Promise.all([refreshFolds(), chat.openConversation(conversation)]);
   chat.renderFolds();
+  renderPins();
   await refreshContext();
   if (isModelViewOpen()) {
     refreshModelView();
@@ -408,7 +411,9 @@ async function main() {
     refresh: refreshContext,
     foldsChanged: () => refreshFolds().then(() => refreshConversation()),
   });
+  initRetiredNotice();
   initModelView();
+  initPins();
   initTurns({ refreshConversation, refreshFolds, refreshContext, refreshList });
   initComposer();
   initTopbar();

@@ -8,6 +8,7 @@
 
 import { api } from "./api.js";
 import { copyText, flashCopied, h, icon } from "./dom.js";
+import { pinButton } from "./pins.js";
 import { formatTokens, formatWhen } from "./format.js";
 import { renderMarkdown } from "./markdown.js";
 import { notifyError } from "./notices.js";
@@ -235,6 +236,7 @@ function metaRow(message) {
     message.createdAt ? h("span", { text: formatWhen(message.createdAt) }) : null,
     usageText ? h("span", { text: usageText }) : null,
     messageText(message) ? copy : null,
+    pinButton(message),
   );
 }
 

@@ -208,6 +208,12 @@ function announceFold(data) {
       title: `Emergency fold v${data.version}`,
       text: `${text} The summarizer could not be used, so an extractive digest stands in for the summary; it is re-summarized later.`,
     });
+  } else if (data.strategy === "free-form") {
+    notify({
+      kind: "info",
+      title: `Folded (v${data.version}, ${data.trigger}), free-form`,
+      text: `${text} The summarizer ignored the requested sections; its summary is kept as written, and your details it left out are added verbatim.`,
+    });
   } else {
     notify({ kind: "success", title: `Folded (v${data.version}, ${data.trigger})`, text });
   }

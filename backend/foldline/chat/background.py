@@ -376,7 +376,7 @@ class BackgroundFolds:
         prepared = entry.result
         assert prepared is not None
         # The tail grew since the summary was written: count the view as it is now.
-        after_view = build_api_messages(ctx.window, prepared)
+        after_view = build_api_messages(ctx.window, prepared, ctx.pins)
         tokens_after = ctx.counter.count_request(ctx.system, after_view, ctx.tools)
         if tokens_after >= ctx.settings.threshold * (ctx.budget.input_budget or 0):
             self._drop(conversation_id, entry, "the view after it would still be over threshold")

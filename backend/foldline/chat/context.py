@@ -16,11 +16,15 @@ from foldline.chat.serialize import message_parts_to_json, state_to_json
 from foldline.chat.tools import CONTEXT_TOOLS, FILE_TOOLS
 from foldline.config import AppConfig, ResolvedModel, resolve_model
 from foldline.core.budget import Budget, TokenAnchor, tokens_now
+from foldline.core.fold_inputs import FoldInputs
 from foldline.core.messages import HistoryWindow, Message, ToolSpec
+from foldline.core.pins import Pin, pins_cap, pins_tokens
 from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState
 from foldline.core.tokens import ScaledCounter, TokenCounter
 from foldline.core.view import build_api_messages
+from foldline.providers.catalog import SUGGESTED_MODELS
+from foldline.providers.registry import ModelListing
 from foldline.store import ConversationRecord, MessageRecord, Store
 from foldline.tokenizers import counter_for
 
@@ -59,11 +63,37 @@ class ConversationContext:
     """What the conversation's calls cost so far and in the last turn (see `stats`)."""
     background_fold: dict[str, Any] | None = None
     """A fold being prepared in the background, or ready: `{status, kind}`."""
+    pins: tuple[Pin, ...] = ()
+    """Every pinned message of the conversation (those folded ride after the summary)."""
 
     @property
     def window(self) -> HistoryWindow:
         start = self.state.api_start_index if self.state else 0
-        return HistoryWindow(start, [record.message for record in self.records])
+        return HistoryWindow(start, tuple(record.message for record in self.records))
+
+    def fold_inputs(self, *, now: str, model: str | None) -> FoldInputs:
+        """What a fold of this view reads; `model` is the summarizer's name."""
+        return FoldInputs(
+            window=self.window,
+            state=self.state,
+            counter=self.counter,
+            system=self.system,
+            tools=tuple(self.tools),
+            budget=self.budget,
+            settings=self.settings,
+            now=now,
+            model=model,
+            pins=self.pins,
+        )
+
+    @property
+    def pinned_tokens(self) -> int:
+        """What every pin together takes in a request when all are folded."""
+        return pins_tokens(self.pins, self.counter.count_text)
+
+    @property
+    def pins_cap(self) -> int:
+        return pins_cap(self.budget.input_budget)
 
     @property
     def start_index(self) -> int:
@@ -80,12 +110,22 @@ class ConversationContext:
             "tokens": self.tokens,
             "inputBudget": budget,
             "contextWindow": self.budget.context_window,
+            # The working budget is what folding aims at on a very large window (cost per
+            # turn, answer quality); the window's budget is what the model would accept.
+            "workingBudget": budget if self.budget.working_budget_applies else None,
+            "windowBudget": self.budget.window_budget,
             "fraction": round(self.budget.fraction(self.tokens), 4),
             "exact": self.counter.exact,
             "breakdown": self.breakdown,
             "thresholds": {"soft": self.settings.threshold, "hard": self.settings.hard_threshold},
             "model": self.model.model,
             "modelKnown": self.model.known,
+            "modelLifecycle": self.model.lifecycle,
+            "modelReplacement": (
+                SUGGESTED_MODELS.get(self.model.provider_kind)
+                if self.model.lifecycle == "retired"
+                else None
+            ),
             "version": self.state.version if self.state else 0,
             "messagesInView": len(self.records),
             "messagesInHistory": self.history_length,
@@ -127,9 +167,13 @@ class ContextLoader:
     that call instead of accumulating over the whole view (DESIGN §2).
     """
 
-    def __init__(self, store: Store, *, file_tools: bool = False) -> None:
+    def __init__(
+        self, store: Store, *, file_tools: bool = False, listing: ModelListing | None = None
+    ) -> None:
         self.store = store
         self.file_tools = file_tools
+        self.listing = listing
+        """The providers' model lists, whose windows win over the catalog."""
         self._counters: dict[tuple[str, str, bool], CachedCounter] = {}
         self._anchors: dict[str, tuple[str, str, TokenAnchor]] = {}
         self.fold_status: Callable[[str], dict[str, Any] | None] = lambda _id: None
@@ -171,16 +215,18 @@ class ContextLoader:
     def load(self, config: AppConfig, conversation_id: str, *, wire: str) -> ConversationContext:
         conversation = self.store.get_conversation(conversation_id)
         model_name = conversation.model or config.default_model or ""
-        model = resolve_model(config, model_name)
+        model = resolve_model(config, model_name, listing=self.listing)
         budget = Budget(
             context_window=model.context_window,
             max_output_tokens=model.output_reserve,
             input_limit=model.input_limit,
+            working_budget=model.working_budget,
         )
         state, records = self.store.load_window(conversation_id)
         start = state.api_start_index if state else 0
-        window = HistoryWindow(start, [record.message for record in records])
-        view = build_api_messages(window, state)
+        window = HistoryWindow(start, tuple(record.message for record in records))
+        pins = tuple(Pin(pin.seq, pin.message) for pin in self.store.list_pins(conversation_id))
+        view = build_api_messages(window, state, pins)
         system = conversation.system_prompt or DEFAULT_SYSTEM_PROMPT
         tools = self.tools()
         counter, ratio = self.counter(model, wire)
@@ -222,6 +268,7 @@ class ContextLoader:
             breakdown=breakdown,
             usage=self.usage(conversation_id, model),
             background_fold=self.fold_status(conversation_id),
+            pins=pins,
         )
 
     def usage(self, conversation_id: str, model: ResolvedModel) -> dict[str, Any]:

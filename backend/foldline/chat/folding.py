@@ -111,6 +111,9 @@ def compaction_completed(state: CompactionState, turn: int) -> ChatEvent:
                 "messageCount": range_.message_count,
             },
             "degraded": state.degraded,
+            "detailsTotal": state.details_total,
+            "detailsKept": state.details_kept,
+            "detailsAppended": state.details_appended,
         },
     )
 
@@ -330,18 +333,10 @@ class Gate:
             conversation_id, offset=start, limit=degraded.api_start_index - start
         )
         return await resummarize(
+            ctx.fold_inputs(now=utc_now(), model=self.summarizer_model),
             folded=[record.message for record in folded],
             previous=previous,
-            degraded=degraded,
-            counter=ctx.counter,
-            system=ctx.system,
-            tools=ctx.tools,
-            budget=ctx.budget,
-            settings=ctx.settings,
             summarize=make_summarizer(self.summarizer_provider, self.summarizer_model, usage.add),
-            now=utc_now(),
-            model=self.summarizer_model,
-            tail=[record.message for record in ctx.records],
         )
 
     def commit_resummary(
@@ -372,20 +367,11 @@ class Gate:
         usage: SummaryUsage,
     ) -> CompactionState | None:
         """The fold for `ctx`, not committed; its summarizer calls' usage goes to `usage`."""
-        common = {
-            "display": ctx.window,
-            "state": ctx.state,
-            "counter": ctx.counter,
-            "system": ctx.system,
-            "tools": ctx.tools,
-            "budget": ctx.budget,
-            "settings": ctx.settings,
-            "trigger": trigger,
-            "now": utc_now(),
-            "model": self.summarizer_model,
-        }
+        inputs = ctx.fold_inputs(now=utc_now(), model=self.summarizer_model)
         if emergency:
-            return emergency_fold(**common, reason=reason)
+            return emergency_fold(inputs, trigger=trigger, reason=reason)
         summarize = make_summarizer(self.summarizer_provider, self.summarizer_model, usage.add)
-        outcome = await fold(**common, summarize=summarize, instructions=instructions)
+        outcome = await fold(
+            inputs, summarize=summarize, trigger=trigger, instructions=instructions
+        )
         return outcome.state

@@ -23,6 +23,7 @@ from foldline.config import AppConfig, provider_for_model, resolve_model
 from foldline.core.compaction import planned_split
 from foldline.core.policy import BreakerState
 from foldline.providers.base import Provider
+from foldline.providers.registry import ModelListing
 from foldline.store import Store
 
 log = logging.getLogger(__name__)
@@ -68,12 +69,13 @@ class ChatService:
         provider_factory: ProviderFactory = provider_for_model,
         files_root: Path | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        listing: ModelListing | None = None,
     ) -> None:
         self.store = store
         self.config_provider = config_provider
         self.provider_factory = provider_factory
         self.files = WorkspaceFiles(files_root) if files_root else None
-        self.loader = ContextLoader(store, file_tools=self.files is not None)
+        self.loader = ContextLoader(store, file_tools=self.files is not None, listing=listing)
         self.sleep = sleep
         self.breakers: dict[str, BreakerState] = {}
         self.running: dict[str, TurnHandle] = {}
@@ -226,24 +228,20 @@ class ChatService:
         wire = "anthropic" if model.provider_kind == "anthropic" else "openai"
         return self.loader.load(config, conversation_id, wire=wire)
 
+    def load_context(self, conversation_id: str) -> ConversationContext:
+        """The model's view of the conversation as the next call would see it."""
+        return self._load(conversation_id)
+
     def context(self, conversation_id: str, *, include_messages: bool = True) -> dict[str, Any]:
         return self._load(conversation_id).to_json(include_messages=include_messages)
 
     def preview_compaction(self, conversation_id: str) -> dict[str, Any]:
         """What a fold now would summarize: the messages and their tokens."""
         ctx = self._load(conversation_id)
-        split = planned_split(
-            display=ctx.window,
-            state=ctx.state,
-            counter=ctx.counter,
-            system=ctx.system,
-            tools=ctx.tools,
-            budget=ctx.budget,
-            settings=ctx.settings,
-        )
+        split = planned_split(ctx.fold_inputs(now="", model=None))
         if split is None:
             return {"messages": 0, "tokens": 0, "fromIndex": ctx.start_index, "toIndex": None}
-        folded = ctx.window[ctx.start_index : split]
+        folded = ctx.window.between(ctx.start_index, split)
         return {
             "messages": len(folded),
             "tokens": sum(ctx.counter.count_message(m) for m in folded),

@@ -87,8 +87,14 @@ class ExportedMessage(_Schema):
     error: str | None
     created_at: str
     updated_at: str
+    pinned_at: str | None = None
 
     check_timestamps = field_validator("created_at", "updated_at")(_check_timestamp)
+
+    @field_validator("pinned_at")
+    @classmethod
+    def _check_pinned_at(cls, value: str | None) -> str | None:
+        return None if value is None else _check_timestamp(value)
 
 
 class ExportedRange(_Schema):
@@ -111,6 +117,10 @@ class ExportedFold(_Schema):
     tokens_after: int
     model: str | None
     degraded: bool
+    carried_details: list[str] = Field(default_factory=list)
+    details_total: int = Field(default=0, ge=0)
+    details_kept: int = Field(default=0, ge=0)
+    details_appended: int = Field(default=0, ge=0)
 
 
 class ExportedModelCall(_Schema):
@@ -143,7 +153,7 @@ class ExportedDocument(_Schema):
     """Absent from exports made before usage was stored."""
 
 
-def _message_json(record: MessageRecord) -> ExportedMessage:
+def _message_json(record: MessageRecord, pinned_at: str | None) -> ExportedMessage:
     return ExportedMessage(
         id=record.id,
         index=record.seq,
@@ -155,6 +165,7 @@ def _message_json(record: MessageRecord) -> ExportedMessage:
         error=record.error,
         created_at=record.created_at,
         updated_at=record.updated_at,
+        pinned_at=pinned_at,
     )
 
 
@@ -178,12 +189,17 @@ def _fold_json(record: CompactionRecord) -> ExportedFold:
         tokens_after=state.tokens_after,
         model=state.model,
         degraded=state.degraded,
+        carried_details=list(state.carried_details),
+        details_total=state.details_total,
+        details_kept=state.details_kept,
+        details_appended=state.details_appended,
     )
 
 
 def export_json(store: Store, conversation_id: str) -> dict[str, Any]:
     """Everything about the conversation, losslessly, as JSON-ready Python values."""
     conversation, messages, compactions = store.read_conversation(conversation_id)
+    pins = {pin.seq: pin.pinned_at for pin in store.list_pins(conversation_id)}
     document = ExportedDocument(
         format=FORMAT,
         format_version=FORMAT_VERSION,
@@ -196,7 +212,7 @@ def export_json(store: Store, conversation_id: str) -> dict[str, Any]:
             created_at=conversation.created_at,
             updated_at=conversation.updated_at,
         ),
-        messages=[_message_json(m) for m in messages],
+        messages=[_message_json(m, pins.get(m.seq)) for m in messages],
         compactions=[_fold_json(c) for c in compactions],
         model_calls=[ExportedModelCall(**vars(call)) for call in store.list_calls(conversation_id)],
     )
@@ -319,6 +335,10 @@ def import_json(store: Store, data: dict[str, Any]) -> ConversationRecord:
                 tokens_after=f.tokens_after,
                 model=f.model,
                 degraded=f.degraded,
+                carried_details=tuple(f.carried_details),
+                details_total=f.details_total,
+                details_kept=f.details_kept,
+                details_appended=f.details_appended,
             ),
             is_current=f.current,
             parent_version=f.parent_version,
@@ -326,4 +346,8 @@ def import_json(store: Store, data: dict[str, Any]) -> ConversationRecord:
         for f in document.compactions
     ]
     calls = [ModelCall(**call.model_dump()) for call in document.model_calls]
-    return store.restore_conversation(conversation, messages, compactions, calls)
+    record = store.restore_conversation(conversation, messages, compactions, calls)
+    pins = {m.index: m.pinned_at for m in document.messages if m.pinned_at is not None}
+    if pins:
+        store.restore_pins(record.id, pins)
+    return record
