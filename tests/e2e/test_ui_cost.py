@@ -60,6 +60,5 @@ def test_meter_shows_cost_badge_and_the_fold_line_its_cost(start_foldline, make_
     line = page.locator(".fold-line.current")
     expect(line).to_have_count(1)
     expect(line.locator(".fold-cost")).to_have_text(re.compile(r"cost \$0\.\d+"))
-    line.scroll_into_view_if_needed()
     ui.shot("fold-line-cost")
     assert not ui.unexpected_problems()
