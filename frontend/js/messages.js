@@ -118,6 +118,17 @@ export function renderToolCard({ call, result, running = false }) {
       h("div", { class: "tool-section-label", text: result.isError ? "Error" : "Output" }),
       h("pre", { class: "tool-output", text: result.output ?? "" }),
     );
+    for (const attachment of result.attachments ?? []) {
+      if (attachment.mediaType?.startsWith("image/") && attachment.dataBase64) {
+        body.append(
+          h("img", {
+            class: "tool-image",
+            alt: attachment.name,
+            src: `data:${attachment.mediaType};base64,${attachment.dataBase64}`,
+          }),
+        );
+      }
+    }
     if (result.truncated) {
       body.append(truncationNote(result));
     }

@@ -17,6 +17,7 @@ import {
 } from "./chat.js";
 import { byId, h, icon } from "./dom.js";
 import { formatTokens, plural } from "./format.js";
+import { clearApprovals, hideApproval, showApproval } from "./mcp.js";
 import { updateContext } from "./meter.js";
 import { notify, notifyError } from "./notices.js";
 import { emit, setBusy, state } from "./state.js";
@@ -170,6 +171,15 @@ function applyEvent(live, name, data) {
         text: `${plural(data.prunedCalls ?? 0, "tool output")} replaced by placeholders in the model's view (about ${formatTokens(data.reclaimedTokens)} tokens freed). The outputs stay in the history.`,
       });
       break;
+    case "tool.approval_required":
+      showApproval(live.conversationId, data);
+      break;
+    case "tool.approval_resolved":
+      hideApproval(data.callId);
+      break;
+    case "notice":
+      notify({ kind: "warn", title: "A tool server is unavailable", text: data.message });
+      break;
     case "error":
       notify({
         kind: "error",
@@ -266,6 +276,7 @@ async function finish(live) {
     cancelDraw(id);
   }
   hideProgress();
+  clearApprovals();
   running = null;
   setBusy(null);
   if (state.currentId !== live.conversationId) {

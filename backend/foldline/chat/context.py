@@ -13,7 +13,6 @@ from typing import Any
 
 from foldline.chat.counting import CachedCounter
 from foldline.chat.serialize import message_parts_to_json, state_to_json
-from foldline.chat.tools import CONTEXT_TOOLS, FILE_TOOLS
 from foldline.config import AppConfig, ResolvedModel, resolve_model
 from foldline.core.budget import Budget, TokenAnchor, tokens_now
 from foldline.core.fold_inputs import FoldInputs
@@ -168,10 +167,15 @@ class ContextLoader:
     """
 
     def __init__(
-        self, store: Store, *, file_tools: bool = False, listing: ModelListing | None = None
+        self,
+        store: Store,
+        tools: Callable[[], list[ToolSpec]],
+        *,
+        listing: ModelListing | None = None,
     ) -> None:
         self.store = store
-        self.file_tools = file_tools
+        self.tools = tools
+        """The specs offered to the model now (the tool registry's, counted in every view)."""
         self.listing = listing
         """The providers' model lists, whose windows win over the catalog."""
         self._counters: dict[tuple[str, str, bool], CachedCounter] = {}
@@ -194,9 +198,6 @@ class ContextLoader:
         if entry is None or entry[0] != model or entry[1] != system:
             return None
         return entry[2]
-
-    def tools(self) -> list[ToolSpec]:
-        return [*CONTEXT_TOOLS, *(FILE_TOOLS if self.file_tools else ())]
 
     def counter(self, resolved: ResolvedModel, wire: str) -> tuple[TokenCounter, float]:
         # Counts are exact only against OpenAI itself; a compatible server's model has a
