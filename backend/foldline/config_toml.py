@@ -1,8 +1,8 @@
 """The TOML writer behind `foldline.config.save_config`, and the atomic file write.
 
-`tomllib` only reads TOML, and the file Foldline writes is small and flat (DESIGN §9), so
-a short writer here is preferred to another dependency. It is kept apart from
-`foldline.config` because writing is a separate concern from reading, validating and
+`tomllib` only reads TOML, and the file Foldline writes is small and flat
+(docs/configuration.md), so a short writer here is preferred to another dependency. It is
+kept apart from `foldline.config` because writing is a separate concern from reading, validating and
 showing the settings: `save_config` and `ensure_config` there are its only callers, and
 `foldline.config` still exports `dumps_config` so existing imports keep working.
 
@@ -74,8 +74,8 @@ def _toml_value(value: object) -> str:
 
 
 _SAVED_HEADER = """\
-# Foldline configuration (DESIGN §9). Written by Foldline's Settings: comments added
-# here by hand are not kept when Settings saves. Settings never writes API keys here:
+# Foldline configuration (see docs/configuration.md). Written by Foldline's Settings:
+# comments added here by hand are not kept when Settings saves. Settings never writes API keys here:
 # they go to the OS keyring (or a 0600 file), or come from ANTHROPIC_API_KEY etc.
 """
 

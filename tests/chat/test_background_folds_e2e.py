@@ -140,7 +140,7 @@ async def test_an_undo_drops_the_prepared_summary_and_keeps_its_cost(
 ) -> None:
     service = make_service(server, store, tmp_path)
     conversation = store.create_conversation(model=MODEL["openai"])
-    for turn in range(3):
+    for turn in range(8):
         await run(service, conversation.id, f"Turn {turn}. " + filler(turn, 80))
     handle = service.start_compaction(conversation.id, None)
     assert [e async for e in handle.events() if e.name == "compaction.completed"]

@@ -118,6 +118,9 @@ def test_bad_settings_are_refused_and_write_nothing(client: TestClient, data_dir
         {"keys": {"anthropic": "   "}},
         {"compaction": {"threshold": 0.5}, "keys": {"nobody": SECRET}},
         {"defaults": "x"},
+        {"compaction": {"keepRecentTokens": 2**64}},
+        {"models": {"m": {"contextWindow": 2**63}}},
+        {"providers": {"local": {"baseUrl": "http://user:sk-secret-1234567890@host/v1"}}},
     ):
         reply = client.put("/api/settings", json=change)
         assert reply.status_code == 422, change

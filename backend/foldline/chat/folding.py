@@ -19,6 +19,7 @@ from foldline.core.digest import emergency_fold
 from foldline.core.messages import user
 from foldline.core.policy import BreakerState, Decision, decide, record_fold
 from foldline.core.pruning import apply_prune, plan_prune
+from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState, Trigger
 from foldline.providers.base import ModelRequest, Provider, TextDelta, Usage
 from foldline.store import CompactionRecord, ConcurrentFold, Store
@@ -147,6 +148,29 @@ class ResummaryBackoff:
     def succeeded(self, conversation_id: str) -> None:
         self._failures.pop(conversation_id, None)
         self._waits.pop(conversation_id, None)
+
+
+MANUAL_KEEP_RECENT_TOKENS = 0
+"""A manual Compact keeps only the last exchange verbatim unless the person asks to keep
+more: they pressed the button to make the view small now, and `keep_recent_tokens`
+(tuned for automatic folds of long views) can be larger than a short conversation."""
+
+
+def manual_fold_settings(
+    settings: CompactionSettings, keep_recent_tokens: int | None
+) -> CompactionSettings:
+    """The settings a manual fold plans with: everything before the last exchange folds,
+    or, when asked, the recent messages holding `keep_recent_tokens` stay verbatim."""
+    keep = MANUAL_KEEP_RECENT_TOKENS if keep_recent_tokens is None else keep_recent_tokens
+    return settings.model_copy(update={"keep_recent_tokens": keep})
+
+
+def not_smaller_reason(tokens_now: int, tokens_after: int) -> str:
+    return (
+        f"Folding now would not make the model's view smaller ({tokens_now:,} tokens now, "
+        f"{tokens_after:,} after): the messages that would fold are about as short as "
+        "their summary. Nothing was changed; fold later, when there is more to fold."
+    )
 
 
 class Gate:
@@ -296,6 +320,16 @@ class Gate:
                     {"trigger": trigger, "reason": "Nothing can be folded yet."},
                 )
                 return
+            # `tokensBefore` is the number the person saw on the meter (anchored on the
+            # provider's last report), not a fresh estimate of the same view.
+            state = state.model_copy(update={"tokens_before": ctx.tokens})
+            if trigger == "manual" and state.tokens_after >= state.tokens_before:
+                # The person asked for a smaller view; a fold that does not shrink it
+                # would only cost a summary and a cache break. (Automatic and tool folds
+                # commit: the circuit breaker watches those that free too little.)
+                reason = not_smaller_reason(state.tokens_before, state.tokens_after)
+                yield ChatEvent("compaction.failed", {"trigger": trigger, "reason": reason})
+                return
             try:
                 # The store numbers the version (an undone version keeps its number).
                 state = self.store.commit_fold(
@@ -303,7 +337,10 @@ class Gate:
                 )
             except ConcurrentFold:
                 self.record_summary_calls(ctx.conversation.id, usage, turn, None)
+                # Recomputed on the new state with the same settings (a manual fold's own).
+                settings = ctx.settings
                 ctx = self.reload()
+                ctx.settings = settings
                 continue
             self.record_summary_calls(ctx.conversation.id, usage, turn, state.version)
             self.breaker = record_fold(self.breaker, state.tokens_before, state.tokens_after)

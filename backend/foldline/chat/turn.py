@@ -18,7 +18,7 @@ from typing import Any
 from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
-from foldline.chat.folding import Gate
+from foldline.chat.folding import Gate, manual_fold_settings
 from foldline.chat.serialize import part_to_json, record_to_json
 from foldline.chat.tool_registry import BatchRun, ToolBatch, ToolRegistry, Truncation
 from foldline.chat.usage import Billing, model_call
@@ -148,8 +148,11 @@ class TurnRunner:
 
     # --- a manual fold --------------------------------------------------------------
 
-    async def compact(self, instructions: str | None) -> AsyncIterator[ChatEvent]:
+    async def compact(
+        self, instructions: str | None, keep_recent_tokens: int | None = None
+    ) -> AsyncIterator[ChatEvent]:
         ctx = self.load()
+        ctx.settings = manual_fold_settings(ctx.settings, keep_recent_tokens)
         turn = ctx.history_length
         async for event in self.gate.fold(
             ctx,

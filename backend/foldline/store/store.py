@@ -13,8 +13,10 @@ SQLite connection (see `connection.py`).
 from __future__ import annotations
 
 import json
+import sqlite3
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,8 +25,10 @@ from typing import Any
 from foldline.core.calibration import Calibration
 from foldline.core.messages import Message
 from foldline.core.state import CompactionState
+from foldline.paths import make_private_files
 from foldline.store import queries, usage
 from foldline.store.connection import ConnectionPool
+from foldline.store.importing import ConversationImport
 from foldline.store.migrations import migrations
 from foldline.store.records import (
     COMPACTION_INSERT,
@@ -34,6 +38,7 @@ from foldline.store.records import (
     CompactionRecord,
     ConcurrentFold,
     ConversationRecord,
+    CorruptDatabase,
     MessageRecord,
     MessageStatus,
     NotFound,
@@ -42,6 +47,7 @@ from foldline.store.records import (
     conversation_from_row,
     dump_json_or_none,
     dump_parts,
+    is_corruption,
     load_message,
     message_from_row,
     utc_timestamp,
@@ -82,7 +88,14 @@ class Store:
         self.path = Path(path)
         self._clock = clock or (lambda: datetime.now(UTC))
         self._pool = ConnectionPool(self.path)
-        self._migrate()
+        try:
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            self._pool.close()
+            if is_corruption(error):
+                raise CorruptDatabase(self.path, str(error)) from None
+            raise
+        make_private_files(self.path)
         self.recovered_message_ids: tuple[str, ...] = self._recover() if recover else ()
         """Ids of the messages startup recovery marked interrupted (for logs and tests)."""
 
@@ -437,14 +450,6 @@ class Store:
             )
         return pinned_at
 
-    def restore_pins(self, conversation_id: str, pins: Mapping[int, str]) -> None:
-        """Pin the messages at the given display indices (index -> pinned_at); import."""
-        with self._pool.write() as conn:
-            conn.executemany(
-                "UPDATE messages SET pinned_at = ? WHERE conversation_id = ? AND seq = ?",
-                [(pinned_at, conversation_id, seq) for seq, pinned_at in pins.items()],
-            )
-
     # -- folds ---------------------------------------------------------------------------
 
     def current_compaction(self, conversation_id: str) -> CompactionState | None:
@@ -539,84 +544,43 @@ class Store:
         self, conversation_id: str
     ) -> tuple[ConversationRecord, list[MessageRecord], list[CompactionRecord]]:
         """The whole conversation from one read snapshot (for export)."""
+        with self.reading_conversation(conversation_id) as (conversation, messages, compactions):
+            return conversation, list(messages), compactions
+
+    @contextmanager
+    def reading_conversation(
+        self, conversation_id: str
+    ) -> Iterator[tuple[ConversationRecord, Iterator[MessageRecord], list[CompactionRecord]]]:
+        """The conversation, its messages one at a time (in display order) and its folds,
+        all from one read snapshot: an export of any size reads in constant memory."""
         with self._pool.snapshot() as conn:
             conversation = queries.get_conversation(conn, conversation_id)
-            rows = conn.execute(
+            compactions = queries.list_compactions(conn, conversation_id)
+            cursor = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY seq",
                 (conversation_id,),
-            ).fetchall()
-            compactions = queries.list_compactions(conn, conversation_id)
-        return conversation, [message_from_row(row) for row in rows], compactions
+            )
+            yield conversation, (message_from_row(row) for row in cursor), compactions
+
+    @contextmanager
+    def import_conversation(self, conversation: ConversationRecord) -> Iterator[ConversationImport]:
+        """A new conversation (new ids) written in one transaction: messages are added in
+        batches, then `finish` writes the folds. An exception inside rolls everything back.
+        Titles, settings, timestamps, statuses and fold versions are kept as given."""
+        with self._pool.write() as conn:
+            yield ConversationImport(conn, replace(conversation, id=new_id()), new_id)
 
     def restore_conversation(
         self,
         conversation: ConversationRecord,
         messages: Sequence[MessageRecord],
         compactions: Sequence[CompactionRecord],
-        calls: Sequence[usage.ModelCall] = (),
     ) -> ConversationRecord:
-        """Write a whole conversation under new ids in one transaction (used by import).
-
-        Titles, settings, timestamps, statuses and every fold version are kept as given;
-        the ids of the conversation and of its messages are new. `messages` must be in
-        display order with `seq` 0, 1, 2...; at most one compaction may be current.
-        """
-        if [m.seq for m in messages] != list(range(len(messages))):
-            raise ValueError("messages must have seq 0, 1, 2... in order")
-        for message in messages:
-            _check_status(message.status)
-        versions = {c.state.version for c in compactions}
-        for compaction in compactions:
-            if not 0 <= compaction.state.api_start_index <= len(messages):
-                raise ValueError(f"fold v{compaction.state.version} starts past the messages")
-            if compaction.parent_version and compaction.parent_version not in versions:
-                raise ValueError(f"fold v{compaction.state.version} has an unknown parent")
-        current = [c.state.version for c in compactions if c.is_current]
-        if len(current) > 1:
-            raise ValueError("at most one fold version can be current")
-        record = ConversationRecord(
-            **{**conversation.__dict__, "id": new_id(), "message_count": len(messages)}
-        )
-        fresh_ids = [new_id() for _ in messages]
-        # A call keeps its link to the message it wrote, under that message's new id.
-        by_old_id = {m.id: fresh for m, fresh in zip(messages, fresh_ids, strict=True)}
-        calls = [replace(c, message_id=by_old_id.get(c.message_id or "")) for c in calls]
-        with self._pool.write() as conn:
-            queries.insert_conversation(conn, record)
-            conn.executemany(
-                "INSERT INTO messages (id, conversation_id, seq, role, parts, status, usage, "
-                "token_count, error, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        fresh,
-                        record.id,
-                        m.seq,
-                        m.message.role,
-                        dump_parts(m.message),
-                        m.status,
-                        dump_json_or_none(m.usage),
-                        m.token_count,
-                        m.error,
-                        m.created_at,
-                        m.updated_at,
-                    )
-                    for m, fresh in zip(messages, fresh_ids, strict=True)
-                ],
-            )
-            conn.executemany(
-                COMPACTION_INSERT,
-                [
-                    compaction_values(record.id, c.state, c.state.version, c.parent_version)
-                    for c in compactions
-                ],
-            )
-            conn.execute(
-                "UPDATE conversations SET fold_version = ? WHERE id = ?",
-                (current[0] if current else 0, record.id),
-            )
-            usage.insert_calls(conn, record.id, calls)
-        return record
+        """Write a whole conversation under new ids in one transaction (see
+        `import_conversation`); `messages` in display order with `seq` 0, 1, 2..."""
+        with self.import_conversation(conversation) as writer:
+            writer.add_messages(messages)
+            return writer.finish(compactions)
 
     # -- usage and cost ------------------------------------------------------------------
 
