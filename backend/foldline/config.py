@@ -421,6 +421,7 @@ DEFAULT_CONFIG_TEXT = """\
 auto = true
 prune = true
 threshold = 0.80                 # fraction of the input budget
+prepare_threshold = 0.70         # from here the next fold's summary is written in the background
 target = 0.50
 keep_recent_tokens = 8000
 strategy = "structured"          # or "narrative"

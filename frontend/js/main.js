@@ -564,7 +564,11 @@ async function main() {
     onRetry: () => retryLast(),
     onUndo: (fold) => undoFold(fold),
   });
-  initMeter({ compactNow: () => openCompactDialog() });
+  initMeter({
+    compactNow: () => openCompactDialog(),
+    refresh: refreshContext,
+    foldsChanged: () => refreshFolds().then(() => refreshConversation()),
+  });
   initRetiredNotice();
   initModelView();
   initPins();

@@ -123,6 +123,8 @@ def test_settings_round_trip(ui):
 
     dialog.locator('[data-tab="compaction"]').click()
     dialog.locator('[data-field="threshold"]').fill("70")
+    dialog.locator('[data-field="prepareThreshold"]').fill("60")
+    ui.shot("settings-compaction")
     dialog.locator('[data-field="keepRecentTokens"]').fill("500")
     dialog.locator('select[data-field="strategy"]').select_option("narrative")
     dialog.locator('input[data-field="prune"]').uncheck()
@@ -139,6 +141,7 @@ def test_settings_round_trip(ui):
 
     saved = ui.app.api("GET", "/api/settings")
     assert saved["compaction"]["threshold"] == 0.7
+    assert saved["compaction"]["prepareThreshold"] == 0.6
     assert saved["compaction"]["keepRecentTokens"] == 500
     assert saved["compaction"]["strategy"] == "narrative"
     assert saved["compaction"]["prune"] is False

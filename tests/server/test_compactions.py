@@ -66,6 +66,12 @@ def test_manual_fold_streams_its_events_and_is_recorded(
     assert history["currentVersion"] == 1
     assert [(c["version"], c["isCurrent"]) for c in history["items"]] == [(1, True)]
     assert history["items"][0]["summaryMessage"]
+    # What the fold's summarizer calls used is on the fold line (no price: tokens only).
+    usage = history["items"][0]["usage"]
+    assert usage["calls"] >= 1 and usage["inputTokens"] > 0 and usage["cost"] is None
+    meter = client.get(f"/api/conversations/{conversation}/context?messages=false").json()
+    assert meter["usage"]["total"]["calls"] == usage["calls"]
+    assert meter["backgroundFold"] is None
 
     page = client.get(f"/api/conversations/{conversation}/messages").json()
     boundary = completed["apiStartIndex"]

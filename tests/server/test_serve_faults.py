@@ -123,6 +123,31 @@ def _history(path: Path, conversations: int = 30) -> None:
     conn.close()
 
 
+def _damaged_copy(path: Path, table: str, pages: int, fill: bytes) -> bytes:
+    """The file's bytes with `pages` of `table`'s leaf pages scribbled over.
+
+    Leaf pages hold the table's rows, so the schema (which can spill onto any page as
+    it grows) stays readable: the damage a salvage should get around, wherever the
+    table happens to lie in the file.
+    """
+    conn = sqlite3.connect(path)
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    leaves = [
+        row[0]
+        for row in conn.execute(
+            "SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno",
+            (table,),
+        )
+    ]
+    conn.close()
+    assert len(leaves) > pages, f"{table} has only {len(leaves)} leaf pages"
+    damaged = bytearray(path.read_bytes())
+    for pageno in leaves[len(leaves) // 2 : len(leaves) // 2 + pages]:
+        offset = (pageno - 1) * page_size
+        damaged[offset : offset + page_size] = fill * (page_size // len(fill))
+    return bytes(damaged)
+
+
 def test_a_damaged_database_stops_start_up_naming_it_and_doctor_salvages_it(
     tmp_path: Path,
 ) -> None:
@@ -130,24 +155,19 @@ def test_a_damaged_database_stops_start_up_naming_it_and_doctor_salvages_it(
     data_dir.mkdir()
     database = data_dir / "foldline.db"
     _history(database)
-    original = database.read_bytes()
-    # Scribble over the middle of the file (table pages), keeping the header.
-    page = 4096
-    damaged = bytearray(original)
-    middle = (len(damaged) // page // 2) * page
-    damaged[middle : middle + 2 * page] = b"\xde\xad" * page
-    database.write_bytes(bytes(damaged))
+    damaged = _damaged_copy(database, "messages", 2, b"\xde\xad")
+    database.write_bytes(damaged)
 
     started = _run("serve", "--data-dir", str(data_dir))
     assert started.returncode != 0
     assert str(database) in started.stderr and "foldline doctor" in started.stderr
-    assert database.read_bytes() == bytes(damaged)  # start-up changed nothing
+    assert database.read_bytes() == damaged  # start-up changed nothing
 
     doctor = _run("doctor", "--data-dir", str(data_dir))
     assert doctor.returncode == 0, doctor.stderr
     assert "damaged" in doctor.stdout and "Salvaged" in doctor.stdout
     backups = list(data_dir.glob("foldline.db.damaged-*Z"))
-    assert len(backups) == 1 and backups[0].read_bytes() == bytes(damaged)
+    assert len(backups) == 1 and backups[0].read_bytes() == damaged
     with Store(database) as store:
         salvaged = store.list_conversations()
     assert 0 < len(salvaged) <= 30
@@ -170,10 +190,7 @@ def test_without_the_sqlite3_tool_doctor_copies_the_readable_rows(
 ) -> None:
     database = tmp_path / "foldline.db"
     _history(database)
-    damaged = bytearray(database.read_bytes())
-    middle = (len(damaged) // 4096 // 2) * 4096
-    damaged[middle : middle + 4096] = b"\x00\xff" * 2048
-    database.write_bytes(bytes(damaged))
+    database.write_bytes(_damaged_copy(database, "messages", 1, b"\x00\xff"))
     monkeypatch.setattr(doctor, "_recover_with_cli", lambda damaged, recovered: False)
     report = doctor.repair(database)
     assert report.problems and report.method == "row-by-row copy"

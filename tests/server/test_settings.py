@@ -56,12 +56,13 @@ def test_save_settings_writes_config_toml(client: TestClient, data_dir: Path) ->
     change = {
         "defaults": {"model": "other-model"},
         "models": {"other-model": {"provider": "local", "contextWindow": 4096}},
-        "compaction": {"threshold": 0.7, "keepRecentTokens": 1000},
+        "compaction": {"threshold": 0.7, "keepRecentTokens": 1000, "prepareThreshold": 0.6},
     }
     saved = client.put("/api/settings", json=change)
     assert saved.status_code == 200, saved.text
     assert saved.json()["defaults"]["model"] == "other-model"
     assert saved.json()["compaction"]["keepRecentTokens"] == 1000
+    assert saved.json()["compaction"]["prepareThreshold"] == 0.6
     assert client.get("/api/settings").json() == saved.json()
     text = (data_dir / "config.toml").read_text()
     assert 'model = "other-model"' in text

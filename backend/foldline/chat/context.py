@@ -58,6 +58,10 @@ class ConversationContext:
     added_estimate: int
     """The calibrated count of the view messages added since the anchored call."""
     breakdown: dict[str, int]
+    usage: dict[str, Any] | None = None
+    """What the conversation's calls cost so far and in the last turn (see `stats`)."""
+    background_fold: dict[str, Any] | None = None
+    """A fold being prepared in the background, or ready: `{status, kind}`."""
     settings_notice: str | None = None
     """Why the conversation's own settings were set aside for the defaults, if they were."""
     pins: tuple[Pin, ...] = ()
@@ -126,6 +130,8 @@ class ConversationContext:
             "version": self.state.version if self.state else 0,
             "messagesInView": len(self.records),
             "messagesInHistory": self.history_length,
+            "usage": self.usage,
+            "backgroundFold": self.background_fold,
         }
 
     def to_json(self, *, include_messages: bool = True) -> dict[str, Any]:
@@ -187,6 +193,8 @@ class ContextLoader:
         """The providers' model lists, whose windows win over the catalog."""
         self._counters: dict[tuple[str, str, bool], CachedCounter] = {}
         self._anchors: dict[str, tuple[str, str, TokenAnchor]] = {}
+        self.fold_status: Callable[[str], dict[str, Any] | None] = lambda _id: None
+        """The chat service's background folds, as `ConversationContext.background_fold`."""
 
     def set_anchor(self, ctx: ConversationContext, reported_input: int) -> None:
         """Remember what the provider reported for a call that was sent `ctx.view`."""
@@ -274,5 +282,18 @@ class ContextLoader:
             anchor_tokens=anchor_tokens,
             added_estimate=added,
             breakdown=breakdown,
+            usage=self.usage(conversation_id, model),
+            background_fold=self.fold_status(conversation_id),
             pins=pins,
         )
+
+    def usage(self, conversation_id: str, model: ResolvedModel) -> dict[str, Any]:
+        """The meter's money: the conversation so far, its last turn, caching's saving.
+        `priced` is False for a model without known prices (shown in tokens only)."""
+        total, last_turn = self.store.usage_totals(conversation_id)
+        return {
+            "total": total.to_json(),
+            "lastTurn": last_turn.to_json(),
+            "priced": model.prices is not None or total.cost is not None,
+            "currency": "USD",
+        }

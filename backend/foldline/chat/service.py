@@ -16,9 +16,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
-from foldline.chat.folding import ResummaryBackoff, manual_fold_settings
+from foldline.chat.folding import manual_fold_settings
 from foldline.chat.tool_registry import Tool, ToolRegistry, ToolSource
 from foldline.chat.tools import CONTEXT_TOOLS, WorkspaceFiles
 from foldline.chat.turn import TurnRunner, storable
@@ -103,8 +104,9 @@ class ChatService:
         self.loader = ContextLoader(store, lambda: self.tool_registry().specs(), listing=listing)
         self.sleep = sleep
         self.breakers: dict[str, BreakerState] = {}
-        self.resummary_backoff = ResummaryBackoff()
         self.running: dict[str, TurnHandle] = {}
+        self.background = BackgroundFolds(store, self.is_running)
+        self.loader.fold_status = self.background.status
         self._providers: dict[str, Provider] = {}
         self._providers_config: AppConfig | None = None
 
@@ -155,10 +157,12 @@ class ChatService:
         if not model:
             raise ChatUnavailable("Choose a model for this conversation first (Settings).")
         try:
-            provider = self.provider_factory(config, model)
+            # One client per model for the service's life: its connection pool is reused
+            # by every turn and by the summaries written in the background.
+            provider = self._provider(config, model)
             summary_model = config.compaction.model or model
             summarizer = (
-                provider if summary_model == model else self.provider_factory(config, summary_model)
+                provider if summary_model == model else self._provider(config, summary_model)
             )
         except Exception as error:  # a missing key or provider is the person's to fix
             raise ChatUnavailable(str(error)) from error
@@ -170,7 +174,7 @@ class ChatService:
             provider=provider,
             summarizer=(summarizer, summary_model),
             breakers=self.breakers,
-            backoff=self.resummary_backoff,
+            background=self.background,
             tools=self.tool_registry,
             prepare_tools=self.prepare_tools,
             sleep=self.sleep,
@@ -199,6 +203,7 @@ class ChatService:
                 handle.close()
                 if self.running.get(conversation_id) is handle:
                     del self.running[conversation_id]
+                    self.background.idle(conversation_id)
 
         handle.task = asyncio.get_running_loop().create_task(drive())
         return handle
@@ -257,6 +262,7 @@ class ChatService:
 
     async def shutdown(self) -> None:
         """Cancel running turns (their partial answers are kept, marked interrupted)."""
+        await self.background.shutdown()
         handles = list(self.running.values())
         for handle in handles:
             if handle.task is not None:

@@ -16,12 +16,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
-from foldline.chat.folding import Gate, ResummaryBackoff, manual_fold_settings
+from foldline.chat.folding import Gate, manual_fold_settings
 from foldline.chat.serialize import part_to_json, record_to_json
 from foldline.chat.tool_registry import BatchRun, ToolBatch, ToolRegistry, Truncation
-from foldline.config import AppConfig
+from foldline.chat.usage import Billing, model_call
+from foldline.config import AppConfig, resolve_model
 from foldline.core.calibration import update_calibration
 from foldline.core.messages import (
     Message,
@@ -119,7 +121,7 @@ class TurnRunner:
         provider: Provider,
         summarizer: tuple[Provider, str],
         breakers: dict[str, BreakerState],
-        backoff: ResummaryBackoff,
+        background: BackgroundFolds,
         tools: Callable[[], ToolRegistry],
         prepare_tools: Callable[[], Awaitable[list[ChatEvent]]] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -133,8 +135,15 @@ class TurnRunner:
         self.prepare_tools = prepare_tools
         self.sleep = sleep
         self.breakers = breakers
+        self.background = background
+        summary_model = resolve_model(config, summarizer[1])
         self.gate = Gate(
-            store, self.load, summarizer[0], summarizer[1], loader.drop_anchor, backoff
+            store,
+            self.load,
+            summarizer[0],
+            summarizer[1],
+            loader.drop_anchor,
+            Billing(summary_model.provider_name, summary_model.model, summary_model.prices),
         )
         self.gate.breaker = breakers.get(conversation_id, BreakerState())
 
@@ -146,7 +155,7 @@ class TurnRunner:
 
     async def _gate(self, turn: int, **kwargs: Any) -> AsyncIterator[ChatEvent]:
         ctx = self.load()
-        async for event in self.gate.run(ctx, turn=turn, **kwargs):
+        async for event in self.background.gate(self.gate, ctx, turn=turn, **kwargs):
             yield event
         self.breakers[self.conversation_id] = self.gate.breaker
 
@@ -215,9 +224,8 @@ class TurnRunner:
                 instructions=compact.instructions if compact else None,
             ):
                 yield event
-        if answer.stop is not None:  # the turn ended well: replace an emergency digest
-            async for event in self.gate.resummarize(self.load(), turn):
-                yield event
+        if answer.stop is not None:  # the turn ended well: prepare the next fold
+            self.background.after_turn(self.gate, self.load(), turn)
         yield ChatEvent("context.stats", self.load().stats())
         yield ChatEvent("done", {})
 
@@ -241,6 +249,8 @@ class TurnRunner:
                     messages=ctx.view,
                     tools=ctx.tools,
                     max_output_tokens=ctx.model.output_reserve,
+                    cache_key=self.conversation_id,
+                    stable_prefix=1 if ctx.state else 0,
                 )
                 try:
                     async for event in self._stream(request, answer, record):
@@ -278,6 +288,12 @@ class TurnRunner:
             self.store.update_message(record.id, message=answer.message(), status="interrupted")
             raise
         self._calibrate(ctx, answer.usage)
+        if answer.usage is not None:
+            billing = Billing(ctx.model.provider_name, ctx.model.model, ctx.model.prices)
+            call = model_call(
+                answer.usage, billing, purpose="chat", turn=turn, message_id=record.id
+            )
+            self.store.record_calls(self.conversation_id, [call])
         final = self.store.update_message(
             record.id,
             message=answer.message(),

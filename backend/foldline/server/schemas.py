@@ -115,7 +115,22 @@ class CompactionOut(ApiModel):
         return cls.model_validate(state.model_dump())
 
 
+class UsageOut(ApiModel):
+    """Tokens and dollars of some model calls (dollars null when the model has no price)."""
+
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_creation_tokens: int
+    cost: float | None
+    saved: float | None
+
+
 class CompactionVersionOut(CompactionOut):
+    usage: UsageOut | None = None
+    """What this fold's summarizer calls used and cost; null for a fold without any
+    (the emergency digest, a fold made before usage was stored)."""
     is_current: bool
     parent_version: int
     """The version that was current when this one was committed (0 = none): following

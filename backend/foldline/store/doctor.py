@@ -22,7 +22,7 @@ from foldline.store.connection import open_database
 from foldline.store.records import CorruptDatabase
 from foldline.store.store import Store
 
-COPIED_TABLES = ("conversations", "messages", "compactions", "calibration")
+COPIED_TABLES = ("conversations", "messages", "compactions", "calibration", "model_calls")
 """The tables that hold the person's data, parents first (foreign keys)."""
 
 
@@ -92,32 +92,56 @@ def _recover_with_cli(damaged: Path, recovered: Path) -> bool:
 
 
 def _copy_readable_rows(damaged: Path, target: sqlite3.Connection) -> dict[str, int]:
-    """Copy each table row by row, in rowid order, skipping what cannot be read."""
+    """Copy each table row by row from a read-only connection, skipping what cannot be read.
+
+    The damaged file is read through its own connection rather than attached: a
+    transaction that spans a damaged database fails as a whole at COMMIT. A scan stops
+    at the first unreadable page, so the row ids are gathered from both ends.
+    """
     counts: dict[str, int] = {}
-    target.execute("ATTACH DATABASE ? AS damaged", (f"file:{damaged}?mode=ro",))
-    target.execute("BEGIN")
-    for table in COPIED_TABLES:
-        columns = [row[1] for row in target.execute(f"PRAGMA main.table_info({table})")]
-        names = ", ".join(columns)
-        copied = 0
-        try:
-            rowids = [row[0] for row in target.execute(f"SELECT rowid FROM damaged.{table}")]
-        except sqlite3.DatabaseError:
-            rowids = []
-        for rowid in rowids:
+    source = sqlite3.connect(f"file:{damaged}?mode=ro", uri=True)
+    try:
+        target.execute("BEGIN")
+        for table in COPIED_TABLES:
+            columns = [row[1] for row in target.execute(f"PRAGMA main.table_info({table})")]
             try:
-                target.execute(
-                    f"INSERT OR IGNORE INTO main.{table} ({names}) "
-                    f"SELECT {names} FROM damaged.{table} WHERE rowid = ?",
-                    (rowid,),
-                )
-                copied += 1
+                present = {row[1] for row in source.execute(f"PRAGMA table_info({table})")}
             except sqlite3.DatabaseError:
+                present = set()
+            names = [column for column in columns if column in present]
+            counts[table] = 0
+            if not names:
                 continue
-        counts[table] = copied
-    target.execute("COMMIT")
-    target.execute("DETACH DATABASE damaged")
+            selected = ", ".join(names)
+            insert = (
+                f"INSERT OR IGNORE INTO main.{table} ({selected}) "
+                f"VALUES ({', '.join('?' for _ in names)})"
+            )
+            for rowid in _readable_rowids(source, table):
+                try:
+                    row = source.execute(
+                        f"SELECT {selected} FROM {table} WHERE rowid = ?", (rowid,)
+                    ).fetchone()
+                except sqlite3.DatabaseError:
+                    continue
+                if row is not None and target.execute(insert, row).rowcount:
+                    counts[table] += 1
+        target.execute("COMMIT")
+    finally:
+        source.close()
     return counts
+
+
+def _readable_rowids(source: sqlite3.Connection, table: str) -> list[int]:
+    """The row ids a scan can reach, forwards until the damage and backwards until it."""
+    found: set[int] = set()
+    for order in ("ASC", "DESC"):
+        try:
+            for (rowid,) in source.execute(f"SELECT rowid FROM {table} ORDER BY rowid {order}"):
+                found.add(rowid)
+        except sqlite3.DatabaseError:
+            continue
+    return sorted(found)
 
 
 def _count_rows(path: Path) -> dict[str, int]:

@@ -26,7 +26,7 @@ import json
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from datetime import datetime
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
@@ -43,6 +43,7 @@ from foldline.store.records import (
     MessageRecord,
     MessageStatus,
 )
+from foldline.store.usage import ModelCall
 
 if TYPE_CHECKING:
     from foldline.store.store import Store
@@ -186,6 +187,26 @@ class ExportedFold(_Schema):
     details_appended: int = Field(default=0, ge=0, le=MAX_INDEX)
 
 
+class ExportedModelCall(_Schema):
+    """One model call's usage and cost (chat answers and summarizer calls)."""
+
+    turn: int = _Index
+    purpose: Literal["chat", "summary"]
+    message_id: str | None
+    fold_version: int | None = Field(default=None, ge=1, le=MAX_VERSION)
+    provider: str
+    model: str
+    input_tokens: int = _Tokens
+    output_tokens: int = _Tokens
+    cache_read_tokens: int = _Tokens
+    cache_creation_tokens: int = _Tokens
+    cost: float | None
+    saved: float | None
+    created_at: str
+
+    check_timestamps = field_validator("created_at")(_check_timestamp)
+
+
 def _message_json(record: MessageRecord, pinned_at: str | None) -> ExportedMessage:
     return ExportedMessage(
         id=record.id,
@@ -270,7 +291,12 @@ def write_export(store: Store, conversation_id: str, out: IO[bytes]) -> None:
                 (b"," if position else b"") + _dumps(_message_dict(record, pins.get(record.seq)))
             )
         folds = [_fold_json(c).model_dump(mode="json", by_alias=True) for c in compactions]
-        out.write(b'],"compactions":' + _dumps(folds) + b"}")
+        out.write(b'],"compactions":' + _dumps(folds))
+        calls = [
+            ExportedModelCall(**vars(call)).model_dump(mode="json", by_alias=True)
+            for call in store.list_calls(conversation_id)
+        ]
+        out.write(b',"modelCalls":' + _dumps(calls) + b"}")
 
 
 def export_json(store: Store, conversation_id: str) -> dict[str, Any]:
@@ -419,6 +445,8 @@ def _batches(records: Iterable[MessageRecord]) -> Iterator[list[MessageRecord]]:
 
 
 _KEYS = ("format", "formatVersion", "conversation", "messages", "compactions")
+_OPTIONAL_KEYS = ("modelCalls",)
+"""Absent from exports made before usage was stored."""
 
 
 def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
@@ -435,11 +463,12 @@ def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
         raise ValueError("a Foldline export is a JSON object")
     seen: dict[str, Any] = {}
     folds: list[ExportedFold] = []
+    calls: list[ExportedModelCall] = []
     pins: dict[int, str] = {}
     with ExitStack() as transaction:
         writer = None
         for key in reader.object_keys():
-            if key not in _KEYS:
+            if key not in _KEYS and key not in _OPTIONAL_KEYS:
                 raise ValueError(f"invalid Foldline export: {key}: extra inputs are not permitted")
             if key in seen:
                 raise ValueError(f"invalid Foldline export: {key} appears twice")
@@ -484,6 +513,13 @@ def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
                     message_count=0,
                 )
                 writer = transaction.enter_context(store.import_conversation(record))
+            if key == "modelCalls":
+                if not isinstance(value, list):
+                    raise ValueError("invalid Foldline export: modelCalls must be a list")
+                calls = [
+                    _validated(ExportedModelCall, item, f"modelCalls.{position}")
+                    for position, item in enumerate(value)
+                ]
             if key == "compactions":
                 if not isinstance(value, list):
                     raise ValueError("invalid Foldline export: compactions must be a list")
@@ -496,7 +532,14 @@ def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
         if missing or writer is None:
             raise ValueError(f"invalid Foldline export: missing {', '.join(missing)}")
         _check_folds(folds, writer.message_count)
-        return writer.finish([_fold_record(fold) for fold in folds], pins)
+        record = writer.finish([_fold_record(fold) for fold in folds], pins)
+    # Calls keep their tokens, cost and fold; their link to a message (whose id is new)
+    # is not kept.
+    store.record_calls(
+        record.id,
+        [ModelCall(**{**call.model_dump(), "message_id": None}) for call in calls],
+    )
+    return record
 
 
 def import_json(store: Store, data: Any) -> ConversationRecord:

@@ -26,7 +26,7 @@ from foldline.core.calibration import Calibration
 from foldline.core.messages import Message
 from foldline.core.state import CompactionState
 from foldline.paths import make_private_files
-from foldline.store import queries
+from foldline.store import queries, usage
 from foldline.store.connection import ConnectionPool
 from foldline.store.importing import ConversationImport
 from foldline.store.migrations import migrations
@@ -246,6 +246,7 @@ class Store:
         with self._pool.write() as conn:
             conn.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
             conn.execute("DELETE FROM compactions WHERE conversation_id = ?", (conversation_id,))
+            conn.execute("DELETE FROM model_calls WHERE conversation_id = ?", (conversation_id,))
             cursor = conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
             if cursor.rowcount == 0:
                 raise NotFound(f"no conversation with id {conversation_id!r}")
@@ -606,6 +607,35 @@ class Store:
         with self.import_conversation(conversation) as writer:
             writer.add_messages(messages)
             return writer.finish(compactions)
+
+    # -- usage and cost ------------------------------------------------------------------
+
+    def record_calls(self, conversation_id: str, calls: Sequence[usage.ModelCall]) -> None:
+        """Store finished model calls (their `created_at` is now when left empty)."""
+        now = self._now()
+        stamped = [c if c.created_at else replace(c, created_at=now) for c in calls]
+        with self._pool.write() as conn:
+            usage.insert_calls(conn, conversation_id, stamped)
+
+    def usage_totals(self, conversation_id: str) -> tuple[usage.UsageTotals, usage.UsageTotals]:
+        """(the whole conversation so far, its latest turn)."""
+        with self._pool.snapshot() as conn:
+            return (
+                usage.conversation_totals(conn, conversation_id),
+                usage.last_turn_totals(conn, conversation_id),
+            )
+
+    def fold_usage(self, conversation_id: str) -> dict[int, usage.UsageTotals]:
+        """What each fold version's summarizer calls used and cost."""
+        return usage.fold_totals(self._pool.get().conn, conversation_id)
+
+    def list_calls(self, conversation_id: str) -> list[usage.ModelCall]:
+        return usage.list_calls(self._pool.get().conn, conversation_id)
+
+    def last_chat_call_at(self, conversation_id: str) -> datetime | None:
+        """When the conversation's last answer finished (None: never)."""
+        stamp = usage.last_call_at(self._pool.get().conn, conversation_id)
+        return datetime.fromisoformat(stamp) if stamp else None
 
     # -- calibration ---------------------------------------------------------------------
 

@@ -201,6 +201,7 @@ async def handle_generation(
     headers = {k.lower(): v for k, v in request.headers.items()}
     record = RecordedRequest(wire=wire, path=request.url.path, headers=headers)
     server._record(record)
+    record.raw = await request.body()
     parsed = await _read_json(request, wire)
     if isinstance(parsed, WireError):
         return _error_response(parsed, record)

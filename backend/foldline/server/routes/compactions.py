@@ -30,10 +30,17 @@ router = APIRouter(prefix="/api/conversations", tags=["compactions"])
 def list_compactions(conversation_id: str, store: StoreDep) -> CompactionList:
     store.get_conversation(conversation_id)
     records = store.list_compactions(conversation_id)
+    costs = store.fold_usage(conversation_id)
     items = [
         CompactionVersionOut.model_validate(
             record.state.model_dump()
-            | {"is_current": record.is_current, "parent_version": record.parent_version}
+            | {
+                "is_current": record.is_current,
+                "parent_version": record.parent_version,
+                "usage": vars(costs[record.state.version])
+                if record.state.version in costs
+                else None,
+            }
         )
         for record in records
     ]
