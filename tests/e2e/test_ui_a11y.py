@@ -45,6 +45,9 @@ def seed(app) -> str:
         Reply(text="Plenty of room left."),
     )
     app.send(conversation["id"], "How full is your context?")
+    # A fold only commits when it makes the model's view smaller.
+    app.script.add(Reply(text="Noted. " + "The storage layer keeps every note. " * 80))
+    app.send(conversation["id"], "Summarize the plan in detail.")
     app.api("POST", f"/api/conversations/{conversation['id']}/compact", {})
     app.send(conversation["id"], "And after the fold?")
     return conversation["id"]

@@ -29,6 +29,9 @@ def seed(app) -> str:
         Reply(text="About a tenth of the context is used."),
     )
     app.send(conversation["id"], "How full is your context?")
+    # A fold only commits when it makes the model's view smaller.
+    app.script.add(Reply(text="Noted. " + "The storage layer keeps every note. " * 80))
+    app.send(conversation["id"], "Summarize the plan in detail.")
     app.api("POST", f"/api/conversations/{conversation['id']}/compact", {})
     app.script.add(Reply(text="Each synced field gets a **hybrid logical clock** column."))
     app.send(conversation["id"], "Go with last-writer-wins. What changes in the schema?")
