@@ -177,6 +177,9 @@ class ModelConfig(_Section):
     output_price: float | None = Field(None, ge=0)
     cache_read_price: float | None = Field(None, ge=0)
     cache_write_price: float | None = Field(None, ge=0)
+    vision: bool | None = None
+    """Whether the model accepts image input (images tools return are sent to it). None:
+    by family for OpenAI's own models and Claude, false for any other model."""
     working_budget: int | None = Field(None, ge=1)
     """The input tokens the fold thresholds apply to, when smaller than the window.
 
@@ -416,6 +419,8 @@ DEFAULT_CONFIG_TEXT = """\
 # max_output_tokens = 4096
 # working_budget = 200000       # fold at this many input tokens, not at the full window
                                  # (cost per turn and answer quality on long inputs)
+# vision = true                 # send it the images tools return (default: false here;
+                                 # OpenAI's and Anthropic's own models by family)
 
 [compaction]
 auto = true

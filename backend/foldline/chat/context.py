@@ -191,7 +191,7 @@ class ContextLoader:
         """The specs offered to the model now (the tool registry's, counted in every view)."""
         self.listing = listing
         """The providers' model lists, whose windows win over the catalog."""
-        self._counters: dict[tuple[str, str, bool], CachedCounter] = {}
+        self._counters: dict[tuple[str, str, bool, bool], CachedCounter] = {}
         self._anchors: dict[str, tuple[str, str, TokenAnchor]] = {}
         self.fold_status: Callable[[str], dict[str, Any] | None] = lambda _id: None
         """The chat service's background folds, as `ConversationContext.background_fold`."""
@@ -216,9 +216,11 @@ class ContextLoader:
         # Counts are exact only against OpenAI itself; a compatible server's model has a
         # tokenizer of its own whatever its name.
         exact_allowed = resolved.provider_kind == "openai"
-        key = (resolved.model, wire, exact_allowed)
+        key = (resolved.model, wire, exact_allowed, resolved.vision)
         if key not in self._counters:
-            raw = counter_for(resolved.model, wire, exact_allowed=exact_allowed)  # type: ignore[arg-type]
+            raw = counter_for(  # type: ignore[arg-type]
+                resolved.model, wire, exact_allowed=exact_allowed, images=resolved.vision
+            )
             self._counters[key] = CachedCounter(raw)
         cached = self._counters[key]
         if cached.exact:

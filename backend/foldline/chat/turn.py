@@ -250,6 +250,7 @@ class TurnRunner:
                     tools=ctx.tools,
                     max_output_tokens=ctx.model.output_reserve,
                     cache_key=self.conversation_id,
+                    images=ctx.model.vision,
                     stable_prefix=1 if ctx.state else 0,
                 )
                 try:
