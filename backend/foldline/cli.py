@@ -12,16 +12,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-
-def _add_server_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=0, help="port to bind (default: a free one)")
-    parser.add_argument("--data-dir", default=None, help="where conversations and config live")
-    parser.add_argument(
-        "--allow-remote",
-        action="store_true",
-        help="allow a non-loopback --host (anyone who can reach it and has the token can chat)",
-    )
+from foldline.server.serve_options import add_serve_options
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,7 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
 
     serve = commands.add_parser("serve", help="run the server for a browser (no window)")
-    _add_server_options(serve)
+    add_serve_options(serve)
 
     count = commands.add_parser("count-tokens", help="count the input tokens of a request body")
     count.add_argument("--model", required=True, help="model the request is for")

@@ -1,7 +1,7 @@
 """`<data-dir>/config.toml` and the environment → `AppConfig`, and what Settings may see.
 
 The file is DESIGN §9. It is read with `tomllib` and written by the small writer in
-`foldline.config_toml` (the Settings UI saves through `save_config`); comments are not
+`foldline.config_toml` (the Settings UI saves through its `save_config`); comments are not
 kept by a save, so the header of a saved file says so.
 
 Environment variables are overlaid when a provider is built or shown, never written to
@@ -10,8 +10,10 @@ OPENAI_API_KEY / OPENAI_BASE_URL to the one named `openai`, and any provider may
 its own key variable with `api_key_env`. The environment wins over stored values (see
 `foldline.secrets` for why); `public_settings` says where each value came from.
 
-Which provider serves a model and with which limits is `foldline.providers.registry`;
-its functions are re-exported here.
+Which provider serves a model and with which limits is `foldline.providers.registry`,
+which builds on this module; writing the file is `foldline.config_toml` (`save_config`,
+`ensure_config`), which builds on it too. This module imports neither, so the three
+form no import cycle.
 """
 
 from __future__ import annotations
@@ -21,75 +23,28 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from foldline.core.settings import CompactionSettings
 from foldline.secrets import find_api_key, key_storage_status, mask_key
 
-if TYPE_CHECKING:
-    from foldline.config_toml import dumps_config
-    from foldline.providers.registry import (
-        ResolvedModel,
-        build_provider,
-        discover_model,
-        provider_for_model,
-        provider_name_for_model,
-        resolve_model,
-    )
-
 __all__ = [
     "AppConfig",
     "ConfigError",
     "ModelConfig",
     "ProviderConfig",
-    "ResolvedModel",
     "apply_settings_patch",
-    "build_provider",
     "config_path",
     "default_model",
-    "discover_model",
-    "dumps_config",
     "effective_base_url",
-    "ensure_config",
     "find_provider_key",
     "load_config",
     "parse_config",
     "provider_config",
-    "provider_for_model",
-    "provider_name_for_model",
     "public_settings",
-    "resolve_model",
-    "save_config",
 ]
-
-# Resolution lives in `foldline.providers.registry`, which imports this module; these
-# names are served from there on first use so either import path works without a cycle.
-_REGISTRY_NAMES = frozenset(
-    {
-        "ResolvedModel",
-        "build_provider",
-        "discover_model",
-        "provider_for_model",
-        "provider_name_for_model",
-        "resolve_model",
-    }
-)
-
-
-def __getattr__(name: str) -> object:
-    # The writer imports this module for the shapes it writes, so it is served lazily too:
-    # `from foldline.config import dumps_config` keeps working without an import cycle.
-    if name == "dumps_config":
-        from foldline.config_toml import dumps_config
-
-        return dumps_config
-    if name in _REGISTRY_NAMES:
-        from foldline.providers import registry
-
-        return getattr(registry, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 CONFIG_FILE = "config.toml"
@@ -321,22 +276,7 @@ def load_config(data_dir: Path) -> AppConfig:
 
 _Model = TypeVar("_Model", bound=BaseModel)
 
-# --- writing ---------------------------------------------------------------------------
-
-
-def save_config(data_dir: Path, config: AppConfig) -> None:
-    """Write config.toml atomically (a crash leaves the old file or the new, never half)."""
-    # Imported here because the writer imports this module (see `__getattr__`).
-    from foldline.config_toml import _atomic_write, dumps_config
-
-    text = dumps_config(config)
-    # Read back before replacing the file: a writer bug must not cost the person their
-    # configuration.
-    reread = parse_config(text)
-    if reread.model_dump(exclude={"data_dir"}) != config.model_dump(exclude={"data_dir"}):
-        raise ConfigError("internal error: the configuration would not read back equal")
-    has_plaintext_key = any(p.api_key for p in config.providers.values())
-    _atomic_write(config_path(data_dir), text, 0o600 if has_plaintext_key else 0o644)
+# --- the file a first run writes (see `foldline.config_toml.ensure_config`) ---------
 
 
 DEFAULT_CONFIG_TEXT = """\
@@ -371,16 +311,6 @@ strategy = "structured"          # or "narrative"
 tool_result_token_cap = 4000
 model = ""                       # optional cheaper summarizer model
 """
-
-
-def ensure_config(data_dir: Path) -> Path:
-    """First run: create the data dir and a commented default config.toml. Returns its path."""
-    from foldline.config_toml import _atomic_write
-
-    path = config_path(data_dir)
-    if not path.exists():
-        _atomic_write(path, DEFAULT_CONFIG_TEXT, 0o644)
-    return path
 
 
 # --- providers: base URL and key with the environment applied ---------------------

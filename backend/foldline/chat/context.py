@@ -13,13 +13,14 @@ from typing import Any
 from foldline.chat.counting import CachedCounter
 from foldline.chat.serialize import message_parts_to_json, state_to_json
 from foldline.chat.tools import CONTEXT_TOOLS, FILE_TOOLS
-from foldline.config import AppConfig, ResolvedModel, resolve_model
+from foldline.config import AppConfig
 from foldline.core.budget import Budget, TokenAnchor, tokens_now
 from foldline.core.messages import HistoryWindow, Message, ToolSpec
 from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState
 from foldline.core.tokens import ScaledCounter, TokenCounter
 from foldline.core.view import build_api_messages
+from foldline.providers.registry import ResolvedModel, resolve_model
 from foldline.store import ConversationRecord, MessageRecord, Store
 from foldline.tokenizers import counter_for
 

@@ -19,10 +19,11 @@ from foldline.chat.events import ChatEvent
 from foldline.chat.folding import ResummaryBackoff
 from foldline.chat.tools import WorkspaceFiles
 from foldline.chat.turn import TurnRunner
-from foldline.config import AppConfig, provider_for_model, resolve_model
+from foldline.config import AppConfig
 from foldline.core.compaction import planned_split
 from foldline.core.policy import BreakerState
 from foldline.providers.base import Provider
+from foldline.providers.registry import provider_for_model, resolve_model
 from foldline.store import Store
 
 log = logging.getLogger(__name__)

@@ -136,5 +136,6 @@ def m004_message_search(db: Database) -> None:
     rebuild_search_index(db)
 
 
-MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations._migrations)
-"""The migration names in order (sqlite-utils keeps the list private)."""
+MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations.pending(Database(memory=True)))
+"""The migration names in order: everything an empty database has pending (`pending` is
+read-only, and its list is the registration order)."""
