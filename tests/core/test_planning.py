@@ -1,0 +1,306 @@
+"""Where a fold ends: safe split points and the preferences of `plan_split`, pinned down.
+
+Each property compares the engine with a plain restatement of its rule, computed from
+scratch (its own token sums, its own pair repair), on histories that include the awkward
+shapes real providers produce: results that arrive after another message, call ids
+reused across responses, interrupted batches.
+"""
+
+from __future__ import annotations
+
+from fold_setup import COUNTER, SYSTEM, TOOLS, agent_session
+from hypothesis import given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
+from strategies import conversations, message_soups
+
+from foldline.core.messages import (
+    Message,
+    ToolCallPart,
+    ToolResultPart,
+    assistant,
+    tool_results,
+    user,
+)
+from foldline.core.planning import (
+    SLACK_TOKENS,
+    FoldPlanner,
+    choose_split,
+    pick_split,
+    plan_split,
+    safe_split_points,
+)
+from foldline.core.settings import CompactionSettings
+from foldline.core.state import CompactionState, SummarizedRange
+from foldline.core.view import repair_pairs, summary_to_message, view_message
+
+# --- safe split points ----------------------------------------------------------------
+
+
+def expected_safe_points(display: list[Message], start: int) -> list[int]:
+    """Every i in (start, len] that no tool interaction spans, by brute force."""
+    tail = display[start:]
+    spanned: set[int] = set()
+    for result_at, message in enumerate(tail):
+        for result in message.tool_results:
+            # A result answers the latest call with its id in an earlier message.
+            calls = [
+                at
+                for at in range(result_at)
+                if any(c.id == result.call_id for c in tail[at].tool_calls)
+            ]
+            if calls:
+                spanned.update(range(calls[-1] + 1, result_at + 1))
+    points = []
+    for offset in range(1, len(tail) + 1):
+        following = tail[offset] if offset < len(tail) else None
+        if offset in spanned or (following is not None and following.role == "tool"):
+            continue
+        if following is None or following.role == "user" or tail[offset - 1].role == "tool":
+            points.append(start + offset)
+    return points
+
+
+def test_a_late_result_and_a_reused_id_block_their_span() -> None:
+    display = [
+        user("u0"),  # 0
+        assistant("", ToolCallPart(id="a", name="bash")),  # 1
+        user("meanwhile"),  # 2: the result of `a` comes only after this
+        tool_results(ToolResultPart(call_id="a", name="bash", output="x")),  # 3
+        user("u1"),  # 4
+        assistant("", ToolCallPart(id="a", name="bash")),  # 5: `a` again
+        tool_results(ToolResultPart(call_id="a", name="bash", output="y")),  # 6
+        user("u2"),  # 7
+    ]
+    # 2 and 3 lie inside the first interaction; 6 inside the second; 4 and 7 are free.
+    assert safe_split_points(display, 0) == [4, 7, 8]
+    assert expected_safe_points(display, 0) == [4, 7, 8]
+
+
+@hyp_settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(conversations(max_output_chars=50), message_soups()),
+    st.integers(0, 4),
+)
+def test_safe_split_points_match_their_definition(display: list[Message], start: int) -> None:
+    start = min(start, len(display))
+    assert safe_split_points(display, start) == expected_safe_points(display, start)
+
+
+# --- the split rule without a budget ----------------------------------------------------
+
+
+def expected_pick(points: list[int], tail: dict[int, int], keep: int, cap: int | None) -> int | None:
+    """Keep at least `keep` (at most `cap`) tokens, as few as that allows; else fold least."""
+    if not points:
+        return None
+    keep = keep if cap is None else min(keep, cap)
+    holding = [p for p in points if tail[p] >= keep]
+    if not holding:
+        return points[0]
+    if cap is not None and tail[holding[-1]] > cap:
+        later = [p for p in points if p > holding[-1]]
+        return later[0] if later else holding[-1]
+    return holding[-1]
+
+
+@hyp_settings(max_examples=400, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 50), min_size=0, max_size=8),
+    keep=st.integers(0, 200),
+    cap=st.none() | st.integers(0, 200),
+)
+def test_pick_split_keeps_the_smallest_tail_holding_keep(
+    sizes: list[int], keep: int, cap: int | None
+) -> None:
+    points = list(range(1, len(sizes) + 1))
+    tail = {p: sum(sizes[p - 1 :]) for p in points}
+    assert pick_split(points, tail.__getitem__, keep, cap) == expected_pick(points, tail, keep, cap)
+
+
+def test_choose_split_never_cuts_inside_the_last_user_turn() -> None:
+    display = agent_session(3)
+    last_user = max(i for i, m in enumerate(display) if m.role == "user")
+    for keep in (0, 10, 10**6):
+        split = choose_split(display, None, COUNTER.count_message, keep)
+        assert split is not None and split <= last_user
+    # After a fold at 4 the earliest point is inside turn 1 (after its tool result, 7),
+    # never one the fold already covered.
+    state = _state(4)
+    assert choose_split(display, state, COUNTER.count_message, 10**6) == 7
+
+
+# --- plan_split: the preferences of a budgeted fold ------------------------------------
+
+
+def _state(split: int) -> CompactionState:
+    return CompactionState(
+        version=1,
+        compacted_at="",
+        summary_message="earlier work",
+        api_start_index=split,
+        summarized_range=SummarizedRange(from_index=0, to_index=split, message_count=split),
+        strategy="structured",
+        trigger="auto",
+        tokens_before=0,
+        tokens_after=0,
+    )
+
+
+def _tails(display: list[Message], start: int) -> tuple[dict[int, int], dict[int, int]]:
+    """(approximate, exact) tail sizes from every index, computed from scratch."""
+    viewed = [view_message(m) for m in display[start:]]
+    approx = {
+        start + o: sum(COUNTER.count_message(m) for m in viewed[o:])
+        for o in range(len(viewed) + 1)
+    }
+    exact = {
+        start + o: sum(COUNTER.count_message(m) for m in repair_pairs(viewed[o:]))
+        for o in range(len(viewed) + 1)
+    }
+    return approx, exact
+
+
+def expected_plan(
+    display: list[Message],
+    state: CompactionState | None,
+    summary_tokens: int,
+    input_budget: int | None,
+    settings: CompactionSettings,
+    frame: int,
+) -> int | None:
+    """The documented preferences of `plan_split`, as sets rather than a search."""
+    start = state.api_start_index if state is not None else 0
+    end = max(len(display), start)
+    points = safe_split_points(display, start)
+    approx, exact = _tails(display, start)
+    users = [i for i in range(start, len(display)) if display[i].role == "user"]
+    if users:
+        before = [p for p in points if p <= users[-1]]
+        inside = [p for p in points if users[-1] < p < end]
+    else:
+        before, inside = [p for p in points if p < end], []
+    keep = settings.keep_recent_tokens
+    if input_budget is None:
+        for candidates in (before, inside):
+            chosen = expected_pick(candidates, approx, keep, None)
+            if chosen is not None:
+                return chosen
+        return None
+
+    overhead = COUNTER.count_request(SYSTEM, [], TOOLS) + frame + summary_tokens
+    target_room = int(settings.target * input_budget) - overhead
+    threshold_room = int(settings.threshold * input_budget) - overhead - 1
+    budget_room = input_budget - overhead
+
+    def largest_fitting(candidates: list[int], room: int, after: int = 0) -> int | None:
+        fitting = [
+            p
+            for p in candidates
+            if p >= after and approx[p] <= room + SLACK_TOKENS and exact[p] <= room
+        ]
+        return fitting[0] if fitting else None
+
+    if before:
+        # 1. Keep the last turn and at least keep_recent_tokens (as few as that allows),
+        #    or the largest tail under it, at the target.
+        chosen = expected_pick(before, approx, keep, max(target_room, 0))
+        fitting = largest_fitting(before, target_room, after=chosen)
+        if fitting is not None:
+            return fitting
+        # 2. Keeping the last turn, under the threshold.
+        if exact[before[-1]] <= threshold_room:
+            return before[-1]
+    # 3. Inside the last turn: at the target, then under the threshold.
+    for room in (target_room, threshold_room):
+        fitting = largest_fitting(inside, room)
+        if fitting is not None:
+            return fitting
+    # 4. and 5. Within the budget, keeping the last turn if possible.
+    if before and exact[before[-1]] <= budget_room:
+        return before[-1]
+    fitting = largest_fitting(inside, budget_room)
+    if fitting is not None:
+        return fitting
+    # 6. Over budget: fold everything; 7. else the smallest tail.
+    summary = COUNTER.count_message(summary_to_message(state)) if state else 0
+    view = COUNTER.count_request(SYSTEM, [], TOOLS) + summary + exact[start]
+    if view > input_budget and end in points:
+        return end
+    remaining = before + inside
+    return remaining[-1] if remaining else None
+
+
+@hyp_settings(max_examples=250, deadline=None)
+@given(
+    display=conversations(max_turns=6, max_output_chars=6_000),
+    folded=st.integers(0, 6),
+    input_budget=st.none() | st.integers(500, 30_000),
+    keep=st.sampled_from([0, 300, 2_000, 8_000]),
+    target=st.sampled_from([0.3, 0.5, 0.7]),
+    summary_tokens=st.sampled_from([50, 400, 2_000]),
+)
+def test_plan_split_follows_its_preferences(
+    display: list[Message],
+    folded: int,
+    input_budget: int | None,
+    keep: int,
+    target: float,
+    summary_tokens: int,
+) -> None:
+    points = safe_split_points(display, 0)
+    fold_at = [p for p in points if p < len(display)][:folded]
+    state = _state(fold_at[-1]) if fold_at else None
+    settings = CompactionSettings(keep_recent_tokens=keep, target=target)
+    planner = FoldPlanner(display, state, COUNTER, SYSTEM, TOOLS)
+    chosen = plan_split(
+        planner, summary_tokens=summary_tokens, input_budget=input_budget, settings=settings
+    )
+    assert chosen == expected_plan(
+        display, state, summary_tokens, input_budget, settings, planner.frame
+    )
+
+
+def test_the_planner_counts_what_the_tail_would_be() -> None:
+    display = agent_session(4)
+    planner = FoldPlanner(display, None, COUNTER, SYSTEM, TOOLS)
+    approx, exact = _tails(display, 0)
+    for point in planner.points:
+        assert planner.approx_tail_tokens(point) == approx[point]
+        assert (approx[point] > 0) == (point < len(display))
+        assert planner.tail_tokens(point) == exact[point]
+    assert planner.fixed == COUNTER.count_request(SYSTEM, [], TOOLS)
+    # The frame holds any summary message's wrapping (the longest numbers, degraded or
+    # not) plus the slack for tokens merging at joins.
+    empty = _state(0).model_copy(
+        update={"summary_message": "", "degraded": True, "version": 10**6}
+    )
+    assert planner.frame >= COUNTER.count_message(summary_to_message(empty)) + SLACK_TOKENS
+
+
+def test_a_budgeted_fold_keeps_recent_tokens_and_no_more() -> None:
+    # Twelve turns of ~2.4k tokens each; the target leaves room for about six turns.
+    display = agent_session(12)
+    planner = FoldPlanner(display, None, COUNTER, SYSTEM, TOOLS)
+    settings = CompactionSettings(keep_recent_tokens=5_000)
+    split = plan_split(planner, summary_tokens=500, input_budget=40_000, settings=settings)
+    approx, _ = _tails(display, 0)
+    assert split is not None and approx[split] >= 5_000
+    later = [p for p in planner.points if p > split]
+    assert approx[later[0]] < 5_000
+    # With a larger keep the fold keeps more, as long as it fits the target.
+    more = plan_split(
+        planner,
+        summary_tokens=500,
+        input_budget=40_000,
+        settings=CompactionSettings(keep_recent_tokens=12_000),
+    )
+    assert more is not None and more < split and approx[more] >= 12_000
+
+
+def test_an_over_budget_view_with_no_room_folds_everything() -> None:
+    display = [user("a" * 4_000), assistant("b" * 4_000)]
+    planner = FoldPlanner(display, None, COUNTER, SYSTEM, TOOLS)
+    settings = CompactionSettings(keep_recent_tokens=0)
+    assert plan_split(planner, summary_tokens=10, input_budget=300, settings=settings) == 2
+    assert plan_split(planner, summary_tokens=10, input_budget=None, settings=settings) is None
