@@ -90,7 +90,9 @@ def test_safe_split_points_match_their_definition(display: list[Message], start:
 # --- the split rule without a budget ----------------------------------------------------
 
 
-def expected_pick(points: list[int], tail: dict[int, int], keep: int, cap: int | None) -> int | None:
+def expected_pick(
+    points: list[int], tail: dict[int, int], keep: int, cap: int | None
+) -> int | None:
     """Keep at least `keep` (at most `cap`) tokens, as few as that allows; else fold least."""
     if not points:
         return None
@@ -151,8 +153,7 @@ def _tails(display: list[Message], start: int) -> tuple[dict[int, int], dict[int
     """(approximate, exact) tail sizes from every index, computed from scratch."""
     viewed = [view_message(m) for m in display[start:]]
     approx = {
-        start + o: sum(COUNTER.count_message(m) for m in viewed[o:])
-        for o in range(len(viewed) + 1)
+        start + o: sum(COUNTER.count_message(m) for m in viewed[o:]) for o in range(len(viewed) + 1)
     }
     exact = {
         start + o: sum(COUNTER.count_message(m) for m in repair_pairs(viewed[o:]))
@@ -272,9 +273,7 @@ def test_the_planner_counts_what_the_tail_would_be() -> None:
     assert planner.fixed == COUNTER.count_request(SYSTEM, [], TOOLS)
     # The frame holds any summary message's wrapping (the longest numbers, degraded or
     # not) plus the slack for tokens merging at joins.
-    empty = _state(0).model_copy(
-        update={"summary_message": "", "degraded": True, "version": 10**6}
-    )
+    empty = _state(0).model_copy(update={"summary_message": "", "degraded": True, "version": 10**6})
     assert planner.frame >= COUNTER.count_message(summary_to_message(empty)) + SLACK_TOKENS
 
 
