@@ -41,6 +41,10 @@ def test_breaker_trips_after_three_folds_that_free_too_little() -> None:
     assert breaker.tripped
     assert record_fold(breaker, 100_000, 90_000) == BreakerState()
     assert record_fold(BreakerState(), 0, 0).consecutive_failures == 1
+    # The smallest fold that can free 10%: one token to none.
+    assert record_fold(breaker, 1, 0) == BreakerState()
+    assert record_fold(BreakerState(), 10, 9) == BreakerState()
+    assert record_fold(BreakerState(), 10, 10).consecutive_failures == 1
 
 
 CEILING = prune_ceiling(BUDGET, DEFAULTS)
@@ -326,6 +330,11 @@ def test_the_boundaries_belong_to_the_next_action() -> None:
     assert at_minimum.action == "prune"
     under = run(tiny_ceiling + 715, budget=tiny, reclaimable_prune_tokens=715)
     assert under.action == "fold"
+    # With no minimum and a low target, a view under the ceiling still never "prunes"
+    # nothing.
+    eager = DEFAULTS.model_copy(update={"target": 0.2, "prune_minimum_tokens": 0})
+    assert run(CEILING, settings=eager, reclaimable_prune_tokens=0).action == "none"
+    assert run(CEILING, settings=eager, reclaimable_prune_tokens=1).action == "prune"
     # Over budget with auto off: the reason warns that the provider may refuse it.
     off = DEFAULTS.model_copy(update={"auto": False})
     assert "over budget" in run(100_001, settings=off).reason
