@@ -4,6 +4,12 @@ The loop persists before it acts (the user message first, the assistant message 
 `streaming` before the first delta), gates before every call and after every tool batch,
 and leaves every message in a final state (`complete`, `interrupted` or `error`) however
 the turn ends.
+
+The store and the tokenizer are synchronous, and the event loop is shared with every
+other request and stream, so the loop's reads (the context, counted) and writes run in
+worker threads (`asyncio.to_thread`; the store keeps one connection per thread). A
+context is loaded once per model call: the gate's load is reused by the call when the
+gate changed nothing.
 """
 
 from __future__ import annotations
@@ -124,23 +130,35 @@ class TurnRunner:
             store, self.load, summarizer[0], summarizer[1], loader.drop_anchor, backoff
         )
         self.gate.breaker = breakers.get(conversation_id, BreakerState())
+        self.fresh: ConversationContext | None = None
+        """A context loaded since the last change to the view, for the next model call."""
 
     def load(self) -> ConversationContext:
         return self.loader.load(self.config, self.conversation_id, wire=self.provider.wire)
 
+    async def _load(self) -> ConversationContext:
+        return await asyncio.to_thread(self.load)
+
     def _record_json(self, record: MessageRecord, ctx: ConversationContext) -> dict[str, Any]:
         return {"message": record_to_json(record, ctx.start_index)}
 
-    async def _gate(self, turn: int, **kwargs: Any) -> AsyncIterator[ChatEvent]:
-        ctx = self.load()
+    async def _gate(
+        self, turn: int, ctx: ConversationContext | None = None, **kwargs: Any
+    ) -> AsyncIterator[ChatEvent]:
+        """Run the policy on `ctx` (loaded when not given); afterwards `self.fresh` is the
+        context still valid for the next call, or None when the gate changed the view."""
+        ctx = ctx or await self._load()
+        changed = False
         async for event in self.gate.run(ctx, turn=turn, **kwargs):
+            changed = True
             yield event
         self.breakers[self.conversation_id] = self.gate.breaker
+        self.fresh = None if changed else ctx
 
     # --- a manual fold --------------------------------------------------------------
 
     async def compact(self, instructions: str | None) -> AsyncIterator[ChatEvent]:
-        ctx = self.load()
+        ctx = await self._load()
         turn = ctx.history_length
         async for event in self.gate.fold(
             ctx,
@@ -152,15 +170,18 @@ class TurnRunner:
         ):
             yield event
         self.breakers[self.conversation_id] = self.gate.breaker
-        yield ChatEvent("context.stats", self.load().stats())
+        yield ChatEvent("context.stats", (await self._load()).stats())
         yield ChatEvent("done", {})
 
     # --- a turn ---------------------------------------------------------------------
 
     async def turn(self, content: str) -> AsyncIterator[ChatEvent]:
-        record = self.store.append_message(self.conversation_id, user(content))
-        yield ChatEvent("message.created", self._record_json(record, self.load()))
-        async for event in self._loop(record.seq):
+        record = await asyncio.to_thread(
+            self.store.append_message, self.conversation_id, user(content)
+        )
+        ctx = await self._load()
+        yield ChatEvent("message.created", self._record_json(record, ctx))
+        async for event in self._loop(record.seq, ctx):
             yield event
 
     async def retry(self) -> AsyncIterator[ChatEvent]:
@@ -170,11 +191,12 @@ class TurnRunner:
         message is left out of the model's view by pair repair, a partial one is shown to
         the model as what it had said so far.
         """
-        async for event in self._loop(self.load().history_length):
+        ctx = await self._load()
+        async for event in self._loop(ctx.history_length, ctx):
             yield event
 
-    async def _loop(self, turn: int) -> AsyncIterator[ChatEvent]:
-        async for event in self._gate(turn, mid_tool_loop=False):
+    async def _loop(self, turn: int, ctx: ConversationContext) -> AsyncIterator[ChatEvent]:
+        async for event in self._gate(turn, ctx, mid_tool_loop=False):
             yield event
         for _call in range(MAX_MODEL_CALLS_PER_TURN):
             answer = StreamedAnswer()
@@ -192,16 +214,23 @@ class TurnRunner:
                 instructions=compact_request[0] if compact_request else None,
             ):
                 yield event
+        ctx = await self._load()
         if answer.stop is not None:  # the turn ended well: replace an emergency digest
-            async for event in self.gate.resummarize(self.load(), turn):
+            replaced = False
+            async for event in self.gate.resummarize(ctx, turn):
+                replaced = True
                 yield event
-        yield ChatEvent("context.stats", self.load().stats())
+            if replaced:
+                ctx = await self._load()
+        yield ChatEvent("context.stats", ctx.stats())
         yield ChatEvent("done", {})
 
     async def _call_model(self, answer: StreamedAnswer, turn: int) -> AsyncIterator[ChatEvent]:
         """One model call with retries; leaves `answer.stop` None when the call failed."""
-        ctx = self.load()
+        ctx, self.fresh = self.fresh or await self._load(), None
         yield ChatEvent("context.stats", ctx.stats())
+        # On the loop: a Stop landing in a thread's write would leave this row `streaming`
+        # with nobody to finish it.
         record = self.store.append_message(
             self.conversation_id, Message(role="assistant"), status="streaming"
         )
@@ -227,13 +256,14 @@ class TurnRunner:
                         overflow_retried = True
                         async for event in self._gate(turn, mid_tool_loop=True, overflow=True):
                             yield event
-                        ctx = self.load()
+                        ctx, self.fresh = self.fresh or await self._load(), None
                         continue
                     if answer.empty and error.retryable and attempt < MAX_RETRIES:
                         attempt += 1
                         await self.sleep(self._delay(error, attempt))
                         continue
-                    final = self.store.update_message(
+                    final = await asyncio.to_thread(
+                        self.store.update_message,
                         record.id,
                         message=answer.message(),
                         status="error" if answer.empty else "interrupted",
@@ -254,8 +284,9 @@ class TurnRunner:
         except asyncio.CancelledError:
             self.store.update_message(record.id, message=answer.message(), status="interrupted")
             raise
-        self._calibrate(ctx, answer.usage)
-        final = self.store.update_message(
+        await asyncio.to_thread(self._calibrate, ctx, answer.usage)
+        final = await asyncio.to_thread(
+            self.store.update_message,
             record.id,
             message=answer.message(),
             status="complete",
@@ -296,6 +327,8 @@ class TurnRunner:
             elif isinstance(event, Stop):
                 answer.stop = event
             if time.monotonic() - last_flush >= FLUSH_INTERVAL:
+                # On the loop, not in a thread: a Stop that lands meanwhile writes the
+                # final status, and a flush still running in a thread could land after it.
                 self.store.update_message(record.id, message=answer.message(), status="streaming")
                 last_flush = time.monotonic()
         if answer.stop is None:
@@ -329,12 +362,14 @@ class TurnRunner:
     async def _run_tools(
         self, answer: StreamedAnswer, compact_request: list[str | None]
     ) -> AsyncIterator[ChatEvent]:
-        ctx = self.load()
+        ctx = await self._load()
         results: list[ToolResultPart] = []
         for call in answer.calls:
             results.append(self._run_tool(call, ctx, compact_request))
-        record = self.store.append_message(
-            self.conversation_id, Message(role="tool", parts=tuple(results))
+        record = await asyncio.to_thread(
+            self.store.append_message,
+            self.conversation_id,
+            Message(role="tool", parts=tuple(results)),
         )
         for part in results:
             yield ChatEvent("tool.result", {"messageId": record.id, **part_to_json(part)})
