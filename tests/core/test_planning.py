@@ -77,7 +77,7 @@ def test_a_late_result_and_a_reused_id_block_their_span() -> None:
     assert expected_safe_points(display, 0) == [4, 7, 8]
 
 
-@hyp_settings(max_examples=300, deadline=None)
+@hyp_settings(max_examples=150, deadline=None)
 @given(
     st.one_of(conversations(max_output_chars=50), message_soups()),
     st.integers(0, 4),
@@ -149,8 +149,20 @@ def _state(split: int) -> CompactionState:
     )
 
 
-def _tails(display: list[Message], start: int) -> tuple[dict[int, int], dict[int, int]]:
-    """(approximate, exact) tail sizes from every index, computed from scratch."""
+Tails = tuple[dict[int, int], dict[int, int]]
+_TAILS: dict[tuple[int, int], tuple[list[Message], Tails]] = {}
+
+
+def _tails(display: list[Message], start: int) -> Tails:
+    """(approximate, exact) tail sizes from every index, computed from scratch; kept per
+    display (held alive with its sizes, so its id is not reused) for the sweeps."""
+    kept = _TAILS.get((id(display), start))
+    if kept is None or kept[0] is not display:
+        kept = _TAILS[(id(display), start)] = (display, _compute_tails(display, start))
+    return kept[1]
+
+
+def _compute_tails(display: list[Message], start: int) -> Tails:
     viewed = [view_message(m) for m in display[start:]]
     approx = {
         start + o: sum(COUNTER.count_message(m) for m in viewed[o:]) for o in range(len(viewed) + 1)
@@ -303,3 +315,123 @@ def test_an_over_budget_view_with_no_room_folds_everything() -> None:
     settings = CompactionSettings(keep_recent_tokens=0)
     assert plan_split(planner, summary_tokens=10, input_budget=300, settings=settings) == 2
     assert plan_split(planner, summary_tokens=10, input_budget=None, settings=settings) is None
+
+
+# --- sweeps: every budget across a range, so each boundary is met exactly ---------------
+
+
+def _last_turn_tool_loop() -> list[Message]:
+    """Four turns; the last is a long tool loop, so points exist inside the last turn."""
+    display = agent_session(3, output_chars=2_000)
+    display.append(user("final request: please finish the whole task"))
+    for i in range(4):
+        call = ToolCallPart(id=f"loop{i}", name="read_file", input={"path": f"src/l{i}.py"})
+        display.append(assistant(f"Step {i}.", call))
+        output = ToolResultPart(call_id=f"loop{i}", name="read_file", output="q" * 1_600)
+        display.append(tool_results(output))
+    display.append(assistant("All done."))
+    return display
+
+
+def _interrupted_history() -> list[Message]:
+    """A history with calls that never got a result: exact tails exceed approximate ones."""
+    display: list[Message] = []
+    for i in range(6):
+        display.append(user(f"request {i} " + "w" * 300))
+        display.append(assistant("Trying.", ToolCallPart(id=f"x{i}", name="bash")))
+    display.append(user("and now?"))
+    return display
+
+
+def _boundary_budgets(planner: FoldPlanner, display: list[Message], summary: int) -> set[int]:
+    """Budgets at which some tail meets a room exactly (target, threshold, budget), ±2."""
+    approx, exact = _tails(display, 0)
+    overhead = planner.fixed + planner.frame + summary
+    budgets: set[int] = set()
+    for point in planner.points:
+        for size in (approx[point], exact[point], approx[point] - SLACK_TOKENS):
+            for share in (0.5, 0.8, 1.0):
+                center = int((size + overhead) / share)
+                budgets.update(range(max(center - 2, 1), center + 3))
+    view = planner.fixed + exact[0]
+    budgets.update(range(max(view - 2, 1), view + 3))
+    return budgets
+
+
+def test_plan_split_follows_its_preferences_at_every_boundary() -> None:
+    for display in (_last_turn_tool_loop(), _interrupted_history(), agent_session(5)):
+        planner = FoldPlanner(display, None, COUNTER, SYSTEM, TOOLS)
+        budgets = _boundary_budgets(planner, display, 120)
+        for keep in (0, 700, 3_000):
+            settings = CompactionSettings(keep_recent_tokens=keep)
+            for input_budget in sorted(budgets):
+                chosen = plan_split(
+                    planner, summary_tokens=120, input_budget=input_budget, settings=settings
+                )
+                expected = expected_plan(display, None, 120, input_budget, settings, planner.frame)
+                assert chosen == expected, (keep, input_budget)
+
+
+class ZeroCounter:
+    """Counts only synthetic `[interrupted]` results (1 token each): approximate tails are
+    0 while exact ones count the unanswered calls after the split."""
+
+    exact = False
+
+    def count_text(self, text: str) -> int:
+        return 0
+
+    def count_message(self, message: Message) -> int:
+        return sum(r.output.startswith("[interrupted]") for r in message.tool_results)
+
+    def count_tools(self, tools: object) -> int:
+        return 0
+
+    def count_request(self, system: str, messages: list[Message], tools: object) -> int:
+        return sum(self.count_message(m) for m in messages)
+
+
+def test_first_fitting_gives_up_after_its_exact_checks() -> None:
+    # 40 unanswered calls: from the k-th point (k from 0) the exact tail is 40 - k.
+    display: list[Message] = []
+    for i in range(40):
+        display += [user(f"u{i}"), assistant("", ToolCallPart(id=f"c{i}", name="bash"))]
+    planner = FoldPlanner(display, None, ZeroCounter(), "", [])
+    candidates = [p for p in planner.points if p % 2 == 0 and p < len(display)]
+    assert [planner.tail_tokens(p) for p in candidates[:3]] == [39, 38, 37]
+    # The 32nd candidate fits a room of 8: found after 31 failed checks.
+    assert planner.first_fitting(candidates, 39 - 31) == candidates[31]
+    # The 33rd would fit a room of 7, but the planner stops after 32 exact checks.
+    assert planner.first_fitting(candidates, 39 - 32) is None
+    # Approximate sizes over the room (plus slack) are skipped without an exact check.
+    assert planner.first_fitting(candidates, -SLACK_TOKENS - 1) is None
+
+
+def test_choose_split_without_a_user_message_in_the_window() -> None:
+    display = [
+        user("u0"),
+        assistant("", ToolCallPart(id="a", name="bash")),
+        tool_results(ToolResultPart(call_id="a", name="bash", output="x" * 400)),
+        assistant("", ToolCallPart(id="b", name="bash")),
+        tool_results(ToolResultPart(call_id="b", name="bash", output="y" * 400)),
+        assistant("done"),
+    ]
+    state = _state(1)
+    # From 1 on there is no user message: any safe point up to the last message counts,
+    # never the end (that would fold everything).
+    assert safe_split_points(display, 1) == [3, 5, 6]
+    assert choose_split(display, state, COUNTER.count_message, 0) == 5
+    assert choose_split(display, state, COUNTER.count_message, 10**6) == 3
+    # Without the fold the only user message is the first: nothing lies before it.
+    assert choose_split(display, None, COUNTER.count_message, 0) is None
+
+
+def test_choose_split_keeps_exactly_keep_recent_tokens_when_a_point_has_them() -> None:
+    display = agent_session(4)
+    last_user = max(i for i, m in enumerate(display) if m.role == "user")
+    points = [p for p in safe_split_points(display, 0) if p <= last_user]
+    for point in points:
+        exact_tail = sum(COUNTER.count_message(m) for m in display[point:])
+        assert choose_split(display, None, COUNTER.count_message, exact_tail) == point
+        later = choose_split(display, None, COUNTER.count_message, exact_tail + 1)
+        assert later == max([p for p in points if p < point], default=points[0])
