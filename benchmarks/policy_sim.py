@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/policy_sim.py            # 300 turns, 200k and 32k windows
     .venv/bin/python benchmarks/policy_sim.py --turns 60 # a quicker look
+    .venv/bin/python benchmarks/policy_sim.py --one-million  # 1M window, working budget or not
 
 The session (seeded RNG, generated in policy_session.py) is shaped like real agent use:
 short user turns, long answers, tool rounds of 1-3 parallel calls whose outputs run from
@@ -530,6 +531,63 @@ POLICIES: tuple[type[Policy], ...] = (
 )
 
 
+ONE_MILLION_PRICES = {
+    # Per million tokens: input (reads are 0.1x, 5-minute writes 1.25x of it), output.
+    "claude-sonnet-5": (2.0, 10.0),
+    "claude-opus-4-6": (5.0, 25.0),
+}
+
+
+def working_budget_figure(session: list[Turn]) -> None:
+    """Foldline on a 1M-token window, with the default 200k working budget and without
+    one (folding at 80% of the whole window), priced at Anthropic's cache rates."""
+    from foldline.providers.registry import DEFAULT_WORKING_BUDGET
+
+    window, reserve = 1_000_000, 125_000
+    print(
+        f"\n### window {window:,}: working budget {DEFAULT_WORKING_BUDGET:,} vs the whole window\n"
+    )
+    print(
+        "| budget | requests | folds | input tokens | cache-priced input tokens | mean request "
+        "| largest request | "
+        + " | ".join(f"{model} input $ (per turn)" for model in ONE_MILLION_PRICES)
+        + " |"
+    )
+    print(
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | "
+        + " | ".join("---:" for _ in ONE_MILLION_PRICES)
+        + " |"
+    )
+    for label, working in (
+        (f"working budget {DEFAULT_WORKING_BUDGET:,}", DEFAULT_WORKING_BUDGET),
+        ("whole window (no working budget)", None),
+    ):
+        budget = Budget(context_window=window, max_output_tokens=reserve, working_budget=working)
+        policy = FoldlinePolicy(budget)
+        sizes: list[int] = []
+        original = policy.before_request
+
+        async def recording(
+            new_turn: bool, mid_loop: bool, _original=original, _policy=policy, _sizes=sizes
+        ) -> None:
+            await _original(new_turn, mid_loop)
+            _sizes.append(COUNTER.count_request(SYSTEM, _policy.view(), TOOLS))
+
+        policy.before_request = recording  # type: ignore[method-assign]
+        stats = asyncio.run(replay(policy, session))
+        priced = stats.cache_priced + stats.summarizer_input_tokens
+        dollars = [
+            f"${priced * price / 1e6:,.2f} (${priced * price / 1e6 / len(session):.3f})"
+            for price, _ in ONE_MILLION_PRICES.values()
+        ]
+        print(
+            f"| {label} | {stats.requests} | {stats.folds} | "
+            f"{stats.input_tokens + stats.summarizer_input_tokens:,} | {priced:,.0f} | "
+            f"{statistics.mean(sizes):,.0f} | {max(sizes):,} | " + " | ".join(dollars) + " |",
+            flush=True,
+        )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=300)
@@ -537,9 +595,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--policies", default="", help="comma-separated names to run (default: all)"
     )
+    parser.add_argument(
+        "--one-million",
+        action="store_true",
+        help="only the 1M-token window, with and without the default working budget",
+    )
     args = parser.parse_args(argv)
     chosen = [p for p in POLICIES if not args.policies or p.name in args.policies.split(",")]
     session = make_session(args.turns, args.seed)
+    if args.one_million:
+        working_budget_figure(session)
+        return
     tool_tokens = [COUNTER.count_text(c.output) for t in session for _, r in t.rounds for c in r]
     print(
         f"machine: {platform.processor() or platform.machine()}, Python "

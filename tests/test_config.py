@@ -312,13 +312,15 @@ def test_no_provider_for_a_local_model_is_a_clear_error() -> None:
 
 
 def test_catalog_limits_and_output_reserve() -> None:
-    resolved = resolve_model(AppConfig(), "claude-opus-4-6")
+    resolved = resolve_model(AppConfig(), "claude-sonnet-4-5")
     assert (resolved.provider_name, resolved.provider_kind) == ("anthropic", "anthropic")
-    assert (resolved.context_window, resolved.max_output_tokens) == (200_000, 128_000)
+    assert (resolved.context_window, resolved.max_output_tokens) == (200_000, 64_000)
     assert (resolved.known, resolved.source) == (True, "catalog")
     # An eighth of the window, not the model's whole output cap.
     assert resolved.output_reserve == 25_000
     assert resolved.note is not None and "1M" in resolved.note
+    # A 200k window folds at its own budget: no working budget.
+    assert resolved.working_budget is None
 
 
 def test_config_entry_wins_over_the_catalog() -> None:

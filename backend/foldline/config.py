@@ -103,6 +103,13 @@ class ModelConfig(_Section):
     output_price: float | None = Field(None, ge=0)
     cache_read_price: float | None = Field(None, ge=0)
     cache_write_price: float | None = Field(None, ge=0)
+    working_budget: int | None = Field(None, ge=1)
+    """The input tokens the fold thresholds apply to, when smaller than the window.
+
+    A 1M-token window filled to an 80% threshold would send 800k tokens with every turn:
+    dollars per turn even at cache prices, and answers get worse on very long inputs.
+    Folding at a working budget keeps turns cheap and sharp; set it to the window (or
+    more) to use the whole window."""
 
 
 def _implicit_providers() -> dict[str, ProviderConfig]:
@@ -285,7 +292,7 @@ DEFAULT_CONFIG_TEXT = """\
 # ANTHROPIC_API_KEY and OPENAI_API_KEY in the environment are used too.
 
 [defaults]
-# model = "claude-sonnet-4-5"
+# model = "claude-sonnet-5"
 
 [providers.anthropic]            # also reads ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL
 [providers.openai]               # also reads OPENAI_API_KEY / OPENAI_BASE_URL
@@ -300,6 +307,8 @@ DEFAULT_CONFIG_TEXT = """\
 # provider = "local"
 # context_window = 32768
 # max_output_tokens = 4096
+# working_budget = 200000       # fold at this many input tokens, not at the full window
+                                 # (cost per turn and answer quality on long inputs)
 
 [compaction]
 auto = true
@@ -420,7 +429,8 @@ def apply_settings_patch(config: AppConfig, patch: Mapping[str, Any]) -> AppConf
     """`config` with a Settings UI change applied (camelCase, as `public_settings`).
 
     `{"defaults": {"model"}, "providers": {name: {kind, baseUrl, apiKeyEnv} | null},
-    "models": {name: {provider, contextWindow, maxOutputTokens, inputLimit} | null},
+    "models": {name: {provider, contextWindow, maxOutputTokens, inputLimit, workingBudget, …}
+    | null},
     "compaction": {...}}`; `null` removes a provider or model (the implicit `anthropic`
     and `openai` return to their defaults). Keys are refused here: they go through
     `foldline.secrets.set_api_key`, never into config.toml.

@@ -238,4 +238,8 @@ export const api = {
   putSettings: (settings) => json("PUT", "/api/settings", { body: settings }),
   testConnection: (body) => json("POST", "/api/settings/test-connection", { body }),
   detectLocal: () => json("GET", "/api/settings/detect-local"),
+  /** Every configured provider's models (discovered, else the catalog) and its status. */
+  listModels: () => json("GET", "/api/models"),
+  refreshModels: (provider) =>
+    json("POST", "/api/models/refresh", { body: provider ? { provider } : {} }),
 };

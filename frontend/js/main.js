@@ -10,6 +10,7 @@ import { initMeter, updateContext } from "./meter.js";
 import { initModelView, isModelViewOpen, refreshModelView } from "./modelview.js";
 import { notify, notifyError } from "./notices.js";
 import { hideOnboarding, showOnboarding } from "./onboarding.js";
+import { initRetiredNotice } from "./retired.js";
 import { isConfigured, loadSettings, openSettings } from "./settings.js";
 import { deleteConversation, initSidebar, refreshList, renameConversation } from "./sidebar.js";
 import { emit, on, state } from "./state.js";
@@ -404,6 +405,7 @@ async function main() {
     onUndo: (fold) => undoFold(fold),
   });
   initMeter({ compactNow: () => openCompactDialog() });
+  initRetiredNotice();
   initModelView();
   initTurns({ refreshConversation, refreshFolds, refreshContext, refreshList });
   initComposer();

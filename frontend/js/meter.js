@@ -118,9 +118,12 @@ function render() {
   }
   fill.style.width = unlimited ? "0%" : `${Math.min(100, Math.max(0, fraction * 100)).toFixed(1)}%`;
   const approx = context.exact === false ? "≈" : "";
+  // With a working budget the bar fills against it; the window is named beside it, so a
+  // 1M-token model folding at 200k is never mistaken for a small one.
+  const window = context.workingBudget ? ` · window ${formatTokens(context.contextWindow)}` : "";
   text.textContent = unlimited
     ? `${approx}${formatTokens(context.tokens)} · no limit`
-    : `${approx}${formatTokens(context.tokens)} / ${formatTokens(budget)}`;
+    : `${approx}${formatTokens(context.tokens)} / ${formatTokens(budget)}${window}`;
   flag.hidden = context.modelKnown !== false;
   flag.replaceChildren();
   if (context.modelKnown === false) {
@@ -155,7 +158,11 @@ function popoverContent(context, { unlimited, fraction, soft, level }) {
       ? "Estimated from the model's tokenizer family, calibrated by the usage the provider reported."
       : "Exact count of the request the provider will receive.",
   );
-  if (context.contextWindow) {
+  if (context.workingBudget) {
+    notes.push(
+      `Working budget ${formatTokens(context.workingBudget)} of a ${formatTokens(context.contextWindow)} window: it folds here to keep each turn cheap and answers sharp (models answer worse on very long inputs). Raise it in Settings → Models.`,
+    );
+  } else if (context.contextWindow) {
     notes.push(
       `Window ${formatTokens(context.contextWindow)}; input budget ${formatTokens(context.inputBudget)} after the output reserve.`,
     );

@@ -5,6 +5,7 @@ import { api } from "./api.js";
 import { byId, h, icon } from "./dom.js";
 import { notifyError } from "./notices.js";
 import { saveSettings } from "./settings.js";
+import { state } from "./state.js";
 
 let onDone = async () => {};
 
@@ -32,8 +33,8 @@ export function showOnboarding({ done, openSettings }) {
       h(
         "div",
         { class: "choice-list" },
-        keyChoice("anthropic", "Anthropic", "claude-sonnet-4-5"),
-        keyChoice("openai", "OpenAI", "gpt-4o"),
+        keyChoice("anthropic", "Anthropic", "claude-sonnet-5"),
+        keyChoice("openai", "OpenAI", "gpt-5.4"),
       ),
       h(
         "p",
@@ -126,22 +127,25 @@ function localChoice(server) {
 }
 
 function keyChoice(provider, label, model) {
+  // A key already found (the environment, the key store) only needs a model chosen.
+  const found = state.settings?.providers?.[provider];
   const key = h("input", {
     class: "input",
     type: "password",
     autocomplete: "off",
-    placeholder: `${label} API key`,
+    placeholder: found?.hasKey ? "Key found: just Save" : `${label} API key`,
   });
   const use = h("button", { type: "button", class: "button", text: "Save" });
   use.addEventListener("click", async () => {
     const value = key.value.trim();
-    if (!value) {
+    if (!value && !found?.hasKey) {
       key.focus();
       return;
     }
     use.disabled = true;
     try {
-      await saveSettings({ keys: { [provider]: value }, defaults: { model } });
+      const keys = value ? { keys: { [provider]: value } } : {};
+      await saveSettings({ ...keys, defaults: { model } });
       await onDone();
     } catch (error) {
       use.disabled = false;
@@ -156,7 +160,12 @@ function keyChoice(provider, label, model) {
       "span",
       { class: "choice-text" },
       h("span", { class: "choice-title", text: label }),
-      h("span", { class: "choice-sub", text: `Default model ${model}; change it in Settings.` }),
+      h("span", {
+        class: "choice-sub",
+        text: found?.hasKey
+          ? `Default model ${model}; the key from ${found.keySource === "env" ? found.keyEnv : `the ${found.keySource}`} is used.`
+          : `Default model ${model}; change it in Settings.`,
+      }),
     ),
     key,
     use,

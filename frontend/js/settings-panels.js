@@ -6,17 +6,27 @@
 import { h, icon } from "./dom.js";
 import { notify } from "./notices.js";
 
-/** Models offered in the pickers besides the configured ones (from the server's catalog). */
+/** Models offered in the pickers when the providers' lists are not at hand. */
 const SUGGESTED_MODELS = [
-  "claude-sonnet-4-5",
-  "claude-opus-4-5",
+  "claude-sonnet-5",
+  "claude-opus-4-6",
   "claude-haiku-4-5",
-  "gpt-5",
-  "gpt-5-mini",
+  "gpt-5.4",
+  "gpt-5.4-mini",
   "gpt-4.1",
-  "gpt-4o",
-  "gpt-4o-mini",
 ];
+
+/** A new `[models."name"]` entry: every limit left to the provider and the catalog. */
+export const EMPTY_MODEL = {
+  provider: null,
+  contextWindow: null,
+  maxOutputTokens: null,
+  inputLimit: null,
+  workingBudget: null,
+};
+
+const WORKING_BUDGET_HELP =
+  "Where it folds instead of the full window. Every turn sends the whole context, so a 1M-token window filled to 80% costs dollars per turn even at cache prices, and models answer worse on very long inputs. Set it to the window to use all of it.";
 
 const IMPLICIT_PROVIDERS = ["anthropic", "openai"];
 
@@ -26,8 +36,15 @@ const KIND_LABELS = {
   "openai-compatible": "OpenAI-compatible",
 };
 
-function modelOptions(settings, extra = []) {
-  const names = new Set([...Object.keys(settings.models ?? {}), ...extra, ...SUGGESTED_MODELS]);
+function modelOptions(settings, available, extra = []) {
+  const discovered = (available?.models ?? []).map((model) => model.id);
+  const fallback = discovered.length ? [] : SUGGESTED_MODELS;
+  const names = new Set([
+    ...Object.keys(settings.models ?? {}),
+    ...extra,
+    ...discovered,
+    ...fallback,
+  ]);
   return [...names].filter(Boolean);
 }
 
@@ -59,13 +76,13 @@ function numberOrNull(text) {
 }
 // ---- the sections ---------------------------------------------------------------------
 
-export function generalPanel(draft, settings) {
+export function generalPanel(draft, settings, available) {
   const input = h("input", {
     class: "input",
     id: "settings-default-model",
     list: "settings-model-names",
     ".value": draft.defaults.model ?? "",
-    placeholder: "claude-sonnet-4-5",
+    placeholder: "claude-sonnet-5",
   });
   input.addEventListener("input", () => {
     draft.defaults.model = input.value.trim();
@@ -82,9 +99,9 @@ export function generalPanel(draft, settings) {
     field(
       "Default model",
       input,
-      "A model name as the provider spells it; the catalog knows the limits of common models, set others under Models.",
+      "A model name as the provider spells it; the providers' lists and the catalog know the limits of their models, set others under Models.",
     ),
-    datalist("settings-model-names", modelOptions(settings)),
+    datalist("settings-model-names", modelOptions(settings, available)),
     storage?.warning
       ? h("div", { class: "inline-error" }, icon("triangle-alert", "small"), storage.warning)
       : h("p", {
@@ -276,7 +293,8 @@ export function providersPanel(draft, settings, hooks) {
   );
 }
 
-function modelRow(name, model, draft, providerNames, redraw) {
+function modelRow(name, model, draft, providerNames, redraw, known) {
+  const shown = (value, fallback) => (value ? String(value) : fallback);
   const provider = h(
     "select",
     { class: "select", dataset: { field: "provider" } },
@@ -327,14 +345,143 @@ function modelRow(name, model, draft, providerNames, redraw) {
       "div",
       { class: "field-row four" },
       field("Provider", provider),
-      field("Context window", numberInput("contextWindow", "32768"), "0 = unlimited"),
-      field("Max output", numberInput("maxOutputTokens", "4096")),
+      field(
+        "Context window",
+        numberInput("contextWindow", shown(known?.contextWindow, "32768")),
+        "0 = unlimited",
+      ),
+      field("Max output", numberInput("maxOutputTokens", shown(known?.maxOutputTokens, "4096"))),
       field("Input limit", numberInput("inputLimit", "optional")),
+    ),
+    h(
+      "div",
+      { class: "field-row" },
+      field(
+        "Working budget",
+        numberInput(
+          "workingBudget",
+          known?.workingBudgetSource === "default" ? String(known.workingBudget) : "the whole window",
+        ),
+        WORKING_BUDGET_HELP,
+      ),
     ),
   );
 }
 
-export function modelsPanel(draft) {
+function formatCount(value) {
+  if (!value) {
+    return "—";
+  }
+  return value >= 1_000_000
+    ? `${Number((value / 1_000_000).toFixed(2))}M`
+    : value >= 1000
+      ? `${Math.round(value / 1000)}k`
+      : String(value);
+}
+
+/** The models the providers offer, each provider's status, and a refresh button. */
+function availableSection(available, hooks) {
+  const refresh = h(
+    "button",
+    { type: "button", class: "button", id: "refresh-models" },
+    icon("rotate-ccw", "small"),
+    "Refresh lists",
+  );
+  refresh.addEventListener("click", async () => {
+    refresh.disabled = true;
+    try {
+      await hooks.onRefreshModels();
+    } finally {
+      refresh.disabled = false;
+    }
+  });
+  if (!available) {
+    return h(
+      "div",
+      { class: "card", id: "available-models" },
+      h("p", { class: "settings-foot-note", text: "The model lists could not be loaded." }),
+      refresh,
+    );
+  }
+  const notes = available.providers
+    .filter((provider) => provider.message)
+    .map((provider) =>
+      h(
+        "div",
+        { class: "inline-error stale-models", dataset: { provider: provider.name } },
+        icon("triangle-alert", "small"),
+        provider.message,
+      ),
+    );
+  const rows = available.models.map((model) =>
+    h(
+      "tr",
+      { dataset: { model: model.id } },
+      h("td", {}, model.displayName && model.displayName !== model.id ? model.displayName : model.id),
+      h("td", { text: model.provider }),
+      h("td", { class: "num", text: formatCount(model.contextWindow) }),
+      h("td", { class: "num", text: formatCount(model.maxOutputTokens) }),
+      h("td", { class: "num", text: model.workingBudget ? formatCount(model.workingBudget) : "window" }),
+      h(
+        "td",
+        {},
+        model.lifecycle === "deprecated" ? h("span", { class: "badge warn", text: "deprecated" }) : null,
+        model.known ? null : h("span", { class: "badge warn", text: "unknown window" }),
+      ),
+      h(
+        "td",
+        {},
+        h("button", {
+          type: "button",
+          class: "link-button",
+          text: "Adjust",
+          on: { click: () => hooks.onAdjustModel(model.id) },
+        }),
+      ),
+    ),
+  );
+  return h(
+    "div",
+    { class: "card", id: "available-models" },
+    h(
+      "div",
+      { class: "card-head" },
+      h("span", { class: "card-title", text: "Offered by your providers" }),
+      refresh,
+    ),
+    ...notes,
+    rows.length
+      ? h(
+          "div",
+          { class: "models-table-wrap" },
+          h(
+          "table",
+          { class: "models-table" },
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              ["Model", "Provider", "Window", "Output", "Folds at", "", ""].map((label) =>
+                h("th", { text: label }),
+              ),
+            ),
+          ),
+          h("tbody", {}, rows),
+          ),
+        )
+      : h("p", { class: "settings-foot-note", text: "Add a key under Providers to see models." }),
+    h("p", {
+      class: "settings-foot-note",
+      text: `Lists come from the providers (refreshed daily); retired models are not offered. Built-in catalog of ${available.catalogDate}.`,
+    }),
+  );
+}
+
+export function modelsPanel(draft, available, hooks) {
+  // What the provider or the catalog says, shown where the person would override it.
+  const known = Object.fromEntries((available?.models ?? []).map((model) => [model.id, model]));
   const list = h("div", {});
   const redraw = () => {
     const providerNames = Object.entries(draft.providers)
@@ -342,7 +489,9 @@ export function modelsPanel(draft) {
       .map(([name]) => name);
     const rows = Object.entries(draft.models)
       .filter(([, m]) => m !== null)
-      .map(([name, m]) => modelRow(name, m, draft, providerNames, redraw));
+      .map(([name, m]) =>
+        modelRow(name, m, draft, providerNames, redraw, known[name]),
+      );
     list.replaceChildren(
       ...(rows.length
         ? rows
@@ -367,13 +516,7 @@ export function modelsPanel(draft) {
     if (!name) {
       return;
     }
-    draft.models[name] = {
-      provider: null,
-      contextWindow: null,
-      maxOutputTokens: null,
-      inputLimit: null,
-      added: true,
-    };
+    draft.models[name] = { ...EMPTY_MODEL, added: true };
     newName.value = "";
     redraw();
   });
@@ -381,9 +524,10 @@ export function modelsPanel(draft) {
     "div",
     {},
     h("h3", { text: "Models and limits" }),
+    availableSection(available, hooks),
     h("p", {
       class: "panel-help",
-      text: "Limits for models the catalog does not know, or overrides. An unknown window gets a conservative default and the meter says so.",
+      text: "Limits for models neither the provider nor the catalog knows, or overrides. An unknown window gets a conservative default and the meter says so.",
     }),
     list,
     h(

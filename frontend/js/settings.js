@@ -10,7 +10,13 @@ import { api } from "./api.js";
 import { openModal } from "./dialog.js";
 import { h, icon } from "./dom.js";
 import { notifyError } from "./notices.js";
-import { compactionPanel, generalPanel, modelsPanel, providersPanel } from "./settings-panels.js";
+import {
+  EMPTY_MODEL,
+  compactionPanel,
+  generalPanel,
+  modelsPanel,
+  providersPanel,
+} from "./settings-panels.js";
 import { emit, state } from "./state.js";
 
 export async function loadSettings() {
@@ -75,6 +81,7 @@ function buildPatch(settings, draft) {
       contextWindow: m.contextWindow ?? null,
       maxOutputTokens: m.maxOutputTokens ?? null,
       inputLimit: m.inputLimit ?? null,
+      workingBudget: m.workingBudget ?? null,
     };
     const changed =
       !original || Object.entries(fields).some(([key, value]) => (original[key] ?? null) !== value);
@@ -145,6 +152,8 @@ export async function openSettings(tab = "general") {
     return;
   }
   let draft = newDraft(settings);
+  // The providers' model lists; Settings works without them (they may be offline).
+  let available = await api.listModels().catch(() => null);
   const panel = h("div", { class: "settings-panel", id: "settings-panel" });
   const tabs = [
     ["general", "General", "settings"],
@@ -188,6 +197,24 @@ export async function openSettings(tab = "general") {
       return api.testConnection(model ? { provider: name, model } : { provider: name });
     },
     onRemove: () => {},
+    onRefreshModels: async () => {
+      if (!(await save({ quiet: true }))) {
+        return;
+      }
+      try {
+        available = await api.refreshModels();
+        status.textContent = "Model lists refreshed.";
+      } catch (error) {
+        notifyError("Could not refresh the model lists", error);
+      }
+      show(current);
+    },
+    onAdjustModel: (name) => {
+      if (!draft.models[name]) {
+        draft.models[name] = { ...EMPTY_MODEL, added: true };
+      }
+      show("models");
+    },
   };
 
   let current = tab;
@@ -198,9 +225,9 @@ export async function openSettings(tab = "general") {
       button.setAttribute("aria-selected", String(button.dataset.tab === name));
     }
     const build = {
-      general: () => generalPanel(draft, settings),
+      general: () => generalPanel(draft, settings, available),
       providers: () => providersPanel(draft, settings, hooks),
-      models: () => modelsPanel(draft),
+      models: () => modelsPanel(draft, available, hooks),
       compaction: () => compactionPanel(draft),
     }[name];
     panel.replaceChildren(build());

@@ -89,3 +89,24 @@ def test_anchor_on_exact_usage_agrees_with_the_fresh_estimate(
     cut = data.draw(st.integers(min_value=0, max_value=len(counts)))
     anchor = TokenAnchor(tokens=base + sum(counts[:cut]), view_length=cut, state_version=7)
     assert tokens_now(anchor, 7, counts, base) == tokens_now(None, 7, counts, base)
+
+
+def test_a_working_budget_caps_the_input_budget() -> None:
+    budget = Budget(context_window=1_000_000, max_output_tokens=125_000, working_budget=200_000)
+    assert budget.input_budget == 200_000
+    assert budget.window_budget == 875_000
+    assert budget.working_budget_applies
+    assert budget.fraction(160_000) == 0.8
+
+
+def test_a_working_budget_at_or_over_the_window_is_the_window() -> None:
+    full = Budget(context_window=1_000_000, max_output_tokens=125_000, working_budget=1_000_000)
+    assert full.input_budget == 875_000
+    assert not full.working_budget_applies
+    unlimited = Budget(context_window=0, max_output_tokens=4096, working_budget=200_000)
+    assert unlimited.input_budget is None
+
+
+def test_a_working_budget_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="working_budget"):
+        Budget(context_window=1_000, max_output_tokens=100, working_budget=0)

@@ -272,7 +272,7 @@ def test_window_opens_on_the_app_a_second_launch_raises_it_and_close_exits(
     # and so do the browser engine's helper processes.
     helpers = app.helper_processes()
     assert helpers, "Qt WebEngine should run its renderer in helper processes"
-    request_close(display.name, window.window_id)
+    app.close_window(window)
     assert app.wait_for_exit() == 0, app.diagnostics()
     deadline = time.monotonic() + EXIT_TIMEOUT
     while any(_alive(pid) for pid in helpers):

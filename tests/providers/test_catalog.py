@@ -1,10 +1,20 @@
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from foldline.providers.catalog import CATALOG, all_models, family_provider, guess, lookup
+from foldline.providers.catalog import (
+    CATALOG,
+    CATALOG_DATE,
+    SUGGESTED_MODELS,
+    all_models,
+    family_provider,
+    guess,
+    lookup,
+)
 
 
 @pytest.mark.parametrize(
@@ -79,3 +89,61 @@ def test_family_guesses_are_flagged_and_conservative() -> None:
     assert family_provider("o7-mini") == "openai"
     assert family_provider("claude-sonnet-4-5") == "anthropic"
     assert family_provider("qwen3") is None
+
+
+def test_every_entry_is_complete() -> None:
+    """Window, output cap, lifecycle and all four prices, coherent with each provider's
+    cache pricing rules."""
+    assert date.fromisoformat(CATALOG_DATE) >= date(2026, 6, 30)
+    for info in all_models():
+        assert info.context_window > 0 and 0 < info.max_output_tokens <= info.context_window
+        assert info.lifecycle in ("active", "deprecated", "retired"), info.id
+        prices = info.prices
+        assert prices is not None, info.id
+        assert prices.input > 0 and prices.output > prices.input, info.id
+        assert 0 < prices.cache_read <= prices.input, info.id
+        if info.provider == "anthropic":
+            assert prices.cache_read == pytest.approx(prices.input * 0.1), info.id
+            assert prices.cache_write == pytest.approx(prices.input * 1.25), info.id
+        else:
+            # OpenAI caches by itself and bills no write premium.
+            assert prices.cache_write == prices.input, info.id
+
+
+@pytest.mark.parametrize(
+    ("model", "window", "output", "input_price", "output_price"),
+    [
+        ("claude-sonnet-5", 1_000_000, 128_000, 2, 10),
+        ("claude-opus-4-6", 1_000_000, 128_000, 5, 25),
+        ("claude-opus-4-8", 1_000_000, 128_000, 5, 25),
+        ("claude-sonnet-4-6", 1_000_000, 64_000, 3, 15),
+        ("claude-haiku-4-5-20251001", 200_000, 64_000, 1, 5),
+        ("gpt-5.4", 1_050_000, 128_000, 2.5, 15),
+    ],
+)
+def test_current_models(
+    model: str, window: int, output: int, input_price: float, output_price: float
+) -> None:
+    info = lookup(model)
+    assert info is not None and info.lifecycle == "active"
+    assert (info.context_window, info.max_output_tokens) == (window, output)
+    assert info.prices is not None
+    assert (info.prices.input, info.prices.output) == (input_price, output_price)
+
+
+def test_opus_4_6_cache_prices() -> None:
+    info = lookup("claude-opus-4-6")
+    assert info is not None and info.prices is not None
+    assert (info.prices.cache_read, info.prices.cache_write) == (0.5, 6.25)
+
+
+def test_retired_models_are_kept_and_marked() -> None:
+    for model in ("claude-3-5-sonnet-20241022", "claude-3-7-sonnet-latest", "claude-sonnet-4-0"):
+        info = lookup(model)
+        assert info is not None and info.lifecycle == "retired", model
+
+
+def test_suggested_models_are_current_catalog_models() -> None:
+    for provider, model in SUGGESTED_MODELS.items():
+        info = lookup(model)
+        assert info is not None and info.provider == provider and info.lifecycle == "active"

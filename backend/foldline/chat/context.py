@@ -20,7 +20,8 @@ from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState
 from foldline.core.tokens import ScaledCounter, TokenCounter
 from foldline.core.view import build_api_messages
-from foldline.providers.registry import ResolvedModel, resolve_model
+from foldline.providers.catalog import SUGGESTED_MODELS
+from foldline.providers.registry import ModelListing, ResolvedModel, resolve_model
 from foldline.store import ConversationRecord, MessageRecord, Store
 from foldline.tokenizers import counter_for
 
@@ -76,12 +77,22 @@ class ConversationContext:
             "tokens": self.tokens,
             "inputBudget": budget,
             "contextWindow": self.budget.context_window,
+            # The working budget is what folding aims at on a very large window (cost per
+            # turn, answer quality); the window's budget is what the model would accept.
+            "workingBudget": budget if self.budget.working_budget_applies else None,
+            "windowBudget": self.budget.window_budget,
             "fraction": round(self.budget.fraction(self.tokens), 4),
             "exact": self.counter.exact,
             "breakdown": self.breakdown,
             "thresholds": {"soft": self.settings.threshold, "hard": self.settings.hard_threshold},
             "model": self.model.model,
             "modelKnown": self.model.known,
+            "modelLifecycle": self.model.lifecycle,
+            "modelReplacement": (
+                SUGGESTED_MODELS.get(self.model.provider_kind)
+                if self.model.lifecycle == "retired"
+                else None
+            ),
             "version": self.state.version if self.state else 0,
             "messagesInView": len(self.records),
             "messagesInHistory": self.history_length,
@@ -121,9 +132,13 @@ class ContextLoader:
     that call instead of accumulating over the whole view (DESIGN §2).
     """
 
-    def __init__(self, store: Store, *, file_tools: bool = False) -> None:
+    def __init__(
+        self, store: Store, *, file_tools: bool = False, listing: ModelListing | None = None
+    ) -> None:
         self.store = store
         self.file_tools = file_tools
+        self.listing = listing
+        """The providers' model lists, whose windows win over the catalog."""
         self._counters: dict[tuple[str, str, bool], CachedCounter] = {}
         self._anchors: dict[str, tuple[str, str, TokenAnchor]] = {}
 
@@ -186,11 +201,12 @@ class ContextLoader:
     def load(self, config: AppConfig, conversation_id: str, *, wire: str) -> ConversationContext:
         conversation = self.store.get_conversation(conversation_id)
         model_name = conversation.model or config.default_model or ""
-        model = resolve_model(config, model_name)
+        model = resolve_model(config, model_name, listing=self.listing)
         budget = Budget(
             context_window=model.context_window,
             max_output_tokens=model.output_reserve,
             input_limit=model.input_limit,
+            working_budget=model.working_budget,
         )
         state, records = self.store.load_window(conversation_id)
         start = state.api_start_index if state else 0

@@ -23,7 +23,7 @@ from foldline.config import AppConfig
 from foldline.core.compaction import planned_split
 from foldline.core.policy import BreakerState
 from foldline.providers.base import Provider
-from foldline.providers.registry import provider_for_model, resolve_model
+from foldline.providers.registry import ModelListing, provider_for_model, resolve_model
 from foldline.store import Store
 
 log = logging.getLogger(__name__)
@@ -69,12 +69,13 @@ class ChatService:
         provider_factory: ProviderFactory = provider_for_model,
         files_root: Path | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        listing: ModelListing | None = None,
     ) -> None:
         self.store = store
         self.config_provider = config_provider
         self.provider_factory = provider_factory
         self.files = WorkspaceFiles(files_root) if files_root else None
-        self.loader = ContextLoader(store, file_tools=self.files is not None)
+        self.loader = ContextLoader(store, file_tools=self.files is not None, listing=listing)
         self.sleep = sleep
         self.breakers: dict[str, BreakerState] = {}
         self.resummary_backoff = ResummaryBackoff()

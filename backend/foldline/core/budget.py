@@ -18,13 +18,17 @@ class Budget:
     """A model's limits.
 
     `context_window == 0` means unlimited: the budget is None and nothing is ever folded
-    automatically. Otherwise the input budget is `input_limit` when the model has a
-    separate input limit, else the window minus the tokens reserved for the answer.
+    automatically. Otherwise the window's budget is `input_limit` when the model has a
+    separate input limit, else the window minus the tokens reserved for the answer; and
+    the input budget the fold thresholds apply to is the smaller of that and the
+    `working_budget`, which very large windows use to fold for cost and answer quality
+    long before they would overflow.
     """
 
     context_window: int
     max_output_tokens: int
     input_limit: int | None = None
+    working_budget: int | None = None
 
     def __post_init__(self) -> None:
         if self.context_window < 0:
@@ -33,6 +37,8 @@ class Budget:
             raise ValueError(f"max_output_tokens must be >= 0, got {self.max_output_tokens}")
         if self.input_limit is not None and self.input_limit < 0:
             raise ValueError(f"input_limit must be >= 0, got {self.input_limit}")
+        if self.working_budget is not None and self.working_budget < 1:
+            raise ValueError(f"working_budget must be >= 1, got {self.working_budget}")
 
     @property
     def unlimited(self) -> bool:
@@ -40,7 +46,22 @@ class Budget:
 
     @property
     def input_budget(self) -> int | None:
-        """Input tokens allowed per call; None when unlimited; never below 1."""
+        """Input tokens the fold thresholds apply to: the window's budget, capped by the
+        working budget; None when unlimited; never below 1."""
+        budget = self.window_budget
+        if budget is None or self.working_budget is None:
+            return budget
+        return min(budget, self.working_budget)
+
+    @property
+    def working_budget_applies(self) -> bool:
+        """True when the working budget, not the window, sets the input budget."""
+        window, working = self.window_budget, self.working_budget
+        return window is not None and working is not None and working < window
+
+    @property
+    def window_budget(self) -> int | None:
+        """Input tokens the window allows per call; None when unlimited; never below 1."""
         if self.unlimited:
             return None
         if self.input_limit is not None:

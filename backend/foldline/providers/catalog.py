@@ -1,10 +1,18 @@
-"""Built-in limits of the Anthropic and OpenAI models: context window and output cap.
+"""Built-in limits and prices of the Anthropic and OpenAI models: the fallback when the
+provider cannot be asked.
 
-The numbers are the providers' published defaults. Where a larger window exists only
-behind a beta flag or a higher usage tier (Claude's 1M-token context), the catalog gives
-the default window and says so in `note`: assuming the larger one would overflow for
-everybody who has not opted in. A person who has can say so in config.toml
-(`[models."claude-sonnet-4-5"] context_window = 1000000`), which wins over the catalog.
+The providers' own model lists win over this file when they can be reached (Anthropic's
+models endpoint reports each model's window, output cap and lifecycle; OpenAI's lists the
+ids), and `[models."name"]` in config.toml wins over both. This catalog is what a fresh
+install, an offline machine or a refused key falls back on, so it is kept to the published
+numbers as of `CATALOG_DATE` and says which models are retired.
+
+Prices are US dollars per million tokens from the providers' pricing pages. Anthropic bills
+a prompt-cache read at 0.1 x the input price and a 5-minute cache write at 1.25 x; OpenAI
+caches by itself, bills cached input at the model's published discount (0.1 x on the
+GPT-5 family, 0.25 x on GPT-4.1, 0.5 x on GPT-4o and the o-series) and charges nothing
+extra for writing, so the write price there is the input price. Models without prompt
+caching get a cache-read price equal to the input price (no discount assumed).
 """
 
 from __future__ import annotations
@@ -15,7 +23,13 @@ from typing import Literal
 
 from foldline.core.pricing import ModelPrices
 
+CATALOG_DATE = "2026-11-23"
+"""The day the numbers below were checked against the providers' published pages."""
+
 CatalogProvider = Literal["anthropic", "openai"]
+Lifecycle = Literal["active", "deprecated", "retired"]
+"""Anthropic's lifecycle words: a deprecated model still answers but has a retirement
+date; a retired one is refused by the API."""
 
 
 @dataclass(frozen=True)
@@ -29,55 +43,118 @@ class ModelInfo:
     note: str | None = None
     prices: ModelPrices | None = None
     """Published list prices; None where the catalog does not know them."""
+    lifecycle: Lifecycle = "active"
+
+
+def _claude(input_price: float, output_price: float) -> ModelPrices:
+    """Anthropic's prices: cache reads 0.1 x input, 5-minute cache writes 1.25 x input."""
+    return ModelPrices(
+        input=input_price,
+        output=output_price,
+        cache_read=round(input_price * 0.1, 6),
+        cache_write=round(input_price * 1.25, 6),
+    )
+
+
+def _gpt(input_price: float, output_price: float, cached_input: float | None) -> ModelPrices:
+    """OpenAI's prices: cached input at its published rate (None: no prompt caching, the
+    full input price); writing to the cache costs nothing extra."""
+    return ModelPrices(
+        input=input_price,
+        output=output_price,
+        cache_read=input_price if cached_input is None else cached_input,
+        cache_write=input_price,
+    )
 
 
 _ONE_MILLION_BETA = "1M-token window available with the context-1m beta; 200k by default"
+_LONG_INPUT_PRICE = "input over 272k tokens is billed at a higher rate"
+_M = 1_000_000
 
 _ENTRIES: tuple[ModelInfo, ...] = (
-    # Anthropic. Every Claude model since Claude 3 has a 200k default window.
-    ModelInfo("claude-opus-4-6", "anthropic", 200_000, 128_000, note=_ONE_MILLION_BETA),
-    ModelInfo("claude-sonnet-4-6", "anthropic", 200_000, 64_000, note=_ONE_MILLION_BETA),
-    ModelInfo("claude-opus-4-5", "anthropic", 200_000, 64_000),
-    ModelInfo("claude-sonnet-4-5", "anthropic", 200_000, 64_000, note=_ONE_MILLION_BETA),
-    ModelInfo("claude-haiku-4-5", "anthropic", 200_000, 64_000),
-    ModelInfo("claude-opus-4-1", "anthropic", 200_000, 32_000),
-    ModelInfo("claude-opus-4", "anthropic", 200_000, 32_000),
-    ModelInfo("claude-opus-4-0", "anthropic", 200_000, 32_000),
-    ModelInfo("claude-sonnet-4", "anthropic", 200_000, 64_000, note=_ONE_MILLION_BETA),
-    ModelInfo("claude-sonnet-4-0", "anthropic", 200_000, 64_000, note=_ONE_MILLION_BETA),
-    ModelInfo("claude-3-7-sonnet", "anthropic", 200_000, 64_000),
-    ModelInfo("claude-3-5-sonnet", "anthropic", 200_000, 8_192),
-    ModelInfo("claude-3-5-haiku", "anthropic", 200_000, 8_192),
-    ModelInfo("claude-3-opus", "anthropic", 200_000, 4_096),
-    ModelInfo("claude-3-haiku", "anthropic", 200_000, 4_096),
+    # Anthropic. The current generation has a 1M-token window at standard prices.
+    ModelInfo("claude-opus-5-5", "anthropic", _M, 128_000, prices=_claude(4, 20)),
+    ModelInfo("claude-sonnet-5-5", "anthropic", _M, 128_000, prices=_claude(2, 10)),
+    ModelInfo("claude-opus-5", "anthropic", _M, 128_000, prices=_claude(5, 25)),
+    ModelInfo("claude-sonnet-5", "anthropic", _M, 128_000, prices=_claude(2, 10)),
+    ModelInfo("claude-opus-4-8", "anthropic", _M, 128_000, prices=_claude(5, 25)),
+    ModelInfo("claude-opus-4-7", "anthropic", _M, 128_000, prices=_claude(5, 25)),
+    ModelInfo("claude-opus-4-6", "anthropic", _M, 128_000, prices=_claude(5, 25)),
+    ModelInfo("claude-sonnet-4-6", "anthropic", _M, 64_000, prices=_claude(3, 15)),
+    ModelInfo("claude-haiku-4-5", "anthropic", 200_000, 64_000, prices=_claude(1, 5)),
+    ModelInfo("claude-opus-4-5", "anthropic", 200_000, 64_000, prices=_claude(5, 25)),
+    ModelInfo(
+        "claude-sonnet-4-5",
+        "anthropic",
+        200_000,
+        64_000,
+        note=_ONE_MILLION_BETA,
+        prices=_claude(3, 15),
+    ),
+    ModelInfo("claude-opus-4-1", "anthropic", 200_000, 32_000, prices=_claude(15, 75)),
+    # Retired: kept so a conversation that used one can say so and offer a switch.
+    *(
+        ModelInfo(name, "anthropic", 200_000, output, prices=_claude(i, o), lifecycle="retired")
+        for name, output, i, o in (
+            ("claude-opus-4", 32_000, 15, 75),
+            ("claude-opus-4-0", 32_000, 15, 75),
+            ("claude-sonnet-4", 64_000, 3, 15),
+            ("claude-sonnet-4-0", 64_000, 3, 15),
+            ("claude-3-7-sonnet", 64_000, 3, 15),
+            ("claude-3-5-sonnet", 8_192, 3, 15),
+            ("claude-3-5-haiku", 8_192, 0.8, 4),
+            ("claude-3-opus", 4_096, 15, 75),
+            ("claude-3-haiku", 4_096, 0.25, 1.25),
+        )
+    ),
     # OpenAI.
-    ModelInfo("gpt-5.1", "openai", 400_000, 128_000),
-    ModelInfo("gpt-5.1-chat-latest", "openai", 128_000, 16_384),
-    ModelInfo("gpt-5", "openai", 400_000, 128_000),
-    ModelInfo("gpt-5-mini", "openai", 400_000, 128_000),
-    ModelInfo("gpt-5-nano", "openai", 400_000, 128_000),
-    ModelInfo("gpt-5-chat-latest", "openai", 128_000, 16_384),
-    ModelInfo("gpt-4.1", "openai", 1_047_576, 32_768),
-    ModelInfo("gpt-4.1-mini", "openai", 1_047_576, 32_768),
-    ModelInfo("gpt-4.1-nano", "openai", 1_047_576, 32_768),
-    ModelInfo("gpt-4o", "openai", 128_000, 16_384),
+    ModelInfo(
+        "gpt-5.5", "openai", 1_050_000, 128_000, note=_LONG_INPUT_PRICE, prices=_gpt(5, 30, 0.5)
+    ),
+    ModelInfo(
+        "gpt-5.4", "openai", 1_050_000, 128_000, note=_LONG_INPUT_PRICE, prices=_gpt(2.5, 15, 0.25)
+    ),
+    ModelInfo("gpt-5.4-mini", "openai", 400_000, 128_000, prices=_gpt(0.75, 4.5, 0.075)),
+    ModelInfo("gpt-5.4-nano", "openai", 400_000, 128_000, prices=_gpt(0.2, 1.25, 0.02)),
+    ModelInfo("gpt-5.2", "openai", 400_000, 128_000, prices=_gpt(1.75, 14, 0.175)),
+    ModelInfo("gpt-5.1", "openai", 400_000, 128_000, prices=_gpt(1.25, 10, 0.125)),
+    ModelInfo("gpt-5.1-chat-latest", "openai", 128_000, 16_384, prices=_gpt(1.25, 10, 0.125)),
+    ModelInfo("gpt-5", "openai", 400_000, 128_000, prices=_gpt(1.25, 10, 0.125)),
+    ModelInfo("gpt-5-mini", "openai", 400_000, 128_000, prices=_gpt(0.25, 2, 0.025)),
+    ModelInfo("gpt-5-nano", "openai", 400_000, 128_000, prices=_gpt(0.05, 0.4, 0.005)),
+    ModelInfo("gpt-5-chat-latest", "openai", 128_000, 16_384, prices=_gpt(1.25, 10, 0.125)),
+    ModelInfo("gpt-4.1", "openai", 1_047_576, 32_768, prices=_gpt(2, 8, 0.5)),
+    ModelInfo("gpt-4.1-mini", "openai", 1_047_576, 32_768, prices=_gpt(0.4, 1.6, 0.1)),
+    ModelInfo("gpt-4.1-nano", "openai", 1_047_576, 32_768, prices=_gpt(0.1, 0.4, 0.025)),
+    ModelInfo("gpt-4o", "openai", 128_000, 16_384, prices=_gpt(2.5, 10, 1.25)),
     # The first gpt-4o snapshot had a smaller output cap than the later ones.
-    ModelInfo("gpt-4o-2024-05-13", "openai", 128_000, 4_096),
-    ModelInfo("gpt-4o-mini", "openai", 128_000, 16_384),
-    ModelInfo("chatgpt-4o-latest", "openai", 128_000, 16_384),
-    ModelInfo("o4-mini", "openai", 200_000, 100_000),
-    ModelInfo("o3", "openai", 200_000, 100_000),
-    ModelInfo("o3-pro", "openai", 200_000, 100_000),
-    ModelInfo("o3-mini", "openai", 200_000, 100_000),
-    ModelInfo("o1", "openai", 200_000, 100_000),
-    ModelInfo("o1-mini", "openai", 128_000, 65_536),
-    ModelInfo("o1-preview", "openai", 128_000, 32_768),
-    ModelInfo("gpt-4-turbo", "openai", 128_000, 4_096),
-    ModelInfo("gpt-4-turbo-preview", "openai", 128_000, 4_096),
-    ModelInfo("gpt-4", "openai", 8_192, 8_192),
-    ModelInfo("gpt-4-32k", "openai", 32_768, 8_192),
-    ModelInfo("gpt-3.5-turbo", "openai", 16_385, 4_096),
+    ModelInfo("gpt-4o-2024-05-13", "openai", 128_000, 4_096, prices=_gpt(5, 15, None)),
+    ModelInfo("gpt-4o-mini", "openai", 128_000, 16_384, prices=_gpt(0.15, 0.6, 0.075)),
+    ModelInfo("chatgpt-4o-latest", "openai", 128_000, 16_384, prices=_gpt(5, 15, None)),
+    ModelInfo("o4-mini", "openai", 200_000, 100_000, prices=_gpt(1.1, 4.4, 0.275)),
+    ModelInfo("o3", "openai", 200_000, 100_000, prices=_gpt(2, 8, 0.5)),
+    ModelInfo("o3-pro", "openai", 200_000, 100_000, prices=_gpt(20, 80, None)),
+    ModelInfo("o3-mini", "openai", 200_000, 100_000, prices=_gpt(1.1, 4.4, 0.55)),
+    ModelInfo("o1", "openai", 200_000, 100_000, prices=_gpt(15, 60, 7.5)),
+    ModelInfo("o1-mini", "openai", 128_000, 65_536, prices=_gpt(1.1, 4.4, 0.55)),
+    ModelInfo(
+        "o1-preview", "openai", 128_000, 32_768, prices=_gpt(15, 60, 7.5), lifecycle="retired"
+    ),
+    ModelInfo("gpt-4-turbo", "openai", 128_000, 4_096, prices=_gpt(10, 30, None)),
+    ModelInfo("gpt-4-turbo-preview", "openai", 128_000, 4_096, prices=_gpt(10, 30, None)),
+    ModelInfo("gpt-4", "openai", 8_192, 8_192, prices=_gpt(30, 60, None)),
+    ModelInfo(
+        "gpt-4-32k", "openai", 32_768, 8_192, prices=_gpt(60, 120, None), lifecycle="retired"
+    ),
+    ModelInfo("gpt-3.5-turbo", "openai", 16_385, 4_096, prices=_gpt(0.5, 1.5, None)),
 )
+
+SUGGESTED_MODELS: dict[str, str] = {
+    "anthropic": "claude-sonnet-5",
+    "openai": "gpt-5.4",
+}
+"""What onboarding and an empty default suggest for each hosted provider: a current model
+with a good balance of price and quality."""
 
 CATALOG: dict[str, ModelInfo] = {entry.id: entry for entry in _ENTRIES}
 
@@ -89,8 +166,9 @@ _SNAPSHOT_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|\d{4}|latest|preview)$
 _CLAUDE_DOTTED_VERSION = re.compile(r"(?<=\d)\.(?=\d)")
 
 
-def _candidates(model: str) -> list[str]:
-    """Names to try for `model`, most specific first."""
+def name_candidates(model: str) -> list[str]:
+    """Names to try for `model`, most specific first: the name lower-cased without a
+    router prefix, then with its snapshot suffixes stripped one by one."""
     name = model.strip().lower()
     # A router's vendor prefix ("anthropic/claude-…", "openai/gpt-4o") is not part of the id.
     if "/" in name:
@@ -113,7 +191,7 @@ def _candidates(model: str) -> list[str]:
 
 def lookup(model: str) -> ModelInfo | None:
     """The catalog entry for `model`, allowing snapshot suffixes; None when unknown."""
-    for candidate in _candidates(model):
+    for candidate in name_candidates(model):
         entry = CATALOG.get(candidate)
         if entry is not None:
             return entry
@@ -136,7 +214,7 @@ _FAMILY_GUESSES: tuple[tuple[re.Pattern[str], CatalogProvider, int, int], ...] =
 
 def guess(model: str) -> ModelInfo | None:
     """A conservative guess from the model's family (`known=False`), or None."""
-    name = _candidates(model)[0]
+    name = name_candidates(model)[0]
     for pattern, provider, window, output in _FAMILY_GUESSES:
         if pattern.search(name):
             return ModelInfo(

@@ -7,10 +7,17 @@ A model's limits are resolved in this order, first answer wins:
    window, an opted-in 1M beta, an Ollama model with a known num_ctx) beats any default;
 2. for an OpenAI-compatible provider, the server itself (`discover_model`): a local
    server's window is what it was loaded with, which no catalog can know;
-3. the built-in catalog (`foldline.providers.catalog`);
-4. the server, for other kinds (rarely useful, kept for proxies);
-5. a guess from the model's family (claude-* has at least 200k), flagged `known=False`;
-6. a conservative default (8192 / 2048), flagged `known=False` so the UI can say so.
+3. the provider's own model list (`listing`, see `foldline.providers.discovery`):
+   Anthropic's models endpoint reports each model's window and output cap, newer than
+   any catalog shipped with the app;
+4. the built-in catalog (`foldline.providers.catalog`);
+5. the server, for other kinds (rarely useful, kept for proxies);
+6. a guess from the model's family (claude-* has at least 200k), flagged `known=False`;
+7. a conservative default (8192 / 2048), flagged `known=False` so the UI can say so.
+
+The working budget (what the fold thresholds apply to) is the config's `working_budget`,
+else `DEFAULT_WORKING_BUDGET` for windows of `LARGE_WINDOW` or more, else the whole input
+budget: on a 1M-token window, folding at 80% would send 800k tokens with every turn.
 
 DESIGN §4 lists "catalog, then the server, then the config file"; an explicit entry in
 the file is put first here because it is the only source that knows the person's own
@@ -22,7 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 import httpx2
 
@@ -40,11 +47,26 @@ from foldline.config import (
 from foldline.core.pricing import ModelPrices
 from foldline.providers import catalog
 from foldline.providers.base import Provider
+from foldline.providers.catalog import Lifecycle
+from foldline.providers.listing import ListedModel
 
 # The SDK-backed modules are imported where a provider is built: importing `anthropic`
 # and `openai` takes seconds, and the server and the window should not wait for them.
 
-LimitSource = Literal["config", "server", "catalog", "guess", "default"]
+LimitSource = Literal["config", "server", "provider", "catalog", "guess", "default"]
+WorkingBudgetSource = Literal["config", "default"]
+
+LARGE_WINDOW = 500_000
+"""Windows at least this large get `DEFAULT_WORKING_BUDGET` unless the config says."""
+DEFAULT_WORKING_BUDGET = 200_000
+"""Where a very large window folds by default: a turn then costs at most about this many
+input tokens, and answers stay on inputs of a size models handle well."""
+
+
+class ModelListing(Protocol):
+    """What the providers listed (`foldline.providers.listing.ModelDirectory`)."""
+
+    def find(self, provider: str, model: str) -> ListedModel | None: ...
 
 
 def build_provider(
@@ -127,6 +149,12 @@ class ResolvedModel:
     note: str | None = None
     prices: ModelPrices | None = None
     """Dollars per million tokens (config overrides the catalog); None = tokens only."""
+    lifecycle: Lifecycle | None = None
+    """From the provider's list, else the catalog; None when neither knows the model."""
+    working_budget: int | None = None
+    """The input tokens the fold thresholds apply to; None = the whole input budget."""
+    working_budget_source: WorkingBudgetSource | None = None
+    display_name: str | None = None
 
 
 def _output_reserve(window: int, max_output: int) -> int:
@@ -136,15 +164,26 @@ def _output_reserve(window: int, max_output: int) -> int:
 
 
 def resolve_model(
-    config: AppConfig, model_name: str, *, discovered_context_window: int | None = None
+    config: AppConfig,
+    model_name: str,
+    *,
+    discovered_context_window: int | None = None,
+    listing: ModelListing | None = None,
+    provider_name: str | None = None,
 ) -> ResolvedModel:
-    """The provider and limits of `model_name` (order in the module docstring)."""
-    provider_name = provider_name_for_model(config, model_name)
-    kind = config.providers[provider_name].kind
+    """The provider and limits of `model_name` (order in the module docstring).
+
+    `provider_name` names the provider when the caller knows it (a model from that
+    provider's list); otherwise it is chosen by `provider_name_for_model`.
+    """
+    if provider_name is None:
+        provider_name = provider_name_for_model(config, model_name)
+    kind = provider_config(config, provider_name).kind
     entry = config.models.get(model_name) or ModelConfig()
     info = catalog.lookup(model_name)
     guessed = catalog.guess(model_name)
     discovered = discovered_context_window if discovered_context_window else None
+    listed = listing.find(provider_name, model_name) if listing is not None else None
 
     window: int
     source: LimitSource
@@ -152,6 +191,8 @@ def resolve_model(
         window, source = entry.context_window, "config"
     elif kind == "openai-compatible" and discovered:
         window, source = discovered, "server"
+    elif listed is not None and listed.context_window:
+        window, source = listed.context_window, "provider"
     elif info is not None:
         window, source = info.context_window, "catalog"
     elif discovered:
@@ -163,17 +204,20 @@ def resolve_model(
 
     if entry.max_output_tokens is not None:
         max_output = entry.max_output_tokens
+    elif listed is not None and listed.max_output_tokens:
+        max_output = listed.max_output_tokens
     elif info is not None:
         max_output = info.max_output_tokens
     elif guessed is not None:
         max_output = guessed.max_output_tokens
     else:
         max_output = DEFAULT_MAX_OUTPUT_TOKENS
-    if window > 0 and entry.max_output_tokens is None and source != "catalog":
+    if window > 0 and entry.max_output_tokens is None and source not in ("catalog", "provider"):
         # A catalog output cap larger than a smaller loaded or configured window cannot
         # hold; half the window is the most an answer can sensibly take.
         max_output = min(max_output, max(window // 2, 1))
 
+    working_budget, working_source = _working_budget(entry, window)
     note = info.note if info is not None and source == "catalog" else None
     if source in ("guess", "default"):
         note = f"context window of `{model_name}` unknown; assuming {window} tokens"
@@ -184,12 +228,27 @@ def resolve_model(
         context_window=window,
         max_output_tokens=max_output,
         input_limit=entry.input_limit,
-        known=source in ("config", "server", "catalog"),
+        known=source in ("config", "server", "provider", "catalog"),
         source=source,
         output_reserve=_output_reserve(window, max_output),
         note=note,
         prices=_prices(entry, info),
+        lifecycle=(listed.lifecycle if listed is not None else None)
+        or (info.lifecycle if info is not None else None),
+        working_budget=working_budget,
+        working_budget_source=working_source,
+        display_name=listed.display_name if listed is not None else None,
     )
+
+
+def _working_budget(
+    entry: ModelConfig, window: int
+) -> tuple[int | None, WorkingBudgetSource | None]:
+    if entry.working_budget is not None:
+        return entry.working_budget, "config"
+    if window >= LARGE_WINDOW:
+        return DEFAULT_WORKING_BUDGET, "default"
+    return None, None
 
 
 def _prices(entry: ModelConfig, info: catalog.ModelInfo | None) -> ModelPrices | None:

@@ -9,7 +9,7 @@ app shuts down (`foldline serve` and the desktop window).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -19,18 +19,21 @@ import foldline
 from foldline.chat.service import ChatService, ChatUnavailable, TurnInProgress
 from foldline.config import ConfigError
 from foldline.config_toml import ensure_config
+from foldline.providers.listing import ModelDirectory
 from foldline.server.config_source import ConfigSource
 from foldline.server.errors import (
     ExceptionMapping,
     UnexpectedErrorMiddleware,
     install_error_handlers,
 )
+from foldline.server.model_refresh import cancel_refreshes, schedule_refresh
 from foldline.server.routes import (
     compactions,
     context,
     conversations,
     health,
     messages,
+    models,
     settings,
     transfer,
 )
@@ -59,6 +62,7 @@ def create_app(
     allowed_hosts: Sequence[str] | None = None,
     testing: bool = False,
     frontend_dir: Path | None = None,
+    discover_models: bool | None = None,
 ) -> FastAPI:
     """The app for one store and chat service.
 
@@ -66,6 +70,10 @@ def create_app(
     loopback names on any port). `testing=True` publishes `/openapi.json` and `/docs`
     (for schemathesis and for reading); the shipped app has neither.
     `frontend_dir` defaults to the checkout's or the package's `frontend/`.
+    `discover_models` asks the providers for their model lists at start (when the cached
+    lists are older than a day) and when a key is added; by default only an app that owns
+    its store does (`foldline serve`, the window), so tests reach no provider they did not
+    set up.
     """
     data_dir = Path(data_dir)
     config_source = ConfigSource(data_dir)
@@ -73,14 +81,22 @@ def create_app(
     if store is None:
         ensure_config(data_dir)
         store = Store(data_dir / DATABASE_FILE)
+    # The providers' model lists, cached in the data dir for a day (see routes/models.py).
+    model_directory = ModelDirectory.load(data_dir)
     if chat_service is None:
-        chat_service = ChatService(store, config_source)
+        chat_service = ChatService(store, config_source, listing=model_directory)
+    elif chat_service.loader.listing is None:
+        chat_service.loader.listing = model_directory
     opened_store: Store = store
     service: ChatService = chat_service
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # A broken config.toml is reported where it is used, not at start.
+        with suppress(ConfigError):
+            schedule_refresh(app)
         yield
+        await cancel_refreshes(app)
         # Running turns end as interrupted (partial answers kept) instead of being cut
         # off mid-write when the server stops.
         await service.shutdown()
@@ -110,6 +126,9 @@ def create_app(
     app.state.chat_service = chat_service
     app.state.data_dir = data_dir
     app.state.config_source = config_source
+    app.state.model_directory = model_directory
+    app.state.discover_models = owns_store if discover_models is None else discover_models
+    app.state.background_tasks = set()
     install_error_handlers(app, EXCEPTION_MAPPING)
 
     app.include_router(health.router)
@@ -121,5 +140,6 @@ def create_app(
     app.include_router(compactions.router)
     app.include_router(context.router)
     app.include_router(settings.router)
+    app.include_router(models.router)
     mount_frontend(app, frontend_dir or find_frontend_dir())
     return app

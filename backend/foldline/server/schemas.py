@@ -350,6 +350,15 @@ class ContextOut(ApiModel):
     compaction: CompactionOut | None
     thresholds: Thresholds
     model_known: bool
+    working_budget: int | None = None
+    """The working budget when it, not the window, sets `inputBudget` (very large
+    windows fold early for cost per turn and answer quality); null otherwise."""
+    window_budget: int | None = None
+    """The input tokens the window itself allows (window minus the output reserve)."""
+    model_lifecycle: Literal["active", "deprecated", "retired"] | None = None
+    """From the provider's model list, else the catalog; null when neither knows."""
+    model_replacement: str | None = None
+    """For a retired model: the current model the UI offers to switch to."""
 
 
 class CompactionPreview(ApiModel):

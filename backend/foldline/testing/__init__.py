@@ -5,13 +5,15 @@
   request in `.calls`; `assert_complete()` fails when steps are left.
 - `FakeProviderServer`: the Anthropic Messages and OpenAI Chat Completions APIs served
   on loopback for the real SDKs, with context windows, tool pairing, prompt caching and
-  injected failures (`fail_next`), counted by its own `FakeTokenizer`.
+  injected failures (`fail_next`), counted by its own `FakeTokenizer`; its models
+  endpoints list `FakeModel`s in each API's shape.
 
 Used by Foldline's tests, benchmarks and demos; never imported by the application.
 """
 
 from foldline.testing.codec import Wire, decode_request, encode_request
 from foldline.testing.failures import Failure, FailureKind, RecordedRequest
+from foldline.testing.fake_models import SAMPLE_CLAUDE_MODELS, FakeModel
 from foldline.testing.fake_tokenizer import Element, FakeTokenizer
 from foldline.testing.prompt_cache import CacheOutcome, PromptCache
 from foldline.testing.scripted import ScriptedModel, ScriptExhausted
@@ -38,11 +40,13 @@ from foldline.testing.wire_errors import WireError
 __all__ = [
     "DEFAULT_LIMITS",
     "MALFORMED_SUMMARY",
+    "SAMPLE_CLAUDE_MODELS",
     "SUMMARY_HEADINGS",
     "CacheOutcome",
     "Element",
     "Failure",
     "FailureKind",
+    "FakeModel",
     "FakeProviderServer",
     "FakeTokenizer",
     "ModelLimits",

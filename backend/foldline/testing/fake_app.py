@@ -37,6 +37,7 @@ from foldline.providers.base import ModelRequest, ProviderError, Usage
 from foldline.testing import wire_errors
 from foldline.testing.codec import Wire, decode_request
 from foldline.testing.failures import STATUS_KINDS, Failure, RecordedRequest
+from foldline.testing.fake_models import ModelsServerState, handle_model, handle_models
 from foldline.testing.fake_tokenizer import Element, FakeTokenizer
 from foldline.testing.scripted import ScriptedModel
 from foldline.testing.steps import MALFORMED_SUMMARY, Reply, Step, resolve_step
@@ -48,13 +49,12 @@ Responder: TypeAlias = ScriptedModel | Callable[[dict[str, Any], Wire], Step]
 """Decides the answers: a script, or a function of the raw body and the wire."""
 
 
-class ServerState(Protocol):
+class ServerState(ModelsServerState, Protocol):
     """What a request reads and updates on the server that owns the app."""
 
     responder: Responder
     models: dict[str, ModelLimits]
     tokenizer: FakeTokenizer
-    api_key: str | None
     delta_delay: float
     is_summary: Callable[[ModelRequest], bool]
     errors: list[BaseException]
@@ -394,29 +394,6 @@ async def handle_count_tokens(server: ServerState, request: Request) -> Response
     return JSONResponse({"input_tokens": server.tokenizer.count_request(parsed, "anthropic")})
 
 
-async def handle_models(server: ServerState, request: Request) -> Response:
-    """The model list in the shape of whichever API asks (Anthropic sends its version header)."""
-    names = sorted(server.models)
-    if "anthropic-version" in request.headers:
-        data = [
-            {"type": "model", "id": n, "display_name": n, "created_at": "2025-01-01T00:00:00Z"}
-            for n in names
-        ]
-        return JSONResponse(
-            {
-                "data": data,
-                "has_more": False,
-                "first_id": names[0] if names else None,
-                "last_id": names[-1] if names else None,
-            }
-        )
-    data = [
-        {"id": n, "object": "model", "created": 1735689600, "owned_by": "foldline-fake"}
-        for n in names
-    ]
-    return JSONResponse({"object": "list", "data": data})
-
-
 def build_app(server: ServerState) -> Starlette:
     async def anthropic_messages(request: Request) -> ASGIResponse:
         return await handle_generation(server, request, "anthropic")
@@ -430,11 +407,15 @@ def build_app(server: ServerState) -> Starlette:
     async def models(request: Request) -> Response:
         return await handle_models(server, request)
 
+    async def model(request: Request) -> Response:
+        return await handle_model(server, request)
+
     return Starlette(
         routes=[
             Route("/v1/messages", anthropic_messages, methods=["POST"]),
             Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
             Route("/v1/chat/completions", openai_chat, methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
+            Route("/v1/models/{model_id:path}", model, methods=["GET"]),
         ]
     )

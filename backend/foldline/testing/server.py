@@ -33,6 +33,7 @@ from foldline.providers.base import ModelRequest, Usage
 from foldline.testing.codec import Wire
 from foldline.testing.failures import SUMMARY_KINDS, Failure, FailureKind, RecordedRequest, Target
 from foldline.testing.fake_app import Responder, build_app
+from foldline.testing.fake_models import FakeModel
 from foldline.testing.fake_tokenizer import Element, FakeTokenizer
 from foldline.testing.prompt_cache import PromptCache
 from foldline.testing.scripted import ScriptedModel
@@ -75,6 +76,7 @@ class FakeProviderServer:
         delta_delay: float = 0.0,
         is_summary: Callable[[ModelRequest], bool] = looks_like_summary_request,
         startup_timeout: float = 10.0,
+        listed: list[FakeModel] | None = None,
     ) -> None:
         """
         `models` maps model names to their limits; other names get `default_limits`, or
@@ -82,11 +84,16 @@ class FakeProviderServer:
         (`x-api-key` / `Authorization: Bearer`) or the request gets a 401.
         `delta_delay` slows every stream; `is_summary` decides which requests count as
         summarizations (for summary failures and `RecordedRequest.is_summary`).
+        `listed` is what `GET /v1/models` lists (default: every model of `models`, active,
+        with its limits); a listed model also answers with its own limits.
         """
         self.responder: Responder = responder or ScriptedModel(
             when_empty="echo", summaries=structured_summary, is_summary=is_summary
         )
         self.models: dict[str, ModelLimits] = dict(models or {})
+        self.listed: list[FakeModel] | None = list(listed) if listed is not None else None
+        self.listing_requests: list[tuple[Wire, str, str]] = []
+        """Every models-endpoint request: (wire, path, query string)."""
         self.default_limits = default_limits
         self.tokenizer = tokenizer or FakeTokenizer()
         self.api_key = api_key
@@ -201,7 +208,28 @@ class FakeProviderServer:
         return self.responder
 
     def limits_for(self, model: str) -> ModelLimits | None:
-        return self.models.get(model, self.default_limits)
+        if model in self.models:
+            return self.models[model]
+        for listed in self.listed or ():
+            if listed.id == model and listed.max_input_tokens and listed.max_tokens:
+                return ModelLimits(listed.max_input_tokens, listed.max_tokens)
+        return self.default_limits
+
+    def listed_models(self) -> list[FakeModel]:
+        """What the models endpoints list (see `listed` in `__init__`)."""
+        with self._lock:
+            if self.listed is not None:
+                return list(self.listed)
+            names = sorted(self.models)
+        return [
+            FakeModel(n, self.models[n].context_window, self.models[n].max_output_tokens)
+            for n in names
+        ]
+
+    def record_listing(self, wire: Wire, path: str, query: str) -> None:
+        """Keep a models-endpoint request for `listing_requests`."""
+        with self._lock:
+            self.listing_requests.append((wire, path, query))
 
     def fail_next(
         self,
@@ -290,6 +318,7 @@ class FakeProviderServer:
             self._requests.clear()
             self._failures.clear()
             self.errors.clear()
+            self.listing_requests.clear()
         if self.cache is not None:
             self.cache.clear()
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
+from starlette.concurrency import run_in_threadpool
 
 from foldline.config import AppConfig, ConfigError, apply_settings_patch, public_settings
 from foldline.core.messages import user
@@ -23,6 +25,7 @@ from foldline.server.config_source import ConfigSource
 from foldline.server.deps import DataDirDep
 from foldline.server.errors import ApiError
 from foldline.server.local_servers import DEFAULT_TARGETS, LocalServerTarget, detect_local_servers
+from foldline.server.model_refresh import schedule_refresh
 from foldline.server.schemas import (
     ConnectionTest,
     ConnectionTestResult,
@@ -66,10 +69,20 @@ def read_settings(source: ConfigSourceDep) -> dict[str, Any]:
 
 
 @router.put("")
-def update_settings(
-    body: SettingsUpdate, source: ConfigSourceDep, data_dir: DataDirDep
+async def update_settings(
+    body: SettingsUpdate, source: ConfigSourceDep, data_dir: DataDirDep, request: Request
 ) -> dict[str, Any]:
-    """Apply a partial change; every part is checked before anything is written."""
+    """Apply a partial change; every part is checked before anything is written. A
+    provider given a new key is asked for its models right away (in the background)."""
+    # The key store may block (an OS keyring over D-Bus): off the event loop.
+    result = await run_in_threadpool(_update_settings, body, source, data_dir)
+    for provider_name, key in (body.keys or {}).items():
+        if key is not None:
+            schedule_refresh(request.app, provider_name)
+    return result
+
+
+def _update_settings(body: SettingsUpdate, source: ConfigSource, data_dir: Path) -> dict[str, Any]:
     config = source()
     patch = body.model_dump(exclude_unset=True, exclude={"keys"})
     try:

@@ -1,0 +1,211 @@
+"""Asking each configured provider which models it serves, through the official SDKs.
+
+- Anthropic: `client.models.list()` pages through every model with its window
+  (`max_input_tokens`), output cap (`max_tokens`), `lifecycle` and `line`. Retired models
+  are asked for explicitly: they are not offered, but a conversation that used one must
+  be able to say so.
+- OpenAI: `client.models.list()` gives the ids (and a `shutdown_date` where one is
+  announced, which marks the model deprecated); limits come from the catalog.
+- OpenAI-compatible servers: their `/v1/models` ids, as onboarding already lists them;
+  windows come from the server when a conversation uses the model.
+
+Failures never raise: a provider that is offline or refuses the key keeps its last good
+list (or the catalog) and the failure is recorded for the UI to show.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx2
+
+from foldline.config import AppConfig, effective_base_url, find_provider_key, provider_config
+from foldline.providers.listing import ListedModel, ModelDirectory, ProviderListing
+
+log = logging.getLogger("foldline.providers")
+
+LIST_TIMEOUT_SECONDS = 15.0
+ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+Clock = Callable[[], float]
+
+
+class DiscoveryError(Exception):
+    """A provider did not give its list; the message is meant for the person."""
+
+
+# OpenAI's list holds every model the key may use: embeddings, images, speech, realtime
+# and search variants too. Only chat models can hold a conversation.
+_OPENAI_CHAT = re.compile(r"^(gpt-|chatgpt-|o\d)")
+_OPENAI_NOT_CHAT = re.compile(
+    r"(image|audio|realtime|transcribe|tts|search|embedding|moderation|instruct|"
+    r"computer-use|deep-research|codex|davinci|babbage|whisper|dall-e|sora)"
+)
+
+
+def is_openai_chat_model(model_id: str) -> bool:
+    """True for the ids in OpenAI's list that serve chat completions."""
+    name = model_id.lower()
+    return bool(_OPENAI_CHAT.match(name)) and not _OPENAI_NOT_CHAT.search(name)
+
+
+def listable_providers(config: AppConfig) -> list[str]:
+    """The providers worth asking: hosted ones with a key, and every local server."""
+    names = []
+    for name, provider in config.providers.items():
+        if provider.kind == "openai-compatible" or find_provider_key(config, name) is not None:
+            names.append(name)
+    return names
+
+
+async def _anthropic_models(
+    key: str, base_url: str | None, http_client: httpx2.AsyncClient | None
+) -> list[ListedModel]:
+    import anthropic
+
+    client = anthropic.AsyncAnthropic(
+        api_key=key,
+        base_url=base_url or ANTHROPIC_BASE_URL,
+        max_retries=1,
+        timeout=LIST_TIMEOUT_SECONDS,
+        http_client=http_client,
+    )
+    try:
+        listed = []
+        async for info in client.models.list(
+            limit=1000, lifecycle=["active", "deprecated", "retired"]
+        ):
+            listed.append(
+                ListedModel(
+                    id=info.id,
+                    display_name=info.display_name,
+                    context_window=info.max_input_tokens,
+                    max_output_tokens=info.max_tokens,
+                    lifecycle=info.lifecycle,
+                    line=info.line,
+                    created_at=info.created_at.isoformat(),
+                )
+            )
+        return listed
+    except anthropic.APIStatusError as error:
+        raise DiscoveryError(f"{error.status_code}: {_message(error.body) or error}") from error
+    except anthropic.APIError as error:
+        raise DiscoveryError(str(error) or type(error).__name__) from error
+    finally:
+        if http_client is None:
+            await client.close()
+
+
+async def _openai_models(
+    key: str, base_url: str | None, http_client: httpx2.AsyncClient | None
+) -> list[ListedModel]:
+    import openai
+
+    client = openai.AsyncOpenAI(
+        api_key=key,
+        base_url=base_url or OPENAI_BASE_URL,
+        max_retries=1,
+        timeout=LIST_TIMEOUT_SECONDS,
+        http_client=http_client,
+    )
+    try:
+        listed = []
+        async for model in client.models.list():
+            listed.append(
+                ListedModel(
+                    id=model.id,
+                    lifecycle="deprecated" if getattr(model, "shutdown_date", None) else None,
+                    created_at=str(model.created),
+                )
+            )
+        return listed
+    except openai.APIStatusError as error:
+        raise DiscoveryError(f"{error.status_code}: {_message(error.body) or error}") from error
+    except openai.APIError as error:
+        raise DiscoveryError(str(error) or type(error).__name__) from error
+    finally:
+        if http_client is None:
+            await client.close()
+
+
+def _message(body: Any) -> str | None:
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"]
+    return None
+
+
+async def list_provider_models(
+    config: AppConfig, provider_name: str, *, http_client: httpx2.AsyncClient | None = None
+) -> list[ListedModel]:
+    """The models `provider_name` lists; raises `DiscoveryError` when it cannot say."""
+    provider = provider_config(config, provider_name)
+    base_url, _ = effective_base_url(config, provider_name)
+    found = find_provider_key(config, provider_name)
+    if provider.kind == "anthropic":
+        if found is None:
+            raise DiscoveryError("no API key")
+        return await _anthropic_models(found[0], base_url, http_client)
+    if provider.kind == "openai":
+        if found is None:
+            raise DiscoveryError("no API key")
+        listed = await _openai_models(found[0], base_url, http_client)
+        return [model for model in listed if is_openai_chat_model(model.id)]
+    if not base_url:
+        raise DiscoveryError("no base_url")
+    # Local servers ignore the key, but the SDK insists on one.
+    return await _openai_models(found[0] if found else "not-needed", base_url, http_client)
+
+
+async def refresh_provider(
+    directory: ModelDirectory,
+    config: AppConfig,
+    provider_name: str,
+    *,
+    clock: Clock = time.time,
+    http_client: httpx2.AsyncClient | None = None,
+) -> ProviderListing:
+    """Ask one provider again and record the answer or the failure."""
+    kind = provider_config(config, provider_name).kind
+    try:
+        models = await list_provider_models(config, provider_name, http_client=http_client)
+    except DiscoveryError as error:
+        log.info("model list of %s unavailable: %s", provider_name, error)
+        return directory.record_failure(provider_name, kind, str(error), clock())
+    except (httpx2.HTTPError, OSError, ValueError) as error:
+        log.info("model list of %s unavailable: %r", provider_name, error)
+        return directory.record_failure(provider_name, kind, str(error) or repr(error), clock())
+    return directory.record_success(provider_name, kind, models, clock())
+
+
+async def refresh_all(
+    directory: ModelDirectory,
+    config: AppConfig,
+    *,
+    only_stale: bool = False,
+    clock: Clock = time.time,
+    http_client: httpx2.AsyncClient | None = None,
+) -> None:
+    """Refresh every listable provider (with `only_stale`, those not fetched in a day)."""
+    now = clock()
+    names = [
+        name
+        for name in listable_providers(config)
+        if not only_stale
+        or (listing := directory.listing(name)) is None
+        or listing.kind != config.providers[name].kind
+        or not listing.is_fresh(now)
+    ]
+    await asyncio.gather(
+        *(
+            refresh_provider(directory, config, name, clock=clock, http_client=http_client)
+            for name in names
+        )
+    )

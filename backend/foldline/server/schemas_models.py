@@ -1,0 +1,61 @@
+"""API types of `/api/models` (camelCase on the wire, like every API body)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from foldline.server.schemas import ApiModel, RequestModel
+
+Lifecycle = Literal["active", "deprecated", "retired"]
+
+
+class ModelPricesOut(ApiModel):
+    """US dollars per million tokens."""
+
+    input: float
+    output: float
+    cache_read: float
+    cache_write: float
+
+
+class ModelOut(ApiModel):
+    id: str
+    provider: str
+    provider_kind: str
+    display_name: str | None
+    line: str | None
+    """The provider's model line (e.g. "sonnet"), when it says."""
+    lifecycle: Lifecycle | None
+    """"deprecated" models are offered but marked; retired ones are never listed."""
+    context_window: int
+    max_output_tokens: int
+    known: bool
+    """False when the window is a guess: the UI flags it."""
+    limit_source: Literal["config", "server", "provider", "catalog", "guess", "default"]
+    working_budget: int | None
+    """Where this model folds when smaller than its window; null = the window."""
+    working_budget_source: Literal["config", "default"] | None
+    prices: ModelPricesOut | None
+
+
+class ProviderModelsStatus(ApiModel):
+    name: str
+    kind: str
+    status: Literal["ok", "stale", "no_key"]
+    """"stale": the provider could not be asked (or not today); `message` says why."""
+    source: Literal["provider", "catalog", "none"]
+    fetched_at: str | None
+    error: str | None
+    message: str | None
+    suggested: str | None
+    """A current model to suggest (onboarding, an empty default)."""
+
+
+class ModelsOut(ApiModel):
+    catalog_date: str
+    providers: list[ProviderModelsStatus]
+    models: list[ModelOut]
+
+
+class ModelsRefresh(RequestModel):
+    provider: str | None = None
