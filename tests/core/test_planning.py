@@ -435,3 +435,44 @@ def test_choose_split_keeps_exactly_keep_recent_tokens_when_a_point_has_them() -
         assert choose_split(display, None, COUNTER.count_message, exact_tail) == point
         later = choose_split(display, None, COUNTER.count_message, exact_tail + 1)
         assert later == max([p for p in points if p < point], default=points[0])
+
+
+def test_choose_split_caps_the_kept_tail_at_must_free_to() -> None:
+    display = agent_session(10)
+    count = COUNTER.count_message
+    split = choose_split(display, None, count, keep_recent_tokens=5_000, must_free_to=3_000)
+    assert split is not None and sum(count(m) for m in display[split:]) <= 3_000
+    uncapped = choose_split(display, None, count, keep_recent_tokens=5_000)
+    assert uncapped is not None and uncapped < split
+
+
+def test_when_nothing_fits_but_the_view_does_the_smallest_tail_is_kept() -> None:
+    display = agent_session(3)
+    planner = FoldPlanner(display, None, COUNTER, SYSTEM, TOOLS)
+    view = planner.view_tokens(0, None)
+    last_user = max(i for i, m in enumerate(display) if m.role == "user")
+    settings = CompactionSettings(keep_recent_tokens=0)
+    # A summary as large as the budget leaves no room for any tail; the view itself is
+    # within the budget (exactly at it), so nothing is folded wholesale.
+    chosen = plan_split(planner, summary_tokens=view, input_budget=view, settings=settings)
+    assert chosen == max(p for p in planner.points if p < len(display))
+    assert chosen > last_user
+    # One token less and the view is over budget: everything is folded.
+    over = plan_split(planner, summary_tokens=view, input_budget=view - 1, settings=settings)
+    assert over == len(display)
+
+
+def test_an_over_budget_view_counts_the_current_summary() -> None:
+    display = agent_session(3)
+    state = _state(4).model_copy(update={"summary_message": "s" * 4_000})
+    planner = FoldPlanner(display, state, COUNTER, SYSTEM, TOOLS)
+    summary = COUNTER.count_message(summary_to_message(state))
+    with_summary = planner.view_tokens(4, state)
+    assert with_summary == planner.fixed + summary + planner.tail_tokens(4)
+    assert planner.view_tokens(4, None) == planner.fixed + planner.tail_tokens(4)
+    settings = CompactionSettings(keep_recent_tokens=0)
+    # Over budget only because of the summary: still everything is folded.
+    budget = with_summary - 1
+    assert planner.view_tokens(4, None) <= budget
+    chosen = plan_split(planner, summary_tokens=budget, input_budget=budget, settings=settings)
+    assert chosen == len(display)
