@@ -283,10 +283,26 @@ def test_the_planner_counts_what_the_tail_would_be() -> None:
         assert (approx[point] > 0) == (point < len(display))
         assert planner.tail_tokens(point) == exact[point]
     assert planner.fixed == COUNTER.count_request(SYSTEM, [], TOOLS)
-    # The frame holds any summary message's wrapping (the longest numbers, degraded or
-    # not) plus the slack for tokens merging at joins.
-    empty = _state(0).model_copy(update={"summary_message": "", "degraded": True, "version": 10**6})
-    assert planner.frame >= COUNTER.count_message(summary_to_message(empty)) + SLACK_TOKENS
+    # The frame holds any summary message's wrapping (degraded or not, up to a million
+    # versions and a billion folded messages) plus the slack for tokens merging at joins.
+    wrappings = [
+        COUNTER.count_message(
+            summary_to_message(
+                _state(0).model_copy(
+                    update={
+                        "summary_message": "",
+                        "degraded": degraded,
+                        "version": 999_999,
+                        "summarized_range": SummarizedRange(
+                            from_index=0, to_index=0, message_count=999_999_999
+                        ),
+                    }
+                )
+            )
+        )
+        for degraded in (False, True)
+    ]
+    assert max(wrappings) + SLACK_TOKENS <= planner.frame <= max(wrappings) + SLACK_TOKENS + 1
 
 
 def test_a_budgeted_fold_keeps_recent_tokens_and_no_more() -> None:
