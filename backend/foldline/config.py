@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.alias_generators import to_camel, to_snake
 
 from foldline.core.settings import CompactionSettings
 from foldline.secrets import find_api_key, key_storage_status, mask_key
@@ -369,15 +370,6 @@ def default_model(config: AppConfig) -> str | None:
 # --- what the Settings UI sees ---------------------------------------------------------
 
 
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
-
-
 def public_settings(config: AppConfig) -> dict[str, Any]:
     """The settings as the UI may see them (camelCase): never a key, only its mask."""
     providers: dict[str, Any] = {}
@@ -394,11 +386,11 @@ def public_settings(config: AppConfig) -> dict[str, Any]:
             "keyEnv": key_env_var(config, name),
         }
     models = {
-        name: {_camel(k): v for k, v in model.model_dump().items()}
+        name: {to_camel(k): v for k, v in model.model_dump().items()}
         for name, model in config.models.items()
     }
     compaction = {
-        _camel(k): list(v) if isinstance(v, tuple) else v
+        to_camel(k): list(v) if isinstance(v, tuple) else v
         for k, v in config.compaction.model_dump().items()
     }
     return {
@@ -422,7 +414,7 @@ def _validated(model: type[_Model], data: Mapping[str, Any], section: str) -> _M
 def _snake_keys(table: Mapping[str, Any], section: str) -> dict[str, Any]:
     if not isinstance(table, Mapping):
         raise ConfigError(f"{section}: expected an object")
-    return {_snake(key): value for key, value in table.items()}
+    return {to_snake(key): value for key, value in table.items()}
 
 
 def apply_settings_patch(config: AppConfig, patch: Mapping[str, Any]) -> AppConfig:
