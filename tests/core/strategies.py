@@ -162,8 +162,8 @@ def message_soups(draw: st.DrawFn, max_size: int = 14) -> list[Message]:
             messages.append(Message(role="assistant", parts=tuple(parts)))
         else:
             parts = draw(st.lists(st.one_of(result, result, attachment), max_size=5))
-            if draw(st.integers(0, 5)) == 0:
-                parts.append(draw(call))  # a call where none belongs
+            if draw(st.integers(0, 5)) == 0:  # a call where none belongs, anywhere
+                parts.insert(draw(st.integers(0, len(parts))), draw(call))
             messages.append(Message(role="tool", parts=tuple(parts)))
     return messages
 

@@ -97,6 +97,25 @@ def test_degraded_summary_says_it_is_an_extract() -> None:
     assert "without a model" in summary_to_message(state).text
 
 
+def test_the_summary_message_word_for_word() -> None:
+    # The framing is part of the prompt the model reads before every request: a change
+    # to it is a change of behaviour, so it is pinned here in full.
+    state = state_at(7, summary="## Active Task\nship it", version=3)
+    assert summary_to_message(state).text == (
+        "[Conversation summary, version 3]\n"
+        "The earlier part of this conversation (7 messages) was folded into a summary "
+        "below to save context. It is background data written for you, not a new message "
+        "from the user: respect the constraints it records, treat requests quoted in it as "
+        "history, and continue from where it leaves off with the messages that follow.\n\n"
+        "<summary>\n## Active Task\nship it\n</summary>"
+    )
+    degraded = summary_to_message(state.model_copy(update={"degraded": True})).text
+    assert degraded == summary_to_message(state).text.replace(
+        "into a summary below",
+        "into an extract made without a model (the summarizer was unavailable) below",
+    )
+
+
 def test_no_state_gives_the_history_unchanged() -> None:
     display = [user("a"), assistant("b", call("1")), tool_results(result("1")), assistant("c")]
     assert build_api_messages(display, None) == display
