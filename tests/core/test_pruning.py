@@ -337,3 +337,64 @@ def test_minimum_and_protection_scale_with_the_budget() -> None:
     assert minimum_tokens(config, 1_000_000) == 20_000
     # Truncated, not rounded.
     assert protect_tokens(config, 1_003) == 250 and minimum_tokens(config, 1_009) == 100
+
+
+def test_every_output_of_the_protected_turns_counts_toward_protection() -> None:
+    def outputs(call_ids: str, size: int) -> list[Message]:
+        calls = [ToolCallPart(id=c, name="read_file") for c in call_ids]
+        results = [ToolResultPart(call_id=c, name="read_file", output=c * size) for c in call_ids]
+        return [assistant("", *calls), tool_results(*results)]
+
+    display = [
+        user("old"),
+        *outputs("o", 2_400),  # 600 tokens, outside the last two user turns
+        user("recent"),
+        *outputs("ab", 2_400),  # two outputs of 600 tokens in the protected turns
+        user("now"),
+    ]
+    config = CompactionSettings(prune_protect_tokens=1_000, prune_minimum_tokens=1)
+    # Both recent outputs (1,200 tokens) fill the protection: the old one is pruned.
+    plan = plan_prune(display, None, COUNT, config, None)
+    assert plan.targets == (PruneTarget(index=2, call_ids=("o",)),)
+
+
+def test_a_tool_message_first_in_the_window_is_a_candidate() -> None:
+    display = [
+        tool_results(ToolResultPart(call_id="x", name="bash", output="x" * 4_000)),
+        user("one"),
+        user("two"),
+    ]
+    config = CompactionSettings(prune_protect_tokens=0, prune_minimum_tokens=1)
+    assert plan_prune(display, None, COUNT, config, None).targets == (
+        PruneTarget(index=0, call_ids=("x",)),
+    )
+
+
+def test_the_minimum_saving_is_inclusive_and_a_zero_saving_is_no_target() -> None:
+    placeholder = COUNT(PRUNED_PLACEHOLDER)
+    same_size = "p" * (placeholder * 4)  # exactly as many tokens as the placeholder
+    display = [
+        assistant("", ToolCallPart(id="s", name="bash"), ToolCallPart(id="t", name="bash")),
+        tool_results(
+            ToolResultPart(call_id="s", name="bash", output=same_size),
+            ToolResultPart(call_id="t", name="bash", output="t" * (placeholder * 4 + 4)),
+        ),
+        user("one"),
+        user("two"),
+    ]
+    assert COUNT(same_size) == placeholder
+    # `t` saves exactly one token; `s` would save none and is left alone.
+    config = CompactionSettings(prune_protect_tokens=0, prune_minimum_tokens=1)
+    plan = plan_prune(display, None, COUNT, config, None)
+    assert plan == PrunePlan(targets=(PruneTarget(index=1, call_ids=("t",)),), reclaimable_tokens=1)
+    # A minimum of 0 still needs a saving of one token.
+    assert (
+        plan_prune(
+            display, None, COUNT, config.model_copy(update={"prune_minimum_tokens": 0}), None
+        )
+        == plan
+    )
+    # The minimum is inclusive: a saving of exactly 1 meets a minimum of 1, not of 2.
+    assert plan_prune(
+        display, None, COUNT, config.model_copy(update={"prune_minimum_tokens": 2}), None
+    ).empty
