@@ -63,7 +63,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from policy_session import Turn, make_session
 
 from foldline.core.budget import Budget
-from foldline.core.compaction import SummaryRequest, fold
+from foldline.core.compaction import FoldInputs, SummaryRequest, fold
 from foldline.core.messages import Message, TextPart, ToolCallPart, ToolResultPart, ToolSpec, user
 from foldline.core.policy import BreakerState, decide, record_fold
 from foldline.core.prompts import STRUCTURED_HEADINGS
@@ -249,17 +249,20 @@ class FoldlinePolicy(Policy):
         return fake_summary(tokens, request.max_output_tokens, structured=final)
 
     async def _fold(self, trigger: str, emergency: bool) -> None:
-        outcome = await fold(
-            display=self.display,
-            state=self.state,
+        inputs = FoldInputs.of(
+            self.display,
+            self.state,
             counter=COUNTER,
             system=SYSTEM,
             tools=TOOLS,
             budget=self.budget,
             settings=self.settings,
+            now=NOW,
+        )
+        outcome = await fold(
+            inputs,
             summarize=None if emergency else self.summarize,
             trigger=trigger,  # type: ignore[arg-type]
-            now=NOW,
         )
         if outcome.state is not None:
             before, after = outcome.state.tokens_before, outcome.state.tokens_after

@@ -21,11 +21,15 @@ PACKAGE_DIRS = (Path(foldline.__file__).parent, Path(foldline_desktop.__file__).
 # in the same layer are independent of each other.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("foldline.core",),
-    ("foldline", "foldline.paths", "foldline.secrets", "foldline.tokenizers"),
+    # `foldline.mcp` here is its settings, naming, approvals and connections; the parts
+    # that run tools in a turn build on the chat layer below the server.
+    ("foldline", "foldline.paths", "foldline.secrets", "foldline.tokenizers", "foldline.mcp"),
     ("foldline.logging_setup",),
     ("foldline.config",),
     ("foldline.config_toml", "foldline.providers", "foldline.store"),
     ("foldline.chat", "foldline.testing", "foldline.token_cli"),
+    ("foldline.mcp.results",),
+    ("foldline.mcp.manager",),
     ("foldline.server",),
     ("foldline_desktop",),
     ("foldline.cli",),

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic.alias_generators import to_camel, to_snake
 
 from foldline.core.settings import CompactionSettings
+from foldline.mcp.settings import McpServerConfig, check_server_name
 from foldline.secrets import find_api_key, key_storage_status, mask_key
 
 __all__ = [
@@ -136,6 +137,8 @@ class AppConfig(BaseModel):
     providers: dict[str, ProviderConfig] = Field(default_factory=_implicit_providers)
     models: dict[str, ModelConfig] = Field(default_factory=dict)
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    """`[mcp_servers.NAME]`: MCP servers whose tools the model is offered."""
     data_dir: Path | None = None
     """Where the secrets live; not part of the file."""
 
@@ -159,6 +162,7 @@ class _ConfigFile(_Section):
     providers: dict[str, _ProviderTable] = Field(default_factory=dict)
     models: dict[str, ModelConfig] = Field(default_factory=dict)
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
 
 
 _HEADER = re.compile(r"^\[\s*([^\[\]]+?)\s*\]")
@@ -262,8 +266,20 @@ def parse_config(text: str, *, path: Path | None = None, data_dir: Path | None =
         providers=providers,
         models=parsed.models,
         compaction=parsed.compaction,
+        mcp_servers=_checked_mcp_servers(parsed.mcp_servers, text, path),
         data_dir=data_dir,
     )
+
+
+def _checked_mcp_servers(
+    servers: dict[str, McpServerConfig], text: str, path: Path | None
+) -> dict[str, McpServerConfig]:
+    for name in servers:
+        try:
+            check_server_name(name)
+        except ValueError as error:
+            raise ConfigError(str(error), path, _locate(text, ("mcp_servers", name))) from error
+    return servers
 
 
 def config_path(data_dir: Path) -> Path:
@@ -293,7 +309,7 @@ DEFAULT_CONFIG_TEXT = """\
 # ANTHROPIC_API_KEY and OPENAI_API_KEY in the environment are used too.
 
 [defaults]
-# model = "claude-sonnet-5"
+# model = "claude-sonnet-5-5"
 
 [providers.anthropic]            # also reads ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL
 [providers.openai]               # also reads OPENAI_API_KEY / OPENAI_BASE_URL
@@ -473,5 +489,6 @@ def apply_settings_patch(config: AppConfig, patch: Mapping[str, Any]) -> AppConf
         providers=providers,
         models=models,
         compaction=compaction,
+        mcp_servers=config.mcp_servers,
         data_dir=config.data_dir,
     )

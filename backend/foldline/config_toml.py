@@ -67,6 +67,9 @@ def _toml_value(value: object) -> str:
         return _toml_string(value)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        items = ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items())
+        return "{ " + items + " }" if items else "{}"
     raise TypeError(f"cannot write {type(value).__name__} to TOML")
 
 
@@ -103,6 +106,15 @@ def dumps_config(config: AppConfig) -> str:
         # default in a later version reaches them.
         if field in settings.model_fields_set or value != getattr(defaults, field):
             lines.append(f"{field} = {_toml_value(value)}")
+    for name, server in config.mcp_servers.items():
+        lines += ["", f"[mcp_servers.{_toml_key(name)}]"]
+        fields = server.model_dump(exclude={"tools"}, exclude_defaults=True)
+        for field, value in fields.items():
+            lines.append(f"{field} = {_toml_value(value)}")
+        for tool, override in server.tools.items():
+            lines += ["", f"[mcp_servers.{_toml_key(name)}.tools.{_toml_key(tool)}]"]
+            for field, value in override.model_dump(exclude_none=True).items():
+                lines.append(f"{field} = {_toml_value(value)}")
     return "\n".join(lines) + "\n"
 
 
@@ -130,7 +142,9 @@ def save_config(data_dir: Path, config: AppConfig) -> None:
     reread = parse_config(text)
     if reread.model_dump(exclude={"data_dir"}) != config.model_dump(exclude={"data_dir"}):
         raise ConfigError("internal error: the configuration would not read back equal")
-    has_plaintext_key = any(p.api_key for p in config.providers.values())
+    has_plaintext_key = any(p.api_key for p in config.providers.values()) or any(
+        server.secrets() for server in config.mcp_servers.values()
+    )
     _atomic_write(config_path(data_dir), text, 0o600 if has_plaintext_key else 0o644)
 
 

@@ -193,6 +193,12 @@ export const api = {
       `/api/conversations/${enc(id)}/messages/${enc(messageId)}/parts/${enc(partIndex)}/full`,
     ),
 
+  /** Pin or unpin a message: `{pins, pinnedTokens, capTokens}`; 422 over the cap. */
+  pinMessage: (id, messageId) =>
+    json("POST", `/api/conversations/${enc(id)}/messages/${enc(messageId)}/pin`),
+  unpinMessage: (id, messageId) =>
+    json("DELETE", `/api/conversations/${enc(id)}/messages/${enc(messageId)}/pin`),
+
   sendMessage: (id, content, signal) =>
     stream(`/api/conversations/${enc(id)}/messages`, { content }, signal),
   /** Run the model again on the history as it is (after an error), without a new message. */
@@ -238,6 +244,20 @@ export const api = {
   putSettings: (settings) => json("PUT", "/api/settings", { body: settings }),
   testConnection: (body) => json("POST", "/api/settings/test-connection", { body }),
   detectLocal: () => json("GET", "/api/settings/detect-local"),
+
+  /** Answer an MCP call waiting for approval: "allow" | "always" | "deny". */
+  decideApproval: (id, callId, decision) =>
+    json("POST", `/api/conversations/${enc(id)}/tool-calls/${enc(callId)}/approval`, {
+      body: { decision },
+    }),
+  /** The MCP calls waiting for approval in a conversation: `{items: [...]}`. */
+  pendingApprovals: (id) => json("GET", `/api/conversations/${enc(id)}/tool-calls/pending`),
+  mcpServers: () => json("GET", "/api/mcp/servers"),
+  restartMcpServer: (name) => json("POST", `/api/mcp/servers/${enc(name)}/restart`, { body: {} }),
+  importMcp: (text) => json("POST", "/api/mcp/import", { body: { text } }),
+  /** `{approval?, timeout?, enabled?, tools?: {TOOL: {approval?, enabled?}}}` */
+  updateMcpServer: (name, change) =>
+    json("PATCH", `/api/mcp/servers/${enc(name)}`, { body: change }),
   /** Every configured provider's models (discovered, else the catalog) and its status. */
   listModels: () => json("GET", "/api/models"),
   refreshModels: (provider) =>

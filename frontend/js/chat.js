@@ -63,12 +63,17 @@ export function initChat({ onRetry, onUndo }) {
 }
 
 function index(message) {
+  let lastResult = null;
   (message.parts ?? []).forEach((part, partIndex) => {
     if (part.kind === "tool-call") {
       view.calls.set(part.id, message.index);
     } else if (part.kind === "tool-result") {
       // Where the result is stored, so its full output can be fetched when truncated.
-      view.results.set(part.callId, { ...part, messageId: message.id, partIndex });
+      lastResult = { ...part, messageId: message.id, partIndex, attachments: [] };
+      view.results.set(part.callId, lastResult);
+    } else if (part.kind === "attachment" && lastResult) {
+      // Images a tool returned follow its result in the tool message.
+      lastResult.attachments.push(part);
     }
   });
 }

@@ -73,6 +73,30 @@ function summaryPanel(fold) {
   );
 }
 
+/**
+ * How many of the person's details (numbers, paths, names, instructions) the summary
+ * kept by itself and how many Foldline appended verbatim, e.g. "kept 14 of 15 of your
+ * details; 1 added verbatim". Empty for folds without details.
+ */
+export function detailsLine(fold) {
+  const total = fold.detailsTotal ?? 0;
+  if (!total) {
+    return "";
+  }
+  const kept = fold.detailsKept ?? 0;
+  const added = fold.detailsAppended ?? 0;
+  const who = fold.degraded ? "the digest" : "the summary";
+  let text = `${who} kept ${formatInteger(kept)} of ${formatInteger(total)} of your details`;
+  if (added) {
+    text += `; ${formatInteger(added)} added verbatim`;
+  }
+  const left = total - kept - added;
+  if (left > 0) {
+    text += `; ${formatInteger(left)} older left out for space`;
+  }
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
 /** One fold line element. `onUndo(fold)` is offered only on the current fold. */
 export function renderFoldLine(fold, { current, onUndo }) {
   const range = fold.summarizedRange ?? {};
@@ -112,6 +136,16 @@ export function renderFoldLine(fold, { current, onUndo }) {
       title: TRIGGER_LABELS[fold.trigger] ?? "",
     }),
   );
+  if (fold.strategy === "free-form") {
+    badges.push(
+      h("span", {
+        class: "badge fold-free-form",
+        text: "free-form",
+        title:
+          "The summarizer ignored the requested sections; its summary is kept as written, and your details it left out are added verbatim",
+      }),
+    );
+  }
   if (fold.degraded) {
     badges.push(
       h(
@@ -150,6 +184,10 @@ export function renderFoldLine(fold, { current, onUndo }) {
   card.title =
     `Messages ${formatInteger(range.fromIndex ?? 0)}–${formatInteger(Math.max(0, (range.toIndex ?? 1) - 1))} ` +
     `folded ${TRIGGER_LABELS[fold.trigger] ?? ""}; ${formatInteger(fold.tokensBefore)} → ${formatInteger(fold.tokensAfter)} tokens`;
+  const details = detailsLine(fold);
+  if (details) {
+    card.append(h("div", { class: "fold-details", text: details }));
+  }
   element.append(h("div", { class: "fold-rule" }), card);
   if (current) {
     element.append(

@@ -10,6 +10,7 @@ import { initMeter, updateContext } from "./meter.js";
 import { initModelView, isModelViewOpen, refreshModelView } from "./modelview.js";
 import { notify, notifyError } from "./notices.js";
 import { hideOnboarding, showOnboarding } from "./onboarding.js";
+import { initPins, renderPins } from "./pins.js";
 import { initRetiredNotice } from "./retired.js";
 import { isConfigured, loadSettings, openSettings } from "./settings.js";
 import { deleteConversation, initSidebar, refreshList, renameConversation } from "./sidebar.js";
@@ -138,6 +139,7 @@ export async function openConversation(id, { quietIfMissing = false } = {}) {
   // on a long conversation, so it starts once the newest page is on screen.
   await Promise.all([refreshFolds(), chat.openConversation(conversation)]);
   chat.renderFolds();
+  renderPins();
   await refreshContext();
   if (isModelViewOpen()) {
     refreshModelView();
@@ -407,6 +409,7 @@ async function main() {
   initMeter({ compactNow: () => openCompactDialog() });
   initRetiredNotice();
   initModelView();
+  initPins();
   initTurns({ refreshConversation, refreshFolds, refreshContext, refreshList });
   initComposer();
   initTopbar();

@@ -8,6 +8,7 @@
 
 import { api } from "./api.js";
 import { copyText, flashCopied, h, icon } from "./dom.js";
+import { pinButton } from "./pins.js";
 import { formatTokens, formatWhen } from "./format.js";
 import { renderMarkdown } from "./markdown.js";
 import { notifyError } from "./notices.js";
@@ -117,6 +118,17 @@ export function renderToolCard({ call, result, running = false }) {
       h("div", { class: "tool-section-label", text: result.isError ? "Error" : "Output" }),
       h("pre", { class: "tool-output", text: result.output ?? "" }),
     );
+    for (const attachment of result.attachments ?? []) {
+      if (attachment.mediaType?.startsWith("image/") && attachment.dataBase64) {
+        body.append(
+          h("img", {
+            class: "tool-image",
+            alt: attachment.name,
+            src: `data:${attachment.mediaType};base64,${attachment.dataBase64}`,
+          }),
+        );
+      }
+    }
     if (result.truncated) {
       body.append(truncationNote(result));
     }
@@ -235,6 +247,7 @@ function metaRow(message) {
     message.createdAt ? h("span", { text: formatWhen(message.createdAt) }) : null,
     usageText ? h("span", { text: usageText }) : null,
     messageText(message) ? copy : null,
+    pinButton(message),
   );
 }
 

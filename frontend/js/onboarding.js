@@ -33,7 +33,7 @@ export function showOnboarding({ done, openSettings }) {
       h(
         "div",
         { class: "choice-list" },
-        keyChoice("anthropic", "Anthropic", "claude-sonnet-5"),
+        keyChoice("anthropic", "Anthropic", "claude-sonnet-5-5"),
         keyChoice("openai", "OpenAI", "gpt-5.4"),
       ),
       h(

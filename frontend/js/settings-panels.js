@@ -8,12 +8,12 @@ import { notify } from "./notices.js";
 
 /** Models offered in the pickers when the providers' lists are not at hand. */
 const SUGGESTED_MODELS = [
-  "claude-sonnet-5",
-  "claude-opus-4-6",
+  "claude-sonnet-5-5",
+  "claude-opus-5-5",
   "claude-haiku-4-5",
   "gpt-5.4",
   "gpt-5.4-mini",
-  "gpt-4.1",
+  "gpt-6.1-sol",
 ];
 
 /** A new `[models."name"]` entry: every limit left to the provider and the catalog. */

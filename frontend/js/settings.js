@@ -9,6 +9,7 @@
 import { api } from "./api.js";
 import { openModal } from "./dialog.js";
 import { h, icon } from "./dom.js";
+import { mcpPanel } from "./mcp.js";
 import { notifyError } from "./notices.js";
 import {
   EMPTY_MODEL,
@@ -160,6 +161,7 @@ export async function openSettings(tab = "general") {
     ["providers", "Providers", "plug"],
     ["models", "Models", "gauge"],
     ["compaction", "Compaction", "layers"],
+    ["mcp", "Tools (MCP)", "wrench"],
   ];
   const status = h("span", { class: "settings-foot-note", "aria-live": "polite" });
 
@@ -229,6 +231,7 @@ export async function openSettings(tab = "general") {
       providers: () => providersPanel(draft, settings, hooks),
       models: () => modelsPanel(draft, available, hooks),
       compaction: () => compactionPanel(draft),
+      mcp: () => mcpPanel(),
     }[name];
     panel.replaceChildren(build());
   }

@@ -8,6 +8,7 @@
 //   compactions     the fold versions changed (a fold, an undo, a reload)
 //   busy            a turn or a fold started or ended
 //   settings        the settings were loaded or saved
+//   pins            a message was pinned or unpinned
 
 export const state = {
   /** Conversations for the sidebar, newest first. */

@@ -17,6 +17,7 @@ import {
 } from "./chat.js";
 import { byId, h, icon } from "./dom.js";
 import { formatTokens, plural } from "./format.js";
+import { clearApprovals, hideApproval, showApproval } from "./mcp.js";
 import { updateContext } from "./meter.js";
 import { notify, notifyError } from "./notices.js";
 import { emit, setBusy, state } from "./state.js";
@@ -170,6 +171,15 @@ function applyEvent(live, name, data) {
         text: `${plural(data.prunedCalls ?? 0, "tool output")} replaced by placeholders in the model's view (about ${formatTokens(data.reclaimedTokens)} tokens freed). The outputs stay in the history.`,
       });
       break;
+    case "tool.approval_required":
+      showApproval(live.conversationId, data);
+      break;
+    case "tool.approval_resolved":
+      hideApproval(data.callId);
+      break;
+    case "notice":
+      notify({ kind: "warn", title: "A tool server is unavailable", text: data.message });
+      break;
     case "error":
       notify({
         kind: "error",
@@ -207,6 +217,12 @@ function announceFold(data) {
       kind: "warn",
       title: `Emergency fold v${data.version}`,
       text: `${text} The summarizer could not be used, so an extractive digest stands in for the summary; it is re-summarized later.`,
+    });
+  } else if (data.strategy === "free-form") {
+    notify({
+      kind: "info",
+      title: `Folded (v${data.version}, ${data.trigger}), free-form`,
+      text: `${text} The summarizer ignored the requested sections; its summary is kept as written, and your details it left out are added verbatim.`,
     });
   } else {
     notify({ kind: "success", title: `Folded (v${data.version}, ${data.trigger})`, text });
@@ -260,6 +276,7 @@ async function finish(live) {
     cancelDraw(id);
   }
   hideProgress();
+  clearApprovals();
   running = null;
   setBusy(null);
   if (state.currentId !== live.conversationId) {

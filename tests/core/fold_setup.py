@@ -5,8 +5,11 @@ from __future__ import annotations
 from strategies import CharCounter, text_of
 
 from foldline.core.budget import Budget
-from foldline.core.compaction import SummaryRequest
+from foldline.core.compaction import FoldOutcome, Summarizer, SummaryRequest, fold
+from foldline.core.digest import emergency_fold
+from foldline.core.fold_inputs import FoldInputs
 from foldline.core.messages import (
+    History,
     Message,
     ToolCallPart,
     ToolResultPart,
@@ -16,7 +19,7 @@ from foldline.core.messages import (
     user,
 )
 from foldline.core.settings import CompactionSettings
-from foldline.core.state import CompactionState
+from foldline.core.state import CompactionState, Trigger
 from foldline.core.view import build_api_messages
 
 COUNTER = CharCounter()
@@ -48,3 +51,48 @@ def view_tokens(display: list[Message], state: CompactionState | None) -> int:
 
 def request_size(request: SummaryRequest) -> int:
     return COUNTER.count_request(request.system, [user(request.prompt)], [])
+
+
+NOW = "2025-05-05T10:00:00Z"
+
+
+def fold_inputs(display: History, state: CompactionState | None = None, **kw: object) -> FoldInputs:
+    """The fold inputs of these tests' session defaults, with any field overridden."""
+    args: dict[str, object] = {
+        "counter": COUNTER,
+        "system": SYSTEM,
+        "tools": TOOLS,
+        "budget": BUDGET,
+        "settings": SETTINGS,
+        "now": NOW,
+    }
+    args.update(kw)
+    return FoldInputs.of(display, state, **args)  # type: ignore[arg-type]
+
+
+async def run_fold(
+    display: History,
+    summarize: Summarizer | None,
+    state: CompactionState | None = None,
+    *,
+    trigger: Trigger = "auto",
+    instructions: str | None = None,
+    **kw: object,
+) -> FoldOutcome:
+    return await fold(
+        fold_inputs(display, state, **kw),
+        summarize=summarize,
+        trigger=trigger,
+        instructions=instructions,
+    )
+
+
+def run_emergency(
+    display: History,
+    state: CompactionState | None = None,
+    *,
+    trigger: Trigger = "auto",
+    reason: str = "the summarizer failed",
+    **kw: object,
+) -> CompactionState | None:
+    return emergency_fold(fold_inputs(display, state, **kw), trigger=trigger, reason=reason)

@@ -12,7 +12,9 @@ from fold_setup import (
     SYSTEM,
     TOOLS,
     agent_session,
+    fold_inputs,
     request_size,
+    run_fold,
     view_tokens,
 )
 from hypothesis import event, given
@@ -31,7 +33,6 @@ from foldline.core.compaction import (
     FoldOutcome,
     SummaryRequest,
     choose_split,
-    fold,
     planned_split,
     safe_split_points,
     summary_output_tokens,
@@ -50,23 +51,6 @@ from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState, SummarizedRange
 from foldline.core.tokens import TokenCounter
 from foldline.core.view import INTERRUPTED_RESULT, build_api_messages, summary_to_message
-
-
-async def run_fold(display, summarize, state=None, **kw) -> FoldOutcome:  # type: ignore[no-untyped-def]
-    args = {
-        "display": display,
-        "state": state,
-        "counter": COUNTER,
-        "system": SYSTEM,
-        "tools": TOOLS,
-        "budget": BUDGET,
-        "settings": SETTINGS,
-        "summarize": summarize,
-        "trigger": "auto",
-        "now": "2025-05-05T10:00:00Z",
-    }
-    args.update(kw)
-    return await fold(**args)
 
 
 def test_the_test_counter_keeps_the_protocol_law(counter: CharCounter) -> None:
@@ -136,15 +120,7 @@ async def test_fold_summarizes_the_head_and_keeps_the_tail(summarizer: ScriptedS
     assert state.tokens_after == view_tokens(display, state)
     assert state.tokens_after <= 0.5 * BUDGET.input_budget
     assert not missing_headings(state.summary_message)
-    preview = planned_split(
-        display=display,
-        state=None,
-        counter=COUNTER,
-        system=SYSTEM,
-        tools=TOOLS,
-        budget=BUDGET,
-        settings=SETTINGS,
-    )
+    preview = planned_split(fold_inputs(display))
     assert preview == state.api_start_index
     request = summarizer.requests[0]
     assert request.purpose == "summary"
@@ -183,7 +159,7 @@ async def test_reads_only_the_window_after_the_fold() -> None:
         tokens_after=0,
     )
     outcome = await run_fold(
-        HistoryWindow(40, display[40:]), ScriptedSummarizer(COUNTER), state=state
+        HistoryWindow(40, tuple(display[40:])), ScriptedSummarizer(COUNTER), state=state
     )
     assert outcome.state is not None and outcome.state.api_start_index > 40
 
@@ -227,11 +203,31 @@ async def test_missing_headings_are_retried_once() -> None:
     assert "'## Pending Items'" in summarizer.requests[1].prompt
 
 
+async def test_a_summary_without_the_headings_is_kept_as_free_form() -> None:
+    """A model that ignores the format still wrote a summary: after one retry it is kept
+    as written (free-form), never thrown away for the digest."""
+    display = agent_session(12)
+    summarizer = ScriptedSummarizer(COUNTER, script=["no headings at all", "prose again 4242"])
+    outcome = await run_fold(display, summarizer)
+    state = outcome.state
+    assert state is not None and not state.degraded and state.strategy == "free-form"
+    assert outcome.degraded_reason is None and outcome.summarizer_calls == 2
+    assert "prose again 4242" in state.summary_message
+    assert "lacked the headings" in summarizer.requests[1].prompt  # the retry said why
+    assert "a free-form summary" in summary_to_message(state).text
+
+
+async def test_an_empty_retry_keeps_the_first_unformatted_summary() -> None:
+    summarizer = ScriptedSummarizer(COUNTER, script=["first prose answer", ""])
+    outcome = await run_fold(agent_session(12), summarizer)
+    assert outcome.state is not None and outcome.state.strategy == "free-form"
+    assert "first prose answer" in outcome.state.summary_message
+
+
 @pytest.mark.parametrize(
     ("script", "reason"),
     [
         (["", "   "], "empty"),
-        (["no headings", "still none"], "lacked the headings"),
         ([RuntimeError("rate limited"), TimeoutError("slow")], "TimeoutError"),
     ],
 )

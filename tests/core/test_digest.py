@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from fold_setup import run_emergency
 from hypothesis import given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 from strategies import CharCounter, conversations, text_of
 
 from foldline.core.budget import Budget
-from foldline.core.digest import emergency_fold, extractive_digest
+from foldline.core.digest import extractive_digest
 from foldline.core.messages import (
     HistoryWindow,
     Message,
@@ -66,12 +67,17 @@ def test_digest_respects_tiny_and_zero_caps() -> None:
         assert COUNT(extractive_digest(session(), "x" * 5000, cap, COUNT)) <= cap
 
 
-def test_digest_keeps_the_first_and_latest_requests_when_short_of_room() -> None:
+def test_digest_puts_the_requests_first_newest_first_when_short_of_room() -> None:
     messages = [user(f"request number {i} " + "pad " * 40) for i in range(60)]
-    digest = extractive_digest(messages, None, 1200, COUNT)
-    assert "request number 0 " in digest and "request number 58 " in digest
-    assert "request number 59 " in digest  # the open task
-    assert "other requests left out for space" in digest
+    messages.append(assistant("latest activity " + "noise " * 400))
+    digest = extractive_digest(messages, None, 1200, COUNT, carried=["port 8080", "/srv/a"])
+    assert digest.index("request number 59 ") < digest.index("request number 58 ")  # open task
+    assert digest.index("request number 58 ") < digest.index("request number 57 ")
+    assert "request number 0 " not in digest
+    assert "older requests left out for space" in digest
+    # The details an earlier fold carried come right after the requests.
+    carried = digest.index("- /srv/a\n- port 8080")
+    assert digest.index("request number 57 ") < carried < digest.index("## Latest activity")
     assert COUNT(digest) <= 1200
 
 
@@ -92,9 +98,9 @@ def fold_state(index: int) -> CompactionState:
 def test_emergency_fold_makes_a_degraded_versioned_state() -> None:
     display = [*session(), user("go on " + text_of(40_000)), assistant("done")]
     budget = Budget(context_window=9000, max_output_tokens=1000)
-    state = emergency_fold(
-        display=display,
-        state=None,
+    state = run_emergency(
+        display,
+        None,
         counter=COUNTER,
         system="You are helpful.",
         tools=TOOLS,
@@ -119,11 +125,11 @@ def test_emergency_fold_makes_a_degraded_versioned_state() -> None:
 
 def test_emergency_fold_stacks_on_a_previous_fold_and_reads_only_the_window() -> None:
     display = session() * 3
-    window = HistoryWindow(9, display[9:])
+    window = HistoryWindow(9, tuple(display[9:]))
     budget = Budget(context_window=3000, max_output_tokens=500)
-    state = emergency_fold(
-        display=window,
-        state=fold_state(9),
+    state = run_emergency(
+        window,
+        fold_state(9),
         counter=COUNTER,
         system="",
         tools=[],
@@ -141,18 +147,9 @@ def test_emergency_fold_stacks_on_a_previous_fold_and_reads_only_the_window() ->
 
 def test_nothing_to_fold_gives_none() -> None:
     budget = Budget(context_window=100_000, max_output_tokens=1000)
-    args = {
-        "counter": COUNTER,
-        "system": "",
-        "tools": [],
-        "budget": budget,
-        "settings": CompactionSettings(),
-        "trigger": "auto",
-        "now": "n",
-        "reason": "r",
-    }
-    assert emergency_fold(display=[user("hi")], state=None, **args) is None
-    assert emergency_fold(display=[], state=None, **args) is None
+    args: dict = {"system": "", "tools": [], "budget": budget, "settings": CompactionSettings()}
+    assert run_emergency([user("hi")], None, **args) is None
+    assert run_emergency([], None, **args) is None
 
 
 @hyp_settings(max_examples=80, deadline=None)
@@ -172,9 +169,9 @@ def test_emergency_fold_succeeds_on_every_input_and_fits_the_budget(
     if with_state:
         index = data.draw(st.integers(0, len(display)))
         state = fold_state(index).model_copy(update={"summary_message": text_of(3000)})
-    result = emergency_fold(
-        display=display,
-        state=state,
+    result = run_emergency(
+        display,
+        state,
         counter=COUNTER,
         system=system,
         tools=TOOLS,

@@ -12,15 +12,17 @@ from fold_setup import (
     SYSTEM,
     TOOLS,
     agent_session,
+    fold_inputs,
     request_size,
+    run_emergency,
     view_tokens,
 )
 from strategies import ScriptedSummarizer, structured_summary, text_of
 
 from foldline.core.budget import Budget
 from foldline.core.compaction import resummarize, summary_output_tokens
-from foldline.core.digest import emergency_fold
 from foldline.core.messages import (
+    HistoryWindow,
     Message,
     assistant,
     user,
@@ -40,17 +42,8 @@ def degrade(
     settings: CompactionSettings = SETTINGS,
 ) -> CompactionState:
     """The emergency fold of `display` (over `state`), as `fold` makes it on a failure."""
-    degraded = emergency_fold(
-        display=display,
-        state=state,
-        counter=COUNTER,
-        system=SYSTEM,
-        tools=TOOLS,
-        budget=budget,
-        settings=settings,
-        trigger="overflow",
-        now=NOW,
-        reason="the summarizer failed",
+    degraded = run_emergency(
+        display, state, budget=budget, settings=settings, trigger="overflow", now=NOW
     )
     assert degraded is not None and degraded.degraded
     return degraded
@@ -64,22 +57,16 @@ async def resummarize_display(
     **kw: object,
 ) -> CompactionState | None:
     start = previous.api_start_index if previous is not None else 0
-    args: dict[str, object] = {
-        "folded": display[start : degraded.api_start_index],
-        "previous": previous,
-        "degraded": degraded,
-        "counter": COUNTER,
-        "system": SYSTEM,
-        "tools": TOOLS,
-        "budget": BUDGET,
-        "settings": SETTINGS,
-        "summarize": summarize,
-        "now": LATER,
-        "model": "cheap-model",
-        "tail": display[degraded.api_start_index :],
-    }
+    split = degraded.api_start_index
+    window = HistoryWindow(split, tuple(display[split:]))
+    args: dict[str, object] = {"now": LATER, "model": "cheap-model"}
     args.update(kw)
-    return await resummarize(**args)  # type: ignore[arg-type]
+    return await resummarize(
+        fold_inputs(window, degraded, **args),
+        folded=display[start:split],
+        previous=previous,
+        summarize=summarize,
+    )
 
 
 async def test_a_good_summary_replaces_the_digest_at_the_same_split(
@@ -142,10 +129,21 @@ async def test_the_summary_stacks_on_the_fold_the_digest_replaced(
     assert state.tokens_before == view_tokens(display, degraded)
 
 
+async def test_a_summary_in_prose_replaces_the_digest_as_free_form() -> None:
+    display = agent_session(14)
+    degraded = degrade(display)
+    prose = "Just some prose without the sections."
+    state = await resummarize_display(
+        display, degraded, ScriptedSummarizer(COUNTER, script=[prose, prose])
+    )
+    assert state is not None and not state.degraded and state.strategy == "free-form"
+    assert prose in state.summary_message
+
+
 @pytest.mark.parametrize(
     "failure",
-    [RuntimeError("503 overloaded"), "", "Just some prose without the sections."],
-    ids=["exception", "empty", "malformed"],
+    [RuntimeError("503 overloaded"), ""],
+    ids=["exception", "empty"],
 )
 async def test_a_failing_summarizer_leaves_the_digest(failure: object) -> None:
     display = agent_session(14)

@@ -10,9 +10,11 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import expect
 
+from foldline.providers.catalog import SUGGESTED_MODELS
 from foldline.testing import SAMPLE_CLAUDE_MODELS, FakeProviderServer
 
 KEY = "sk-ant-e2e-models"
+SUGGESTED = SUGGESTED_MODELS["anthropic"]
 LISTED = list(SAMPLE_CLAUDE_MODELS)
 
 
@@ -103,10 +105,10 @@ def test_a_retired_model_offers_a_switch(start_foldline, make_ui, anthropic_fake
     notice = page.locator(".retired-model")
     expect(notice).to_contain_text("claude-3-7-sonnet was retired")
     ui.shot("retired-model")
-    notice.locator("button", has_text="Switch to claude-sonnet-5").click()
+    notice.locator("button", has_text=f"Switch to {SUGGESTED}").click()
     expect(notice).to_have_count(0)
-    expect(page.locator("#model-label")).to_have_text("claude-sonnet-5")
-    assert app.api("GET", f"/api/conversations/{conversation['id']}")["model"] == "claude-sonnet-5"
+    expect(page.locator("#model-label")).to_have_text(SUGGESTED)
+    assert app.api("GET", f"/api/conversations/{conversation['id']}")["model"] == SUGGESTED
 
 
 def test_a_fresh_install_with_only_a_key_offers_current_models(
@@ -121,12 +123,12 @@ def test_a_fresh_install_with_only_a_key_offers_current_models(
     page = ui.page
     onboarding = page.locator("#onboarding")
     choice = onboarding.locator('.choice[data-provider="anthropic"]')
-    expect(choice).to_contain_text("claude-sonnet-5")
+    expect(choice).to_contain_text(SUGGESTED)
     expect(choice).to_contain_text("the key from ANTHROPIC_API_KEY is used")
     ui.shot("onboarding-key-found")
     choice.locator("button", has_text="Save").click()
     expect(onboarding).to_be_hidden()
-    assert app.api("GET", "/api/settings")["defaults"]["model"] == "claude-sonnet-5"
+    assert app.api("GET", "/api/settings")["defaults"]["model"] == SUGGESTED
 
     # The provider's list (asked at start) has the real windows; retired models are gone.
     models = app.api("POST", "/api/models/refresh", {})

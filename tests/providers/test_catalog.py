@@ -105,8 +105,11 @@ def test_every_entry_is_complete() -> None:
         if info.provider == "anthropic":
             assert prices.cache_read == pytest.approx(prices.input * 0.1), info.id
             assert prices.cache_write == pytest.approx(prices.input * 1.25), info.id
+        elif info.id.startswith(("gpt-6", "gpt-5.6")):
+            # OpenAI's newest families bill cache writes (30-minute retention) at 1.25 x.
+            assert prices.cache_write == pytest.approx(prices.input * 1.25), info.id
         else:
-            # OpenAI caches by itself and bills no write premium.
+            # Earlier OpenAI models cache by themselves and bill no write premium.
             assert prices.cache_write == prices.input, info.id
 
 
@@ -119,6 +122,9 @@ def test_every_entry_is_complete() -> None:
         ("claude-sonnet-4-6", 1_000_000, 64_000, 3, 15),
         ("claude-haiku-4-5-20251001", 200_000, 64_000, 1, 5),
         ("gpt-5.4", 1_050_000, 128_000, 2.5, 15),
+        ("claude-sonnet-5-5", 1_000_000, 128_000, 2, 10),
+        ("gpt-6.1-sol", 1_050_000, 128_000, 2, 10),
+        ("gpt-6-astra", 1_050_000, 128_000, 10, 50),
     ],
 )
 def test_current_models(

@@ -230,7 +230,10 @@ async def test_offered_models_leave_out_retired_and_mark_deprecated(
     assert sonnet["prices"] == {"input": 2, "output": 10, "cacheRead": 0.2, "cacheWrite": 2.5}
     status = {p["name"]: p for p in body["providers"]}
     assert status["anthropic"]["status"] == "ok" and status["anthropic"]["message"] is None
-    assert status["anthropic"]["suggested"] == "claude-sonnet-5"
+    # The catalog's suggestion is not in this account's list, so the newest offered
+    # model is suggested instead.
+    assert catalog.SUGGESTED_MODELS["anthropic"] not in offered
+    assert status["anthropic"]["suggested"] == next(iter(offered))
     # No key for OpenAI: nothing offered from it, and it says why.
     assert status["openai"]["status"] == "no_key"
     # A retired model is still known, so a conversation on it can say so.

@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 
 from foldline import secrets as key_store
 from foldline.chat.service import ChatService
+from foldline.providers.catalog import SUGGESTED_MODELS
 from foldline.providers.listing import CACHE_FILE
 from foldline.store import Store
 from foldline.testing import SAMPLE_CLAUDE_MODELS, FakeModel, FakeProviderServer
@@ -172,7 +173,7 @@ def test_a_retired_model_says_so_and_names_a_replacement(client: TestClient) -> 
     conversation = client.post("/api/conversations", json={"model": "claude-3-7-sonnet"}).json()
     context = client.get(f"/api/conversations/{conversation['id']}/context?messages=false").json()
     assert context["modelLifecycle"] == "retired"
-    assert context["modelReplacement"] == "claude-sonnet-5"
+    assert context["modelReplacement"] == SUGGESTED_MODELS["anthropic"]
 
     current = client.post("/api/conversations", json={"model": "claude-sonnet-5"}).json()
     context = client.get(f"/api/conversations/{current['id']}/context?messages=false").json()

@@ -7,15 +7,17 @@ does not grow with the history. Everything the gate, the request and the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from foldline.chat.counting import CachedCounter
 from foldline.chat.serialize import message_parts_to_json, state_to_json
-from foldline.chat.tools import CONTEXT_TOOLS, FILE_TOOLS
 from foldline.config import AppConfig
 from foldline.core.budget import Budget, TokenAnchor, tokens_now
+from foldline.core.fold_inputs import FoldInputs
 from foldline.core.messages import HistoryWindow, Message, ToolSpec
+from foldline.core.pins import Pin, pins_cap, pins_tokens
 from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState
 from foldline.core.tokens import ScaledCounter, TokenCounter
@@ -56,11 +58,37 @@ class ConversationContext:
     added_estimate: int
     """The calibrated count of the view messages added since the anchored call."""
     breakdown: dict[str, int]
+    pins: tuple[Pin, ...] = ()
+    """Every pinned message of the conversation (those folded ride after the summary)."""
 
     @property
     def window(self) -> HistoryWindow:
         start = self.state.api_start_index if self.state else 0
-        return HistoryWindow(start, [record.message for record in self.records])
+        return HistoryWindow(start, tuple(record.message for record in self.records))
+
+    def fold_inputs(self, *, now: str, model: str | None) -> FoldInputs:
+        """What a fold of this view reads; `model` is the summarizer's name."""
+        return FoldInputs(
+            window=self.window,
+            state=self.state,
+            counter=self.counter,
+            system=self.system,
+            tools=tuple(self.tools),
+            budget=self.budget,
+            settings=self.settings,
+            now=now,
+            model=model,
+            pins=self.pins,
+        )
+
+    @property
+    def pinned_tokens(self) -> int:
+        """What every pin together takes in a request when all are folded."""
+        return pins_tokens(self.pins, self.counter.count_text)
+
+    @property
+    def pins_cap(self) -> int:
+        return pins_cap(self.budget.input_budget)
 
     @property
     def start_index(self) -> int:
@@ -133,10 +161,15 @@ class ContextLoader:
     """
 
     def __init__(
-        self, store: Store, *, file_tools: bool = False, listing: ModelListing | None = None
+        self,
+        store: Store,
+        tools: Callable[[], list[ToolSpec]],
+        *,
+        listing: ModelListing | None = None,
     ) -> None:
         self.store = store
-        self.file_tools = file_tools
+        self.tools = tools
+        """The specs offered to the model now (the tool registry's, counted in every view)."""
         self.listing = listing
         """The providers' model lists, whose windows win over the catalog."""
         self._counters: dict[tuple[str, str, bool], CachedCounter] = {}
@@ -157,9 +190,6 @@ class ContextLoader:
         if entry is None or entry[0] != model or entry[1] != system:
             return None
         return entry[2]
-
-    def tools(self) -> list[ToolSpec]:
-        return [*CONTEXT_TOOLS, *(FILE_TOOLS if self.file_tools else ())]
 
     def _cached_counter(self, resolved: ResolvedModel, wire: str) -> CachedCounter:
         # Counts are exact only against OpenAI itself; a compatible server's model has a
@@ -210,8 +240,9 @@ class ContextLoader:
         )
         state, records = self.store.load_window(conversation_id)
         start = state.api_start_index if state else 0
-        window = HistoryWindow(start, [record.message for record in records])
-        view = build_api_messages(window, state)
+        window = HistoryWindow(start, tuple(record.message for record in records))
+        pins = tuple(Pin(pin.seq, pin.message) for pin in self.store.list_pins(conversation_id))
+        view = build_api_messages(window, state, pins)
         system = conversation.system_prompt or DEFAULT_SYSTEM_PROMPT
         tools = self.tools()
         counter, ratio = self.counter(model, wire)
@@ -251,4 +282,5 @@ class ContextLoader:
             anchor_tokens=anchor_tokens,
             added_estimate=added,
             breakdown=breakdown,
+            pins=pins,
         )

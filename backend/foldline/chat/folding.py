@@ -105,6 +105,9 @@ def compaction_completed(state: CompactionState, turn: int) -> ChatEvent:
                 "messageCount": range_.message_count,
             },
             "degraded": state.degraded,
+            "detailsTotal": state.details_total,
+            "detailsKept": state.details_kept,
+            "detailsAppended": state.details_appended,
         },
     )
 
@@ -307,18 +310,10 @@ class Gate:
                 conversation_id, offset=start, limit=degraded.api_start_index - start
             )
             state = await resummarize(
+                ctx.fold_inputs(now=utc_now(), model=self.summarizer_model),
                 folded=[record.message for record in folded],
                 previous=previous,
-                degraded=degraded,
-                counter=ctx.counter,
-                system=ctx.system,
-                tools=ctx.tools,
-                budget=ctx.budget,
-                settings=ctx.settings,
                 summarize=self.summarize,
-                now=utc_now(),
-                model=self.summarizer_model,
-                tail=[record.message for record in ctx.records],
             )
             if state is None:
                 log.info("the emergency digest of fold %s stays for now", degraded.version)
@@ -352,19 +347,10 @@ class Gate:
         emergency: bool,
         instructions: str | None,
     ) -> CompactionState | None:
-        common = {
-            "display": ctx.window,
-            "state": ctx.state,
-            "counter": ctx.counter,
-            "system": ctx.system,
-            "tools": ctx.tools,
-            "budget": ctx.budget,
-            "settings": ctx.settings,
-            "trigger": trigger,
-            "now": utc_now(),
-            "model": self.summarizer_model,
-        }
+        inputs = ctx.fold_inputs(now=utc_now(), model=self.summarizer_model)
         if emergency:
-            return emergency_fold(**common, reason=reason)
-        outcome = await fold(**common, summarize=self.summarize, instructions=instructions)
+            return emergency_fold(inputs, trigger=trigger, reason=reason)
+        outcome = await fold(
+            inputs, summarize=self.summarize, trigger=trigger, instructions=instructions
+        )
         return outcome.state

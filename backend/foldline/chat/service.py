@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.folding import ResummaryBackoff
-from foldline.chat.tools import WorkspaceFiles
+from foldline.chat.tool_registry import Tool, ToolRegistry, ToolSource
+from foldline.chat.tools import CONTEXT_TOOLS, WorkspaceFiles
 from foldline.chat.turn import TurnRunner
 from foldline.config import AppConfig
 from foldline.core.compaction import planned_split
@@ -68,6 +69,7 @@ class ChatService:
         *,
         provider_factory: ProviderFactory = provider_for_model,
         files_root: Path | None = None,
+        tool_sources: Sequence[ToolSource] = (),
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         listing: ModelListing | None = None,
     ) -> None:
@@ -75,7 +77,8 @@ class ChatService:
         self.config_provider = config_provider
         self.provider_factory = provider_factory
         self.files = WorkspaceFiles(files_root) if files_root else None
-        self.loader = ContextLoader(store, file_tools=self.files is not None, listing=listing)
+        self.tool_sources = list(tool_sources)
+        self.loader = ContextLoader(store, lambda: self.tool_registry().specs(), listing=listing)
         self.sleep = sleep
         self.breakers: dict[str, BreakerState] = {}
         self.resummary_backoff = ResummaryBackoff()
@@ -98,6 +101,22 @@ class ChatService:
         if model not in self._providers:
             self._providers[model] = self.provider_factory(config, model)
         return self._providers[model]
+
+    def tool_registry(self) -> ToolRegistry:
+        """The tools offered now: the built-in ones, the workspace reader, then the tool
+        sources' (MCP servers) in their configured order."""
+        tools: list[Tool] = [*CONTEXT_TOOLS]
+        if self.files is not None:
+            tools.extend(self.files.tools())
+        for source in self.tool_sources:
+            tools.extend(source.tools())
+        return ToolRegistry(tools)
+
+    async def prepare_tools(self) -> list[ChatEvent]:
+        events: list[ChatEvent] = []
+        for source in self.tool_sources:
+            events.extend(await source.prepare())
+        return events
 
     @staticmethod
     def _close_later(provider: Provider) -> None:
@@ -130,7 +149,8 @@ class ChatService:
             summarizer=(summarizer, summary_model),
             breakers=self.breakers,
             backoff=self.resummary_backoff,
-            files=self.files,
+            tools=self.tool_registry,
+            prepare_tools=self.prepare_tools,
             sleep=self.sleep,
         )
 
@@ -213,6 +233,8 @@ class ChatService:
             if close is not None:
                 await close()
         self._providers = {}
+        for source in self.tool_sources:
+            await source.shutdown()
 
     # --- reading --------------------------------------------------------------------
 
@@ -223,24 +245,20 @@ class ChatService:
         wire = "anthropic" if model.provider_kind == "anthropic" else "openai"
         return self.loader.load(config, conversation_id, wire=wire)
 
+    def load_context(self, conversation_id: str) -> ConversationContext:
+        """The model's view of the conversation as the next call would see it."""
+        return self._load(conversation_id)
+
     def context(self, conversation_id: str, *, include_messages: bool = True) -> dict[str, Any]:
         return self._load(conversation_id).to_json(include_messages=include_messages)
 
     def preview_compaction(self, conversation_id: str) -> dict[str, Any]:
         """What a fold now would summarize: the messages and their tokens."""
         ctx = self._load(conversation_id)
-        split = planned_split(
-            display=ctx.window,
-            state=ctx.state,
-            counter=ctx.counter,
-            system=ctx.system,
-            tools=ctx.tools,
-            budget=ctx.budget,
-            settings=ctx.settings,
-        )
+        split = planned_split(ctx.fold_inputs(now="", model=None))
         if split is None:
             return {"messages": 0, "tokens": 0, "fromIndex": ctx.start_index, "toIndex": None}
-        folded = ctx.window[ctx.start_index : split]
+        folded = ctx.window.between(ctx.start_index, split)
         return {
             "messages": len(folded),
             "tokens": sum(ctx.counter.count_message(m) for m in folded),

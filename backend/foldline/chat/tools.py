@@ -1,4 +1,4 @@
-"""Tools the model is always offered, and the optional file-reading tool.
+"""The built-in tools: the two the model is always offered, and the optional file reader.
 
 `getContextStats` and `compactContext` let the model see and manage its own context.
 `read_file`/`list_files` read from a folder the person (or a test) chooses; they exist
@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from foldline.core.messages import ToolSpec
+from foldline.chat.tool_registry import CompactRequest, Tool, ToolEnv, ToolOutcome
+from foldline.core.messages import ToolCallPart, ToolSpec
 
 GET_CONTEXT_STATS = ToolSpec(
     name="getContextStats",
@@ -61,21 +62,41 @@ LIST_FILES = ToolSpec(
     input_schema={"type": "object", "properties": {}, "additionalProperties": False},
 )
 
-CONTEXT_TOOLS = (GET_CONTEXT_STATS, COMPACT_CONTEXT)
-FILE_TOOLS = (READ_FILE, LIST_FILES)
+
+class ContextStatsTool:
+    """`getContextStats`: the same numbers as the context meter."""
+
+    spec = GET_CONTEXT_STATS
+
+    async def run(self, call: ToolCallPart, env: ToolEnv) -> ToolOutcome:
+        return ToolOutcome(json.dumps(env.stats(), indent=2))
 
 
-@dataclass(frozen=True)
-class ToolOutcome:
-    output: str
-    is_error: bool = False
+class CompactContextTool:
+    """`compactContext`: asks the loop to fold after the current batch."""
+
+    spec = COMPACT_CONTEXT
+
+    async def run(self, call: ToolCallPart, env: ToolEnv) -> ToolOutcome:
+        instructions = call.input.get("instructions")
+        return ToolOutcome(
+            "The context will be folded after this batch of tool calls.",
+            compact=CompactRequest(instructions if isinstance(instructions, str) else None),
+        )
+
+
+CONTEXT_TOOLS: tuple[Tool, ...] = (ContextStatsTool(), CompactContextTool())
 
 
 class WorkspaceFiles:
-    """Read-only access to one folder; paths that escape it are refused."""
+    """Read-only access to one folder (`read_file`, `list_files`); paths that escape it
+    are refused."""
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
+
+    def tools(self) -> tuple[Tool, ...]:
+        return (_ReadFileTool(self), _ListFilesTool(self))
 
     def read(self, arguments: dict[str, Any]) -> ToolOutcome:
         relative = arguments.get("path")
@@ -98,5 +119,19 @@ class WorkspaceFiles:
         return ToolOutcome("\n".join(names) if names else "(the folder is empty)")
 
 
-def context_stats_output(stats: dict[str, Any]) -> ToolOutcome:
-    return ToolOutcome(json.dumps(stats, indent=2))
+@dataclass(frozen=True)
+class _ReadFileTool:
+    files: WorkspaceFiles
+    spec: ToolSpec = READ_FILE
+
+    async def run(self, call: ToolCallPart, env: ToolEnv) -> ToolOutcome:
+        return self.files.read(call.input)
+
+
+@dataclass(frozen=True)
+class _ListFilesTool:
+    files: WorkspaceFiles
+    spec: ToolSpec = LIST_FILES
+
+    async def run(self, call: ToolCallPart, env: ToolEnv) -> ToolOutcome:
+        return self.files.list()

@@ -15,7 +15,6 @@ gate changed nothing.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -26,7 +25,7 @@ from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.folding import Gate, ResummaryBackoff
 from foldline.chat.serialize import part_to_json, record_to_json
-from foldline.chat.tools import WorkspaceFiles
+from foldline.chat.tool_registry import BatchRun, ToolBatch, ToolRegistry, Truncation
 from foldline.config import AppConfig
 from foldline.core.calibration import update_calibration
 from foldline.core.messages import (
@@ -39,7 +38,6 @@ from foldline.core.messages import (
     user,
 )
 from foldline.core.policy import BreakerState
-from foldline.core.truncation import truncate_tool_output
 from foldline.providers.base import (
     ModelRequest,
     Provider,
@@ -115,7 +113,8 @@ class TurnRunner:
         summarizer: tuple[Provider, str],
         breakers: dict[str, BreakerState],
         backoff: ResummaryBackoff,
-        files: WorkspaceFiles | None = None,
+        tools: Callable[[], ToolRegistry],
+        prepare_tools: Callable[[], Awaitable[list[ChatEvent]]] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.store = store
@@ -123,7 +122,8 @@ class TurnRunner:
         self.config = config
         self.conversation_id = conversation_id
         self.provider = provider
-        self.files = files
+        self.tools = tools
+        self.prepare_tools = prepare_tools
         self.sleep = sleep
         self.breakers = breakers
         self.gate = Gate(
@@ -196,6 +196,9 @@ class TurnRunner:
             yield event
 
     async def _loop(self, turn: int, ctx: ConversationContext) -> AsyncIterator[ChatEvent]:
+        if self.prepare_tools is not None:  # tool servers start when first needed
+            for event in await self.prepare_tools():
+                yield event
         async for event in self._gate(turn, ctx, mid_tool_loop=False):
             yield event
         for _call in range(MAX_MODEL_CALLS_PER_TURN):
@@ -204,14 +207,18 @@ class TurnRunner:
                 yield event
             if answer.stop is None or not answer.calls:
                 break
-            compact_request: list[str | None] = []
-            async for event in self._run_tools(answer, compact_request):
+            run = self._tool_batch(answer.calls)
+            async for event in run.events():
                 yield event
+            assert run.batch is not None
+            async for event in self._store_batch(run.batch):
+                yield event
+            compact = run.batch.compact
             async for event in self._gate(
                 turn,
                 mid_tool_loop=True,
-                tool_requested=bool(compact_request),
-                instructions=compact_request[0] if compact_request else None,
+                tool_requested=compact is not None,
+                instructions=compact.instructions if compact else None,
             ):
                 yield event
         ctx = await self._load()
@@ -359,50 +366,21 @@ class TurnRunner:
         updated = update_calibration(current, actual=actual, estimate=estimate, alpha=alpha)
         self.store.set_calibration(provider, ctx.model.model, updated)
 
-    async def _run_tools(
-        self, answer: StreamedAnswer, compact_request: list[str | None]
-    ) -> AsyncIterator[ChatEvent]:
-        ctx = await self._load()
-        results: list[ToolResultPart] = []
-        for call in answer.calls:
-            results.append(self._run_tool(call, ctx, compact_request))
-        record = await asyncio.to_thread(
-            self.store.append_message,
-            self.conversation_id,
-            Message(role="tool", parts=tuple(results)),
-        )
-        for part in results:
-            yield ChatEvent("tool.result", {"messageId": record.id, **part_to_json(part)})
-        yield ChatEvent("message.created", self._record_json(record, ctx))
-
-    def _run_tool(
-        self, call: ToolCallPart, ctx: ConversationContext, compact_request: list[str | None]
-    ) -> ToolResultPart:
-        if call.name == "getContextStats":
-            output, is_error = _json(ctx.stats()), False
-        elif call.name == "compactContext":
-            instructions = call.input.get("instructions")
-            compact_request[:] = [instructions if isinstance(instructions, str) else None]
-            output, is_error = "The context will be folded after this batch of tool calls.", False
-        elif self.files is not None and call.name == "read_file":
-            outcome = self.files.read(call.input)
-            output, is_error = outcome.output, outcome.is_error
-        elif self.files is not None and call.name == "list_files":
-            outcome = self.files.list()
-            output, is_error = outcome.output, outcome.is_error
-        else:
-            output, is_error = f"Unknown tool: {call.name}", True
-        cut = truncate_tool_output(
-            output, ctx.settings.tool_result_token_cap, ctx.counter.count_text, tool_name=call.name
-        )
-        return ToolResultPart(
-            call_id=call.id,
-            name=call.name,
-            output=cut.text,
-            is_error=is_error,
-            full_output=output if cut.truncated else None,
+    def _tool_batch(self, calls: list[ToolCallPart]) -> BatchRun:
+        ctx = self.load()
+        return BatchRun(
+            registry=self.tools(),
+            calls=calls,
+            conversation_id=self.conversation_id,
+            stats=lambda: self.load().stats(),
+            truncation=Truncation(ctx.settings.tool_result_token_cap, ctx.counter.count_text),
         )
 
-
-def _json(value: Any) -> str:
-    return json.dumps(value, indent=2)
+    async def _store_batch(self, batch: ToolBatch) -> AsyncIterator[ChatEvent]:
+        record = self.store.append_message(
+            self.conversation_id, Message(role="tool", parts=batch.results)
+        )
+        for part in batch.results:
+            if isinstance(part, ToolResultPart):
+                yield ChatEvent("tool.result", {"messageId": record.id, **part_to_json(part)})
+        yield ChatEvent("message.created", self._record_json(record, await self._load()))

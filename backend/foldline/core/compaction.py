@@ -7,7 +7,10 @@ a tool-less request, and returns the next `CompactionState`; the model then sees
 turn does not fold again. The summarizer's own request is kept within its budget by
 masking tool outputs and, if that is not enough, by summarizing in chunks and merging.
 `fold` never raises on a summarizer failure: it falls back to the extractive digest of
-`digest.py` (no model call) and marks the state degraded.
+`digest.py` (no model call) and marks the state degraded. A summary that answers but
+ignores the requested format is kept as a free-form summary, never replaced by the
+digest. Before any fold is returned, `carry_forward` appends the person's details the
+summary lost.
 """
 
 from __future__ import annotations
@@ -16,8 +19,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from foldline.core.carry_forward import carry_forward, carry_tokens
 from foldline.core.digest import emergency_fold
-from foldline.core.messages import HistoryWindow, Message, ToolSpec, user
+from foldline.core.fold_inputs import FoldInputs
+from foldline.core.messages import Message, user
 from foldline.core.planning import (
     SLACK_TOKENS,
     FoldPlanner,
@@ -37,7 +42,7 @@ from foldline.core.prompts import (
     summary_prompt,
 )
 from foldline.core.settings import CompactionSettings
-from foldline.core.state import CompactionState, SummarizedRange, Trigger
+from foldline.core.state import CompactionState, Strategy, SummarizedRange, Trigger
 from foldline.core.tokens import TokenCounter
 from foldline.core.truncation import truncate_tool_output
 from foldline.core.view import summary_to_message
@@ -135,8 +140,12 @@ class _SummaryRun:
         previous_summary: str | None,
         summary_max: int,
         capacity: int,
+        pinned: Sequence[int] = (),
     ) -> None:
         self.counter = counter
+        self.pinned = tuple(pinned)
+        self.free_form = False
+        """Set when the final answer ignored the structured headings and was kept anyway."""
         self.summarize = summarize
         self.strategy = settings.strategy
         self.instructions = instructions
@@ -153,8 +162,14 @@ class _SummaryRun:
         return request_tokens(self.counter, request) + self._retry_reserve <= self.capacity
 
     async def call(self, prompt: str, max_output: int, purpose: Purpose, final: bool) -> str | None:
-        """One request with one retry; None (and `problem` set) when both fail."""
+        """One request with one retry; None (and `problem` set) when both fail.
+
+        A non-empty final answer without the structured headings is retried once and
+        then kept as it is (free-form): losing a summary for its shape would fall back to
+        the much poorer digest.
+        """
         problem: str | None = None
+        unformatted: str | None = None
         for attempt in range(2):
             text = prompt if attempt == 0 else prompt + retry_note(problem or "")
             self.calls += 1
@@ -168,6 +183,11 @@ class _SummaryRun:
             problem = summary_problem(answer, self.strategy if final else None)
             if problem is None:
                 return self._fit(answer.strip(), max_output)
+            if isinstance(answer, str) and answer.strip():
+                unformatted = answer
+        if unformatted is not None:
+            self.free_form = True
+            return self._fit(unformatted.strip(), max_output)
         self.problem = problem
         return None
 
@@ -198,6 +218,7 @@ class _SummaryRun:
             instructions=self.instructions,
             last_request=self.last_request,
             max_output_tokens=self.summary_max,
+            pinned=self.pinned,
         )
 
     def _note_max(self) -> int:
@@ -260,6 +281,7 @@ class _SummaryRun:
             instructions=self.instructions if final else None,
             last_request=self.last_request if final else None,
             max_output_tokens=self.summary_max if final else self._note_max(),
+            pinned=self.pinned if final else (),
         )
 
     async def _merge(self, notes: list[str]) -> str | None:
@@ -297,24 +319,20 @@ class _SummaryRun:
             items = merged
 
 
-def planned_split(
-    *,
-    display: Sequence[Message],
-    state: CompactionState | None,
-    counter: TokenCounter,
-    system: str,
-    tools: Sequence[ToolSpec],
-    budget: Budget,
-    settings: CompactionSettings,
-) -> int | None:
+def reserved_summary_tokens(budget: Budget) -> int:
+    """The room a fold plans for its summary: the model's answer plus the carried
+    details that may be appended to it."""
+    return summary_output_tokens(budget) + carry_tokens(budget.input_budget)
+
+
+def planned_split(inputs: FoldInputs) -> int | None:
     """The split `fold` would make now, for a preview of what a fold would summarize
     (a fold that falls back to the digest may fold a little more)."""
-    planner = FoldPlanner(display, state, counter, system, tools)
     return plan_split(
-        planner,
-        summary_tokens=summary_output_tokens(budget),
-        input_budget=budget.input_budget,
-        settings=settings,
+        inputs.planner(),
+        summary_tokens=reserved_summary_tokens(inputs.budget),
+        input_budget=inputs.budget.input_budget,
+        settings=inputs.settings,
     )
 
 
@@ -322,241 +340,254 @@ async def _summarize_range(
     folded: Sequence[Message],
     start: int,
     *,
+    inputs: FoldInputs,
     previous_summary: str | None,
     instructions: str | None,
-    counter: TokenCounter,
     summarize: Summarizer,
-    settings: CompactionSettings,
-    budget: Budget,
-    summarizer_budget: int | None,
 ) -> tuple[str | None, _SummaryRun]:
     """Summarize `folded` (display indices from `start`) stacked on `previous_summary`,
     within the summarizer's own budget, with the last user request quoted verbatim.
-    Returns the summary (None when the summarizer failed) and the run, for its calls
-    and the problem it met."""
+    Returns the summary (None when the summarizer failed) and the run, for its calls,
+    the problem it met and whether the summary is free-form."""
+    budget = inputs.budget
     summary_max = summary_output_tokens(budget)
-    capacity = summarizer_budget
+    capacity = inputs.summarizer_budget
     if capacity is None:
         input_budget = budget.input_budget
         capacity = (input_budget - summary_max) if input_budget is not None else 1 << 62
     last_request = _last_user_request(folded)
+    stop = start + len(folded)
     run = _SummaryRun(
-        counter=counter,
+        counter=inputs.counter,
         summarize=summarize,
-        settings=settings,
+        settings=inputs.settings,
         instructions=instructions,
         last_request=last_request,
         previous_summary=previous_summary,
         summary_max=summary_max,
         capacity=capacity,
+        pinned=sorted(p.index for p in inputs.pins if start <= p.index < stop),
     )
     summary = await run.run(folded, start)
     if summary is None:
         return None, run
     quote_cap = min(LAST_REQUEST_QUOTE_TOKENS, max(summary_max // 4, 16))
-    return _quote_last_request(summary, last_request, counter, quote_cap), run
+    return _quote_last_request(summary, last_request, inputs.counter, quote_cap), run
 
 
 async def fold(
+    inputs: FoldInputs,
     *,
-    display: Sequence[Message],
-    state: CompactionState | None,
-    counter: TokenCounter,
-    system: str,
-    tools: Sequence[ToolSpec],
-    budget: Budget,
-    settings: CompactionSettings,
     summarize: Summarizer | None,
     trigger: Trigger,
-    now: str,
     instructions: str | None = None,
-    model: str | None = None,
-    summarizer_budget: int | None = None,
 ) -> FoldOutcome:
     """Fold older messages into a summary, down to the target. Never raises on a
-    summarizer failure (exception, empty or malformed answer after one retry): the
-    extractive digest is used instead and the outcome says why (`degraded_reason`)."""
-    start = state.api_start_index if state is not None else 0
-    if len(display) <= start:
+    summarizer failure (exception, empty answer, unreachable): the extractive digest is
+    used instead and the outcome says why (`degraded_reason`). An answer that ignores
+    the format after one retry is kept as a free-form summary."""
+    state = inputs.state
+    start = inputs.start
+    if inputs.window.end <= start:
         return FoldOutcome(None, 0, None, None)
-    input_budget = budget.input_budget
-    summary_max = summary_output_tokens(budget)
-    planner = FoldPlanner(display, state, counter, system, tools)
+    input_budget = inputs.budget.input_budget
+    planner = inputs.planner()
     split = plan_split(
-        planner, summary_tokens=summary_max, input_budget=input_budget, settings=settings
+        planner,
+        summary_tokens=reserved_summary_tokens(inputs.budget),
+        input_budget=input_budget,
+        settings=inputs.settings,
     )
     if split is None:
         return FoldOutcome(None, 0, None, None)
 
-    async def degrade(reason: str, calls: int) -> FoldOutcome:
-        em_state = emergency_fold(
-            display=display,
-            state=state,
-            counter=counter,
-            system=system,
-            tools=tools,
-            budget=budget,
-            settings=settings,
-            trigger=trigger,
-            now=now,
-            reason=reason,
-            model=model,
-        )
+    def degrade(reason: str, calls: int) -> FoldOutcome:
+        em_state = emergency_fold(inputs, trigger=trigger, reason=reason)
         split_index = em_state.api_start_index if em_state is not None else None
         return FoldOutcome(em_state, calls, reason, split_index)
 
     if summarize is None:
-        return await degrade("no summarizer is available", 0)
+        return degrade("no summarizer is available", 0)
+    folded = inputs.window.between(start, split)
     summary, run = await _summarize_range(
-        display[start:split],
+        folded,
         start,
+        inputs=inputs,
         previous_summary=state.summary_message if state is not None else None,
         instructions=instructions,
-        counter=counter,
         summarize=summarize,
-        settings=settings,
-        budget=budget,
-        summarizer_budget=summarizer_budget,
     )
     if summary is None:
-        return await degrade(run.problem or "the summarizer failed", run.calls)
+        return degrade(run.problem or "the summarizer failed", run.calls)
 
     new_state = CompactionState(
         version=(state.version if state is not None else 0) + 1,
-        compacted_at=now,
+        compacted_at=inputs.now,
         summary_message=summary,
         api_start_index=split,
         summarized_range=SummarizedRange(
             from_index=start, to_index=split, message_count=split - start
         ),
-        strategy=settings.strategy,
+        strategy=_strategy(inputs.settings, run),
         trigger=trigger,
         tokens_before=planner.view_tokens(start, state),
         tokens_after=0,
-        model=model,
+        model=inputs.model,
         degraded=False,
     )
-    new_state = _fit_summary(new_state, planner, settings, input_budget)
+    earlier = state.carried_details if state is not None else ()
+    new_state = finish_summary(new_state, planner, inputs, inputs.unpinned(start, folded), earlier)
     if input_budget is not None and new_state.tokens_after > input_budget:
-        return await degrade("the folded view would not fit the budget", run.calls)
+        return degrade("the folded view would not fit the budget", run.calls)
     return FoldOutcome(new_state, run.calls, None, split)
 
 
+def _strategy(settings: CompactionSettings, run: _SummaryRun) -> Strategy:
+    return "free-form" if run.free_form else settings.strategy
+
+
 async def resummarize(
+    inputs: FoldInputs,
     *,
     folded: Sequence[Message],
     previous: CompactionState | None,
-    degraded: CompactionState,
-    counter: TokenCounter,
-    system: str,
-    tools: Sequence[ToolSpec],
-    budget: Budget,
-    settings: CompactionSettings,
     summarize: Summarizer,
-    now: str,
-    model: str | None = None,
-    tail: Sequence[Message] = (),
-    summarizer_budget: int | None = None,
 ) -> CompactionState | None:
     """Replace an emergency digest by a model summary of the messages it stands for.
 
-    `degraded` is the current fold, made by `emergency_fold`; `previous` is the fold it
+    `inputs.state` is the current fold, made by `emergency_fold`, and `inputs.window`
+    the display history from its `api_start_index` as it is now (the view's size, and
+    so the budget check and `tokens_before/after`, count it). `previous` is the fold it
     stacked on (None for none), whose summary is stacked on again; `folded` is
     `display[previous.api_start_index (0 without previous) : degraded.api_start_index]`,
     the messages the digest replaced. `previous` may also be an earlier fold of the same
     lineage (skipping digests stacked on digests); `summarized_range` then starts at its
-    `api_start_index`, otherwise it equals the degraded fold's. `tail` is
-    `display[degraded.api_start_index:]` as it is now: the view's size (and so the
-    budget check and `tokens_before/after`) counts it; without it only the summary and
-    the fixed parts are counted.
+    `api_start_index`, otherwise it equals the degraded fold's.
 
     The split does not move (same `api_start_index`), so the next request only swaps the
     digest for the summary. The summary is made exactly as `fold` makes one (summarizer
-    budget, masking, chunks and merges, heading checks with one retry) and cut to the
-    target like a fold's. Returns None, after at most that one retry per request, when
-    the summarizer fails again (exception, empty or malformed answer) or when the view
-    with the summary would reach the soft threshold (the next turn would fold again);
-    the digest then stays. Never raises on a summarizer failure; cancellation
-    propagates.
+    budget, masking, chunks and merges, heading checks with one retry, free-form kept,
+    the person's details carried) and cut to the target like a fold's. Returns None when
+    the summarizer fails again (exception, empty answer) or when the view with the
+    summary would reach the soft threshold (the next turn would fold again); the digest
+    then stays. Never raises on a summarizer failure; cancellation propagates.
     """
-    if not degraded.degraded:
-        raise ValueError(f"fold version {degraded.version} is not degraded")
+    degraded = inputs.state
+    if degraded is None or not degraded.degraded:
+        raise ValueError("the current fold is not degraded")
     start = previous.api_start_index if previous is not None else 0
     split = degraded.api_start_index
     if len(folded) != split - start:
         raise ValueError(
             f"{len(folded)} folded messages given for the range {start}:{split} of the fold"
         )
-    input_budget = budget.input_budget
-    planner = FoldPlanner(HistoryWindow(split, tail), degraded, counter, system, tools)
+    if inputs.window.start != split:
+        raise ValueError(f"the window starts at {inputs.window.start}, the fold at {split}")
+    input_budget = inputs.budget.input_budget
+    settings = inputs.settings
+    planner = inputs.planner()
     tokens_before = planner.view_tokens(split, degraded)
     soft_limit = settings.threshold * input_budget if input_budget is not None else None
     if soft_limit is not None and planner.fixed + planner.frame + planner.tail_tokens(split) >= (
         soft_limit
     ):
         return None  # no summary at all would keep the view under the threshold
-    summary, _run = await _summarize_range(
+    summary, run = await _summarize_range(
         folded,
         start,
+        inputs=inputs,
         previous_summary=previous.summary_message if previous is not None else None,
         instructions=None,
-        counter=counter,
         summarize=summarize,
-        settings=settings,
-        budget=budget,
-        summarizer_budget=summarizer_budget,
     )
     if summary is None:
         return None
     new_state = CompactionState(
         version=degraded.version + 1,
-        compacted_at=now,
+        compacted_at=inputs.now,
         summary_message=summary,
         api_start_index=split,
         summarized_range=SummarizedRange(
             from_index=start, to_index=split, message_count=split - start
         ),
-        strategy=settings.strategy,
+        strategy=_strategy(settings, run),
         trigger=degraded.trigger,
         tokens_before=tokens_before,
         tokens_after=0,
-        model=model,
+        model=inputs.model,
         degraded=False,
     )
-    new_state = _fit_summary(new_state, planner, settings, input_budget)
+    earlier = previous.carried_details if previous is not None else ()
+    new_state = finish_summary(new_state, planner, inputs, inputs.unpinned(start, folded), earlier)
     if soft_limit is not None and new_state.tokens_after >= soft_limit:
         return None
     return new_state
 
 
-def _fit_summary(
+def finish_summary(
     state: CompactionState,
     planner: FoldPlanner,
-    settings: CompactionSettings,
-    input_budget: int | None,
+    inputs: FoldInputs,
+    folded: Sequence[Message],
+    earlier: Sequence[str],
 ) -> CompactionState:
-    """Cut the summary if the view overshoots the target (or the budget, when the kept
-    tail alone is past the target), then record the final view size."""
+    """Carry the person's details forward, then fit the summary to the view.
+
+    The summary's own text is cut if the view overshoots the target (or the budget,
+    when the kept tail alone is past the target); the appended details are never cut
+    (they have their own cap). A cut can remove details the summary had kept, so the
+    check runs again on the cut text.
+    """
+    count_text = inputs.counter.count_text
+    cap = carry_tokens(inputs.budget.input_budget)
+    body = state.summary_message
+    for attempt in range(3):
+        carry = carry_forward(
+            body, earlier=earlier, folded=folded, cap_tokens=cap, count_text=count_text
+        )
+        state = carry.applied_to(state)
+        if attempt == 2:
+            break
+        cut = _cut_body(state, body, carry.section, planner, inputs)
+        if cut == body:
+            break
+        body = cut
+    return state.model_copy(
+        update={"tokens_after": planner.view_tokens(state.api_start_index, state)}
+    )
+
+
+def _cut_body(
+    state: CompactionState,
+    body: str,
+    section: str,
+    planner: FoldPlanner,
+    inputs: FoldInputs,
+) -> str:
+    """`body` cut so that the view with `body + section` meets the target (or the
+    budget), or `body` itself when it already does or cannot be cut further."""
+    input_budget = inputs.budget.input_budget
+    if input_budget is None:
+        return body
     tokens = planner.view_tokens(state.api_start_index, state)
-    if input_budget is not None:
-        target = int(settings.target * input_budget)
-        without_summary = planner.fixed + planner.frame + planner.tail_tokens(state.api_start_index)
-        limit = target if without_summary <= target else input_budget
-        count_text = planner.counter.count_text
-        for _ in range(6):
-            if tokens <= limit:
-                break
-            current = count_text(state.summary_message)
-            cap = current - (tokens - limit) - SLACK_TOKENS
-            if cap <= 0:
-                break
-            cut = truncate_tool_output(state.summary_message, cap, count_text, category="file")
-            state = state.model_copy(update={"summary_message": cut.text})
-            tokens = planner.view_tokens(state.api_start_index, state)
-    return state.model_copy(update={"tokens_after": tokens})
+    target = int(inputs.settings.target * input_budget)
+    without_summary = planner.fixed + planner.frame + planner.tail_tokens(state.api_start_index)
+    limit = target if without_summary <= target else input_budget
+    count_text = planner.counter.count_text
+    for _ in range(6):
+        if tokens <= limit:
+            break
+        cap = count_text(body) - (tokens - limit) - SLACK_TOKENS
+        if cap <= 0:
+            break
+        body = truncate_tool_output(body, cap, count_text, category="file").text
+        trial = state.model_copy(update={"summary_message": body + section})
+        tokens = planner.view_tokens(state.api_start_index, trial)
+    return body
 
 
 __all__ = [
+    "FoldInputs",
     "FoldOutcome",
     "Summarizer",
     "SummaryRequest",

@@ -2,10 +2,13 @@
 
 When the summarizer fails (error, empty or malformed answer), is unavailable, or folds
 keep failing to free room, the fold still has to happen: the next request must fit.
-The digest is extracted, not written: the user's requests verbatim, files and tools
-touched, the last errors, the latest activity, the open task and the previous summary,
-each cut to a share of a token cap. The resulting state is marked `degraded` so the UI
-says so and a later fold can summarize properly.
+The digest is extracted, not written. The person's own words come first: the open task,
+then the earlier requests (newest first), then the details the fold it stacks on carried
+verbatim; after them the files and tools touched, the last errors, the latest activity
+and the previous summary, each cut to a share of a token cap. Like a model summary, it
+then goes through `carry_forward`, so no detail of the person's is lost for space in a
+request. The resulting state is marked `degraded` so the UI says so and a later fold can
+summarize properly.
 """
 
 from __future__ import annotations
@@ -14,16 +17,15 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from foldline.core.messages import AttachmentPart, Message, ToolSpec
-from foldline.core.planning import SLACK_TOKENS, FoldPlanner, plan_split
+from foldline.core.carry_forward import carry_forward, carry_tokens
+from foldline.core.messages import AttachmentPart, Message
+from foldline.core.planning import SLACK_TOKENS, plan_split
 from foldline.core.prompts import render_message
-from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState, SummarizedRange, Trigger
-from foldline.core.tokens import TokenCounter
 from foldline.core.truncation import OutputCategory, truncate_tool_output
 
 if TYPE_CHECKING:
-    from foldline.core.budget import Budget
+    from foldline.core.fold_inputs import FoldInputs
 
 DIGEST_BUDGET_SHARE = 0.10
 MIN_DIGEST_TOKENS = 64
@@ -52,15 +54,17 @@ _PATH_KEYS = (
 # Section title, share of the cap, how to cut it; in reading order. Unused shares are
 # handed to the sections that need more, in `_PRIORITY` order.
 _SECTIONS: tuple[tuple[str, float, OutputCategory], ...] = (
-    ("Open task (the last request in the folded part, verbatim)", 0.22, "file"),
-    ("Earlier user requests (verbatim)", 0.20, "generic"),
-    ("Files & artifacts touched", 0.08, "generic"),
-    ("Tools used", 0.04, "generic"),
-    ("Last errors", 0.08, "generic"),
-    ("Latest activity", 0.18, "shell"),
-    ("Earlier summary (trimmed)", 0.20, "file"),
+    ("Open task (the last request in the folded part, verbatim)", 0.18, "file"),
+    ("Earlier user requests (verbatim, newest first)", 0.24, "generic"),
+    ("From the person, verbatim (carried by earlier folds)", 0.14, "generic"),
+    ("Files & artifacts touched", 0.06, "generic"),
+    ("Tools used", 0.03, "generic"),
+    ("Last errors", 0.06, "generic"),
+    ("Latest activity", 0.12, "shell"),
+    ("Earlier summary (trimmed)", 0.17, "file"),
 )
-_PRIORITY = (0, 5, 6, 1, 4, 2, 3)
+_PRIORITY = (0, 1, 2, 7, 6, 5, 3, 4)
+"""The person's words first: spare room goes to them before anything else."""
 
 _HEADER = (
     "Emergency digest: an extract of the folded messages made without a model; "
@@ -83,27 +87,24 @@ def _fit(text: str, cap: int, count_text: Callable[[str], int], kind: OutputCate
 
 
 def _requests_section(requests: list[str], cap: int, count_text: Callable[[str], int]) -> str:
-    """The first request and then the most recent ones that fit, oldest first."""
+    """The earlier requests, newest first, as many as fit."""
     quotes = [f'- "{_fit(r, REQUEST_QUOTE_TOKENS, count_text, "file")}"' for r in requests]
-    if not quotes:
-        return ""
-    chosen: list[int] = []
+    lines: list[str] = []
     used = 0
-    for i in [0, *range(len(quotes) - 1, 0, -1)]:
-        size = count_text(quotes[i]) + 1
+    for quote in reversed(quotes):
+        size = count_text(quote) + 1
         if used + size > cap:
             continue
-        chosen.append(i)
+        lines.append(quote)
         used += size
-    lines = [quotes[i] for i in sorted(chosen)]
-    left_out = len(quotes) - len(chosen)
+    left_out = len(quotes) - len(lines)
     if left_out:
-        lines.append(f"- ({left_out} other requests left out for space)")
+        lines.append(f"- ({left_out} older requests left out for space)")
     return "\n".join(lines)
 
 
 def _natural_sections(
-    messages: Sequence[Message], previous_summary: str | None
+    messages: Sequence[Message], previous_summary: str | None, carried: Sequence[str]
 ) -> tuple[list[str], list[str]]:
     """Each section's full text (before cutting), and the earlier requests themselves."""
     requests = [m.text.strip() for m in messages if m.role == "user" and m.text.strip()]
@@ -134,7 +135,8 @@ def _natural_sections(
     activity = "\n\n".join(render_message(offset + i, m) for i, m in enumerate(recent))
     sections = [
         open_task,
-        "\n".join(f'- "{r}"' for r in earlier),
+        "\n".join(f'- "{r}"' for r in reversed(earlier)),
+        "\n".join(f"- {item}" for item in reversed(carried)),
         "\n".join(file_lines),
         ", ".join(f"{name} ×{n}" for name, n in tools.most_common()),
         "\n".join(errors[-3:]),
@@ -149,15 +151,17 @@ def extractive_digest(
     previous_summary: str | None,
     cap_tokens: int,
     count_text: Callable[[str], int],
+    carried: Sequence[str] = (),
 ) -> str:
-    """A digest of `messages` (and the previous summary), always at most `cap_tokens`.
+    """A digest of `messages` (and the previous summary, and the details the previous
+    fold carried verbatim, oldest first), always at most `cap_tokens`.
 
     Message indices under "Latest activity" are relative to `messages`.
     """
     if cap_tokens <= 0 or count_text(_HEADER) > cap_tokens:
         return _fit(_HEADER, cap_tokens, count_text, "generic") if cap_tokens > 0 else ""
     room = cap_tokens - count_text(_HEADER) - 4 * len(_SECTIONS)
-    natural, earlier = _natural_sections(messages, previous_summary)
+    natural, earlier = _natural_sections(messages, previous_summary, carried)
     sizes = [count_text(text) for text in natural]
     allowance = [int(share * room) for _, share, _ in _SECTIONS]
     spare = sum(max(a - s, 0) for a, s in zip(allowance, sizes, strict=True))
@@ -193,51 +197,45 @@ def digest_tokens(input_budget: int | None) -> int:
     return min(MAX_DIGEST_TOKENS, max(MIN_DIGEST_TOKENS, share))
 
 
-def emergency_fold(
-    *,
-    display: Sequence[Message],
-    state: CompactionState | None,
-    counter: TokenCounter,
-    system: str,
-    tools: Sequence[ToolSpec],
-    budget: Budget,
-    settings: CompactionSettings,
-    trigger: Trigger,
-    now: str,
-    reason: str,
-    model: str | None = None,
-) -> CompactionState | None:
+def emergency_fold(inputs: FoldInputs, *, trigger: Trigger, reason: str) -> CompactionState | None:
     """Fold with an extractive digest, no model call; the view then fits the budget.
 
     Synchronous and total: whatever the history, the result is a state whose view is
-    within the input budget, provided the system prompt, the tool schemas and the
-    digest's frame fit in it at all. None only when there is nothing to fold and the
+    within the input budget, provided the system prompt, the tool schemas, the pins and
+    the digest's frame fit in it at all. None only when there is nothing to fold and the
     view already fits. `reason` is why no model summary was made; the state has no field
     for it (it records `degraded=True`), so the caller reports it to the UI.
     """
-    start = state.api_start_index if state is not None else 0
-    input_budget = budget.input_budget
-    planner = FoldPlanner(display, state, counter, system, tools)
+    state = inputs.state
+    counter = inputs.counter
+    start = inputs.start
+    input_budget = inputs.budget.input_budget
+    settings = inputs.settings
+    planner = inputs.planner()
     tokens_before = planner.view_tokens(start, state)
     cap = digest_tokens(input_budget)
-    split = plan_split(planner, summary_tokens=cap, input_budget=input_budget, settings=settings)
+    carry_cap = carry_tokens(input_budget)
+    split = plan_split(
+        planner, summary_tokens=cap + carry_cap, input_budget=input_budget, settings=settings
+    )
     if split is None:
         if state is None or input_budget is None or tokens_before <= input_budget:
             return None
         split = planner.end  # only the previous summary is over budget: re-digest it
     if input_budget is not None and split == planner.end:
         # Everything is folded: the digest may take the room the tail would have had.
-        room = input_budget - planner.fixed - planner.frame
+        room = input_budget - planner.fixed - planner.frame - carry_cap
         target_room = int(settings.target * input_budget) - planner.fixed - planner.frame
-        cap = max(0, min(room, max(cap, target_room)))
+        cap = max(0, min(room, max(cap, target_room - carry_cap)))
     # A digest never takes more room than what it replaces.
     replaced = tokens_before - planner.fixed - planner.tail_tokens(split)
     cap = min(cap, max(MIN_DIGEST_TOKENS, replaced))
-    folded = display[start:split]
+    folded = inputs.window.between(start, split)
     previous = state.summary_message if state is not None else None
+    earlier = state.carried_details if state is not None else ()
     new_state = CompactionState(
         version=(state.version if state is not None else 0) + 1,
-        compacted_at=now,
+        compacted_at=inputs.now,
         summary_message="",
         api_start_index=split,
         summarized_range=SummarizedRange(
@@ -247,15 +245,27 @@ def emergency_fold(
         trigger=trigger,
         tokens_before=tokens_before,
         tokens_after=0,
-        model=model,
+        model=inputs.model,
         degraded=True,
     )
-    # Shrink the digest until the whole view fits (each pass removes the measured excess).
-    for _ in range(8):
-        digest = extractive_digest(folded, previous, cap, counter.count_text)
-        new_state = new_state.model_copy(update={"summary_message": digest})
+    # Shrink the digest until the whole view fits (each pass removes the measured
+    # excess); the carried details shrink only once the digest has nothing left to give.
+    for _ in range(10):
+        digest = extractive_digest(folded, previous, cap, counter.count_text, earlier)
+        carry = carry_forward(
+            digest,
+            earlier=earlier,
+            folded=inputs.unpinned(start, folded),
+            cap_tokens=carry_cap,
+            count_text=counter.count_text,
+        )
+        new_state = carry.applied_to(new_state)
         tokens = planner.view_tokens(split, new_state)
-        if input_budget is None or tokens <= input_budget or cap <= 0:
+        if input_budget is None or tokens <= input_budget or (cap <= 0 and carry_cap <= 0):
             break
-        cap = max(0, cap - (tokens - input_budget) - SLACK_TOKENS)
+        excess = tokens - input_budget + SLACK_TOKENS
+        if cap > 0:
+            cap = max(0, cap - excess)
+        else:
+            carry_cap = max(0, carry_cap - excess)
     return new_state.model_copy(update={"tokens_after": tokens})

@@ -7,8 +7,9 @@ numbers, timestamps) belongs to the store, not to these values.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Annotated, Any, Literal, overload
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -117,40 +118,52 @@ class ToolSpec(_Value):
     input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
 
 
-class HistoryWindow(Sequence[Message]):
-    """The display history seen from `start` on, indexed by absolute display index.
+@dataclass(frozen=True)
+class HistoryWindow:
+    """The display history from `start` on: `tail[k]` is the message at display index
+    `start + k`.
 
     The store loads only the rows from `apiStartIndex`, so the cost of building the
-    model's view does not grow with the history. Engine functions take a
-    `Sequence[Message]` and only ever read indices at or after the current
-    `apiStartIndex`; this class lets them receive such a partial history while keeping
-    absolute indices. Reading an index before `start` raises IndexError, which turns an
-    accidental full-history scan into a loud failure instead of a silent slowdown.
+    model's view does not grow with the history. This is deliberately not a `Sequence`:
+    it has no length and cannot be iterated, so nothing can mistake it for the whole
+    history. Reads go through `at(i)` and `since(i)` with absolute display indices, and a
+    read before `start` raises IndexError: an accidental full-history scan fails loudly
+    instead of silently slowing down.
     """
 
-    def __init__(self, start: int, messages: Sequence[Message]) -> None:
-        self.start = start
-        self._messages = list(messages)
+    start: int
+    tail: tuple[Message, ...]
 
-    def __len__(self) -> int:
-        return self.start + len(self._messages)
+    @classmethod
+    def whole(cls, messages: Sequence[Message]) -> HistoryWindow:
+        """A window over a complete history (from display index 0)."""
+        return cls(0, tuple(messages))
 
-    @overload
-    def __getitem__(self, index: int) -> Message: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Message]: ...
-    def __getitem__(self, index: int | slice) -> Message | list[Message]:
-        if isinstance(index, slice):
-            begin, stop, step = index.indices(len(self))
-            if step != 1:
-                raise ValueError("HistoryWindow supports contiguous slices only")
-            if begin < self.start and stop > begin:
-                raise IndexError(f"index {begin} is before the loaded window ({self.start})")
-            return self._messages[begin - self.start : max(stop - self.start, 0)]
-        i = index + len(self) if index < 0 else index
-        if i < self.start or i >= len(self):
-            raise IndexError(f"index {index} is outside the loaded window")
-        return self._messages[i - self.start]
+    @property
+    def end(self) -> int:
+        """The display index after the last message (the history's length)."""
+        return self.start + len(self.tail)
 
-    def __iter__(self) -> Iterator[Message]:
-        raise TypeError("iterate over window[start:] instead; earlier rows are not loaded")
+    def at(self, index: int) -> Message:
+        if not self.start <= index < self.end:
+            raise IndexError(f"index {index} is outside the loaded window {self.start}:{self.end}")
+        return self.tail[index - self.start]
+
+    def since(self, index: int) -> list[Message]:
+        """The messages from display index `index` to the end."""
+        return self.between(index, self.end)
+
+    def between(self, begin: int, stop: int) -> list[Message]:
+        """The messages with display indices in [begin, stop)."""
+        if begin < self.start and stop > begin:
+            raise IndexError(f"index {begin} is before the loaded window ({self.start})")
+        return list(self.tail[max(begin - self.start, 0) : max(stop - self.start, 0)])
+
+
+History = HistoryWindow | Sequence[Message]
+"""What the engine functions read: a loaded window, or a complete list of messages."""
+
+
+def as_window(history: History) -> HistoryWindow:
+    """A window for `history`; a plain sequence is a complete history from index 0."""
+    return history if isinstance(history, HistoryWindow) else HistoryWindow.whole(history)

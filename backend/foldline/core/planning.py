@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from foldline.core.messages import Message, ToolSpec
+from foldline.core.messages import History, Message, ToolSpec, as_window
 from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState, SummarizedRange
 from foldline.core.tokens import TokenCounter
@@ -24,7 +24,7 @@ MAX_EXACT_CHECKS = 32
 """Exact (repaired) tail counts tried per planning step before giving up on a step."""
 
 
-def safe_split_points(display: Sequence[Message], start: int) -> list[int]:
+def safe_split_points(display: History, start: int) -> list[int]:
     """Indices i in (start, len] where a fold may end: never inside a tool interaction.
 
     i is safe when no tool call in `display[start:i]` has a result at or after i, the
@@ -32,7 +32,7 @@ def safe_split_points(display: Sequence[Message], start: int) -> list[int]:
     right after a tool message (a complete interaction). `len(display)` is included
     when safe (a fold of everything, used only when nothing else fits).
     """
-    tail = display[start:]
+    tail = as_window(display).since(start)
     size = len(tail)
     # Each result answers the latest call with its id before it (ids may be reused
     # across responses); offsets c+1 .. r are inside that interaction.
@@ -61,7 +61,7 @@ def safe_split_points(display: Sequence[Message], start: int) -> list[int]:
 
 
 def choose_split(
-    display: Sequence[Message],
+    display: History,
     state: CompactionState | None,
     count_message: Callable[[Message], int],
     keep_recent_tokens: int,
@@ -76,14 +76,15 @@ def choose_split(
     when no safe point lies before the last user turn.
     """
     start = state.api_start_index if state is not None else 0
-    tail = display[start:]
+    window = as_window(display)
+    tail = window.since(start)
     counts = [count_message(m) for m in tail]
     suffix = [0] * (len(tail) + 1)
     for offset in range(len(tail) - 1, -1, -1):
         suffix[offset] = suffix[offset + 1] + counts[offset]
     last_user = max((start + o for o, m in enumerate(tail) if m.role == "user"), default=None)
-    limit = last_user if last_user is not None else len(display) - 1
-    points = [p for p in safe_split_points(display, start) if p <= limit]
+    limit = last_user if last_user is not None else window.end - 1
+    points = [p for p in safe_split_points(window, start) if p <= limit]
     return pick_split(points, lambda p: suffix[p - start], keep_recent_tokens, must_free_to)
 
 
@@ -113,21 +114,24 @@ class FoldPlanner:
 
     Reads only `display[start:]`. `tail_tokens(split)` is exact: it counts the tail as
     the model would see it after the fold (pruned placeholders, repaired pairs).
+    `pinned_tokens` (the pins block at its largest) counts as part of the fixed request.
     """
 
     def __init__(
         self,
-        display: Sequence[Message],
+        display: History,
         state: CompactionState | None,
         counter: TokenCounter,
         system: str,
         tools: Sequence[ToolSpec],
+        pinned_tokens: int = 0,
     ) -> None:
+        window = as_window(display)
         self.counter = counter
         self.state = state
         self.start = state.api_start_index if state is not None else 0
-        self.end = max(len(display), self.start)
-        self._viewed = [view_message(m) for m in display[self.start :]]
+        self.end = max(window.end, self.start)
+        self._viewed = [view_message(m) for m in window.since(self.start)]
         # Keyed by id() with the message kept alive in the value, so ids are never reused.
         self._counts: dict[int, tuple[Message, int]] = {}
         counts = [self._count(m) for m in self._viewed]
@@ -135,8 +139,8 @@ class FoldPlanner:
         for offset in range(len(counts) - 1, -1, -1):
             self._suffix[offset] = self._suffix[offset + 1] + counts[offset]
         self._exact: dict[int, int] = {}
-        self.fixed = counter.count_request(system, [], tools)
-        self.points = safe_split_points(display, self.start)
+        self.fixed = counter.count_request(system, [], tools) + pinned_tokens
+        self.points = safe_split_points(window, self.start)
         self.last_user = max(
             (self.start + o for o, m in enumerate(self._viewed) if m.role == "user"),
             default=None,

@@ -136,9 +136,19 @@ def _format_for(strategy: SummaryStrategy) -> str:
 
 
 def _common_tail(
-    instructions: str | None, last_request: str | None, max_output_tokens: int
+    instructions: str | None,
+    last_request: str | None,
+    max_output_tokens: int,
+    pinned: Sequence[int] = (),
 ) -> list[str]:
     out: list[str] = []
+    if pinned:
+        numbers = ", ".join(f"#{i}" for i in pinned)
+        out.append(
+            f"The user pinned these messages: {numbers}. Pinned messages are carried "
+            "verbatim beside your summary in every request, so you need not repeat them; "
+            "mention them only where the story needs it."
+        )
     if last_request:
         out.append(
             "The user's last request in this part, to be quoted exactly in the summary:\n"
@@ -161,6 +171,7 @@ def summary_prompt(
     instructions: str | None,
     last_request: str | None,
     max_output_tokens: int,
+    pinned: Sequence[int] = (),
 ) -> str:
     """The one-call summary of a folded part (and of the previous summary, if any)."""
     sections = [
@@ -177,7 +188,7 @@ def summary_prompt(
         )
     sections.append(f"<transcript>\n{escape_data(transcript)}\n</transcript>")
     sections.append(_format_for(strategy))
-    sections.extend(_common_tail(instructions, last_request, max_output_tokens))
+    sections.extend(_common_tail(instructions, last_request, max_output_tokens, pinned))
     return "\n\n".join(sections)
 
 
@@ -203,6 +214,7 @@ def merge_prompt(
     instructions: str | None,
     last_request: str | None,
     max_output_tokens: int,
+    pinned: Sequence[int] = (),
 ) -> str:
     """Merge chunk notes (oldest first) into the final summary, or, with `strategy`
     None, into one shorter set of notes (an intermediate level of a large merge)."""
@@ -229,7 +241,7 @@ def merge_prompt(
         )
         return "\n\n".join(sections)
     sections.append(_format_for(strategy))
-    sections.extend(_common_tail(instructions, last_request, max_output_tokens))
+    sections.extend(_common_tail(instructions, last_request, max_output_tokens, pinned))
     return "\n\n".join(sections)
 
 

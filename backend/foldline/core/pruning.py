@@ -10,10 +10,10 @@ those are what the model is working with.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from foldline.core.messages import Message, ToolResultPart
+from foldline.core.messages import History, Message, ToolResultPart, as_window
 from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState
 from foldline.core.view import PRUNED_PLACEHOLDER
@@ -71,7 +71,7 @@ def minimum_tokens(settings: CompactionSettings, input_budget: int | None) -> in
 
 
 def plan_prune(
-    display: Sequence[Message],
+    display: History,
     state: CompactionState | None,
     count_text: Callable[[str], int],
     settings: CompactionSettings,
@@ -91,7 +91,7 @@ def plan_prune(
     if not settings.prune:
         return EMPTY_PLAN
     start = state.api_start_index if state is not None else 0
-    tail = display[start:]
+    tail = as_window(display).since(start)
     placeholder_tokens = count_text(PRUNED_PLACEHOLDER)
     protect = protect_tokens(settings, input_budget)
     protected_tools = set(settings.protected_tools)

@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-Strategy = Literal["structured", "narrative", "emergency"]
+Strategy = Literal["structured", "narrative", "free-form", "emergency"]
+"""`free-form`: a model summary kept although it ignored the requested format."""
 Trigger = Literal["auto", "manual", "tool", "overflow"]
 
 
@@ -41,3 +42,15 @@ class CompactionState(BaseModel):
     tokens_after: int
     model: str | None = None
     degraded: bool = False
+    carried_details: tuple[str, ...] = ()
+    """The person's details (numbers, paths, instructions...) this summary holds verbatim,
+    oldest first: the next fold checks its summary against them again, so a detail
+    carried once stays carried however many folds stack."""
+    details_total: int = 0
+    """How many of the person's details this fold had to carry (earlier folds' carried
+    details plus those in the messages it folded)."""
+    details_kept: int = 0
+    """Of those, how many the summary (or digest) contained by itself."""
+    details_appended: int = 0
+    """How many were appended verbatim under "From the person, verbatim"; the rest
+    (`details_total - details_kept - details_appended`) did not fit the cap."""

@@ -13,12 +13,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from foldline.core.messages import (
+    History,
     Message,
     Part,
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    as_window,
 )
+from foldline.core.pins import Pin, pins_block
 from foldline.core.state import CompactionState
 
 PRUNED_PLACEHOLDER = (
@@ -34,8 +37,9 @@ INTERRUPTED_RESULT = (
 """The synthetic error result given to a tool call whose result was never recorded."""
 
 
-def summary_to_message(state: CompactionState) -> Message:
-    """The summary of a fold as the first message of the model's view.
+def summary_to_message(state: CompactionState, pins: Sequence[Pin] = ()) -> Message:
+    """The summary of a fold as the first message of the model's view, followed by the
+    pinned messages the fold moved out of the view (`pins.pins_block`).
 
     It is a user-role message because both providers require the conversation to start
     with the user, but it is framed as a record handed to the model, not as something the
@@ -43,11 +47,12 @@ def summary_to_message(state: CompactionState) -> Message:
     again as if they were new.
     """
     folded = state.summarized_range.message_count
-    how = (
-        "an extract made without a model (the summarizer was unavailable)"
-        if state.degraded
-        else "a summary"
-    )
+    if state.degraded:
+        how = "an extract made without a model (the summarizer was unavailable)"
+    elif state.strategy == "free-form":
+        how = "a free-form summary"
+    else:
+        how = "a summary"
     text = (
         f"[Conversation summary, version {state.version}]\n"
         f"The earlier part of this conversation ({folded} messages) was folded into "
@@ -57,6 +62,9 @@ def summary_to_message(state: CompactionState) -> Message:
         "follow.\n\n"
         f"<summary>\n{state.summary_message}\n</summary>"
     )
+    block = pins_block(pins, state.api_start_index)
+    if block:
+        text += "\n\n" + block
     return Message(role="user", parts=(TextPart(text=text),))
 
 
@@ -85,19 +93,22 @@ def view_message(message: Message) -> Message:
     return message.model_copy(update={"parts": tuple(parts)})
 
 
-def build_api_messages(display: Sequence[Message], state: CompactionState | None) -> list[Message]:
-    """The messages the model receives: `[summary] + display[api_start_index:]`, repaired.
+def build_api_messages(
+    display: History, state: CompactionState | None, pins: Sequence[Pin] = ()
+) -> list[Message]:
+    """The messages the model receives: `[summary + folded pins] + display[api_start_index:]`,
+    repaired.
 
     `display` may be a `HistoryWindow` holding only the rows from `api_start_index`: this
-    function only slices from that index and never iterates the whole history, so its
-    cost depends on the size of the view, not of the conversation.
+    function only reads from that index, so its cost depends on the size of the view,
+    not of the conversation. Pins still in the view are not repeated.
     """
     start = state.api_start_index if state is not None else 0
-    tail = [view_message(m) for m in display[start:]]
+    tail = [view_message(m) for m in as_window(display).since(start)]
     repaired = repair_pairs(tail)
     if state is None:
         return repaired
-    return [summary_to_message(state), *repaired]
+    return [summary_to_message(state, pins), *repaired]
 
 
 def _without(message: Message, kind: type) -> Message:

@@ -87,6 +87,26 @@ def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 # --- Anthropic Messages --------------------------------------------------------------
 
 
+ANTHROPIC_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""The image formats the Messages API accepts in image blocks."""
+
+
+def _anthropic_image_into_result(blocks: list[dict[str, Any]], part: AttachmentPart) -> bool:
+    """Put a tool's image into the tool_result before it, where the Messages API takes
+    images; False when there is no such result or the part is not a usable image."""
+    if not blocks or blocks[-1].get("type") != "tool_result":
+        return False
+    if part.media_type not in ANTHROPIC_IMAGE_TYPES or not part.data_base64:
+        return False
+    result = blocks[-1]
+    content = result["content"]
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}] if content.strip() else []
+    image = {"type": "base64", "media_type": part.media_type, "data": part.data_base64}
+    result["content"] = [*content, {"type": "image", "source": image}]
+    return True
+
+
 def _anthropic_blocks(message: Message) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in message.parts:
@@ -115,7 +135,11 @@ def _anthropic_blocks(message: Message) -> list[dict[str, Any]]:
             if part.is_error:
                 block["is_error"] = True
             blocks.append(block)
-        elif isinstance(part, AttachmentPart):
+        elif isinstance(part, AttachmentPart) and not (
+            # A tool's image (in a tool message, after its result) is shown to the model;
+            # other attachments are described in text.
+            message.role == "tool" and _anthropic_image_into_result(blocks, part)
+        ):
             blocks.append({"type": "text", "text": _attachment_text(part)})
     return blocks
 

@@ -67,12 +67,24 @@ def _gpt(input_price: float, output_price: float, cached_input: float | None) ->
     )
 
 
+def _gpt_cache_billed(input_price: float, output_price: float) -> ModelPrices:
+    """OpenAI's GPT-6 and GPT-5.6 prices: cached input at 0.1 x the input price, and,
+    unlike earlier models, writes to the (30-minute) prompt cache billed at 1.25 x."""
+    return ModelPrices(
+        input=input_price,
+        output=output_price,
+        cache_read=round(input_price * 0.1, 6),
+        cache_write=round(input_price * 1.25, 6),
+    )
+
+
 _ONE_MILLION_BETA = "1M-token window available with the context-1m beta; 200k by default"
 _LONG_INPUT_PRICE = "input over 272k tokens is billed at a higher rate"
 _M = 1_000_000
 
 _ENTRIES: tuple[ModelInfo, ...] = (
     # Anthropic. The current generation has a 1M-token window at standard prices.
+    ModelInfo("claude-fable-5-1", "anthropic", _M, 128_000, prices=_claude(10, 50)),
     ModelInfo("claude-opus-5-5", "anthropic", _M, 128_000, prices=_claude(4, 20)),
     ModelInfo("claude-sonnet-5-5", "anthropic", _M, 128_000, prices=_claude(2, 10)),
     ModelInfo("claude-opus-5", "anthropic", _M, 128_000, prices=_claude(5, 25)),
@@ -107,7 +119,29 @@ _ENTRIES: tuple[ModelInfo, ...] = (
             ("claude-3-haiku", 4_096, 0.25, 1.25),
         )
     ),
-    # OpenAI.
+    # OpenAI. The GPT-6 and GPT-5.6 families: 1.05M-token windows (922k of input), 128k
+    # output, cached input at 0.1 x and cache writes at 1.25 x the input price.
+    *(
+        ModelInfo(
+            name,
+            "openai",
+            1_050_000,
+            128_000,
+            note=_LONG_INPUT_PRICE,
+            prices=_gpt_cache_billed(i, o),
+        )
+        for name, i, o in (
+            ("gpt-6-astra", 10, 50),
+            ("gpt-6.2-sol", 2, 10),
+            ("gpt-6.1-sol", 2, 10),
+            ("gpt-6-sol", 2, 10),
+            ("gpt-6.1-terra", 1, 5),
+            ("gpt-6-luna", 0.1, 0.5),
+            ("gpt-5.6-sol", 4, 20),
+            ("gpt-5.6-terra", 2, 12),
+            ("gpt-5.6-luna", 0.2, 1.2),
+        )
+    ),
     ModelInfo(
         "gpt-5.5", "openai", 1_050_000, 128_000, note=_LONG_INPUT_PRICE, prices=_gpt(5, 30, 0.5)
     ),
@@ -150,7 +184,7 @@ _ENTRIES: tuple[ModelInfo, ...] = (
 )
 
 SUGGESTED_MODELS: dict[str, str] = {
-    "anthropic": "claude-sonnet-5",
+    "anthropic": "claude-sonnet-5-5",
     "openai": "gpt-5.4",
 }
 """What onboarding and an empty default suggest for each hosted provider: a current model

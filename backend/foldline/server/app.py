@@ -19,6 +19,7 @@ import foldline
 from foldline.chat.service import ChatService, ChatUnavailable, TurnInProgress
 from foldline.config import ConfigError
 from foldline.config_toml import ensure_config
+from foldline.mcp.manager import McpManager
 from foldline.providers.listing import ModelDirectory
 from foldline.server.config_source import ConfigSource
 from foldline.server.errors import (
@@ -32,8 +33,10 @@ from foldline.server.routes import (
     context,
     conversations,
     health,
+    mcp,
     messages,
     models,
+    pins,
     settings,
     transfer,
 )
@@ -81,10 +84,23 @@ def create_app(
     if store is None:
         ensure_config(data_dir)
         store = Store(data_dir / DATABASE_FILE)
+    mcp_manager = next(
+        (
+            source
+            for source in (chat_service.tool_sources if chat_service else ())
+            if isinstance(source, McpManager)
+        ),
+        None,
+    )
+    if mcp_manager is None:
+        # MCP servers come only from config.toml; "Always allow" is written back there.
+        mcp_manager = McpManager(config_source, save_config=config_source.save)
     # The providers' model lists, cached in the data dir for a day (see routes/models.py).
     model_directory = ModelDirectory.load(data_dir)
     if chat_service is None:
-        chat_service = ChatService(store, config_source, listing=model_directory)
+        chat_service = ChatService(
+            store, config_source, tool_sources=[mcp_manager], listing=model_directory
+        )
     elif chat_service.loader.listing is None:
         chat_service.loader.listing = model_directory
     opened_store: Store = store
@@ -126,6 +142,7 @@ def create_app(
     app.state.chat_service = chat_service
     app.state.data_dir = data_dir
     app.state.config_source = config_source
+    app.state.mcp = mcp_manager
     app.state.model_directory = model_directory
     app.state.discover_models = owns_store if discover_models is None else discover_models
     app.state.background_tasks = set()
@@ -137,9 +154,11 @@ def create_app(
     app.include_router(transfer.router)
     app.include_router(conversations.router)
     app.include_router(messages.router)
+    app.include_router(pins.router)
     app.include_router(compactions.router)
     app.include_router(context.router)
     app.include_router(settings.router)
+    app.include_router(mcp.router)
     app.include_router(models.router)
     mount_frontend(app, frontend_dir or find_frontend_dir())
     return app

@@ -100,6 +100,13 @@ class CompactionOut(ApiModel):
     tokens_after: int
     model: str | None = None
     degraded: bool = False
+    carried_details: list[str] = []
+    """The person's details this summary holds verbatim (numbers, paths, instructions...)."""
+    details_total: int = 0
+    details_kept: int = 0
+    """How many of `details_total` the summary contained by itself ..."""
+    details_appended: int = 0
+    """... and how many were appended verbatim under "From the person, verbatim"."""
 
     @classmethod
     def from_state(cls, state: CompactionState) -> CompactionOut:
@@ -128,6 +135,25 @@ class UndoResult(ApiModel):
 # --- conversations -----------------------------------------------------------------
 
 
+class PinOut(ApiModel):
+    """A pinned message: it reaches the model verbatim in every request."""
+
+    message_id: str
+    index: int
+    role: str
+    pinned_at: str
+
+
+class PinsOut(ApiModel):
+    """The answer to pinning or unpinning: every pin of the conversation and their cost."""
+
+    pins: list[PinOut]
+    pinned_tokens: int
+    """What all pins together take in a request when every one of them is folded."""
+    cap_tokens: int
+    """The most they may take (a share of the model's input budget)."""
+
+
 class ConversationOut(ApiModel):
     id: str
     title: str
@@ -139,6 +165,8 @@ class ConversationOut(ApiModel):
     message_count: int
     compaction: CompactionOut | None = None
     """The current fold; filled by `GET /api/conversations/{id}`, null in lists."""
+    pins: list[PinOut] = []
+    """The pinned messages in display order; filled by `GET /api/conversations/{id}`."""
 
 
 class ConversationList(ApiModel):

@@ -11,6 +11,7 @@ from foldline.store.records import (
     MessageRecord,
     MessageStatus,
     NotFound,
+    PinRecord,
 )
 from foldline.store.store import Store
 
@@ -21,5 +22,6 @@ __all__ = [
     "MessageRecord",
     "MessageStatus",
     "NotFound",
+    "PinRecord",
     "Store",
 ]

@@ -86,8 +86,14 @@ class ExportedMessage(_Schema):
     error: str | None
     created_at: str
     updated_at: str
+    pinned_at: str | None = None
 
     check_timestamps = field_validator("created_at", "updated_at")(_check_timestamp)
+
+    @field_validator("pinned_at")
+    @classmethod
+    def _check_pinned_at(cls, value: str | None) -> str | None:
+        return None if value is None else _check_timestamp(value)
 
 
 class ExportedRange(_Schema):
@@ -110,6 +116,10 @@ class ExportedFold(_Schema):
     tokens_after: int
     model: str | None
     degraded: bool
+    carried_details: list[str] = Field(default_factory=list)
+    details_total: int = Field(default=0, ge=0)
+    details_kept: int = Field(default=0, ge=0)
+    details_appended: int = Field(default=0, ge=0)
 
 
 class ExportedDocument(_Schema):
@@ -120,7 +130,7 @@ class ExportedDocument(_Schema):
     compactions: list[ExportedFold]
 
 
-def _message_json(record: MessageRecord) -> ExportedMessage:
+def _message_json(record: MessageRecord, pinned_at: str | None) -> ExportedMessage:
     return ExportedMessage(
         id=record.id,
         index=record.seq,
@@ -132,6 +142,7 @@ def _message_json(record: MessageRecord) -> ExportedMessage:
         error=record.error,
         created_at=record.created_at,
         updated_at=record.updated_at,
+        pinned_at=pinned_at,
     )
 
 
@@ -155,12 +166,17 @@ def _fold_json(record: CompactionRecord) -> ExportedFold:
         tokens_after=state.tokens_after,
         model=state.model,
         degraded=state.degraded,
+        carried_details=list(state.carried_details),
+        details_total=state.details_total,
+        details_kept=state.details_kept,
+        details_appended=state.details_appended,
     )
 
 
 def export_json(store: Store, conversation_id: str) -> dict[str, Any]:
     """Everything about the conversation, losslessly, as JSON-ready Python values."""
     conversation, messages, compactions = store.read_conversation(conversation_id)
+    pins = {pin.seq: pin.pinned_at for pin in store.list_pins(conversation_id)}
     document = ExportedDocument(
         format=FORMAT,
         format_version=FORMAT_VERSION,
@@ -173,7 +189,7 @@ def export_json(store: Store, conversation_id: str) -> dict[str, Any]:
             created_at=conversation.created_at,
             updated_at=conversation.updated_at,
         ),
-        messages=[_message_json(m) for m in messages],
+        messages=[_message_json(m, pins.get(m.seq)) for m in messages],
         compactions=[_fold_json(c) for c in compactions],
     )
     dumped = document.model_dump(mode="json", by_alias=True)
@@ -295,10 +311,18 @@ def import_json(store: Store, data: dict[str, Any]) -> ConversationRecord:
                 tokens_after=f.tokens_after,
                 model=f.model,
                 degraded=f.degraded,
+                carried_details=tuple(f.carried_details),
+                details_total=f.details_total,
+                details_kept=f.details_kept,
+                details_appended=f.details_appended,
             ),
             is_current=f.current,
             parent_version=f.parent_version,
         )
         for f in document.compactions
     ]
-    return store.restore_conversation(conversation, messages, compactions)
+    record = store.restore_conversation(conversation, messages, compactions)
+    pins = {m.index: m.pinned_at for m in document.messages if m.pinned_at is not None}
+    if pins:
+        store.restore_pins(record.id, pins)
+    return record

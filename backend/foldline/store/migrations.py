@@ -136,6 +136,22 @@ def m004_message_search(db: Database) -> None:
     rebuild_search_index(db)
 
 
+@migrations(name="m006_pins_and_carried_details")
+def m006_pins_and_carried_details(db: Database) -> None:
+    # Pins belong to messages, not to folds, so that undoing a fold keeps them.
+    db["messages"].add_column("pinned_at", str)
+    # Every model call reads the pins; a partial index holds only the pinned rows, so the
+    # read costs nothing however long the history is.
+    db.execute(
+        "CREATE INDEX messages_pinned ON messages (conversation_id, seq) "
+        "WHERE pinned_at IS NOT NULL"
+    )
+    db["compactions"].add_column("carried_details", str, not_null_default="[]")
+    db["compactions"].add_column("details_total", int, not_null_default=0)
+    db["compactions"].add_column("details_kept", int, not_null_default=0)
+    db["compactions"].add_column("details_appended", int, not_null_default=0)
+
+
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations.pending(Database(memory=True)))
 """The migration names in order: everything an empty database has pending (`pending` is
 read-only, and its list is the registration order)."""

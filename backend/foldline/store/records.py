@@ -74,6 +74,16 @@ class MessageRecord:
 
 
 @dataclass(frozen=True)
+class PinRecord:
+    """A pinned message: its id, display index, content and when it was pinned."""
+
+    message_id: str
+    seq: int
+    message: Message
+    pinned_at: str
+
+
+@dataclass(frozen=True)
 class CompactionRecord:
     state: CompactionState
     is_current: bool
@@ -117,7 +127,8 @@ MESSAGE_COLUMNS = (
 COMPACTION_COLUMNS = (
     "k.version, k.compacted_at, k.summary_message, k.api_start_index, k.from_index, "
     "k.to_index, k.message_count, k.strategy, k.trigger, k.tokens_before, k.tokens_after, "
-    "k.model, k.degraded, k.parent_version"
+    "k.model, k.degraded, k.parent_version, k.carried_details, k.details_total, "
+    "k.details_kept, k.details_appended"
 )
 
 
@@ -162,6 +173,10 @@ def compaction_from_row(row: sqlite3.Row | tuple[Any, ...]) -> CompactionState:
         tokens_after=row[10],
         model=row[11],
         degraded=bool(row[12]),
+        carried_details=tuple(json.loads(row[14])),
+        details_total=row[15],
+        details_kept=row[16],
+        details_appended=row[17],
     )
 
 
@@ -185,12 +200,17 @@ def compaction_values(
         state.tokens_after,
         state.model,
         int(state.degraded),
+        json.dumps(list(state.carried_details), ensure_ascii=False),
+        state.details_total,
+        state.details_kept,
+        state.details_appended,
     )
 
 
 COMPACTION_INSERT = (
     "INSERT INTO compactions (conversation_id, version, parent_version, compacted_at, "
     "summary_message, api_start_index, from_index, to_index, message_count, strategy, "
-    "trigger, tokens_before, tokens_after, model, degraded) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "trigger, tokens_before, tokens_after, model, degraded, carried_details, details_total, "
+    "details_kept, details_appended) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )

@@ -49,6 +49,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "error": "Why the message ended in error or was interrupted (NULL otherwise).",
         "created_at": "When the message was first written (ISO-8601 UTC).",
         "updated_at": "Last write to the message, e.g. the latest streamed flush (ISO-8601 UTC).",
+        "pinned_at": "When the person pinned the message (ISO-8601 UTC; NULL = not pinned): a "
+        "pinned message reaches the model verbatim in every request, whatever is folded.",
     },
     "compactions": {
         "conversation_id": "The conversation this fold belongs to.",
@@ -62,12 +64,18 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "from_index": "First display index summarized by this fold (inclusive).",
         "to_index": "Display index where the summarized range ends (exclusive).",
         "message_count": "How many display messages this fold summarized.",
-        "strategy": "structured, narrative or emergency (the extractive digest).",
+        "strategy": "structured, narrative, free-form (a model summary that ignored the "
+        "requested format, kept as written) or emergency (the extractive digest).",
         "trigger": "What asked for the fold: auto, manual, tool or overflow.",
         "tokens_before": "Tokens of the model's view just before the fold.",
         "tokens_after": "Tokens of the model's view just after the fold.",
         "model": "Model that wrote the summary (NULL for the emergency digest).",
         "degraded": "1 when the summary is the emergency digest, to be re-summarized later.",
+        "carried_details": "JSON array of the person's details (numbers, paths, URLs, names, "
+        "quotes, instructions) the summary holds verbatim; the next fold checks them again.",
+        "details_total": "How many of the person's details this fold had to carry.",
+        "details_kept": "How many of them the summary contained by itself.",
+        "details_appended": "How many were appended verbatim under 'From the person, verbatim'.",
     },
     "calibration": {
         "provider": "Provider name as configured (anthropic, openai, a local server's name).",

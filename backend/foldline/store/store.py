@@ -36,10 +36,12 @@ from foldline.store.records import (
     MessageRecord,
     MessageStatus,
     NotFound,
+    PinRecord,
     compaction_values,
     conversation_from_row,
     dump_json_or_none,
     dump_parts,
+    load_message,
     message_from_row,
     utc_timestamp,
 )
@@ -391,6 +393,55 @@ class Store:
             .fetchall()
         )
         return [message_from_row(row) for row in rows]
+
+    # -- pins ----------------------------------------------------------------------------
+
+    def list_pins(self, conversation_id: str) -> list[PinRecord]:
+        """The pinned messages of a conversation, in display order."""
+        with self._pool.snapshot() as conn:
+            rows = conn.execute(
+                "SELECT id, seq, role, parts, pinned_at FROM messages "
+                "WHERE conversation_id = ? AND pinned_at IS NOT NULL ORDER BY seq",
+                (conversation_id,),
+            ).fetchall()
+            if not rows:
+                queries.get_conversation(conn, conversation_id)
+        return [
+            PinRecord(
+                message_id=row[0],
+                seq=row[1],
+                message=load_message(row[2], row[3]),
+                pinned_at=row[4],
+            )
+            for row in rows
+        ]
+
+    def set_pinned(self, conversation_id: str, message_id: str, pinned: bool) -> str | None:
+        """Pin or unpin a message; returns its `pinned_at` (None when unpinned). Pinning
+        a pinned message keeps its first time. NotFound for a message of another
+        conversation."""
+        with self._pool.write() as conn:
+            row = conn.execute(
+                "SELECT pinned_at FROM messages WHERE id = ? AND conversation_id = ?",
+                (message_id, conversation_id),
+            ).fetchone()
+            if row is None:
+                raise NotFound(f"no message {message_id!r} in conversation {conversation_id!r}")
+            pinned_at = (row[0] or self._now()) if pinned else None
+            conn.execute("UPDATE messages SET pinned_at = ? WHERE id = ?", (pinned_at, message_id))
+            conn.execute(
+                "UPDATE conversations SET updated_at = ? WHERE id = ?",
+                (self._now(), conversation_id),
+            )
+        return pinned_at
+
+    def restore_pins(self, conversation_id: str, pins: Mapping[int, str]) -> None:
+        """Pin the messages at the given display indices (index -> pinned_at); import."""
+        with self._pool.write() as conn:
+            conn.executemany(
+                "UPDATE messages SET pinned_at = ? WHERE conversation_id = ? AND seq = ?",
+                [(pinned_at, conversation_id, seq) for seq, pinned_at in pins.items()],
+            )
 
     # -- folds ---------------------------------------------------------------------------
 

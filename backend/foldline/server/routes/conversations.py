@@ -15,8 +15,9 @@ from foldline.server.schemas import (
     ConversationList,
     ConversationOut,
     ConversationPatch,
+    PinOut,
 )
-from foldline.store import ConversationRecord
+from foldline.store import ConversationRecord, PinRecord
 
 router = APIRouter(prefix="/api/conversations", tags=["conversations"])
 
@@ -24,7 +25,9 @@ DEFAULT_TITLE = "New conversation"
 
 
 def conversation_out(
-    record: ConversationRecord, compaction: CompactionOut | None = None
+    record: ConversationRecord,
+    compaction: CompactionOut | None = None,
+    pins: list[PinOut] | None = None,
 ) -> ConversationOut:
     """A store `ConversationRecord` as the API's conversation object."""
     return ConversationOut(
@@ -37,6 +40,7 @@ def conversation_out(
         updated_at=record.updated_at,
         message_count=record.message_count,
         compaction=compaction,
+        pins=pins or [],
     )
 
 
@@ -68,7 +72,14 @@ def create_conversation(store: StoreDep, body: ConversationCreate | None = None)
 def get_conversation(conversation_id: str, store: StoreDep) -> ConversationOut:
     record = store.get_conversation(conversation_id)
     state = store.current_compaction(conversation_id)
-    return conversation_out(record, CompactionOut.from_state(state) if state else None)
+    pins = [pin_out(pin) for pin in store.list_pins(conversation_id)]
+    return conversation_out(record, CompactionOut.from_state(state) if state else None, pins)
+
+
+def pin_out(pin: PinRecord) -> PinOut:
+    return PinOut(
+        message_id=pin.message_id, index=pin.seq, role=pin.message.role, pinned_at=pin.pinned_at
+    )
 
 
 @router.patch("/{conversation_id}", response_model=ConversationOut)

@@ -1,0 +1,102 @@
+"""What every fold reads, as one frozen value.
+
+`fold`, `resummarize`, `emergency_fold` and `planned_split` all need the same view of a
+conversation (its loaded window, current fold, counter, request frame, budget, settings,
+pins) and the caller's clock reading. Passing them as one value keeps the three entry
+points in step and lets the chat layer build it once per step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from foldline.core.budget import Budget
+from foldline.core.messages import History, HistoryWindow, Message, ToolSpec, as_window
+from foldline.core.pins import Pin, pins_tokens
+from foldline.core.planning import FoldPlanner
+from foldline.core.settings import CompactionSettings
+from foldline.core.state import CompactionState
+from foldline.core.tokens import TokenCounter
+
+
+@dataclass(frozen=True)
+class FoldInputs:
+    """The conversation as a fold sees it.
+
+    `window` holds the display history from the current fold's `api_start_index` on
+    (or all of it); `now` is an ISO timestamp (the engine reads no clock); `model` is the
+    summarizer's name, recorded on the fold; `summarizer_budget` is the summarizer's own
+    input budget when it differs from the conversation's model; `pins` are every pinned
+    message of the conversation, folded or not.
+    """
+
+    window: HistoryWindow
+    state: CompactionState | None
+    counter: TokenCounter
+    system: str
+    tools: tuple[ToolSpec, ...]
+    budget: Budget
+    settings: CompactionSettings
+    now: str
+    model: str | None = None
+    summarizer_budget: int | None = None
+    pins: tuple[Pin, ...] = field(default=())
+
+    @classmethod
+    def of(
+        cls,
+        display: History,
+        state: CompactionState | None,
+        *,
+        counter: TokenCounter,
+        system: str,
+        tools: Sequence[ToolSpec],
+        budget: Budget,
+        settings: CompactionSettings,
+        now: str,
+        model: str | None = None,
+        summarizer_budget: int | None = None,
+        pins: Sequence[Pin] = (),
+    ) -> FoldInputs:
+        """Build from any history (a list is a complete one) and any sequences."""
+        return cls(
+            window=as_window(display),
+            state=state,
+            counter=counter,
+            system=system,
+            tools=tuple(tools),
+            budget=budget,
+            settings=settings,
+            now=now,
+            model=model,
+            summarizer_budget=summarizer_budget,
+            pins=tuple(pins),
+        )
+
+    @property
+    def start(self) -> int:
+        """The current fold's `api_start_index` (0 without a fold)."""
+        return self.state.api_start_index if self.state is not None else 0
+
+    def unpinned(self, start: int, messages: Sequence[Message]) -> list[Message]:
+        """`messages` (display indices from `start`) without the pinned ones: a pin rides
+        verbatim anyway, so its details need no carrying."""
+        pinned = {pin.index for pin in self.pins}
+        return [m for offset, m in enumerate(messages) if start + offset not in pinned]
+
+    @property
+    def pinned_tokens(self) -> int:
+        """The pins block at its largest (every pin folded): the planner reserves it."""
+        return pins_tokens(self.pins, self.counter.count_text)
+
+    def planner(self) -> FoldPlanner:
+        """The sizes of the current view for choosing a split, with room for every pin."""
+        return FoldPlanner(
+            self.window,
+            self.state,
+            self.counter,
+            self.system,
+            self.tools,
+            pinned_tokens=self.pinned_tokens,
+        )

@@ -1,0 +1,12 @@
+"""MCP (Model Context Protocol) servers as tool sources, through the official `mcp` SDK.
+
+- `settings`: the `[mcp_servers.NAME]` tables of config.toml, masking, and the import of
+  Claude Desktop's `mcpServers` object (pure values; no SDK).
+- `naming`: the `SERVER__TOOL` names offered to the model, collisions resolved visibly.
+- `connection`: one server's SDK session kept open in a task of its own.
+- `results`: an MCP tool result as Foldline's tool outcome (text, structure, images).
+- `approval`: calls waiting for the person's decision.
+- `manager`: starts servers when first needed, offers their tools, restarts, stops.
+
+The SDK is imported only by `connection`, when a server is first started.
+"""

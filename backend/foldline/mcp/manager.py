@@ -1,0 +1,309 @@
+"""The MCP servers of the running app: started when first needed, offered, stopped with it.
+
+A server starts at the first turn after it appears in config.toml (never from a
+conversation or an import: only the configuration the person wrote or imported in
+Settings names servers). A server that fails to start is reported once in the chat and in
+Settings, and its tools are not offered until the person restarts it or changes its
+configuration. A server that stops during a call gives that call an error result and is
+restarted once; if the restart fails it stays failed.
+
+The tools offered are the running servers' tools in config order, then in each server's
+own order, so the list (part of the prompt-cache prefix) changes only when servers or
+settings change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from foldline.chat.events import ChatEvent
+from foldline.chat.tool_registry import Tool, ToolEnv, ToolOutcome
+from foldline.config import AppConfig
+from foldline.core.messages import ToolCallPart, ToolSpec
+from foldline.logging_setup import register_secret
+from foldline.mcp.approval import Approvals, Decision, PendingApproval
+from foldline.mcp.connection import ServerCallError, ServerConnection
+from foldline.mcp.naming import offered_names
+from foldline.mcp.results import outcome_from_result
+from foldline.mcp.settings import McpServerConfig
+
+log = logging.getLogger(__name__)
+
+# What a change of these fields means: the running process no longer matches its config.
+_TRANSPORT_FIELDS = ("command", "args", "env", "cwd", "url", "headers")
+
+
+class ServerDisabled(Exception):
+    """A disabled server cannot be restarted (HTTP 409)."""
+
+
+def _same_transport(a: McpServerConfig, b: McpServerConfig) -> bool:
+    return all(getattr(a, name) == getattr(b, name) for name in _TRANSPORT_FIELDS)
+
+
+class McpManager:
+    def __init__(
+        self,
+        config_provider: Callable[[], AppConfig],
+        *,
+        save_config: Callable[[AppConfig], None] | None = None,
+    ) -> None:
+        self.config_provider = config_provider
+        self.save_config = save_config
+        """Where "Always allow this tool" is written (config.toml); None keeps it in memory."""
+        self.approvals = Approvals()
+        self.connections: dict[str, ServerConnection] = {}
+        self._announced: set[str] = set()
+        self._always: set[tuple[str, str]] = set()
+        self._lock: asyncio.Lock | None = None
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    def server_configs(self) -> dict[str, McpServerConfig]:
+        return self.config_provider().mcp_servers
+
+    async def sync(self) -> None:
+        """Stop the connections whose server was removed, disabled or re-configured."""
+        servers = self.server_configs()
+        for name, connection in list(self.connections.items()):
+            wanted = servers.get(name)
+            if (
+                wanted is None
+                or not wanted.enabled
+                or not _same_transport(wanted, connection.config)
+            ):
+                await connection.stop()
+                del self.connections[name]
+                self._announced.discard(name)
+            else:
+                connection.config = wanted
+        for name, server in servers.items():
+            if server.enabled and name not in self.connections:
+                for secret in server.secrets():
+                    register_secret(secret)
+                self.connections[name] = ServerConnection(name, server)
+
+    async def prepare(self) -> list[ChatEvent]:
+        """Start the servers that have not been started yet; notices for new failures."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            await self.sync()
+            fresh = [c for c in self.connections.values() if c.state == "stopped"]
+            await asyncio.gather(*(connection.start() for connection in fresh))
+        notices = []
+        for connection in self.connections.values():
+            if connection.state == "failed" and connection.name not in self._announced:
+                self._announced.add(connection.name)
+                notices.append(server_failed(connection))
+        return notices
+
+    async def restart(self, name: str) -> ServerConnection:
+        """Stop and start one server again (Settings → Restart)."""
+        if name not in self.server_configs():
+            raise KeyError(name)
+        await self.sync()
+        connection = self.connections.get(name)
+        if connection is None:
+            raise ServerDisabled(f"The MCP server {name} is disabled; enable it first.")
+        await connection.stop()
+        self._announced.discard(name)
+        await connection.start()
+        return connection
+
+    async def shutdown(self) -> None:
+        await asyncio.gather(*(c.stop() for c in self.connections.values()))
+        self.connections = {}
+
+    # --- tools -----------------------------------------------------------------------
+
+    def tools(self) -> list[Tool]:
+        return list(self.mcp_tools())
+
+    def mcp_tools(self) -> list[McpTool]:
+        """The running servers' enabled tools, under their offered names."""
+        servers = self.server_configs()
+        pairs: list[tuple[str, str]] = []
+        listed: dict[tuple[str, str], Any] = {}
+        for name, server in servers.items():
+            connection = self.connections.get(name)
+            if connection is None or connection.state != "running":
+                continue
+            for tool in connection.tools:
+                if server.tool_enabled(tool.name):
+                    pairs.append((name, tool.name))
+                    listed[(name, tool.name)] = tool
+        tools: list[McpTool] = []
+        for offered in offered_names(pairs):
+            listed_tool = listed[(offered.server, offered.tool)]
+            spec = ToolSpec(
+                name=offered.name,
+                description=listed_tool.description
+                or f"The tool {offered.tool} of the MCP server {offered.server}.",
+                input_schema=listed_tool.input_schema or {"type": "object"},
+            )
+            tools.append(McpTool(self, offered.server, offered.tool, spec, offered.note))
+        return tools
+
+    def approval_for(self, server: str, tool: str) -> str:
+        if (server, tool) in self._always:
+            return "always"
+        config = self.server_configs().get(server)
+        return config.tool_approval(tool) if config else "never"
+
+    def always_allow(self, server: str, tool: str) -> None:
+        """Remember "Always allow this tool": in config.toml when the app can write it."""
+        self._always.add((server, tool))
+        if self.save_config is None:
+            return
+        config = self.config_provider()
+        current = config.mcp_servers.get(server)
+        if current is None:
+            return
+        servers = {
+            **config.mcp_servers,
+            server: current.with_tool_override(tool, approval="always"),
+        }
+        try:
+            self.save_config(config.model_copy(update={"mcp_servers": servers}))
+        except Exception:  # the call goes on; the choice holds for this run
+            log.exception("could not save the approval of %s/%s", server, tool)
+
+    async def after_crash(self, name: str) -> bool:
+        """Restart a server that stopped during a call, once; True if it runs again."""
+        connection = self.connections.get(name)
+        if connection is None:
+            return False
+        await connection.stop()
+        connection.state = "stopped"
+        await connection.start()
+        if connection.state != "running":
+            connection.error = f"stopped during a call, and the restart failed: {connection.error}"
+            connection.state = "failed"
+        return connection.state == "running"
+
+    def decide(self, conversation_id: str, call_id: str, decision: Decision) -> PendingApproval:
+        return self.approvals.decide(conversation_id, call_id, decision)
+
+    def status(self) -> list[ServerStatus]:
+        """Each configured server: its state, the reason it failed, the tools it offers."""
+        offered: dict[str, list[McpTool]] = {}
+        for tool in self.mcp_tools():
+            offered.setdefault(tool.server, []).append(tool)
+        out = []
+        for name, server in self.server_configs().items():
+            connection = self.connections.get(name)
+            state = connection.state if connection else "stopped"
+            listed = connection.tools if connection else []
+            out.append(
+                ServerStatus(
+                    name=name,
+                    config=server,
+                    state=state if server.enabled else "disabled",
+                    error=connection.error if connection else None,
+                    tools=offered.get(name, []),
+                    disabled_tools=[t.name for t in listed if not server.tool_enabled(t.name)],
+                )
+            )
+        return out
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    name: str
+    config: McpServerConfig
+    state: str
+    """stopped (not needed yet) | starting | running | failed | disabled"""
+    error: str | None
+    tools: list[McpTool]
+    """The tools offered, each with the name the model sees."""
+    disabled_tools: list[str]
+
+
+def server_failed(connection: ServerConnection) -> ChatEvent:
+    return ChatEvent(
+        "notice",
+        {
+            "code": "mcp_server_failed",
+            "server": connection.name,
+            "message": (
+                f"The MCP server {connection.name} did not start: {connection.error}. "
+                "Its tools are not offered; restart it in Settings."
+            ),
+        },
+    )
+
+
+@dataclass
+class McpTool:
+    """One server tool, as the registry offers it: approval, then the call."""
+
+    manager: McpManager
+    server: str
+    tool: str
+    spec: ToolSpec
+    note: str | None = None
+    """Why the offered name is not simply `SERVER__TOOL` (shown in Settings)."""
+
+    async def run(self, call: ToolCallPart, env: ToolEnv) -> ToolOutcome:
+        approval = self.manager.approval_for(self.server, self.tool)
+        label = f"{self.tool} of the MCP server {self.server}"
+        if approval == "never":
+            return ToolOutcome(
+                f"The person does not allow {label} to run (approval = never).", is_error=True
+            )
+        if approval == "ask":
+            pending = self.manager.approvals.ask(
+                env.conversation_id,
+                call.id,
+                self.server,
+                self.tool,
+                name=self.spec.name,
+                arguments=call.input,
+            )
+            env.emit(
+                ChatEvent(
+                    "tool.approval_required",
+                    {
+                        "callId": call.id,
+                        "server": self.server,
+                        "tool": self.tool,
+                        "name": self.spec.name,
+                        "arguments": call.input,
+                    },
+                )
+            )
+            decision = await self.manager.approvals.wait(pending)
+            env.emit(ChatEvent("tool.approval_resolved", {"callId": call.id, "decision": decision}))
+            if decision == "deny":
+                return ToolOutcome(f"The person denied this call of {label}.", is_error=True)
+            if decision == "always":
+                self.manager.always_allow(self.server, self.tool)
+        connection = self.manager.connections.get(self.server)
+        config = self.manager.server_configs().get(self.server)
+        if connection is None or config is None:
+            return ToolOutcome(
+                f"The MCP server {self.server} is no longer configured.", is_error=True
+            )
+        try:
+            result = await connection.call(self.tool, call.input, config.timeout)
+        except ServerCallError as error:
+            if error.timed_out:
+                return ToolOutcome(
+                    f"{label} did not answer within {config.timeout:g} seconds; the call was "
+                    "abandoned.",
+                    is_error=True,
+                )
+            if error.crashed:
+                restarted = await self.manager.after_crash(self.server)
+                state = "it was restarted" if restarted else "it could not be restarted"
+                return ToolOutcome(
+                    f"The MCP server {self.server} stopped during this call ({error}); {state}.",
+                    is_error=True,
+                )
+            return ToolOutcome(f"{label} failed: {error}", is_error=True)
+        return outcome_from_result(result, self.spec.name)

@@ -1,0 +1,265 @@
+"""MCP servers: their status and settings, restart, the Claude Desktop import, approvals.
+
+Environment values and headers never leave the server: answers carry masks. No route
+starts a server except Restart; the import only writes config.toml, and the servers it
+names start at the next turn that needs them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Path, Request
+
+from foldline.config import AppConfig
+from foldline.mcp.approval import UnknownApproval
+from foldline.mcp.manager import McpManager, ServerDisabled, ServerStatus
+from foldline.mcp.settings import (
+    Approval,
+    McpImportError,
+    McpServerConfig,
+    mask,
+    parse_claude_desktop,
+)
+from foldline.server.config_source import ConfigSource
+from foldline.server.errors import ApiError
+from foldline.server.routes.settings import ConfigSourceDep
+from foldline.server.schemas import ApiModel, RequestModel
+
+router = APIRouter(tags=["mcp"])
+
+NAME = Path(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def get_mcp(request: Request) -> McpManager:
+    return request.app.state.mcp
+
+
+McpDep = Annotated[McpManager, Depends(get_mcp)]
+
+
+# --- bodies ------------------------------------------------------------------------
+
+
+class McpToolOut(ApiModel):
+    name: str
+    offered_as: str
+    note: str | None = None
+    """Why `offeredAs` is not simply `SERVER__TOOL` (a character replaced, a name cut
+    to 64 characters, or a collision), when it is not."""
+
+
+class McpToolOverrideIn(RequestModel):
+    approval: Approval | None = None
+    enabled: bool | None = None
+
+
+class McpServerOut(ApiModel):
+    """A server's settings (env values and headers masked) and its live state."""
+
+    name: str
+    transport: Literal["stdio", "http"]
+    command: str | None
+    args: list[str]
+    cwd: str | None
+    url: str | None
+    env: dict[str, str]
+    headers: dict[str, str]
+    approval: Approval
+    timeout: float
+    enabled: bool
+    tool_overrides: dict[str, McpToolOverrideIn]
+    state: Literal["stopped", "starting", "running", "failed", "disabled"]
+    error: str | None
+    tools: list[McpToolOut]
+    disabled_tools: list[str]
+
+
+class McpServerList(ApiModel):
+    servers: list[McpServerOut]
+
+
+class McpServerPatch(RequestModel):
+    approval: Approval | None = None
+    timeout: float | None = None
+    enabled: bool | None = None
+    tools: dict[str, McpToolOverrideIn] | None = None
+    """Per-tool overrides to set (merged over the stored ones)."""
+
+
+class McpImport(RequestModel):
+    text: str
+    """The contents of Claude Desktop's `claude_desktop_config.json` (or its `mcpServers`)."""
+    replace: bool = False
+    """Overwrite servers of the same name (else they are skipped)."""
+
+
+class McpImportResult(ApiModel):
+    imported: list[str]
+    skipped: list[str]
+
+
+class ApprovalDecision(RequestModel):
+    decision: Literal["allow", "always", "deny"]
+
+
+class PendingApprovalOut(ApiModel):
+    """A call waiting for the person, as `tool.approval_required` announced it."""
+
+    call_id: str
+    server: str
+    tool: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class PendingApprovals(ApiModel):
+    items: list[PendingApprovalOut]
+
+
+class ApprovalResult(ApiModel):
+    call_id: str
+    decision: Literal["allow", "always", "deny"]
+
+
+def server_out(status: ServerStatus) -> McpServerOut:
+    config = status.config
+    return McpServerOut(
+        name=status.name,
+        transport=config.transport,
+        command=config.command,
+        args=list(config.args),
+        cwd=config.cwd,
+        url=config.url,
+        env={key: mask(value) for key, value in config.env.items()},
+        headers={key: mask(value) for key, value in config.headers.items()},
+        approval=config.approval,
+        timeout=config.timeout,
+        enabled=config.enabled,
+        tool_overrides={
+            tool: McpToolOverrideIn(**override.model_dump())
+            for tool, override in config.tools.items()
+        },
+        state=status.state,  # type: ignore[arg-type]
+        error=status.error,
+        tools=[
+            McpToolOut(name=tool.tool, offered_as=tool.spec.name, note=tool.note)
+            for tool in status.tools
+        ],
+        disabled_tools=status.disabled_tools,
+    )
+
+
+def _save_servers(
+    source: ConfigSource, config: AppConfig, servers: dict[str, McpServerConfig]
+) -> None:
+    source.save(config.model_copy(update={"mcp_servers": servers}))
+
+
+# --- routes ------------------------------------------------------------------------
+
+
+@router.get("/api/mcp/servers", response_model=McpServerList)
+def list_servers(mcp: McpDep) -> McpServerList:
+    return McpServerList(servers=[server_out(status) for status in mcp.status()])
+
+
+def _one(mcp: McpManager, name: str) -> McpServerOut:
+    for status in mcp.status():
+        if status.name == name:
+            return server_out(status)
+    raise ApiError(404, "not_found", f"No MCP server named `{name}`.")
+
+
+@router.post("/api/mcp/servers/{name}/restart", response_model=McpServerOut)
+async def restart_server(name: Annotated[str, NAME], mcp: McpDep) -> McpServerOut:
+    """Stop and start the server again; answers once it runs or has failed."""
+    if name not in mcp.server_configs():
+        raise ApiError(404, "not_found", f"No MCP server named `{name}`.")
+    try:
+        await mcp.restart(name)
+    except ServerDisabled as error:
+        raise ApiError(409, "mcp_server_disabled", str(error)) from error
+    return _one(mcp, name)
+
+
+@router.patch("/api/mcp/servers/{name}", response_model=McpServerOut)
+async def update_server(
+    name: Annotated[str, NAME], body: McpServerPatch, mcp: McpDep, source: ConfigSourceDep
+) -> McpServerOut:
+    """Approval, timeout, enabled, and per-tool overrides; written to config.toml."""
+    config = source()
+    server = config.mcp_servers.get(name)
+    if server is None:
+        raise ApiError(404, "not_found", f"No MCP server named `{name}`.")
+    changes = body.model_dump(exclude_unset=True, exclude={"tools"})
+    try:
+        updated = McpServerConfig.model_validate(server.model_dump() | changes)
+    except ValueError as error:
+        raise ApiError(422, "invalid_settings", str(error)) from error
+    for tool, override in (body.tools or {}).items():
+        updated = updated.with_tool_override(tool, **override.model_dump(exclude_unset=True))
+    _save_servers(source, config, {**config.mcp_servers, name: updated})
+    await mcp.sync()  # a server switched off stops now
+    return _one(mcp, name)
+
+
+@router.delete("/api/mcp/servers/{name}", status_code=204)
+async def delete_server(name: Annotated[str, NAME], mcp: McpDep, source: ConfigSourceDep) -> None:
+    config = source()
+    if name not in config.mcp_servers:
+        raise ApiError(404, "not_found", f"No MCP server named `{name}`.")
+    servers = {key: value for key, value in config.mcp_servers.items() if key != name}
+    _save_servers(source, config, servers)
+    await mcp.sync()
+
+
+@router.post("/api/mcp/import", response_model=McpImportResult)
+def import_claude_desktop(body: McpImport, source: ConfigSourceDep) -> McpImportResult:
+    """Write the `mcpServers` of a Claude Desktop config into config.toml (nothing starts)."""
+    try:
+        found = parse_claude_desktop(body.text)
+    except McpImportError as error:
+        raise ApiError(422, "invalid_import", str(error)) from error
+    config = source()
+    servers = dict(config.mcp_servers)
+    imported, skipped = [], []
+    for name, server in found.items():
+        if name in servers and not body.replace:
+            skipped.append(name)
+            continue
+        servers[name] = server
+        imported.append(name)
+    if imported:
+        _save_servers(source, config, servers)
+    return McpImportResult(imported=imported, skipped=skipped)
+
+
+@router.get(
+    "/api/conversations/{conversation_id}/tool-calls/pending", response_model=PendingApprovals
+)
+def pending_approvals(conversation_id: str, mcp: McpDep) -> PendingApprovals:
+    """The calls waiting for approval here (a page opened mid-turn shows their cards)."""
+    return PendingApprovals(
+        items=[
+            PendingApprovalOut(
+                call_id=p.call_id, server=p.server, tool=p.tool, name=p.name, arguments=p.arguments
+            )
+            for p in mcp.approvals.waiting(conversation_id)
+        ]
+    )
+
+
+@router.post(
+    "/api/conversations/{conversation_id}/tool-calls/{call_id}/approval",
+    response_model=ApprovalResult,
+)
+def decide_approval(
+    conversation_id: str, call_id: str, body: ApprovalDecision, mcp: McpDep
+) -> ApprovalResult:
+    """Answer a call waiting for approval: allow it once, always (this tool), or deny it."""
+    try:
+        mcp.decide(conversation_id, call_id, body.decision)
+    except UnknownApproval as error:
+        raise ApiError(404, "not_found", str(error)) from error
+    return ApprovalResult(call_id=call_id, decision=body.decision)

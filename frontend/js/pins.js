@@ -1,0 +1,140 @@
+// Pins: messages the person keeps in the model's view word for word, whatever is folded.
+//
+// The conversation object lists its pins (`conversation.pins`); every message shows a pin
+// button, and a bar above the chat lists what is pinned, with a way to jump to each
+// message and to unpin it. Pins are sent after the summary in every request; their total
+// is capped, and a refused pin is explained in a notice.
+
+import { api } from "./api.js";
+import { byId, h, icon } from "./dom.js";
+import { notify } from "./notices.js";
+import { emit, on, state } from "./state.js";
+
+function pins() {
+  return state.conversation?.pins ?? [];
+}
+
+function isPinned(messageId) {
+  return pins().some((pin) => pin.messageId === messageId);
+}
+
+function syncButton(button) {
+  const pinned = isPinned(button.dataset.messageId);
+  button.classList.toggle("pinned", pinned);
+  button.setAttribute("aria-pressed", String(pinned));
+  const label = pinned ? "Unpin message" : "Pin message (always sent to the model verbatim)";
+  button.title = label;
+  button.setAttribute("aria-label", label);
+}
+
+async function toggle(messageId) {
+  const id = state.currentId;
+  if (!id || !messageId) {
+    return;
+  }
+  try {
+    const result = isPinned(messageId)
+      ? await api.unpinMessage(id, messageId)
+      : await api.pinMessage(id, messageId);
+    if (id !== state.currentId || !state.conversation) {
+      return;
+    }
+    state.conversation = { ...state.conversation, pins: result.pins };
+    emit("pins", result.pins);
+  } catch (error) {
+    notify({
+      kind: error.status === 422 ? "warn" : "error",
+      title: error.status === 422 ? "Pin refused" : "Could not change the pin",
+      text: error.message,
+    });
+  }
+}
+
+/** The pin button of one message (messages without a stored id cannot be pinned yet). */
+export function pinButton(message) {
+  if (!message.id) {
+    return null;
+  }
+  const button = h(
+    "button",
+    {
+      type: "button",
+      class: "icon-button pin-button",
+      dataset: { messageId: message.id },
+      on: { click: () => toggle(message.id) },
+    },
+    icon("pin", "small"),
+  );
+  syncButton(button);
+  return button;
+}
+
+function excerpt(text) {
+  const flat = (text ?? "").replace(/\s+/g, " ").trim();
+  return flat.length > 90 ? `${flat.slice(0, 89)}…` : flat;
+}
+
+function messageElement(index) {
+  return document.querySelector(`.chat-inner .message[data-index="${index}"]`);
+}
+
+/** Redraw the pinned bar and every pin button on screen. */
+export function renderPins() {
+  for (const button of document.querySelectorAll(".pin-button")) {
+    syncButton(button);
+  }
+  for (const element of document.querySelectorAll(".chat-inner .message")) {
+    element.classList.toggle("is-pinned", isPinned(element.dataset.id));
+  }
+  const bar = byId("pinned-list");
+  const list = pins();
+  bar.hidden = list.length === 0;
+  if (!list.length) {
+    bar.replaceChildren();
+    return;
+  }
+  bar.replaceChildren(
+    h(
+      "div",
+      { class: "pinned-head" },
+      icon("pin", "small"),
+      h("span", { text: `Pinned by you (${list.length})` }),
+      h("span", { class: "pinned-hint", text: "always sent to the model, word for word" }),
+    ),
+    h(
+      "ul",
+      { class: "pinned-items" },
+      list.map((pin) => {
+        const element = messageElement(pin.index);
+        const text = element?.querySelector(".bubble, .md")?.textContent ?? "";
+        return h(
+          "li",
+          { class: "pinned-item", dataset: { index: pin.index, messageId: pin.messageId } },
+          h("button", {
+            type: "button",
+            class: "link-button pinned-jump",
+            text: `#${pin.index} ${pin.role}${text ? `: ${excerpt(text)}` : ""}`,
+            title: "Show this message",
+            on: { click: () => messageElement(pin.index)?.scrollIntoView({ block: "center" }) },
+          }),
+          h(
+            "button",
+            {
+              type: "button",
+              class: "icon-button pinned-unpin",
+              title: "Unpin",
+              "aria-label": `Unpin message #${pin.index}`,
+              on: { click: () => toggle(pin.messageId) },
+            },
+            icon("x", "small"),
+          ),
+        );
+      }),
+    ),
+  );
+}
+
+export function initPins() {
+  on("pins", renderPins);
+  on("conversation", renderPins);
+}

@@ -1,0 +1,197 @@
+"""MCP in the UI: the approval card (Allow once, Always allow this tool, Deny) in a real
+turn against the test MCP server, and the servers' state, restart and import in Settings."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+from playwright.sync_api import expect
+
+from foldline.testing import call, text_step, tool_step
+
+SERVER_SCRIPT = Path(__file__).resolve().parents[1] / "mcp_host" / "mcp_test_server.py"
+CONFIG = """\
+[defaults]
+model = "fake-model"
+
+[providers.fake]
+kind = "openai-compatible"
+base_url = "{base_url}"
+
+[models."fake-model"]
+provider = "fake"
+context_window = 200000
+max_output_tokens = 500
+
+[mcp_servers.tests]
+command = "{python}"
+args = ["{script}"]
+env = {{ API_TOKEN = "ui-secret-value" }}
+"""
+
+
+def start(start_foldline, fake_provider):
+    return start_foldline(
+        CONFIG.format(
+            base_url=fake_provider.openai_url, python=sys.executable, script=SERVER_SCRIPT
+        )
+    )
+
+
+def test_approval_card_allow_always_and_deny(start_foldline, fake_provider, make_ui):
+    app = start(start_foldline, fake_provider)
+    app.script.add(
+        tool_step(call("tests__echo", {"text": "from the UI"})),
+        text_step("Echo allowed once."),
+        tool_step(call("tests__measure", {"n": 4})),
+        text_step("Measure allowed for good."),
+        tool_step(call("tests__measure", {"n": 5})),
+        text_step("Measured again without asking."),
+        tool_step(call("tests__echo", {"text": "no"})),
+        text_step("The call was denied."),
+    )
+    ui = make_ui(app)
+    ui.open()
+    page = ui.page
+    box = page.locator("#composer-input")
+
+    box.fill("Echo something")
+    box.press("Enter")
+    card = page.locator(".approval-card")
+    expect(card).to_be_visible(timeout=60_000)  # the server starts with the first message
+    expect(card).to_contain_text("echo")
+    expect(card).to_contain_text("tests")
+    expect(card.locator(".approval-arguments")).to_contain_text('"text": "from the UI"')
+    ui.shot("mcp-approval")
+    card.locator('[data-decision="allow"]').click()
+    ui.idle()
+    expect(card).to_have_count(0)
+    expect(page.locator(".message.assistant").last).to_contain_text("Echo allowed once.")
+
+    box.fill("Measure 4")
+    box.press("Enter")
+    expect(card).to_contain_text("measure")
+    card.locator('[data-decision="always"]').click()
+    ui.idle()
+    expect(page.locator(".message.assistant").last).to_contain_text("Measure allowed for good.")
+
+    box.fill("Measure 5")
+    box.press("Enter")
+    ui.idle()
+    expect(card).to_have_count(0)
+    expect(page.locator(".message.assistant").last).to_contain_text("without asking")
+
+    box.fill("Echo no")
+    box.press("Enter")
+    expect(card).to_contain_text("echo")
+    card.locator('[data-decision="deny"]').click()
+    ui.idle()
+    expect(page.locator(".message.assistant").last).to_contain_text("The call was denied.")
+    # The model was given the denial as a result it could read (the OpenAI wire has no
+    # error flag on tool results; the text says it).
+    last_request = app.fake.requests[-1].model_request
+    assert last_request is not None
+    denied = last_request.messages[-1].tool_results[0]
+    assert denied.output == "The person denied this call of echo of the MCP server tests."
+    assert 'approval = "always"' in (app.data_dir / "config.toml").read_text()
+
+
+def test_settings_show_servers_restart_and_import(start_foldline, fake_provider, make_ui):
+    app = start(start_foldline, fake_provider)
+    ui = make_ui(app)
+    ui.open()
+    page = ui.page
+    page.locator("#settings-button").click()
+    dialog = page.locator("#settings-dialog")
+    dialog.locator('[data-tab="mcp"]').click()
+    server = dialog.locator('.mcp-server[data-server="tests"]')
+    expect(server).to_contain_text("not started yet")
+    expect(server).not_to_contain_text("ui-secret-value")
+    expect(server).to_contain_text("API_TOKEN=")
+
+    server.locator("[data-restart]").click()
+    expect(server).to_have_attribute("data-state", "running", timeout=60_000)
+    expect(server.locator(".mcp-tools")).to_contain_text("tests__echo")
+
+    # Per-tool overrides: switch one tool off, let another run without asking.
+    server.locator('[data-tool-enabled="crash"]').uncheck()
+    expect(server.locator('[data-tool-enabled="crash"]')).not_to_be_checked()
+    server.locator('[data-tool-approval="echo"]').select_option("always")
+    expect(server.locator('[data-tool-approval="echo"]')).to_have_value("always")
+    wanted = {"crash": {"enabled": False}, "echo": {"approval": "always"}}
+    deadline = time.monotonic() + 15
+    while True:  # each change is saved by its own request
+        saved = tomllib.loads((app.data_dir / "config.toml").read_text())
+        tools = saved["mcp_servers"]["tests"].get("tools", {})
+        if tools == wanted or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert tools == wanted
+    status = app.api("GET", "/api/mcp/servers")["servers"][0]
+    assert status["disabledTools"] == ["crash"]
+    assert "tests__crash" not in [tool["offeredAs"] for tool in status["tools"]]
+
+    claude = {
+        "mcpServers": {"broken": {"command": sys.executable, "args": ["-c", "raise SystemExit(3)"]}}
+    }
+    dialog.locator("#mcp-import-text").fill(json.dumps(claude))
+    dialog.locator("#mcp-import").click()
+    broken = dialog.locator('.mcp-server[data-server="broken"]')
+    expect(broken).to_contain_text("not started yet")  # an import starts nothing
+    broken.locator("[data-restart]").click()
+    expect(broken).to_have_attribute("data-state", "failed", timeout=60_000)
+    expect(broken.locator(".mcp-error")).to_be_visible()
+    ui.shot("mcp-settings")
+
+
+def test_an_image_from_a_tool_is_shown_in_its_card(start_foldline, fake_provider, make_ui):
+    app = start_foldline(
+        CONFIG.format(
+            base_url=fake_provider.openai_url, python=sys.executable, script=SERVER_SCRIPT
+        )
+        + 'approval = "always"\n'
+    )
+    app.script.add(tool_step(call("tests__picture")), text_step("Here is the pixel."))
+    ui = make_ui(app)
+    ui.open()
+    ui.send("Draw a pixel")
+    card = ui.page.locator("details.tool-card").first
+    card.locator("summary").click()
+    image = card.locator("img.tool-image")
+    expect(image).to_be_visible()
+    expect(image).to_have_attribute("src", re.compile(r"^data:image/png;base64,iVBOR"))
+    ui.shot("mcp-image")
+
+
+def test_a_reloaded_page_shows_the_waiting_call(start_foldline, fake_provider, make_ui):
+    app = start(start_foldline, fake_provider)
+    app.script.add(tool_step(call("tests__echo", {"text": "after reload"})), text_step("Done."))
+    ui = make_ui(app)
+    ui.open()
+    page = ui.page
+    page.locator("#composer-input").fill("Echo after a reload")
+    page.locator("#composer-input").press("Enter")
+    expect(page.locator(".approval-card")).to_be_visible(timeout=60_000)
+    page.reload()
+    expect(page.locator("#app")).not_to_have_attribute("data-state", "loading")
+    page.locator(".conversation-item").first.click()
+    card = page.locator(".approval-card")
+    expect(card).to_contain_text("echo")
+    card.locator('[data-decision="allow"]').click()
+    expect(card).to_have_count(0)
+    conversation = app.api("GET", "/api/conversations")["items"][0]["id"]
+    page.wait_for_function(
+        """async ([id, token]) => {
+            const r = await fetch(`/api/conversations/${id}/messages`,
+                {headers: {Authorization: `Bearer ${token}`}});
+            const body = await r.json();
+            return body.items.some((m) => m.role === "assistant" && m.status === "complete"
+                && m.parts.some((p) => p.kind === "text" && p.text === "Done."));
+        }""",
+        arg=[conversation, app.token],
+    )

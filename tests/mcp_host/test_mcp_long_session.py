@@ -1,0 +1,172 @@
+"""A long tool-heavy session through an MCP server on an 8k-window model.
+
+The real `anthropic` and `openai` SDKs talk to `FakeProviderServer` (as strict as the real
+APIs about context windows and tool pairing); the model calls the test MCP server's
+`report` tool every turn, which returns 5,000 to 20,000 tokens. Ingest truncation,
+pruning and folds must keep every request inside the window: no refusal in 30 turns.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from mcp_host_helpers import SERVER_SCRIPT
+
+from foldline.chat.events import ChatEvent
+from foldline.chat.service import ChatService
+from foldline.config import AppConfig, parse_config
+from foldline.mcp.manager import McpManager
+from foldline.providers.base import ModelRequest
+from foldline.store import Store
+from foldline.testing import (
+    FakeProviderServer,
+    FakeTokenizer,
+    ModelLimits,
+    Reply,
+    ScriptedModel,
+    call,
+    structured_summary,
+)
+
+MODEL = {"anthropic": "claude-fake-8k", "openai": "gpt-fake-8k"}
+TURNS = 30
+TOKENS_PER_LINE = 17.7  # the fake tokenizer's count of one `report` line
+
+
+def report_lines(turn: int) -> int:
+    """From about 5,000 to about 20,000 tokens, varying turn by turn."""
+    return 290 + (turn * 241) % 840
+
+
+@pytest.fixture
+def server() -> Iterator[FakeProviderServer]:
+    limits = ModelLimits(context_window=8192, max_output_tokens=1024)
+    with FakeProviderServer(
+        ScriptedModel(),
+        models={MODEL["anthropic"]: limits, MODEL["openai"]: limits},
+        api_key="k",
+    ) as fake:
+        yield fake
+
+
+def responder(request: ModelRequest) -> Reply:
+    """Call `report` for the person's newest turn, then say it was read."""
+    last = request.messages[-1]
+    if last.role == "user" and last.text.startswith("Turn "):
+        turn = int(last.text.split()[1].rstrip(":"))
+        arguments = {"lines": report_lines(turn), "seed": turn}
+        return Reply(tool_calls=(call("reports__report", arguments),))
+    return Reply(text="Read it; the report's lines are noted.")
+
+
+def session_config(server: FakeProviderServer) -> AppConfig:
+    return parse_config(
+        f"""
+[providers.fake-anthropic]
+kind = "anthropic"
+base_url = "{server.anthropic_url}"
+api_key = "k"
+
+[providers.fake-openai]
+kind = "openai-compatible"
+base_url = "{server.openai_url}"
+api_key = "k"
+
+[models."{MODEL["anthropic"]}"]
+provider = "fake-anthropic"
+context_window = 8192
+max_output_tokens = 1024
+
+[models."{MODEL["openai"]}"]
+provider = "fake-openai"
+context_window = 8192
+max_output_tokens = 1024
+
+[compaction]
+keep_recent_tokens = 1500
+tool_result_token_cap = 1500
+
+[mcp_servers.reports]
+command = "{sys.executable}"
+args = ["{SERVER_SCRIPT}"]
+approval = "always"
+"""
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("wire", ["anthropic", "openai"])
+async def test_thirty_turns_of_large_mcp_outputs_on_an_8k_window(
+    wire: str, server: FakeProviderServer, tmp_path: Path
+) -> None:
+    config = session_config(server)
+    server.responder = ScriptedModel(when_empty=responder, summaries=structured_summary)
+    store = Store(tmp_path / "foldline.db")
+    manager = McpManager(lambda: config)
+    service = ChatService(store, lambda: config, tool_sources=[manager])
+    try:
+        conversation = store.create_conversation(model=MODEL[wire])
+        events: list[ChatEvent] = []
+        for turn in range(1, TURNS + 1):
+            handle = service.start_turn(conversation.id, f"Turn {turn}: read report {turn}.")
+            events += [event async for event in handle.events()]
+        records = store.list_messages(conversation.id, limit=1000)
+    finally:
+        await service.shutdown()
+        store.close()
+
+    server.assert_no_errors()
+    requests = [r for r in server.requests if r.body is not None]
+    refusals = [r for r in requests if r.status != 200]
+    folds = [e for e in events if e.name == "compaction.completed"]
+    prunes = [e for e in events if e.name == "prune.completed"]
+    results = [e for e in events if e.name == "tool.result"]
+    print(
+        f"\n{wire}: {TURNS} turns, {len(requests)} requests, {len(refusals)} refusals, "
+        f"{len(folds)} folds, {len(prunes)} prunes, "
+        f"max input {max(r.input_tokens for r in requests)} tokens"
+    )
+    assert refusals == []
+    assert [e for e in events if e.name == "error"] == []
+    assert len(results) == TURNS
+    assert all(r.data["truncated"] and not r.data["isError"] for r in results)
+    assert folds, "an 8k window cannot hold 30 tool results without folding"
+    assert all(not fold.data["degraded"] for fold in folds)
+    # Every output is stored in full: 5,000 to 20,000 tokens each.
+    tokenizer = FakeTokenizer()
+    stored = [part for record in records for part in record.message.tool_results]
+    sizes = [tokenizer.count_text(part.full_output or "") for part in stored]
+    assert len(stored) == TURNS
+    assert min(sizes) >= 5_000 and max(sizes) <= 20_500, sizes
+    # Every turn ended with the model's answer.
+    assert [r.message.role for r in records[-2:]] == ["tool", "assistant"]
+    assert records[-1].status == "complete"
+
+
+async def test_a_tool_image_reaches_an_anthropic_model(
+    server: FakeProviderServer, tmp_path: Path
+) -> None:
+    server.responder = ScriptedModel(
+        Reply(tool_calls=(call("reports__picture"),)), Reply(text="A pixel.")
+    )
+    config = session_config(server)
+    store = Store(tmp_path / "foldline.db")
+    service = ChatService(store, lambda: config, tool_sources=[McpManager(lambda: config)])
+    try:
+        conversation = store.create_conversation(model=MODEL["anthropic"])
+        handle = service.start_turn(conversation.id, "Show me the picture.")
+        events = [event async for event in handle.events()]
+    finally:
+        await service.shutdown()
+        store.close()
+    server.assert_no_errors()
+    assert [e for e in events if e.name == "error"] == []
+    last = [r for r in server.requests if r.body is not None][-1]
+    assert last.status == 200
+    result = last.body["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result"
+    image = result["content"][-1]
+    assert image["type"] == "image" and image["source"]["media_type"] == "image/png"
