@@ -76,7 +76,7 @@ def test_a_stored_message_is_counted_once_until_it_changes(
 ) -> None:
     counter = CountingCounter()
     monkeypatch.setattr("foldline.chat.context.counter_for", lambda *_args, **_kwargs: counter)
-    loader = ContextLoader(store)
+    loader = ContextLoader(store, lambda: [])
     conversation = store.create_conversation()
     _first, second = store.append_messages(conversation.id, [user("one"), assistant("two")])
     ctx = loader.load(config, conversation.id, wire="openai")

@@ -207,11 +207,14 @@ class TurnRunner:
                 yield event
             if answer.stop is None or not answer.calls:
                 break
-            run = self._tool_batch(answer.calls)
+            # One load serves the whole batch: its settings, `getContextStats` and the
+            # batch's message event (nothing changes the view until the batch is stored).
+            tool_ctx = await self._load()
+            run = self._tool_batch(answer.calls, tool_ctx)
             async for event in run.events():
                 yield event
             assert run.batch is not None
-            async for event in self._store_batch(run.batch):
+            async for event in self._store_batch(run.batch, tool_ctx):
                 yield event
             compact = run.batch.compact
             async for event in self._gate(
@@ -366,21 +369,22 @@ class TurnRunner:
         updated = update_calibration(current, actual=actual, estimate=estimate, alpha=alpha)
         self.store.set_calibration(provider, ctx.model.model, updated)
 
-    def _tool_batch(self, calls: list[ToolCallPart]) -> BatchRun:
-        ctx = self.load()
+    def _tool_batch(self, calls: list[ToolCallPart], ctx: ConversationContext) -> BatchRun:
         return BatchRun(
             registry=self.tools(),
             calls=calls,
             conversation_id=self.conversation_id,
-            stats=lambda: self.load().stats(),
+            stats=ctx.stats,
             truncation=Truncation(ctx.settings.tool_result_token_cap, ctx.counter.count_text),
         )
 
-    async def _store_batch(self, batch: ToolBatch) -> AsyncIterator[ChatEvent]:
+    async def _store_batch(
+        self, batch: ToolBatch, ctx: ConversationContext
+    ) -> AsyncIterator[ChatEvent]:
         record = self.store.append_message(
             self.conversation_id, Message(role="tool", parts=batch.results)
         )
         for part in batch.results:
             if isinstance(part, ToolResultPart):
                 yield ChatEvent("tool.result", {"messageId": record.id, **part_to_json(part)})
-        yield ChatEvent("message.created", self._record_json(record, await self._load()))
+        yield ChatEvent("message.created", self._record_json(record, ctx))
