@@ -199,6 +199,8 @@ class TurnRunner:
         if self.prepare_tools is not None:  # tool servers start when first needed
             for event in await self.prepare_tools():
                 yield event
+            if self.loader.tools() != ctx.tools:  # a server came up: other tools, other counts
+                ctx = await self._load()
         async for event in self._gate(turn, ctx, mid_tool_loop=False):
             yield event
         for _call in range(MAX_MODEL_CALLS_PER_TURN):
