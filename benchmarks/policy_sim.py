@@ -28,6 +28,11 @@ the prune ceiling (prune when that gets under the threshold), and a rule tried a
 kept (a prune must reach the target, else it folds). The "cache-priced" column prices
 each request at Anthropic's prompt-cache rates: the prefix shared with the previous
 request at 0.1, the rest at 1.25 (written to the cache); summarizer calls at 1.
+The "real shapes" column prices each request as Foldline actually sends it on the
+Anthropic wire (breakpoints on the system prompt, the fold's summary and the newest
+block) through the fake provider's prompt-cache simulation (block-level, 20-block
+look-back, 1,024-token minimum): the read, written and plain shares it reports, applied
+to the request's exact token count, at 0.1 / 1.25 / 1.
 
 The fake summarizer answers with a summary of realistic size:
 `min(max_output, 1,500 + input / 50)` tokens. An emulated policy's summarizer request
@@ -73,6 +78,8 @@ from foldline.core.state import CompactionState, SummarizedRange
 from foldline.core.tokens import OpenAIChatCounter
 from foldline.core.truncation import truncate_tool_output
 from foldline.core.view import PRUNED_PLACEHOLDER, build_api_messages
+from foldline.providers.base import ModelRequest
+from foldline.testing import FakeTokenizer, PromptCache, encode_request
 from foldline.tokenizers import get_encoder
 
 SYSTEM = "You are a coding agent. Use the tools to read, search and run code. " * 20
@@ -164,6 +171,7 @@ class Stats:
     summarizer_input_tokens: int = 0
     cache_breaks: int = 0
     cache_priced: float = 0.0
+    real_shape_priced: float = 0.0
     verbatim: list[int] = field(default_factory=list)
 
 
@@ -418,6 +426,31 @@ CACHE_WRITE_PRICE = 1.25
 a tenth, writing the rest to the cache a quarter more."""
 
 
+class RealShapes:
+    """Prices requests as Foldline sends them, through the fake provider's cache model."""
+
+    def __init__(self) -> None:
+        self.cache = PromptCache()
+        self.tokenizer = FakeTokenizer()
+
+    def price(self, view: list[Message], state: CompactionState | None, tokens: int) -> float:
+        request = ModelRequest(
+            model="sim",
+            system=SYSTEM,
+            messages=view,
+            tools=TOOLS,
+            cache_key="sim",
+            stable_prefix=1 if state is not None else 0,
+        )
+        body = encode_request(request, "anthropic")
+        fixed = self.tokenizer.fixed_tokens(body, "anthropic")
+        outcome = self.cache.anthropic("sim", fixed, self.tokenizer.elements(body, "anthropic"))
+        read = outcome.cache_read / outcome.total
+        written = outcome.cache_creation / outcome.total
+        plain = 1 - read - written
+        return tokens * (CACHE_READ_PRICE * read + CACHE_WRITE_PRICE * written + plain)
+
+
 def _common_prefix(previous: list[Message], current: list[Message]) -> int:
     """The number of leading messages the two requests share."""
     shared = 0
@@ -440,9 +473,10 @@ def _verbatim_tokens(view: list[Message], state: CompactionState | None) -> int:
     return total
 
 
-async def replay(policy: Policy, session: list[Turn]) -> Stats:
+async def replay(policy: Policy, session: list[Turn], real_shapes: bool = False) -> Stats:
     stats = policy.stats
     previous: list[Message] | None = None
+    shapes = RealShapes() if real_shapes else None
 
     async def request(new_turn: bool, mid_loop: bool) -> None:
         nonlocal previous
@@ -477,6 +511,8 @@ async def replay(policy: Policy, session: list[Turn]) -> Stats:
                 stats.cache_breaks += 1
             cached = min(COUNTER.count_request(SYSTEM, view[:shared], TOOLS), tokens)
         stats.cache_priced += CACHE_READ_PRICE * cached + CACHE_WRITE_PRICE * (tokens - cached)
+        if shapes is not None:
+            stats.real_shape_priced += shapes.price(view, policy.state, tokens)
         previous = view
         stats.verbatim.append(_verbatim_tokens(view, policy.state))
 
@@ -599,6 +635,11 @@ def main(argv: list[str] | None = None) -> None:
         "--policies", default="", help="comma-separated names to run (default: all)"
     )
     parser.add_argument(
+        "--real-shapes",
+        action="store_true",
+        help="also price Foldline's real Anthropic request shapes through the cache model",
+    )
+    parser.add_argument(
         "--one-million",
         action="store_true",
         help="only the 1M-token window, with and without the default working budget",
@@ -623,21 +664,28 @@ def main(argv: list[str] | None = None) -> None:
             "| policy | requests | overflows (unfit) | folds | summarizer calls | input tokens "
             "(of which summarizer) | vs foldline | cache breaks | cache-priced input "
             "| vs foldline | mean verbatim tokens |"
+            + (" real shapes, cache-priced | vs foldline |" if args.real_shapes else "")
         )
-        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-        baseline: tuple[int, float] | None = None
+        print(
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+            + (" ---: | ---: |" if args.real_shapes else "")
+        )
+        baseline: tuple[int, float, float] | None = None
         for policy_type in chosen:
             started = time.perf_counter()
-            stats = asyncio.run(replay(policy_type(budget), session))
+            stats = asyncio.run(replay(policy_type(budget), session, args.real_shapes))
             total = stats.input_tokens + stats.summarizer_input_tokens
             priced = stats.cache_priced + stats.summarizer_input_tokens
-            baseline = baseline or (total, priced)
+            real = stats.real_shape_priced + stats.summarizer_input_tokens
+            baseline = baseline or (total, priced, real)
+            extra = f" {real:,.0f} | {real / baseline[2]:.2f}× |" if args.real_shapes else ""
             print(
                 f"| {policy_type.name} | {stats.requests} | {stats.overflows} ({stats.unfit}) | "
                 f"{stats.folds} | "
                 f"{stats.summarizer_calls} | {total:,} ({stats.summarizer_input_tokens:,}) | "
                 f"{total / baseline[0]:.2f}× | {stats.cache_breaks} | {priced:,.0f} | "
-                f"{priced / baseline[1]:.2f}× | {statistics.mean(stats.verbatim or [0]):,.0f} |",
+                f"{priced / baseline[1]:.2f}× | {statistics.mean(stats.verbatim or [0]):,.0f} |"
+                + extra,
                 flush=True,
             )
             print(

@@ -11,7 +11,7 @@
 # serves in the browser instead of opening a window).
 set -euo pipefail
 
-# The Debian packages Qt WebEngine needs on a minimal Debian 12 (DESIGN §8). Keep in step
+# The Debian packages Qt WebEngine needs on a minimal Debian 12, the supported platform. Keep in step
 # with QT_APT_PACKAGES in desktop/foldline_desktop/display.py (a test compares them).
 QT_APT_PACKAGES=(
   libgl1 libegl1 libfontconfig1 libglib2.0-0 libdbus-1-3 libnss3 libasound2

@@ -188,6 +188,13 @@ def test_malformed_toml_names_file_and_line(tmp_path: Path) -> None:
         ('[models."m"]\ncontext_window = 100\nprovider = "nope"\n', 3, "no provider named `nope`"),
         ('[models."m"]\ncontext_window = -1\n', 2, "models.m.context_window"),
         ("[surprise]\nx = 1\n", 1, "unknown setting `surprise`"),
+        ('[models."m"]\ncontext_window = 9223372036854775808\n', 2, "models.m.context_window"),
+        ("[compaction]\nkeep_recent_tokens = 99999999999\n", 2, "keep_recent_tokens"),
+        (
+            "[providers.x]\nkind = 'openai-compatible'\nbase_url = 'http://u:sk-s3cret-99@h/v1'\n",
+            3,
+            "must not contain a user name or key",
+        ),
     ],
 )
 def test_invalid_settings_name_their_line(
@@ -196,6 +203,7 @@ def test_invalid_settings_name_their_line(
     error = error_of(tmp_path, text)
     assert error.line == line
     assert fragment in str(error)
+    assert "s3cret" not in str(error)
 
 
 # --- writing ---------------------------------------------------------------------------
@@ -225,7 +233,7 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     loaded = load_config(tmp_path)
 
     assert loaded == config.model_copy(update={"data_dir": tmp_path})
-    assert stat.S_IMODE(config_path(tmp_path).stat().st_mode) == 0o644
+    assert stat.S_IMODE(config_path(tmp_path).stat().st_mode) == 0o600
     assert [p.name for p in tmp_path.iterdir()] == ["config.toml"]
 
 

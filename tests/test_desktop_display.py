@@ -14,7 +14,7 @@ from foldline_desktop.display import (
     probe_qt,
     x_display_problem,
 )
-from foldline_desktop.window import page_url, prepare_qt_environment
+from foldline_desktop.window import page_url, prepare_qt_environment, restore_user_environment
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -139,3 +139,16 @@ def test_no_sandbox_is_not_forced_on_a_normal_user(monkeypatch: pytest.MonkeyPat
     environ: dict[str, str] = {}
     prepare_qt_environment(environ)
     assert "QTWEBENGINE_CHROMIUM_FLAGS" not in environ
+
+
+def test_qt_storage_goes_under_the_data_dir_and_the_person_s_own_comes_back(
+    tmp_path: Path,
+) -> None:
+    environ = {"XDG_CACHE_HOME": "/home/me/.cache"}
+    prepare_qt_environment(environ, tmp_path)
+    assert environ["XDG_DATA_HOME"] == str(tmp_path / "webview" / "qt-data")
+    assert environ["XDG_CACHE_HOME"] == str(tmp_path / "webview" / "qt-cache")
+    restore_user_environment(environ)
+    assert environ["XDG_CACHE_HOME"] == "/home/me/.cache"
+    assert "XDG_DATA_HOME" not in environ
+    assert not any(key.startswith("FOLDLINE_ORIGINAL_") for key in environ)

@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("foldline.logging_setup",),
     ("foldline.config",),
     ("foldline.config_toml", "foldline.providers", "foldline.store"),
-    ("foldline.chat", "foldline.testing", "foldline.token_cli"),
+    ("foldline.chat", "foldline.testing", "foldline.token_cli", "foldline.doctor_cli"),
     ("foldline.mcp.results",),
     ("foldline.mcp.manager",),
     ("foldline.server",),

@@ -2,8 +2,9 @@
 
 `foldline` opens the desktop window (or serves in the browser when there is no
 display), `foldline serve` is the headless server, `foldline count-tokens` counts a
-request body's input tokens. Each subcommand lives in its own module; this file only
-parses arguments, so the console script starts fast.
+request body's input tokens, `foldline doctor` checks and salvages the database. Each
+subcommand lives in its own module; this file only parses arguments, so the console
+script starts fast.
 """
 
 from __future__ import annotations
@@ -12,20 +13,43 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from foldline.server.serve_options import add_serve_options
+DATA_DIR_HELP = "where conversations and config live"
+
+
+def _add_data_dir_option(parser: argparse.ArgumentParser) -> None:
+    # SUPPRESS: a subcommand's own option must not overwrite `foldline --data-dir X
+    # serve` with its default; either position works.
+    parser.add_argument("--data-dir", default=argparse.SUPPRESS, help=DATA_DIR_HELP)
+
+
+def _add_server_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=0, help="port to bind (default: a free one)")
+    _add_data_dir_option(parser)
+    parser.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a non-loopback --host (anyone who can reach it and has the token can chat)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="foldline", description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default=None, help="where conversations and config live")
+    parser.add_argument("--data-dir", default=None, help=DATA_DIR_HELP)
     commands = parser.add_subparsers(dest="command")
 
     serve = commands.add_parser("serve", help="run the server for a browser (no window)")
-    add_serve_options(serve)
+    _add_server_options(serve)
 
     count = commands.add_parser("count-tokens", help="count the input tokens of a request body")
     count.add_argument("--model", required=True, help="model the request is for")
     count.add_argument("file", nargs="?", default="-", help="JSON request body, or - for stdin")
+
+    doctor = commands.add_parser(
+        "doctor",
+        help="check the database; if damaged, keep a copy and salvage what can be read",
+    )
+    _add_data_dir_option(doctor)
     return parser
 
 
@@ -35,6 +59,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from foldline.token_cli import run_count_tokens
 
         return run_count_tokens(args)
+    if args.command == "doctor":
+        from foldline.doctor_cli import run_doctor
+
+        return run_doctor(args)
     if args.command == "serve":
         from foldline.server.launch import run_serve
 

@@ -1,8 +1,8 @@
 """`<data-dir>/config.toml` and the environment → `AppConfig`, and what Settings may see.
 
-The file is DESIGN §9. It is read with `tomllib` and written by the small writer in
-`foldline.config_toml` (the Settings UI saves through its `save_config`); comments are not
-kept by a save, so the header of a saved file says so.
+The file is described in docs/configuration.md. It is read with `tomllib` and written by
+the small writer in `foldline.config_toml` (the Settings UI saves through `save_config`);
+comments are not kept by a save, so the header of a saved file says so.
 
 Environment variables are overlaid when a provider is built or shown, never written to
 the file: ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL apply to the provider named `anthropic`,
@@ -24,11 +24,19 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel, to_snake
 
-from foldline.core.settings import CompactionSettings
+from foldline.core.settings import MAX_TOKENS, CompactionSettings
 from foldline.mcp.settings import McpServerConfig, check_server_name
 from foldline.secrets import find_api_key, key_storage_status, mask_key
 
@@ -79,11 +87,31 @@ class _Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+def _url_without_credentials(value: str | None) -> str | None:
+    # A key typed into a URL (`http://user:sk-…@host`) would be stored in config.toml and
+    # shown in the Settings screen in plain text; keys belong in the key store. The
+    # message never repeats the URL, which holds the secret.
+    if value is not None:
+        try:
+            parts = urlsplit(value)
+            has_credentials = parts.username is not None or parts.password is not None
+        except ValueError:
+            raise ValueError("base_url is not a valid URL") from None
+        if has_credentials:
+            raise ValueError(
+                "base_url must not contain a user name or key (user:key@host); remove it "
+                "and save the key as the provider's API key (kept in the key store)"
+            )
+    return value
+
+
 class ProviderConfig(_Section):
     """One `[providers.NAME]` table."""
 
     kind: ProviderKind
     base_url: str | None = None
+
+    check_base_url = field_validator("base_url")(_url_without_credentials)
     api_key: str | None = None
     """A key written into config.toml by hand. Discouraged (plaintext); the keyring, the
     0600 secrets file and the environment all take precedence."""
@@ -95,10 +123,10 @@ class ModelConfig(_Section):
     """One `[models."name"]` table: limits for a model, and which provider serves it."""
 
     provider: str | None = None
-    context_window: int | None = Field(None, ge=0)
+    context_window: int | None = Field(None, ge=0, le=MAX_TOKENS)
     """0 means unlimited: never fold automatically."""
-    max_output_tokens: int | None = Field(None, ge=1)
-    input_limit: int | None = Field(None, ge=1)
+    max_output_tokens: int | None = Field(None, ge=1, le=MAX_TOKENS)
+    input_limit: int | None = Field(None, ge=1, le=MAX_TOKENS)
     """An explicit input budget, when the provider limits input separately."""
     input_price: float | None = Field(None, ge=0)
     """US dollars per million input tokens; overrides the catalog."""
@@ -155,6 +183,8 @@ class _ProviderTable(_Section):
     base_url: str | None = None
     api_key: str | None = None
     api_key_env: str | None = None
+
+    check_base_url = field_validator("base_url")(_url_without_credentials)
 
 
 class _ConfigFile(_Section):
@@ -304,7 +334,8 @@ _Model = TypeVar("_Model", bound=BaseModel)
 
 
 DEFAULT_CONFIG_TEXT = """\
-# Foldline configuration. Edit by hand or in Settings (DESIGN §9).
+# Foldline configuration. Edit by hand or in Settings; every setting is described in
+# Foldline's docs/configuration.md.
 # API keys: Settings stores them in the OS keyring (or a 0600 file when there is none);
 # ANTHROPIC_API_KEY and OPENAI_API_KEY in the environment are used too.
 
@@ -331,6 +362,7 @@ DEFAULT_CONFIG_TEXT = """\
 auto = true
 prune = true
 threshold = 0.80                 # fraction of the input budget
+prepare_threshold = 0.70         # from here the next fold's summary is written in the background
 target = 0.50
 keep_recent_tokens = 8000
 strategy = "structured"          # or "narrative"

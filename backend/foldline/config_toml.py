@@ -1,9 +1,9 @@
 """Writing `<data-dir>/config.toml`: `save_config`, `ensure_config`, the TOML writer and
 the atomic file write.
 
-`tomllib` only reads TOML, and the file Foldline writes is small and flat (DESIGN §9), so
-a short writer here is preferred to another dependency. It is kept apart from
-`foldline.config` because writing is a separate concern from reading, validating and
+`tomllib` only reads TOML, and the file Foldline writes is small and flat
+(docs/configuration.md), so a short writer here is preferred to another dependency. It is
+kept apart from `foldline.config` because writing is a separate concern from reading, validating and
 showing the settings; this module builds on `foldline.config` for the shapes it writes,
 never the other way round.
 """
@@ -74,8 +74,8 @@ def _toml_value(value: object) -> str:
 
 
 _SAVED_HEADER = """\
-# Foldline configuration (DESIGN §9). Written by Foldline's Settings: comments added
-# here by hand are not kept when Settings saves. Settings never writes API keys here:
+# Foldline configuration (see docs/configuration.md). Written by Foldline's Settings:
+# comments added here by hand are not kept when Settings saves. Settings never writes API keys here:
 # they go to the OS keyring (or a 0600 file), or come from ANTHROPIC_API_KEY etc.
 """
 
@@ -142,15 +142,13 @@ def save_config(data_dir: Path, config: AppConfig) -> None:
     reread = parse_config(text)
     if reread.model_dump(exclude={"data_dir"}) != config.model_dump(exclude={"data_dir"}):
         raise ConfigError("internal error: the configuration would not read back equal")
-    has_plaintext_key = any(p.api_key for p in config.providers.values()) or any(
-        server.secrets() for server in config.mcp_servers.values()
-    )
-    _atomic_write(config_path(data_dir), text, 0o600 if has_plaintext_key else 0o644)
+    # Private like everything in the data dir, with or without a key written in it.
+    _atomic_write(config_path(data_dir), text, 0o600)
 
 
 def ensure_config(data_dir: Path) -> Path:
     """First run: create the data dir and a commented default config.toml. Returns its path."""
     path = config_path(data_dir)
     if not path.exists():
-        _atomic_write(path, DEFAULT_CONFIG_TEXT, 0o644)
+        _atomic_write(path, DEFAULT_CONFIG_TEXT, 0o600)
     return path

@@ -16,6 +16,8 @@ import threading
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
+from foldline.paths import PRIVATE_DIR, DataDirUnusable
+
 LOG_FILE_NAME = "foldline.log"
 # Five files of 2 MB keep about a week of heavy use while staying small enough to attach.
 MAX_LOG_BYTES = 2 * 1024 * 1024
@@ -90,14 +92,21 @@ def setup_logging(data_dir: str | os.PathLike[str], level: int = logging.INFO) -
     desktop shell and the server launcher can both call it.
     """
     path = log_file_path(data_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
     root = logging.getLogger()
     for handler in root.handlers:
         if isinstance(handler, RotatingFileHandler) and Path(handler.baseFilename) == path:
             return path
-    handler = RotatingFileHandler(
-        path, maxBytes=MAX_LOG_BYTES, backupCount=LOG_BACKUP_COUNT, encoding="utf-8"
-    )
+    try:
+        path.parent.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+        handler = RotatingFileHandler(
+            path, maxBytes=MAX_LOG_BYTES, backupCount=LOG_BACKUP_COUNT, encoding="utf-8"
+        )
+    except OSError as error:
+        # Said in one sentence by the launchers, not as a traceback from deep in logging.
+        raise DataDirUnusable(
+            f"cannot write the log file {path}: {error.strerror}. Make the data directory "
+            "writable, or choose another with --data-dir or FOLDLINE_DATA_DIR."
+        ) from None
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
     handler.addFilter(RedactingFilter())
     root.addHandler(handler)

@@ -40,7 +40,7 @@ DEFAULT_KEY_ENV: Mapping[str, str] = {
     "anthropic": "ANTHROPIC_API_KEY",
     "openai": "OPENAI_API_KEY",
 }
-"""Environment variables read for the providers of these names (DESIGN §9)."""
+"""Environment variables read for the providers of these names (docs/configuration.md)."""
 
 _file_lock = threading.Lock()
 

@@ -46,12 +46,16 @@ NO_DISPLAY_LINE = (
 )
 
 
+EXIT_DATA_DIR = 3
+"""The data directory cannot be used (the same code as `foldline serve`)."""
+
+
 def _prepare_data_dir(data_dir_option: str | None) -> Path:
     from foldline.config_toml import ensure_config
     from foldline.logging_setup import setup_logging
-    from foldline.paths import resolve_data_dir
+    from foldline.paths import prepare_data_dir
 
-    data_dir = resolve_data_dir(data_dir_option)
+    data_dir = prepare_data_dir(data_dir_option)
     setup_logging(data_dir)
     ensure_config(data_dir)
     return data_dir
@@ -119,8 +123,14 @@ def _run_window(data_dir: Path, lock: InstanceLock, started_at: float) -> int:
 
 def run_desktop(args: argparse.Namespace) -> int:
     """Entry point of `foldline` without a subcommand; returns the process exit status."""
+    from foldline.paths import DataDirUnusable
+
     started_at = time.monotonic()
-    data_dir = _prepare_data_dir(getattr(args, "data_dir", None))
+    try:
+        data_dir = _prepare_data_dir(getattr(args, "data_dir", None))
+    except DataDirUnusable as error:
+        print(f"Foldline: {error}", file=sys.stderr)
+        return EXIT_DATA_DIR
     try:
         return _run_desktop_in(data_dir, started_at)
     except Exception:
@@ -135,7 +145,7 @@ def _run_desktop_in(data_dir: Path, started_at: float) -> int:
         print(NO_DISPLAY_LINE, flush=True)
         return _serve_in_browser(data_dir)
 
-    prepare_qt_environment(os.environ)
+    prepare_qt_environment(os.environ, data_dir)
     problem = probe_qt(os.environ)
     if problem is not None:
         logger.warning("Qt unavailable: %s", problem.detail)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-# The Debian packages Qt WebEngine needs on a minimal Debian 12 (DESIGN §8); keep this
+# The Debian packages Qt WebEngine needs on a minimal Debian 12 (the supported platform); keep this
 # list and QT_APT_PACKAGES in desktop/install.sh identical (a test compares them).
 QT_APT_PACKAGES: tuple[str, ...] = (
     "libgl1",

@@ -40,8 +40,26 @@ def page_url(server_url: str, token: str, conversation_id: str | None) -> str:
     return f"{server_url.rstrip('/')}/#{fragment}"
 
 
-def prepare_qt_environment(environ: dict[str, str] | os._Environ[str]) -> None:
-    """Set what Qt WebEngine needs before it is imported."""
+QT_STORAGE_DIRS = {"XDG_DATA_HOME": "qt-data", "XDG_CACHE_HOME": "qt-cache"}
+"""Where Qt writes under the data dir (inside `webview/`) instead of the home directory."""
+
+
+def prepare_qt_environment(
+    environ: dict[str, str] | os._Environ[str], data_dir: Path | None = None
+) -> None:
+    """Set what Qt WebEngine needs before it is imported.
+
+    With `data_dir`, Qt's own storage (the default web profile's directory, its caches)
+    goes under `<data-dir>/webview/` instead of `~/.local/share/foldline/QtWebEngine` and
+    `~/.cache/foldline`: a launch with `--data-dir` leaves nothing of it elsewhere. The
+    process' previous values are kept in `FOLDLINE_ORIGINAL_<NAME>` so that
+    `restore_user_environment` can hand them back once the window exists (programs the
+    app starts later, such as MCP servers, must see the person's own directories).
+    """
+    if data_dir is not None:
+        for name, folder in QT_STORAGE_DIRS.items():
+            environ.setdefault(f"FOLDLINE_ORIGINAL_{name}", environ.get(name, ""))
+            environ[name] = str(data_dir / "webview" / folder)
     # Chromium refuses to start its sandbox as root (containers, CI): the renderer then
     # dies and the window stays blank. The flag is appended, never overwriting the user's.
     if hasattr(os, "geteuid") and os.geteuid() == 0:
@@ -50,6 +68,18 @@ def prepare_qt_environment(environ: dict[str, str] | os._Environ[str]) -> None:
             environ["QTWEBENGINE_CHROMIUM_FLAGS"] = f"{flags} --no-sandbox".strip()
     # pywebview otherwise tries GTK first and prints a traceback when it is missing.
     environ.setdefault("PYWEBVIEW_GUI", "qt")
+
+
+def restore_user_environment(environ: dict[str, str] | os._Environ[str]) -> None:
+    """Undo the storage redirection of `prepare_qt_environment` (Qt has read it by now)."""
+    for name in QT_STORAGE_DIRS:
+        original = environ.pop(f"FOLDLINE_ORIGINAL_{name}", None)
+        if original is None:
+            continue
+        if original:
+            environ[name] = original
+        else:
+            environ.pop(name, None)
 
 
 class DesktopWindow:
@@ -169,6 +199,8 @@ class DesktopWindow:
             self._state = replace(self._state, maximized=False)
 
     def _on_loaded(self) -> None:
+        # The web profile and its storage exist by now: Qt no longer needs the redirection.
+        restore_user_environment(os.environ)
         self._loaded.set()
         # Tests and the startup benchmark wait for this line; it carries no token.
         logger.info("window page loaded from %s", self._server_url)

@@ -1,4 +1,4 @@
-// The HTTP API (DESIGN §5, docs/api.md): authenticated fetch, JSON helpers, SSE streams.
+// The HTTP API (docs/api.md): authenticated fetch, JSON helpers, SSE streams.
 //
 // Every /api route but /api/health needs `Authorization: Bearer <token>`. The token comes
 // from the URL fragment (`#token=...`, never sent to the server in a request line or
@@ -204,8 +204,16 @@ export const api = {
   /** Run the model again on the history as it is (after an error), without a new message. */
   retry: (id, signal) => stream(`/api/conversations/${enc(id)}/retry`, undefined, signal),
   cancel: (id) => json("POST", `/api/conversations/${enc(id)}/cancel`, { body: {} }),
-  compact: (id, instructions, signal) =>
-    stream(`/api/conversations/${enc(id)}/compact`, instructions ? { instructions } : {}, signal),
+  /** `keepRecentTokens` left out: everything before the last exchange folds. */
+  compact: (id, instructions, signal, keepRecentTokens) =>
+    stream(
+      `/api/conversations/${enc(id)}/compact`,
+      {
+        ...(instructions ? { instructions } : {}),
+        ...(keepRecentTokens ? { keepRecentTokens } : {}),
+      },
+      signal,
+    ),
 
   /**
    * What the model sees now. `messages: false` leaves out the view's messages (the meter
@@ -222,7 +230,10 @@ export const api = {
       "versions",
       "items",
     ),
-  compactionPreview: (id) => json("GET", `/api/conversations/${enc(id)}/compactions/preview`),
+  compactionPreview: (id, keepRecentTokens) =>
+    json("GET", `/api/conversations/${enc(id)}/compactions/preview`, {
+      query: keepRecentTokens ? { keepRecentTokens: String(keepRecentTokens) } : undefined,
+    }),
   undoCompaction: (id, version) =>
     json("POST", `/api/conversations/${enc(id)}/compactions/${enc(version)}/undo`, { body: {} }),
 

@@ -8,6 +8,13 @@ import { notify } from "./notices.js";
 import { state } from "./state.js";
 import { compactNow, isRunning, stop } from "./turn.js";
 
+const KEEP_CHOICES = [
+  [0, "Only the last exchange (fold everything before it)"],
+  [2000, "About 2,000 tokens of recent messages"],
+  [8000, "About 8,000 tokens of recent messages"],
+  [32000, "About 32,000 tokens of recent messages"],
+];
+
 function previewBox(preview) {
   if (!preview || !preview.messages || preview.toIndex === null || preview.toIndex === undefined) {
     return h(
@@ -71,11 +78,24 @@ export async function openCompactDialog() {
     maxlength: "20000",
     placeholder: "e.g. Keep the final database schema and every decision about the API verbatim.",
   });
+  // By default everything before the last exchange folds (what "make it small now"
+  // means); the person may keep more of the recent conversation verbatim.
+  const keep = h(
+    "select",
+    { class: "select", id: "compact-keep" },
+    ...KEEP_CHOICES.map(([tokens, label]) => h("option", { value: String(tokens), text: label })),
+  );
   const message = h("div", { class: "compact-message", "aria-live": "polite" });
   const body = h(
     "div",
     { class: "modal-body" },
     previewSlot,
+    h(
+      "label",
+      { class: "field compact-keep-field" },
+      h("span", { class: "field-label", text: "Keep verbatim" }),
+      keep,
+    ),
     h(
       "label",
       { class: "field compact-instructions-field" },
@@ -118,20 +138,25 @@ export async function openCompactDialog() {
     }
   });
 
-  try {
-    const preview = await api.compactionPreview(state.currentId);
-    previewSlot.replaceChildren(previewBox(preview));
-    confirm.disabled = !preview?.messages;
-  } catch (error) {
-    previewSlot.replaceChildren(
-      h(
-        "div",
-        { class: "inline-error" },
-        icon("circle-alert", "small"),
-        `The preview failed: ${error.message}`,
-      ),
-    );
+  const keptTokens = () => Number(keep.value) || undefined;
+  async function showPreview() {
+    try {
+      const preview = await api.compactionPreview(state.currentId, keptTokens());
+      previewSlot.replaceChildren(previewBox(preview));
+      confirm.disabled = runningHere || !preview?.messages;
+    } catch (error) {
+      previewSlot.replaceChildren(
+        h(
+          "div",
+          { class: "inline-error" },
+          icon("circle-alert", "small"),
+          `The preview failed: ${error.message}`,
+        ),
+      );
+    }
   }
+  keep.addEventListener("change", showPreview);
+  await showPreview();
 
   confirm.addEventListener("click", async () => {
     runningHere = true;
@@ -150,7 +175,10 @@ export async function openCompactDialog() {
     const timer = setInterval(() => {
       progressText.textContent = `Summarizing… ${Math.round((Date.now() - started) / 1000)} s`;
     }, 1000);
-    const outcome = await compactNow(instructions.value.trim() || undefined);
+    keep.disabled = true;
+    const outcome = await compactNow(instructions.value.trim() || undefined, {
+      keepRecentTokens: keptTokens(),
+    });
     clearInterval(timer);
     runningHere = false;
     cancel.textContent = "Close";
@@ -184,6 +212,7 @@ export async function openCompactDialog() {
     );
     confirm.disabled = false;
     instructions.disabled = false;
+    keep.disabled = false;
   });
   instructions.focus();
 }

@@ -98,6 +98,22 @@ export function detailsLine(fold) {
 }
 
 /** One fold line element. `onUndo(fold)` is offered only on the current fold. */
+/** What the fold's summarizer calls cost (tokens when the model has no price). */
+function foldCost(usage) {
+  if (!usage) {
+    return null;
+  }
+  const text =
+    usage.cost === null || usage.cost === undefined
+      ? `${formatTokens(usage.inputTokens + usage.cacheReadTokens + usage.cacheCreationTokens + usage.outputTokens)} tokens to summarize`
+      : `cost $${usage.cost.toFixed(usage.cost < 0.01 ? 4 : 3)}`;
+  return h("span", {
+    class: "fold-cost",
+    title: `${plural(usage.calls, "summarizer call")}: ${formatInteger(usage.inputTokens + usage.cacheReadTokens + usage.cacheCreationTokens)} tokens in, ${formatInteger(usage.outputTokens)} out`,
+    text: ` · ${text}`,
+  });
+}
+
 export function renderFoldLine(fold, { current, onUndo }) {
   const range = fold.summarizedRange ?? {};
   const folded = range.messageCount ?? Math.max(0, (range.toIndex ?? 0) - (range.fromIndex ?? 0));
@@ -176,6 +192,7 @@ export function renderFoldLine(fold, { current, onUndo }) {
         h("span", { class: "arrow", text: "→" }),
         h("span", { class: "fold-tokens-after", text: formatTokens(fold.tokensAfter) }),
         " tokens",
+        foldCost(fold.usage),
       ),
       badges,
       actions,

@@ -61,6 +61,16 @@ async function refreshFolds() {
   }
 }
 
+/** Conversations whose invalid-settings notice was shown (once per conversation and run). */
+const settingsNoticesShown = new Set();
+
+function announceSettingsNotice(id, context) {
+  if (context?.settingsNotice && !settingsNoticesShown.has(id)) {
+    settingsNoticesShown.add(id);
+    notify({ kind: "warn", title: "Settings set aside", text: context.settingsNotice, timeout: 15000 });
+  }
+}
+
 async function refreshContext() {
   const id = state.currentId;
   if (!id) {
@@ -71,6 +81,7 @@ async function refreshContext() {
     const context = await api.context(id, { messages: false });
     if (id === state.currentId) {
       updateContext(context);
+      announceSettingsNotice(id, context);
     }
   } catch (error) {
     notifyError("Could not count the context", error);
@@ -406,7 +417,11 @@ async function main() {
     onRetry: () => retryLast(),
     onUndo: (fold) => undoFold(fold),
   });
-  initMeter({ compactNow: () => openCompactDialog() });
+  initMeter({
+    compactNow: () => openCompactDialog(),
+    refresh: refreshContext,
+    foldsChanged: () => refreshFolds().then(() => refreshConversation()),
+  });
   initRetiredNotice();
   initModelView();
   initPins();

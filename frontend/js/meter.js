@@ -26,9 +26,18 @@ const PARTS = [
 ];
 
 let onCompactNow = () => {};
+let onRefresh = async () => {};
+let onFoldsChanged = () => {};
 
-export function initMeter({ compactNow }) {
+/** While a fold is being prepared in the background (no turn running), the meter asks
+ * for fresh numbers this often, to show "ready" and a re-summary that landed. */
+const BACKGROUND_POLL_MS = 2000;
+let pollTimer = null;
+
+export function initMeter({ compactNow, refresh = async () => {}, foldsChanged = () => {} }) {
   onCompactNow = compactNow;
+  onRefresh = refresh;
+  onFoldsChanged = foldsChanged;
   on("context", render);
   on("settings", render);
   on("busy", (busy) => {
@@ -69,8 +78,99 @@ export function updateContext(numbers) {
   const kept = { ...numbers };
   delete kept.apiMessages;
   delete kept.apiMessagesIncluded;
-  state.context = { ...(state.context ?? {}), ...kept };
+  const before = state.context;
+  state.context = { ...(before ?? {}), ...kept };
   emit("context", state.context);
+  // A fold that landed outside a turn (a background re-summary): redraw the fold lines.
+  if (before && !state.busy && before.version !== undefined && kept.version !== undefined) {
+    if (before.version !== kept.version) {
+      onFoldsChanged();
+    }
+  }
+  schedulePoll();
+}
+
+function schedulePoll() {
+  clearTimeout(pollTimer);
+  pollTimer = null;
+  if (state.context?.backgroundFold?.status === "preparing" && state.currentId) {
+    pollTimer = setTimeout(() => {
+      pollTimer = null;
+      if (!state.busy) {
+        onRefresh();
+      } else {
+        schedulePoll();
+      }
+    }, BACKGROUND_POLL_MS);
+  }
+}
+
+/** Dollars, with enough digits to see a cent's fraction of a turn. */
+function formatUsd(value) {
+  if (value === null || value === undefined) {
+    return "—";
+  }
+  const digits = Math.abs(value) < 0.01 ? 4 : Math.abs(value) < 10 ? 3 : 2;
+  return `$${value.toFixed(digits)}`;
+}
+
+/** What the conversation cost: so far, the last turn, and what the prompt cache saved. */
+function costContent(usage) {
+  if (!usage?.total?.calls) {
+    return [];
+  }
+  const { total, lastTurn } = usage;
+  const tokens = (u) =>
+    `${formatTokens(u.inputTokens + u.cacheReadTokens + u.cacheCreationTokens)} in (${formatTokens(u.cacheReadTokens)} from cache) · ${formatTokens(u.outputTokens)} out`;
+  if (!usage.priced || total.cost === null) {
+    return [
+      h("h4", { text: "Usage" }),
+      h("p", { class: "note cost-total", text: `This conversation: ${tokens(total)}` }),
+      h("p", { class: "note cost-last-turn", text: `Last turn: ${tokens(lastTurn)}` }),
+      h("p", { class: "note", text: "No price is known for this model: tokens only." }),
+    ];
+  }
+  const rows = [
+    ["This conversation", formatUsd(total.cost), "cost-total"],
+    ["Last turn", formatUsd(lastTurn.cost), "cost-last-turn"],
+    ["Caching saved", formatUsd(total.saved), "cost-saved"],
+  ];
+  return [
+    h("h4", { text: "Cost" }),
+    h(
+      "dl",
+      { class: "cost" },
+      rows.flatMap(([label, value, key]) => [
+        h("dt", { text: label }),
+        h("dd", { dataset: { cost: key }, text: value }),
+      ]),
+    ),
+    h("p", { class: "note", text: `${tokens(total)}, summaries included.` }),
+  ];
+}
+
+/** "fold being prepared" / "fold ready" next to the meter. */
+function backgroundBadge(fold) {
+  if (!fold) {
+    return null;
+  }
+  const ready = fold.status === "ready";
+  const label =
+    fold.kind === "resummary"
+      ? ready
+        ? "summary ready"
+        : "re-summarizing"
+      : ready
+        ? "fold ready"
+        : "fold being prepared";
+  return h("span", {
+    class: ["badge", "background-fold", ready ? "ready" : "preparing"],
+    dataset: { status: fold.status },
+    title: ready
+      ? "A summary written in the background is ready; the fold lands at the next turn that needs it, with no wait."
+      : "The next fold's summary is being written in the background while you read; no turn waits for it.",
+    text: label,
+  });
 }
 
 function meterLevel(fraction, soft, growth = 0) {
@@ -124,10 +224,14 @@ function render() {
   text.textContent = unlimited
     ? `${approx}${formatTokens(context.tokens)} · no limit`
     : `${approx}${formatTokens(context.tokens)} / ${formatTokens(budget)}${window}`;
-  flag.hidden = context.modelKnown !== false;
+  const badge = backgroundBadge(context.backgroundFold);
+  flag.hidden = context.modelKnown !== false && !badge;
   flag.replaceChildren();
   if (context.modelKnown === false) {
     flag.append(h("span", { class: "badge warn", text: "unknown window" }));
+  }
+  if (badge) {
+    flag.append(badge);
   }
   popover.replaceChildren(...popoverContent(context, { unlimited, fraction, soft, level }));
   renderWarning(!unlimited && level !== "ok" ? { fraction, soft, level } : null);
@@ -181,6 +285,7 @@ function popoverContent(context, { unlimited, fraction, soft, level }) {
     stacked,
     h("dl", {}, rows),
     ...notes.map((note) => h("p", { class: "note", text: note })),
+    ...costContent(context.usage),
   ];
   if (context.modelKnown === false) {
     children.push(

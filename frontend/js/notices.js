@@ -2,6 +2,8 @@
 
 import { byId, h, icon } from "./dom.js";
 
+export const DISK_FULL_TITLE = "The disk is full";
+
 const ICONS = { error: "circle-alert", warn: "triangle-alert", success: "check", info: "info" };
 
 /**
@@ -58,5 +60,6 @@ export function notifyError(title, error) {
     return;
   }
   const text = error?.message || String(error ?? "Unknown error");
-  notify({ kind: "error", title, text });
+  // A full disk is the same problem whatever was being done: say it plainly.
+  notify({ kind: "error", title: error?.code === "disk_full" ? DISK_FULL_TITLE : title, text });
 }

@@ -619,6 +619,15 @@ export function compactionPanel(draft) {
     h(
       "div",
       { class: "field-row" },
+      field(
+        "Prepare at (%)",
+        percent("prepareThreshold"),
+        "From here the next fold's summary is written in the background.",
+      ),
+    ),
+    h(
+      "div",
+      { class: "field-row" },
       field("Fold down to (%)", percent("target"), "So it does not fold again next turn."),
       field("Keep recent tokens", integer("keepRecentTokens"), "Kept verbatim after a fold."),
     ),

@@ -1,5 +1,5 @@
 // Settings: providers (keys, base URLs, a connection test), models and their limits, the
-// default model, and the compaction settings of DESIGN §9.
+// default model, and the compaction settings of config.toml (docs/configuration.md).
 //
 // The dialog edits a copy of GET /api/settings and saves only what changed (PUT takes a
 // partial change): a base URL that comes from the environment is not written into

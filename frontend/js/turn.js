@@ -19,7 +19,7 @@ import { byId, h, icon } from "./dom.js";
 import { formatTokens, plural } from "./format.js";
 import { clearApprovals, hideApproval, showApproval } from "./mcp.js";
 import { updateContext } from "./meter.js";
-import { notify, notifyError } from "./notices.js";
+import { DISK_FULL_TITLE, notify, notifyError } from "./notices.js";
 import { emit, setBusy, state } from "./state.js";
 
 /** The stream being read, so Stop and Esc can reach it. */
@@ -204,6 +204,8 @@ function errorTitle(code) {
       return "The provider cannot be reached";
     case "context_overflow":
       return "The request was too large for the model";
+    case "disk_full":
+      return DISK_FULL_TITLE;
     default:
       return "The model call failed";
   }
@@ -383,8 +385,11 @@ export async function retryLast() {
   return true;
 }
 
-/** Fold now with optional instructions; `onEvent` sees every event (the dialog's progress). */
-export async function compactNow(instructions, { onEvent } = {}) {
+/**
+ * Fold now with optional instructions; `onEvent` sees every event (the dialog's progress).
+ * `keepRecentTokens` keeps more than the last exchange verbatim.
+ */
+export async function compactNow(instructions, { onEvent, keepRecentTokens } = {}) {
   const id = state.currentId;
   if (!id || running) {
     return null;
@@ -395,7 +400,12 @@ export async function compactNow(instructions, { onEvent } = {}) {
   showProgress("Summarizing…");
   let outcome = { completed: null, failed: null, error: null };
   try {
-    const events = await api.compact(id, instructions, running.controller.signal);
+    const events = await api.compact(
+      id,
+      instructions,
+      running.controller.signal,
+      keepRecentTokens,
+    );
     for await (const { name, data } of events) {
       onEvent?.(name, data);
       if (name === "compaction.completed") {

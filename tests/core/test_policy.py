@@ -11,7 +11,16 @@ from hypothesis import strategies as st
 
 from foldline.core.budget import Budget
 from foldline.core.compaction import summary_output_tokens
-from foldline.core.policy import BreakerState, Decision, decide, prune_ceiling, record_fold
+from foldline.core.policy import (
+    BreakerState,
+    Decision,
+    at_hard_threshold,
+    decide,
+    fold_on_cold_cache,
+    prune_ceiling,
+    record_fold,
+    should_prepare_fold,
+)
 from foldline.core.settings import CompactionSettings
 
 BUDGET = Budget(context_window=110_000, max_output_tokens=10_000)  # input budget 100k
@@ -376,3 +385,21 @@ def test_prune_ceiling_rounding() -> None:
     floor = 8_000 + summary_output_tokens(small)
     soft = 0.8 * 30_000
     assert prune_ceiling(small, DEFAULTS) == int(floor + 2 * growth * soft / (soft - floor))
+
+
+def test_background_preparation_cold_cache_and_hard_threshold_helpers() -> None:
+    budget = Budget(context_window=11_000, max_output_tokens=1_000)  # input budget 10,000
+    settings = CompactionSettings(prepare_threshold=0.7, threshold=0.8, hard_threshold=0.95)
+    assert not should_prepare_fold(6_999, budget, settings)
+    assert should_prepare_fold(7_000, budget, settings)
+    assert not should_prepare_fold(9_000, budget, settings.model_copy(update={"auto": False}))
+    assert not should_prepare_fold(10**9, Budget(context_window=0, max_output_tokens=1), settings)
+    # A prepare threshold above the fold threshold prepares when a fold is due.
+    late = settings.model_copy(update={"prepare_threshold": 0.9})
+    assert should_prepare_fold(8_000, budget, late)
+    assert not at_hard_threshold(9_499, budget, settings)
+    assert at_hard_threshold(9_500, budget, settings)
+    assert not fold_on_cold_cache(7_500, budget, settings, 299.0)
+    assert fold_on_cold_cache(7_500, budget, settings, 301.0)
+    assert not fold_on_cold_cache(6_000, budget, settings, 3_600.0)
+    assert not fold_on_cold_cache(7_500, budget, settings, None)

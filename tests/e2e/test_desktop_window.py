@@ -65,9 +65,13 @@ class RunningApp:
         environ = {
             key: value
             for key, value in os.environ.items()
-            if key not in ("WAYLAND_DISPLAY", "FOLDLINE_DATA_DIR")
+            if key
+            not in ("WAYLAND_DISPLAY", "FOLDLINE_DATA_DIR", "XDG_DATA_HOME", "XDG_CACHE_HOME")
         }
-        environ.update(DISPLAY=display.name, FOLDLINE_TOKEN=TOKEN)
+        # A home of its own, to check that nothing is written there besides the data dir.
+        self.home = data_dir.parent / f"{data_dir.name}-home"
+        self.home.mkdir(exist_ok=True)
+        environ.update(DISPLAY=display.name, FOLDLINE_TOKEN=TOKEN, HOME=str(self.home))
         self.environ = environ
         self.output_path = data_dir.parent / f"{data_dir.name}-output.txt"
         self._output = self.output_path.open("wb")
@@ -237,6 +241,10 @@ def test_window_opens_on_the_app_a_second_launch_raises_it_and_close_exits(
     # First run: the data dir got its config and its log.
     assert (data_dir / "config.toml").is_file()
     assert "server ready at http://127.0.0.1:" in app.log()
+    # Qt WebEngine's storage went under the data dir, not the home directory.
+    assert not (app.home / ".local" / "share" / "foldline").exists()
+    assert not (app.home / ".cache" / "foldline").exists()
+    assert (data_dir / "webview" / "qt-data").is_dir()
 
     # The window shows the app, not a blank or an error page: look at its pixels once the
     # page has had its scripts and API answers, retrying while it is still painting.

@@ -131,7 +131,7 @@ def test_show_summary_then_undo(ui):
 def test_manual_compact_with_instructions(ui):
     ui.open()
     for number in range(4):
-        ui.send(f"Short message number {number} about the parser. " * 3)
+        ui.send(f"Message number {number} about the parser. " * 12)
     conversation_id = only_conversation(ui.app)
     page = ui.page
     before = meter_tokens(page)
@@ -156,11 +156,40 @@ def test_manual_compact_with_instructions(ui):
     # The instructions reached the summarizer.
     summary_request = ui.app.script.summary_calls[-1]
     assert "PINEAPPLE" in request_text(summary_request.messages) + summary_request.system
-    # The meter moved to the folded view's size (a summary of a few short messages can be
-    # larger than they were, so only the exact value is checked).
+    # The meter moved to the folded view's size, smaller than before, and the fold
+    # reports as "before" the number the meter showed.
     context = ui.app.api("GET", f"/api/conversations/{conversation_id}/context")
     expect(page.locator("#meter")).to_have_attribute("aria-valuenow", str(context["tokens"]))
-    assert context["tokens"] != before
+    assert context["tokens"] < before
+    assert fold["tokensBefore"] == before
+
+
+def test_the_compact_dialog_can_keep_more_and_says_why_a_fold_would_not_help(ui):
+    ui.open()
+    for number in range(4):
+        ui.send(f"Message number {number} about the parser. " * 12)
+    page = ui.page
+    page.locator("#compact-button").click()
+    dialog = page.locator("#compact-dialog")
+    # By default everything before the last exchange folds: 6 of the 8 messages.
+    expect(dialog.locator(".preview-messages")).to_have_text("6")
+    dialog.locator("#compact-keep").select_option("2000")
+    expect(dialog.locator(".preview-messages")).not_to_have_text("6")
+    ui.shot("compact-dialog-keep-more")
+    dialog.locator("button", has_text="Cancel").click()
+
+    # Tiny messages: their summary would be larger, so nothing is committed, and the
+    # dialog says why.
+    page.locator("#new-conversation").click()
+    for word in ("one", "two", "three"):
+        ui.send(word)
+    page.locator("#compact-button").click()
+    dialog = page.locator("#compact-dialog")
+    expect(dialog.locator(".preview-messages")).to_be_visible()
+    dialog.locator("#compact-confirm").click()
+    failed = dialog.locator('[data-outcome="failed"]')
+    expect(failed).to_contain_text("would not make the model's view smaller")
+    ui.shot("compact-dialog-not-smaller")
 
 
 def test_failed_manual_compact_says_so_plainly(ui):
@@ -177,7 +206,7 @@ def test_failed_manual_compact_says_so_plainly(ui):
 def test_emergency_fold_is_marked_degraded(ui):
     ui.open()
     for number in range(4):
-        ui.send(f"Short message number {number} about the parser. " * 3)
+        ui.send(f"Message number {number} about the parser. " * 12)
     ui.app.fake.fail_next("empty_summary", times=10)
     page = ui.page
     page.locator("#compact-button").click()
@@ -256,11 +285,11 @@ def compact_from_dialog(page, instructions: str = "") -> None:
 def test_earlier_folds_stay_visible_as_quieter_lines(ui):
     ui.open()
     for number in range(4):
-        ui.send(f"First round, message {number} about the parser. " * 3)
+        ui.send(f"First round, message {number} about the parser. " * 12)
     page = ui.page
     compact_from_dialog(page)
     for number in range(4):
-        ui.send(f"Second round, message {number} about the lexer. " * 3)
+        ui.send(f"Second round, message {number} about the lexer. " * 12)
     compact_from_dialog(page)
     conversation_id = only_conversation(ui.app)
     folds = ui.app.api("GET", f"/api/conversations/{conversation_id}/compactions")["items"]
@@ -290,7 +319,7 @@ def test_earlier_folds_stay_visible_as_quieter_lines(ui):
 def test_summarizing_progress_is_shown_while_the_fold_runs(ui):
     ui.open()
     for number in range(4):
-        ui.send(f"Short message number {number} about the parser. " * 3)
+        ui.send(f"Short message number {number} about the parser. " * 12)
     ui.app.fake.fail_next("slow", on="summary", delay=0.05)
     page = ui.page
     page.locator("#compact-button").click()
@@ -326,10 +355,10 @@ def test_a_fold_after_an_undo_draws_only_the_current_chain(ui):
     # story any more, so its line must not come back, though it is newer than v1.
     conversation_id = ui.app.create_conversation()["id"]
     for number in range(4):
-        ui.app.send(conversation_id, f"First round, message {number} about the parser. " * 3)
+        ui.app.send(conversation_id, f"First round, message {number} about the parser. " * 12)
     ui.app.api("POST", f"/api/conversations/{conversation_id}/compact", {})
     for number in range(4):
-        ui.app.send(conversation_id, f"Second round, message {number} about the lexer. " * 3)
+        ui.app.send(conversation_id, f"Second round, message {number} about the lexer. " * 12)
     ui.app.api("POST", f"/api/conversations/{conversation_id}/compact", {})
     ui.open(f"&c={conversation_id}")
     page = ui.page
@@ -338,7 +367,7 @@ def test_a_fold_after_an_undo_draws_only_the_current_chain(ui):
 
     page.locator('.fold-line.current[data-version="2"] .undo-fold').click()
     expect(page.locator(".fold-line.current")).to_have_attribute("data-version", "1")
-    ui.send("Third round: one more message about the code generator. " * 3)
+    ui.send("Third round: one more message about the code generator. " * 12)
     compact_from_dialog(page)
     ui.idle()
 

@@ -121,6 +121,8 @@ def test_settings_round_trip(ui):
 
     dialog.locator('[data-tab="compaction"]').click()
     dialog.locator('[data-field="threshold"]').fill("70")
+    dialog.locator('[data-field="prepareThreshold"]').fill("60")
+    ui.shot("settings-compaction")
     dialog.locator('[data-field="keepRecentTokens"]').fill("500")
     dialog.locator('select[data-field="strategy"]').select_option("narrative")
     dialog.locator('input[data-field="prune"]').uncheck()
@@ -137,6 +139,7 @@ def test_settings_round_trip(ui):
 
     saved = ui.app.api("GET", "/api/settings")
     assert saved["compaction"]["threshold"] == 0.7
+    assert saved["compaction"]["prepareThreshold"] == 0.6
     assert saved["compaction"]["keepRecentTokens"] == 500
     assert saved["compaction"]["strategy"] == "narrative"
     assert saved["compaction"]["prune"] is False
@@ -237,3 +240,49 @@ def test_a_long_history_opens_on_its_newest_page_and_loads_older_pages(
     expect(inner).to_have_attribute("data-hi", "2000")
     expect(page.locator('.message[data-index="1999"]')).to_be_in_viewport()
     assert re.fullmatch(r"\d+", inner.get_attribute("data-lo"))
+
+
+def test_invalid_stored_settings_open_with_a_notice_and_a_full_disk_says_so(
+    start_foldline, make_ui, tmp_path
+):
+    """Settings saved by an older version that did not check them: the conversation opens
+    and a notice says the defaults are used. A full disk is named as such."""
+    data_dir = tmp_path / "old-settings"
+    data_dir.mkdir()
+    with Store(data_dir / "foldline.db") as store:
+        conversation = store.create_conversation(
+            title="Old settings", settings={"compaction": {"treshold": 0.5}}
+        )
+        store.append_messages(conversation.id, [user("Hello"), assistant("Hi")])
+    app = start_foldline(None, data_dir=data_dir)
+    ui = make_ui(app)
+    ui.open()
+    page = ui.page
+    page.locator(".conversation-item").first.click()
+    expect(page.locator(".message.assistant")).to_contain_text("Hi")
+    notice = page.locator(".notice.warn", has_text="Settings set aside")
+    expect(notice).to_contain_text("settings.compaction.treshold")
+    ui.shot("settings-notice")
+
+    # The server answers 507 disk_full (simulated here at the network layer; the
+    # server's side is tested in tests/server/test_disk_full.py).
+    page.route(
+        "**/api/conversations",
+        lambda route: (
+            route.fulfill(
+                status=507,
+                content_type="application/json",
+                body=json.dumps(
+                    {"error": {"code": "disk_full", "message": "The disk is full: nothing saved."}}
+                ),
+            )
+            if route.request.method == "POST"
+            else route.continue_()
+        ),
+    )
+    ui.allow("507")
+    page.locator("#new-conversation").click()
+    page.locator("#composer-input").fill("A new conversation")
+    page.locator("#composer-input").press("Enter")
+    expect(page.locator(".notice.error", has_text="The disk is full")).to_be_visible()
+    ui.shot("disk-full-notice")

@@ -63,6 +63,8 @@ def test_settings_lists_the_providers_models_and_sets_a_working_budget(
     table = dialog.locator("#available-models")
     # Discovery at start may still be running: refresh makes the list current.
     table.locator("#refresh-models").click()
+    # Wait for the refresh to finish: its note would otherwise replace "Saved." below.
+    expect(dialog.locator("span.settings-foot-note")).to_have_text("Model lists refreshed.")
     sonnet = table.locator('tr[data-model="claude-sonnet-5"]')
     expect(sonnet).to_contain_text("1M")
     expect(sonnet).to_contain_text("128k")

@@ -66,6 +66,12 @@ def test_manual_fold_streams_its_events_and_is_recorded(
     assert history["currentVersion"] == 1
     assert [(c["version"], c["isCurrent"]) for c in history["items"]] == [(1, True)]
     assert history["items"][0]["summaryMessage"]
+    # What the fold's summarizer calls used is on the fold line (no price: tokens only).
+    usage = history["items"][0]["usage"]
+    assert usage["calls"] >= 1 and usage["inputTokens"] > 0 and usage["cost"] is None
+    meter = client.get(f"/api/conversations/{conversation}/context?messages=false").json()
+    assert meter["usage"]["total"]["calls"] == usage["calls"]
+    assert meter["backgroundFold"] is None
 
     page = client.get(f"/api/conversations/{conversation}/messages").json()
     boundary = completed["apiStartIndex"]
@@ -204,3 +210,63 @@ def test_context_without_messages_has_the_same_numbers(
     refused = client.get(path, params={"messages": "maybe"})
     assert refused.status_code == 422
     assert refused.json()["error"]["code"] == "invalid_request"
+
+
+def _plain_conversation(client: TestClient, store: Store, pairs: int, words: int) -> str:
+    """A conversation on the app's settings (keep_recent_tokens 8,000, more than it holds)."""
+    conversation = client.post("/api/conversations", json={}).json()["id"]
+    messages = []
+    for i in range(pairs):
+        messages += [user(f"question {i} " * words), assistant(f"answer {i} " * words)]
+    store.append_messages(conversation, messages)
+    return conversation
+
+
+def test_manual_compact_folds_everything_before_the_last_exchange_and_shrinks_the_view(
+    client: TestClient, store: Store, parse_sse
+) -> None:
+    """16 messages, far fewer tokens than the 8,000 kept after an automatic fold: a
+    manual Compact still folds all but the last exchange, and reports the meter's count."""
+    conversation = _plain_conversation(client, store, pairs=8, words=60)
+    base = f"/api/conversations/{conversation}"
+    meter = client.get(f"{base}/context", params={"messages": "false"}).json()["tokens"]
+    preview = client.get(f"{base}/compactions/preview").json()
+    assert (preview["fromIndex"], preview["toIndex"], preview["messages"]) == (0, 14, 14)
+
+    events = _fold(client, conversation, parse_sse)
+    completed = next(e for e in events if e.name == "compaction.completed").data
+    assert completed["apiStartIndex"] == 14
+    assert completed["tokensBefore"] == meter
+    after = client.get(f"{base}/context", params={"messages": "false"}).json()["tokens"]
+    assert after < meter / 2
+    assert completed["tokensAfter"] == after
+
+
+def test_the_dialog_can_keep_more_of_the_recent_messages(
+    client: TestClient, store: Store, parse_sse
+) -> None:
+    conversation = _plain_conversation(client, store, pairs=8, words=60)
+    base = f"/api/conversations/{conversation}"
+    default = client.get(f"{base}/compactions/preview").json()
+    keep_more = client.get(f"{base}/compactions/preview", params={"keepRecentTokens": 400}).json()
+    assert 0 < keep_more["messages"] < default["messages"]
+    reply = client.post(f"{base}/compact", json={"keepRecentTokens": 400})
+    completed = next(e for e in parse_sse(reply.text) if e.name == "compaction.completed").data
+    assert completed["apiStartIndex"] == keep_more["toIndex"]
+    bad = client.get(f"{base}/compactions/preview", params={"keepRecentTokens": 2**63})
+    assert bad.status_code == 422
+    assert client.post(f"{base}/compact", json={"keepRecentTokens": -1}).status_code == 422
+
+
+def test_a_fold_that_would_not_shrink_the_view_is_not_committed_and_says_why(
+    client: TestClient, store: Store, parse_sse
+) -> None:
+    # Messages shorter than any summary: folding them would make the view larger.
+    conversation = _plain_conversation(client, store, pairs=3, words=1)
+    base = f"/api/conversations/{conversation}"
+    assert client.get(f"{base}/compactions/preview").json()["messages"] == 4
+    events = _fold(client, conversation, parse_sse)
+    failed = next(e for e in events if e.name == "compaction.failed").data
+    assert "would not make the model's view smaller" in failed["reason"]
+    assert not any(e.name == "compaction.completed" for e in events)
+    assert client.get(f"{base}/compactions").json()["items"] == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from fastapi.testclient import TestClient
 
 from foldline.core.messages import user
@@ -162,3 +163,53 @@ def test_method_not_allowed_is_405_in_the_error_shape(client: TestClient) -> Non
     reply = client.put("/api/conversations")
     assert reply.status_code == 405
     assert reply.json()["error"]["code"] == "method_not_allowed"
+
+
+@pytest.mark.parametrize(
+    ("settings", "knob"),
+    [
+        ({"compaction": {"treshold": 0.5}}, "settings.compaction.treshold: unknown setting"),
+        ({"compaction": {"threshold": 7}}, "settings.compaction.threshold"),
+        ({"compaction": {"threshold": "x"}}, "settings.compaction.threshold"),
+        ({"compaction": {"keep_recent_tokens": -1}}, "settings.compaction.keep_recent_tokens"),
+        ({"compaction": {"keep_recent_tokens": 2**64}}, "settings.compaction.keep_recent_tokens"),
+        ({"compaction": {"strategy": "poetry"}}, "settings.compaction.strategy"),
+        ({"compaction": []}, "settings.compaction"),
+    ],
+)
+def test_invalid_conversation_settings_are_refused_naming_the_knob(
+    client: TestClient, settings: dict, knob: str
+) -> None:
+    created = client.post("/api/conversations", json={"settings": settings})
+    assert created.status_code == 422
+    assert knob in created.json()["error"]["message"]
+    conversation = client.post("/api/conversations", json={}).json()["id"]
+    patched = client.patch(f"/api/conversations/{conversation}", json={"settings": settings})
+    assert patched.status_code == 422
+    assert knob in patched.json()["error"]["message"]
+    assert client.get(f"/api/conversations/{conversation}").json()["settings"] == {}
+
+
+def test_a_conversation_with_invalid_stored_settings_still_opens_on_the_defaults(
+    client: TestClient, store: Store
+) -> None:
+    """Settings saved by an older version that did not check them: everything still
+    answers, the context says why the defaults are used, and a turn still runs."""
+    conversation = store.create_conversation(
+        title="old", settings={"compaction": {"treshold": 0.5, "keep_recent_tokens": -1}}
+    ).id
+    base = f"/api/conversations/{conversation}"
+    assert client.get(base).status_code == 200
+    context = client.get(f"{base}/context")
+    assert context.status_code == 200
+    assert "settings.compaction.keep_recent_tokens" in context.json()["settingsNotice"]
+    assert context.json()["thresholds"]["soft"] == 0.8
+    assert client.get(f"{base}/compactions/preview").status_code == 200
+    assert client.get(f"{base}/export").status_code == 200
+    turn = client.post(f"{base}/messages", json={"content": "hello"})
+    assert turn.status_code == 200
+    assert "event: done" in turn.text and "internal" not in turn.text.lower()
+    # Saving valid settings clears the notice.
+    fixed = client.patch(base, json={"settings": {"compaction": {"threshold": 0.6}}})
+    assert fixed.status_code == 200
+    assert client.get(f"{base}/context").json()["settingsNotice"] is None

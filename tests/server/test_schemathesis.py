@@ -7,7 +7,9 @@ invalid, to every operation. The example count is bounded so the run stays short
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import schemathesis
@@ -84,3 +86,119 @@ def test_no_request_gets_a_server_error(api_schema) -> None:  # type: ignore[no-
         exercise()
         checked.append(operation.label)
     assert len(checked) == len(operations)
+
+
+COVERAGE_CASES_PER_OPERATION = 80
+
+
+def test_boundary_values_of_every_operation_get_no_server_error(api_schema) -> None:  # type: ignore[no-untyped-def]
+    """schemathesis' coverage phase: each declared bound, one past it, and values far
+    outside (the largest integers, wrong types), for every parameter and body."""
+    schema, seeded_id = api_schema
+    failures: list[str] = []
+    for result in schema.get_all_operations():
+        operation = result.ok()
+        cases = schema.iter_coverage_cases(
+            operation,
+            generation_modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE],
+            generation_config=schema.config.generation_for(operation=operation, phase="coverage"),
+        )
+        for count, case in enumerate(cases):
+            if count >= COVERAGE_CASES_PER_OPERATION:
+                break
+            if "{conversation_id}" in operation.path and count % 2:
+                case.path_parameters = {
+                    **(case.path_parameters or {}),
+                    "conversation_id": seeded_id,
+                }
+            response = case.call(headers=AUTH)
+            if response.status_code >= 500:
+                where = f"{case.path_parameters} {case.query}"
+                failures.append(f"{operation.label} {where} -> {response.status_code}")
+    assert failures == []
+
+
+BOUNDARY_INTEGERS = st.sampled_from(
+    [
+        -(2**64),
+        -(2**63) - 1,
+        -(2**63),
+        -1,
+        0,
+        1,
+        2**31 - 1,
+        2**31,
+        2**53 + 1,
+        2**63 - 1,
+        2**63,
+        2**64,
+        10**30,
+    ]
+)
+
+
+def _integer_paths(value: Any, path: tuple = ()) -> list[tuple]:
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int):
+        return [path]
+    if isinstance(value, dict):
+        return [p for key, item in value.items() for p in _integer_paths(item, (*path, key))]
+    if isinstance(value, list):
+        return [p for i, item in enumerate(value) for p in _integer_paths(item, (*path, i))]
+    return []
+
+
+def _replaced(document: Any, path: tuple, value: int) -> Any:
+    copied = json.loads(json.dumps(document))
+    target = copied
+    for step in path[:-1]:
+        target = target[step]
+    target[path[-1]] = value
+    return copied
+
+
+def test_large_integers_anywhere_in_an_import_never_brick_anything(  # type: ignore[no-untyped-def]
+    api_schema, store
+) -> None:
+    """Every integer of a real export (indices, versions, token counts, usage, settings)
+    replaced by a boundary value: the import answers 4xx or, if accepted, the copy
+    still answers every read and a fold; never a 5xx."""
+    schema, seeded_id = api_schema
+    store.append_messages(seeded_id, [user("more " * 600), assistant("yes " * 600)])
+    store.update_conversation(seeded_id, settings={"compaction": {"keep_recent_tokens": 10}})
+    store.append_messages(seeded_id, [user("last"), assistant("ok")], usage={"input_tokens": 5})
+    operation = schema["/api/conversations/import"]["POST"]
+    client = schema.app
+    from fastapi.testclient import TestClient
+
+    with TestClient(client, base_url="http://127.0.0.1", headers=AUTH) as http:
+        assert http.post(f"/api/conversations/{seeded_id}/compact", json={}).status_code == 200
+        document = http.get(f"/api/conversations/{seeded_id}/export").json()
+        assert document["compactions"], "the export must hold a fold to forge"
+        paths = _integer_paths(document)
+        assert len(paths) >= 10
+
+        @given(path=st.sampled_from(paths), value=BOUNDARY_INTEGERS)
+        @settings(
+            max_examples=60,
+            deadline=None,
+            database=None,
+            derandomize=True,
+            suppress_health_check=list(HealthCheck),
+        )
+        def exercise(path: tuple, value: int) -> None:
+            case = operation.Case(
+                body=_replaced(document, path, value), media_type="application/json"
+            )
+            response = case.call(headers=AUTH)
+            assert response.status_code < 500, (path, value, response.text)
+            if response.status_code == 201:
+                copy = response.json()["id"]
+                base = f"/api/conversations/{copy}"
+                for read in ("", "/messages", "/context", "/compactions", "/export"):
+                    assert http.get(base + read).status_code == 200, (path, value, read)
+                assert http.post(f"{base}/compact", json={}).status_code == 200
+                assert http.get(base).status_code == 200
+
+        exercise()

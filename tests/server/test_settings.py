@@ -56,12 +56,13 @@ def test_save_settings_writes_config_toml(client: TestClient, data_dir: Path) ->
     change = {
         "defaults": {"model": "other-model"},
         "models": {"other-model": {"provider": "local", "contextWindow": 4096}},
-        "compaction": {"threshold": 0.7, "keepRecentTokens": 1000},
+        "compaction": {"threshold": 0.7, "keepRecentTokens": 1000, "prepareThreshold": 0.6},
     }
     saved = client.put("/api/settings", json=change)
     assert saved.status_code == 200, saved.text
     assert saved.json()["defaults"]["model"] == "other-model"
     assert saved.json()["compaction"]["keepRecentTokens"] == 1000
+    assert saved.json()["compaction"]["prepareThreshold"] == 0.6
     assert client.get("/api/settings").json() == saved.json()
     text = (data_dir / "config.toml").read_text()
     assert 'model = "other-model"' in text
@@ -117,6 +118,9 @@ def test_bad_settings_are_refused_and_write_nothing(client: TestClient, data_dir
         {"keys": {"anthropic": "   "}},
         {"compaction": {"threshold": 0.5}, "keys": {"nobody": SECRET}},
         {"defaults": "x"},
+        {"compaction": {"keepRecentTokens": 2**64}},
+        {"models": {"m": {"contextWindow": 2**63}}},
+        {"providers": {"local": {"baseUrl": "http://user:sk-secret-1234567890@host/v1"}}},
     ):
         reply = client.put("/api/settings", json=change)
         assert reply.status_code == 422, change

@@ -111,6 +111,17 @@ def _set(path: list, value):
     return change
 
 
+def _range(start: int, end: int, count: int) -> dict:
+    return {"fromIndex": start, "toIndex": end, "messageCount": count}
+
+
+def _fold_before_parent(document: dict) -> None:
+    # Version 3 stacks on version 1 (which ends at 5) but claims to end at 3.
+    child = document["compactions"][2]
+    child["summarizedRange"] = _range(0, 3, 3)
+    child["apiStartIndex"] = 3
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -128,6 +139,24 @@ def _set(path: list, value):
         (_set(["compactions", 1, "version"], 1), "twice"),
         (_set(["compactions", 0, "current"], True), "current"),
         (_set(["compactions", 0, "degraded"], "no"), "compactions.0.degraded"),
+        # Numbers SQLite cannot hold, or that leave no room for the next fold's number.
+        (_set(["compactions", 2, "version"], 2**63 - 1), "compactions.2.version"),
+        (_set(["compactions", 0, "tokensBefore"], 2**64), "compactions.0.tokensBefore"),
+        (_set(["compactions", 0, "tokensAfter"], -1), "compactions.0.tokensAfter"),
+        (_set(["messages", 0, "tokenCount"], 2**64), "messages.0.tokenCount"),
+        (_set(["messages", 0, "index"], 2**64), "messages.0.index"),
+        (_set(["messages", 5, "usage"], {"input_tokens": 2**64}), "input_tokens"),
+        (_set(["compactions", 0, "summarizedRange", "toIndex"], 2**70), "toIndex"),
+        # Folds that contradict the history they describe.
+        (_set(["compactions", 0, "summarizedRange"], _range(4, 2, 0)), "in order"),
+        (_set(["compactions", 0, "summarizedRange"], _range(0, 99, 99)), "within the"),
+        (_set(["compactions", 0, "summarizedRange", "messageCount"], 4), "messageCount"),
+        (_set(["compactions", 0, "apiStartIndex"], 4), "must equal summarizedRange.toIndex"),
+        (_fold_before_parent, "must come after its parent"),
+        # Settings checked like config.toml's [compaction].
+        (_set(["conversation", "settings"], {"compaction": {"treshold": 0.5}}), "treshold"),
+        (_set(["conversation", "settings"], {"compaction": {"threshold": 7}}), "threshold"),
+        (_set(["conversation", "settings"], {"compaction": "x"}), "settings.compaction"),
     ],
 )
 def test_bad_imports_are_refused_with_a_clear_message_and_write_nothing(

@@ -394,6 +394,46 @@ async def test_prompt_cache_writes_then_reads_a_marked_prefix(
         assert total == record.input_tokens
 
 
+async def test_a_fifth_breakpoint_is_refused_as_the_api_does(
+    fake: FakeProviderServer, claude: anthropic.AsyncAnthropic
+) -> None:
+    mark = {"type": "ephemeral"}
+    system = [{"type": "text", "text": f"part {i}", "cache_control": mark} for i in range(3)]
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": mark}]}
+    ]
+    # Three system markers, one on the message: four, accepted.
+    await claude.messages.create(model=BIG, max_tokens=5, system=system, messages=messages)
+    # The SDK's top-level automatic marker is the fifth.
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        await claude.messages.create(
+            model=BIG, max_tokens=5, system=system, messages=messages, cache_control=mark
+        )
+    assert caught.value.status_code == 400
+    assert "A maximum of 4 blocks with cache_control may be provided. Found 5." in str(caught.value)
+
+
+async def test_top_level_cache_control_caches_up_to_the_last_block(
+    fake: FakeProviderServer, claude: anthropic.AsyncAnthropic
+) -> None:
+    messages = [{"role": "user", "content": _words(6000)}]
+    mark = {"type": "ephemeral"}
+    first = await claude.messages.create(
+        model=BIG, max_tokens=5, messages=messages, cache_control=mark
+    )
+    assert first.usage.cache_creation_input_tokens == fake.requests[-1].input_tokens
+    longer = [
+        *messages,
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "more"},
+    ]
+    second = await claude.messages.create(
+        model=BIG, max_tokens=5, messages=longer, cache_control=mark
+    )
+    assert second.usage.cache_read_input_tokens == first.usage.cache_creation_input_tokens
+    assert second.usage.cache_creation_input_tokens > 0  # the new blocks are written
+
+
 async def test_count_tokens_endpoint_uses_the_fake_tokenizer(
     claude: anthropic.AsyncAnthropic, tokenizer: FakeTokenizer
 ) -> None:

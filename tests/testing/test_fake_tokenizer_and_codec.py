@@ -110,6 +110,52 @@ def test_anthropic_cache_needs_a_marker_and_a_minimum_length() -> None:
     assert cache.anthropic("other", 3, marked).cache_read == 0
 
 
+def _blocks(n: int, marked: int | None) -> list[Element]:
+    return [Element(f"b{i}", 2000 if i == 0 else 10, breakpoint=i == marked) for i in range(n)]
+
+
+def test_anthropic_lookup_walks_back_at_most_20_blocks() -> None:
+    cache = PromptCache()
+    cache.anthropic("m", 0, _blocks(30, marked=5))  # writes the prefix ending at block 5
+    # A breakpoint 20 blocks later no longer finds it; 19 blocks later still does.
+    assert cache.anthropic("m", 0, _blocks(30, marked=25)).cache_read == 0
+    cache.clear()
+    cache.anthropic("m", 0, _blocks(30, marked=5))
+    assert cache.anthropic("m", 0, _blocks(30, marked=24)).cache_read == 2050
+
+
+def test_cache_entries_expire_five_minutes_after_their_last_use() -> None:
+    now = [0.0]
+    cache = PromptCache(clock=lambda: now[0])
+    marked = [Element("s", 2000, breakpoint=True)]
+    cache.anthropic("m", 0, marked)
+    now[0] = 299.0
+    assert cache.anthropic("m", 0, marked).cache_read == 2000  # a hit refreshes it
+    now[0] = 598.0
+    assert cache.anthropic("m", 0, marked).cache_read == 2000
+    now[0] = 899.0
+    outcome = cache.anthropic("m", 0, marked)
+    assert (outcome.cache_read, outcome.cache_creation) == (0, 2000)
+    plain = [Element("o", 2000)]
+    cache.openai("m", 0, plain)
+    now[0] += 301.0
+    assert cache.openai("m", 0, plain).cache_read == 0
+
+
+def test_top_level_cache_control_marks_the_last_block() -> None:
+    body = {
+        "messages": [
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+            }
+        ],
+        "cache_control": {"type": "ephemeral"},
+    }
+    elements = FakeTokenizer().elements(body, "anthropic")
+    assert [e.breakpoint for e in elements] == [False, True]
+
+
 def test_openai_cache_reports_the_longest_seen_prefix_in_128_token_steps() -> None:
     cache = PromptCache()
     first = [Element("sys", 1500), Element("u1", 10)]

@@ -18,7 +18,7 @@ from foldline.core.budget import Budget, TokenAnchor, tokens_now
 from foldline.core.fold_inputs import FoldInputs
 from foldline.core.messages import HistoryWindow, Message, ToolSpec
 from foldline.core.pins import Pin, pins_cap, pins_tokens
-from foldline.core.settings import CompactionSettings
+from foldline.core.settings import CompactionSettings, InvalidSettings, check_conversation_settings
 from foldline.core.state import CompactionState
 from foldline.core.tokens import ScaledCounter, TokenCounter
 from foldline.core.view import build_api_messages
@@ -58,6 +58,12 @@ class ConversationContext:
     added_estimate: int
     """The calibrated count of the view messages added since the anchored call."""
     breakdown: dict[str, int]
+    usage: dict[str, Any] | None = None
+    """What the conversation's calls cost so far and in the last turn (see `stats`)."""
+    background_fold: dict[str, Any] | None = None
+    """A fold being prepared in the background, or ready: `{status, kind}`."""
+    settings_notice: str | None = None
+    """Why the conversation's own settings were set aside for the defaults, if they were."""
     pins: tuple[Pin, ...] = ()
     """Every pinned message of the conversation (those folded ride after the summary)."""
 
@@ -124,6 +130,8 @@ class ConversationContext:
             "version": self.state.version if self.state else 0,
             "messagesInView": len(self.records),
             "messagesInHistory": self.history_length,
+            "usage": self.usage,
+            "backgroundFold": self.background_fold,
         }
 
     def to_json(self, *, include_messages: bool = True) -> dict[str, Any]:
@@ -138,18 +146,29 @@ class ConversationContext:
             {"role": message.role, "parts": message_parts_to_json(message)} for message in messages
         ]
         body["apiMessagesIncluded"] = include_messages
+        body["settingsNotice"] = self.settings_notice
         return body
 
 
 def conversation_settings(
     config: AppConfig, conversation: ConversationRecord
-) -> CompactionSettings:
-    """The app's compaction settings with the conversation's own overrides on top."""
+) -> tuple[CompactionSettings, str | None]:
+    """The app's compaction settings with the conversation's own overrides on top, and a
+    notice when those overrides are invalid (stored by an older version that did not
+    check them): the conversation then runs on the app's settings instead of failing."""
+    try:
+        check_conversation_settings(conversation.settings)
+    except InvalidSettings as error:
+        notice = (
+            f"This conversation's own settings are invalid ({error}); the app's "
+            "[compaction] settings (config.toml) are used instead."
+        )
+        return config.compaction, notice
     overrides = conversation.settings.get("compaction") or {}
     if not overrides:
-        return config.compaction
-    merged = config.compaction.model_dump() | overrides
-    return CompactionSettings.model_validate(merged)
+        return config.compaction, None
+    merged = config.compaction.model_dump() | dict(overrides)
+    return CompactionSettings.model_validate(merged), None
 
 
 class ContextLoader:
@@ -157,7 +176,7 @@ class ContextLoader:
 
     It also keeps, per conversation, the anchor of the last call: the input the provider
     reported for it. An estimate's error is then confined to the messages added since
-    that call instead of accumulating over the whole view (DESIGN §2).
+    that call instead of accumulating over the whole view.
     """
 
     def __init__(
@@ -174,6 +193,8 @@ class ContextLoader:
         """The providers' model lists, whose windows win over the catalog."""
         self._counters: dict[tuple[str, str, bool], CachedCounter] = {}
         self._anchors: dict[str, tuple[str, str, TokenAnchor]] = {}
+        self.fold_status: Callable[[str], dict[str, Any] | None] = lambda _id: None
+        """The chat service's background folds, as `ConversationContext.background_fold`."""
 
     def set_anchor(self, ctx: ConversationContext, reported_input: int) -> None:
         """Remember what the provider reported for a call that was sent `ctx.view`."""
@@ -265,11 +286,13 @@ class ContextLoader:
             "summary": summary,
             "messages": max(tokens - framing - tool_tokens - summary, 0),
         }
+        settings, settings_notice = conversation_settings(config, conversation)
         return ConversationContext(
             conversation=conversation,
             model=model,
             budget=budget,
-            settings=conversation_settings(config, conversation),
+            settings=settings,
+            settings_notice=settings_notice,
             system=system,
             tools=tools,
             state=state,
@@ -282,5 +305,18 @@ class ContextLoader:
             anchor_tokens=anchor_tokens,
             added_estimate=added,
             breakdown=breakdown,
+            usage=self.usage(conversation_id, model),
+            background_fold=self.fold_status(conversation_id),
             pins=pins,
         )
+
+    def usage(self, conversation_id: str, model: ResolvedModel) -> dict[str, Any]:
+        """The meter's money: the conversation so far, its last turn, caching's saving.
+        `priced` is False for a model without known prices (shown in tokens only)."""
+        total, last_turn = self.store.usage_totals(conversation_id)
+        return {
+            "total": total.to_json(),
+            "lastTurn": last_turn.to_json(),
+            "priced": model.prices is not None or total.cost is not None,
+            "currency": "USD",
+        }

@@ -1,4 +1,4 @@
-"""The events of a turn, as the server forwards them over SSE (DESIGN §5).
+"""The events of a turn, as the server forwards them over SSE (docs/api.md).
 
 Each event is a name and a JSON-ready dict in camelCase; the server does not reshape
 them, so this module is the single place the event contract lives in code.

@@ -13,13 +13,15 @@ from datetime import UTC, datetime
 
 from foldline.chat.context import ConversationContext
 from foldline.chat.events import ChatEvent
+from foldline.chat.usage import Billing, SummaryUsage
 from foldline.core.compaction import SummaryRequest, fold, resummarize
 from foldline.core.digest import emergency_fold
 from foldline.core.messages import user
 from foldline.core.policy import BreakerState, Decision, decide, record_fold
 from foldline.core.pruning import apply_prune, plan_prune
+from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState, Trigger
-from foldline.providers.base import ModelRequest, Provider, TextDelta
+from foldline.providers.base import ModelRequest, Provider, TextDelta, Usage
 from foldline.store import CompactionRecord, ConcurrentFold, Store
 
 log = logging.getLogger(__name__)
@@ -41,8 +43,11 @@ class GateOutcome:
     events: list[ChatEvent] = field(default_factory=list)
 
 
-def make_summarizer(provider: Provider, model: str) -> Callable[[SummaryRequest], object]:
-    """An engine `Summarizer` that asks the provider with a tool-less request."""
+def make_summarizer(
+    provider: Provider, model: str, on_usage: Callable[[Usage], None] | None = None
+) -> Callable[[SummaryRequest], object]:
+    """An engine `Summarizer` that asks the provider with a tool-less request; each
+    call's usage goes to `on_usage` (so a fold's cost can be stored with it)."""
 
     async def summarize(request: SummaryRequest) -> str:
         model_request = ModelRequest(
@@ -56,6 +61,8 @@ def make_summarizer(provider: Provider, model: str) -> Callable[[SummaryRequest]
         async for event in provider.stream(model_request):
             if isinstance(event, TextDelta):
                 chunks.append(event.text)
+            elif isinstance(event, Usage) and on_usage is not None:
+                on_usage(event)
         return "".join(chunks)
 
     return summarize
@@ -143,6 +150,29 @@ class ResummaryBackoff:
         self._waits.pop(conversation_id, None)
 
 
+MANUAL_KEEP_RECENT_TOKENS = 0
+"""A manual Compact keeps only the last exchange verbatim unless the person asks to keep
+more: they pressed the button to make the view small now, and `keep_recent_tokens`
+(tuned for automatic folds of long views) can be larger than a short conversation."""
+
+
+def manual_fold_settings(
+    settings: CompactionSettings, keep_recent_tokens: int | None
+) -> CompactionSettings:
+    """The settings a manual fold plans with: everything before the last exchange folds,
+    or, when asked, the recent messages holding `keep_recent_tokens` stay verbatim."""
+    keep = MANUAL_KEEP_RECENT_TOKENS if keep_recent_tokens is None else keep_recent_tokens
+    return settings.model_copy(update={"keep_recent_tokens": keep})
+
+
+def not_smaller_reason(tokens_now: int, tokens_after: int) -> str:
+    return (
+        f"Folding now would not make the model's view smaller ({tokens_now:,} tokens now, "
+        f"{tokens_after:,} after): the messages that would fold are about as short as "
+        "their summary. Nothing was changed; fold later, when there is more to fold."
+    )
+
+
 class Gate:
     """Runs the policy before every model call and after every batch of tool results."""
 
@@ -153,15 +183,28 @@ class Gate:
         summarizer_provider: Provider,
         summarizer_model: str,
         on_prune: Callable[[str], None] = lambda _conversation_id: None,
-        backoff: ResummaryBackoff | None = None,
+        summary_billing: Billing | None = None,
     ) -> None:
         self.store = store
         self.on_prune = on_prune
-        self.backoff = backoff or ResummaryBackoff()
         self.reload = reload
-        self.summarize = make_summarizer(summarizer_provider, summarizer_model)
+        self.summarizer_provider = summarizer_provider
         self.summarizer_model = summarizer_model
+        self.summary_billing = summary_billing or Billing(
+            summarizer_provider.name, summarizer_model, None
+        )
         self.breaker = BreakerState()
+
+    def summary_usage(self) -> SummaryUsage:
+        """A fresh collector for one fold's summarizer calls."""
+        return SummaryUsage(self.summary_billing)
+
+    def record_summary_calls(
+        self, conversation_id: str, usage: SummaryUsage, turn: int, version: int | None
+    ) -> None:
+        """Store a fold's summarizer calls (version None: the summary was not used)."""
+        if usage.usages:
+            self.store.record_calls(conversation_id, usage.calls(turn, version))
 
     def decide(
         self,
@@ -221,15 +264,18 @@ class Gate:
         tool_requested: bool = False,
         manual: bool = False,
         instructions: str | None = None,
+        decision: Decision | None = None,
     ) -> AsyncIterator[ChatEvent]:
-        """Yield the events of whatever the policy decides; the caller reloads after."""
-        decision, _ = self.decide(
-            ctx,
-            mid_tool_loop=mid_tool_loop,
-            overflow=overflow,
-            tool_requested=tool_requested,
-            manual=manual,
-        )
+        """Yield the events of whatever the policy decides (or `decision`, when the
+        caller has asked already); the caller reloads after."""
+        if decision is None:
+            decision, _ = self.decide(
+                ctx,
+                mid_tool_loop=mid_tool_loop,
+                overflow=overflow,
+                tool_requested=tool_requested,
+                manual=manual,
+            )
         if decision.action == "prune":
             event = self.prune(ctx)
             if event is not None:
@@ -259,17 +305,30 @@ class Gate:
         yield ChatEvent("compaction.started", {"trigger": trigger, "reason": reason})
         for _attempt in range(MAX_FOLD_ATTEMPTS):
             expected = ctx.state.version if ctx.state else 0
+            usage = self.summary_usage()
             try:
-                state = await self._compute(ctx, trigger, reason, emergency, instructions)
+                state = await self.compute(ctx, trigger, reason, emergency, instructions, usage)
             except Exception as error:  # the engine promises not to raise; belt and braces
                 log.exception("fold failed")
+                self.record_summary_calls(ctx.conversation.id, usage, turn, None)
                 yield ChatEvent("compaction.failed", {"trigger": trigger, "reason": str(error)})
                 return
             if state is None:
+                self.record_summary_calls(ctx.conversation.id, usage, turn, None)
                 yield ChatEvent(
                     "compaction.failed",
                     {"trigger": trigger, "reason": "Nothing can be folded yet."},
                 )
+                return
+            # `tokensBefore` is the number the person saw on the meter (anchored on the
+            # provider's last report), not a fresh estimate of the same view.
+            state = state.model_copy(update={"tokens_before": ctx.tokens})
+            if trigger == "manual" and state.tokens_after >= state.tokens_before:
+                # The person asked for a smaller view; a fold that does not shrink it
+                # would only cost a summary and a cache break. (Automatic and tool folds
+                # commit: the circuit breaker watches those that free too little.)
+                reason = not_smaller_reason(state.tokens_before, state.tokens_after)
+                yield ChatEvent("compaction.failed", {"trigger": trigger, "reason": reason})
                 return
             try:
                 # The store numbers the version (an undone version keeps its number).
@@ -277,8 +336,13 @@ class Gate:
                     ctx.conversation.id, state, expected_version=expected
                 )
             except ConcurrentFold:
+                self.record_summary_calls(ctx.conversation.id, usage, turn, None)
+                # Recomputed on the new state with the same settings (a manual fold's own).
+                settings = ctx.settings
                 ctx = self.reload()
+                ctx.settings = settings
                 continue
+            self.record_summary_calls(ctx.conversation.id, usage, turn, state.version)
             self.breaker = record_fold(self.breaker, state.tokens_before, state.tokens_after)
             yield compaction_completed(state, turn)
             return
@@ -287,70 +351,64 @@ class Gate:
             {"trigger": trigger, "reason": "Another fold kept changing the conversation."},
         )
 
-    async def resummarize(self, ctx: ConversationContext, turn: int) -> AsyncIterator[ChatEvent]:
-        """Replace the current fold's emergency digest by a model summary, if it has one.
-
-        Runs after a turn that ended well. On any failure (the summarizer again, a view
-        that would reach the threshold, another fold meanwhile) nothing is emitted and the
-        fold stays degraded, to be tried again after the next turn.
-        """
+    async def compute_resummary(
+        self, ctx: ConversationContext, usage: SummaryUsage
+    ) -> CompactionState | None:
+        """A model summary for what the current fold's emergency digest stands for, not
+        yet committed; None when there is no digest to replace or the summarizer failed
+        again (or the summary would bring the view to the threshold)."""
         degraded = ctx.state
         if degraded is None or not degraded.degraded or self.breaker.tripped:
-            return
+            return None
         conversation_id = ctx.conversation.id
-        if not self.backoff.should_try(conversation_id):
-            return
-        try:
-            found, previous = resummary_base(self.store.list_compactions(conversation_id), degraded)
-            if not found:
-                log.warning("fold %s has no parent on record; not re-summarizing", degraded.version)
-                return
-            start = previous.api_start_index if previous else 0
-            folded = self.store.list_messages(
-                conversation_id, offset=start, limit=degraded.api_start_index - start
-            )
-            state = await resummarize(
-                ctx.fold_inputs(now=utc_now(), model=self.summarizer_model),
-                folded=[record.message for record in folded],
-                previous=previous,
-                summarize=self.summarize,
-            )
-            if state is None:
-                log.info("the emergency digest of fold %s stays for now", degraded.version)
-                self.backoff.failed(conversation_id)
-                return
-            state = self.store.commit_fold(
-                conversation_id, state, expected_version=degraded.version
-            )
-        except ConcurrentFold:
-            return  # another fold or an undo won; the next turn looks again
-        except Exception:  # the engine does not raise on summarizer failures; anything else
-            log.exception("re-summarizing fold %s failed", degraded.version)
-            self.backoff.failed(conversation_id)
-            return
-        self.backoff.succeeded(conversation_id)
-        yield ChatEvent(
-            "compaction.started",
-            {
-                "trigger": state.trigger,
-                "reason": "Replacing the emergency digest with a model summary.",
-            },
+        found, previous = resummary_base(self.store.list_compactions(conversation_id), degraded)
+        if not found:
+            log.warning("fold %s has no parent on record; not re-summarizing", degraded.version)
+            return None
+        start = previous.api_start_index if previous else 0
+        folded = self.store.list_messages(
+            conversation_id, offset=start, limit=degraded.api_start_index - start
         )
-        completed = compaction_completed(state, turn)
-        yield ChatEvent(completed.name, {**completed.data, "resummarized": True})
+        return await resummarize(
+            ctx.fold_inputs(now=utc_now(), model=self.summarizer_model),
+            folded=[record.message for record in folded],
+            previous=previous,
+            summarize=make_summarizer(self.summarizer_provider, self.summarizer_model, usage.add),
+        )
 
-    async def _compute(
+    def commit_resummary(
+        self, conversation_id: str, state: CompactionState, degraded_version: int, turn: int
+    ) -> list[ChatEvent]:
+        """Commit a re-summary over the digest it replaces; raises `ConcurrentFold` when
+        another fold or an undo came first."""
+        state = self.store.commit_fold(conversation_id, state, expected_version=degraded_version)
+        completed = compaction_completed(state, turn)
+        return [
+            ChatEvent(
+                "compaction.started",
+                {
+                    "trigger": state.trigger,
+                    "reason": "Replacing the emergency digest with a model summary.",
+                },
+            ),
+            ChatEvent(completed.name, {**completed.data, "resummarized": True}),
+        ]
+
+    async def compute(
         self,
         ctx: ConversationContext,
         trigger: Trigger,
         reason: str,
         emergency: bool,
         instructions: str | None,
+        usage: SummaryUsage,
     ) -> CompactionState | None:
+        """The fold for `ctx`, not committed; its summarizer calls' usage goes to `usage`."""
         inputs = ctx.fold_inputs(now=utc_now(), model=self.summarizer_model)
         if emergency:
             return emergency_fold(inputs, trigger=trigger, reason=reason)
+        summarize = make_summarizer(self.summarizer_provider, self.summarizer_model, usage.add)
         outcome = await fold(
-            inputs, summarize=self.summarize, trigger=trigger, instructions=instructions
+            inputs, summarize=summarize, trigger=trigger, instructions=instructions
         )
         return outcome.state

@@ -14,9 +14,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
-from foldline.chat.folding import ResummaryBackoff
+from foldline.chat.folding import manual_fold_settings
 from foldline.chat.tool_registry import Tool, ToolRegistry, ToolSource
 from foldline.chat.tools import CONTEXT_TOOLS, WorkspaceFiles
 from foldline.chat.turn import TurnRunner
@@ -26,6 +27,7 @@ from foldline.core.policy import BreakerState
 from foldline.providers.base import Provider
 from foldline.providers.registry import ModelListing, provider_for_model, resolve_model
 from foldline.store import Store
+from foldline.store.records import DISK_FULL_MESSAGE, is_disk_full
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +83,9 @@ class ChatService:
         self.loader = ContextLoader(store, lambda: self.tool_registry().specs(), listing=listing)
         self.sleep = sleep
         self.breakers: dict[str, BreakerState] = {}
-        self.resummary_backoff = ResummaryBackoff()
         self.running: dict[str, TurnHandle] = {}
+        self.background = BackgroundFolds(store, self.is_running)
+        self.loader.fold_status = self.background.status
         self._providers: dict[str, Provider] = {}
         self._providers_config: AppConfig | None = None
 
@@ -133,10 +136,12 @@ class ChatService:
         if not model:
             raise ChatUnavailable("Choose a model for this conversation first (Settings).")
         try:
-            provider = self.provider_factory(config, model)
+            # One client per model for the service's life: its connection pool is reused
+            # by every turn and by the summaries written in the background.
+            provider = self._provider(config, model)
             summary_model = config.compaction.model or model
             summarizer = (
-                provider if summary_model == model else self.provider_factory(config, summary_model)
+                provider if summary_model == model else self._provider(config, summary_model)
             )
         except Exception as error:  # a missing key or provider is the person's to fix
             raise ChatUnavailable(str(error)) from error
@@ -148,7 +153,7 @@ class ChatService:
             provider=provider,
             summarizer=(summarizer, summary_model),
             breakers=self.breakers,
-            backoff=self.resummary_backoff,
+            background=self.background,
             tools=self.tool_registry,
             prepare_tools=self.prepare_tools,
             sleep=self.sleep,
@@ -165,17 +170,19 @@ class ChatService:
             except asyncio.CancelledError:
                 handle.queue.put_nowait(ChatEvent("done", {"cancelled": True}))
             except Exception as error:
-                log.exception("turn failed")
-                handle.queue.put_nowait(
-                    ChatEvent(
-                        "error", {"code": "internal", "message": str(error), "retryable": True}
-                    )
-                )
+                if is_disk_full(error):
+                    log.error("turn stopped: disk full (%s)", error)
+                    failure = {"code": "disk_full", "message": DISK_FULL_MESSAGE}
+                else:
+                    log.exception("turn failed")
+                    failure = {"code": "internal", "message": str(error)}
+                handle.queue.put_nowait(ChatEvent("error", {**failure, "retryable": True}))
                 handle.queue.put_nowait(ChatEvent("done", {}))
             finally:
                 handle.queue.put_nowait(None)
                 if self.running.get(conversation_id) is handle:
                     del self.running[conversation_id]
+                    self.background.idle(conversation_id)
 
         handle.task = asyncio.get_running_loop().create_task(drive())
         return handle
@@ -204,10 +211,19 @@ class ChatService:
         runner = self._runner(conversation_id)
         return self._start(conversation_id, runner.retry())
 
-    def start_compaction(self, conversation_id: str, instructions: str | None) -> TurnHandle:
+    def start_compaction(
+        self,
+        conversation_id: str,
+        instructions: str | None,
+        keep_recent_tokens: int | None = None,
+    ) -> TurnHandle:
+        """A manual fold: everything before the last exchange, unless asked to keep the
+        recent messages holding `keep_recent_tokens` verbatim."""
         self._check_idle(conversation_id)
         runner = self._runner(conversation_id)
-        return self._start(conversation_id, runner.compact(instructions or None))
+        return self._start(
+            conversation_id, runner.compact(instructions or None, keep_recent_tokens)
+        )
 
     def cancel(self, conversation_id: str) -> bool:
         handle = self.running.get(conversation_id)
@@ -221,6 +237,7 @@ class ChatService:
 
     async def shutdown(self) -> None:
         """Cancel running turns (their partial answers are kept, marked interrupted)."""
+        await self.background.shutdown()
         handles = list(self.running.values())
         for handle in handles:
             if handle.task is not None:
@@ -252,9 +269,12 @@ class ChatService:
     def context(self, conversation_id: str, *, include_messages: bool = True) -> dict[str, Any]:
         return self._load(conversation_id).to_json(include_messages=include_messages)
 
-    def preview_compaction(self, conversation_id: str) -> dict[str, Any]:
-        """What a fold now would summarize: the messages and their tokens."""
+    def preview_compaction(
+        self, conversation_id: str, keep_recent_tokens: int | None = None
+    ) -> dict[str, Any]:
+        """What a manual fold now would summarize: the messages and their tokens."""
         ctx = self._load(conversation_id)
+        ctx.settings = manual_fold_settings(ctx.settings, keep_recent_tokens)
         split = planned_split(ctx.fold_inputs(now="", model=None))
         if split is None:
             return {"messages": 0, "tokens": 0, "fromIndex": ctx.start_index, "toIndex": None}

@@ -21,11 +21,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
-from foldline.chat.folding import Gate, ResummaryBackoff
+from foldline.chat.folding import Gate, manual_fold_settings
 from foldline.chat.serialize import part_to_json, record_to_json
 from foldline.chat.tool_registry import BatchRun, ToolBatch, ToolRegistry, Truncation
+from foldline.chat.usage import Billing, model_call
 from foldline.config import AppConfig
 from foldline.core.calibration import update_calibration
 from foldline.core.messages import (
@@ -48,6 +50,7 @@ from foldline.providers.base import (
     ToolCallEvent,
     Usage,
 )
+from foldline.providers.registry import resolve_model
 from foldline.store import MessageRecord, Store
 
 log = logging.getLogger(__name__)
@@ -112,7 +115,7 @@ class TurnRunner:
         provider: Provider,
         summarizer: tuple[Provider, str],
         breakers: dict[str, BreakerState],
-        backoff: ResummaryBackoff,
+        background: BackgroundFolds,
         tools: Callable[[], ToolRegistry],
         prepare_tools: Callable[[], Awaitable[list[ChatEvent]]] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -126,8 +129,15 @@ class TurnRunner:
         self.prepare_tools = prepare_tools
         self.sleep = sleep
         self.breakers = breakers
+        self.background = background
+        summary_model = resolve_model(config, summarizer[1])
         self.gate = Gate(
-            store, self.load, summarizer[0], summarizer[1], loader.drop_anchor, backoff
+            store,
+            self.load,
+            summarizer[0],
+            summarizer[1],
+            loader.drop_anchor,
+            Billing(summary_model.provider_name, summary_model.model, summary_model.prices),
         )
         self.gate.breaker = breakers.get(conversation_id, BreakerState())
         self.fresh: ConversationContext | None = None
@@ -149,7 +159,7 @@ class TurnRunner:
         context still valid for the next call, or None when the gate changed the view."""
         ctx = ctx or await self._load()
         changed = False
-        async for event in self.gate.run(ctx, turn=turn, **kwargs):
+        async for event in self.background.gate(self.gate, ctx, turn=turn, **kwargs):
             changed = True
             yield event
         self.breakers[self.conversation_id] = self.gate.breaker
@@ -157,8 +167,11 @@ class TurnRunner:
 
     # --- a manual fold --------------------------------------------------------------
 
-    async def compact(self, instructions: str | None) -> AsyncIterator[ChatEvent]:
+    async def compact(
+        self, instructions: str | None, keep_recent_tokens: int | None = None
+    ) -> AsyncIterator[ChatEvent]:
         ctx = await self._load()
+        ctx.settings = manual_fold_settings(ctx.settings, keep_recent_tokens)
         turn = ctx.history_length
         async for event in self.gate.fold(
             ctx,
@@ -227,13 +240,8 @@ class TurnRunner:
             ):
                 yield event
         ctx = await self._load()
-        if answer.stop is not None:  # the turn ended well: replace an emergency digest
-            replaced = False
-            async for event in self.gate.resummarize(ctx, turn):
-                replaced = True
-                yield event
-            if replaced:
-                ctx = await self._load()
+        if answer.stop is not None:  # the turn ended well: prepare the next fold
+            self.background.after_turn(self.gate, ctx, turn)
         yield ChatEvent("context.stats", ctx.stats())
         yield ChatEvent("done", {})
 
@@ -259,6 +267,8 @@ class TurnRunner:
                     messages=ctx.view,
                     tools=ctx.tools,
                     max_output_tokens=ctx.model.output_reserve,
+                    cache_key=self.conversation_id,
+                    stable_prefix=1 if ctx.state else 0,
                 )
                 try:
                     async for event in self._stream(request, answer, record):
@@ -297,6 +307,12 @@ class TurnRunner:
             self.store.update_message(record.id, message=answer.message(), status="interrupted")
             raise
         await asyncio.to_thread(self._calibrate, ctx, answer.usage)
+        if answer.usage is not None:
+            billing = Billing(ctx.model.provider_name, ctx.model.model, ctx.model.prices)
+            call = model_call(
+                answer.usage, billing, purpose="chat", turn=turn, message_id=record.id
+            )
+            await asyncio.to_thread(self.store.record_calls, self.conversation_id, [call])
         final = await asyncio.to_thread(
             self.store.update_message,
             record.id,

@@ -58,6 +58,36 @@ ceiling grows with it; 0.5 measured best at 32k in the policy simulation (0.35 c
 
 Action = Literal["none", "prune", "fold", "emergency_fold"]
 
+PROMPT_CACHE_TTL_SECONDS = 300
+"""Both providers keep a cached prompt prefix about 5 minutes after its last use. After a
+longer pause the next request pays for its whole prompt anyway, so a fold then breaks
+no cache: the cheapest moment to fold, when one is near."""
+
+
+def should_prepare_fold(tokens: int, budget: Budget, settings: CompactionSettings) -> bool:
+    """Whether a turn that ended at `tokens` should start the next fold's summary in the
+    background: automatic folding on, a limited budget, the view at `prepare_threshold`."""
+    if not settings.auto or budget.input_budget is None:
+        return False
+    return tokens >= min(settings.prepare_threshold, settings.threshold) * budget.input_budget
+
+
+def at_hard_threshold(tokens: int, budget: Budget, settings: CompactionSettings) -> bool:
+    """The only place a turn may wait for a summarizer: the view at the hard threshold."""
+    limit = budget.input_budget
+    return limit is not None and tokens >= settings.hard_threshold * limit
+
+
+def fold_on_cold_cache(
+    tokens: int, budget: Budget, settings: CompactionSettings, idle_seconds: float | None
+) -> bool:
+    """Whether to commit a ready fold early, before it is due: the prompt cache has
+    expired during the pause (`idle_seconds` since the last answer; None = unknown) and
+    the view is where a fold is being prepared anyway."""
+    if idle_seconds is None or idle_seconds < PROMPT_CACHE_TTL_SECONDS:
+        return False
+    return should_prepare_fold(tokens, budget, settings)
+
 
 @dataclass(frozen=True)
 class BreakerState:

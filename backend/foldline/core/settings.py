@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+MAX_TOKENS = 2**31 - 1
+"""The largest token count any knob, limit or record may hold: far above any model's
+window, and small enough that sums of many never leave SQLite's signed 64-bit range."""
 
 
 class CompactionSettings(BaseModel):
@@ -16,21 +21,53 @@ class CompactionSettings(BaseModel):
     """Replace old tool outputs in the view by placeholders before folding."""
     threshold: float = Field(0.80, gt=0, le=1)
     """Soft threshold, a fraction of the input budget: fold between turns above it."""
+    prepare_threshold: float = Field(0.70, gt=0, le=1)
+    """When a turn ends with the view above this fraction, the next fold's summary is
+    written in the background while the person reads, so the fold itself (at
+    `threshold`) needs no model call in the person's path. At or above `threshold` it
+    only prepares when a fold is due."""
     hard_threshold: float = Field(0.95, gt=0, le=1)
     """Above this fraction a fold happens even in the middle of a tool loop, and the
     emergency digest is used if no summary can be had."""
     target: float = Field(0.50, gt=0, lt=1)
     """A fold brings the view down to this fraction, so it does not fold again next turn."""
-    keep_recent_tokens: int = Field(8000, ge=0)
+    keep_recent_tokens: int = Field(8000, ge=0, le=MAX_TOKENS)
     """Tokens of the most recent messages kept verbatim after a fold."""
     strategy: Literal["structured", "narrative"] = "structured"
-    tool_result_token_cap: int = Field(4000, ge=64)
+    tool_result_token_cap: int = Field(4000, ge=64, le=MAX_TOKENS)
     """Tool outputs larger than this are truncated at ingest (the full output is stored)."""
     model: str = ""
     """Optional cheaper model for summaries; empty means the conversation's model."""
-    prune_protect_tokens: int = Field(40_000, ge=0)
+    prune_protect_tokens: int = Field(40_000, ge=0, le=MAX_TOKENS)
     """The newest tool output tokens never pruned."""
-    prune_minimum_tokens: int = Field(20_000, ge=0)
+    prune_minimum_tokens: int = Field(20_000, ge=0, le=MAX_TOKENS)
     """Prune only when at least this many tokens would be reclaimed (keeps the cache warm)."""
     protected_tools: tuple[str, ...] = ("compactContext", "getContextStats")
     """Tools whose results are never pruned."""
+
+
+class InvalidSettings(ValueError):
+    """A conversation's settings that `CompactionSettings` refuses; the message names the knob."""
+
+
+def first_settings_error(error: ValidationError, section: str) -> str:
+    """`section.knob: reason` for the first problem pydantic found."""
+    item = error.errors()[0]
+    where = ".".join(str(step) for step in item["loc"])
+    reason = "unknown setting" if item["type"] == "extra_forbidden" else item["msg"]
+    return f"{section}.{where}: {reason}" if where else f"{section}: {reason}"
+
+
+def check_conversation_settings(settings: Mapping[str, Any]) -> None:
+    """Raise `InvalidSettings` unless `settings["compaction"]` (if present) holds only
+    knobs `CompactionSettings` accepts, with the names, types and ranges of config.toml's
+    `[compaction]`. Other keys of `settings` are the client's own and are kept as given."""
+    overrides = settings.get("compaction")
+    if overrides is None:
+        return
+    if not isinstance(overrides, Mapping):
+        raise InvalidSettings("settings.compaction: expected an object of [compaction] knobs")
+    try:
+        CompactionSettings.model_validate(dict(overrides))
+    except ValidationError as error:
+        raise InvalidSettings(first_settings_error(error, "settings.compaction")) from None

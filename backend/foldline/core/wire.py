@@ -144,19 +144,39 @@ def _anthropic_blocks(message: Message) -> list[dict[str, Any]]:
     return blocks
 
 
-def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+CACHE_BREAKPOINT: dict[str, str] = {"type": "ephemeral"}
+"""Anthropic's `cache_control` marker: the prefix up to the marked block is cached (5 min)."""
+
+
+def _mark_cache_breakpoint(blocks: list[dict[str, Any]]) -> None:
+    """Put a breakpoint on the last block that may carry one (thinking blocks may not)."""
+    for block in reversed(blocks):
+        if block["type"] != "thinking":
+            block["cache_control"] = dict(CACHE_BREAKPOINT)
+            return
+
+
+def to_anthropic_messages(
+    messages: Sequence[Message], *, cache_after: int | None = None
+) -> list[dict[str, Any]]:
     """Messages API `messages`: tool results become user turns; same roles are merged.
 
     Anthropic requires alternating roles, so consecutive messages that map to the same
     role (a summary followed by a user message, tool results followed by a user message)
     are merged into one turn, tool results first as the API demands.
+
+    `cache_after` is the index of a message whose last block gets a prompt-cache
+    breakpoint (the fold's summary): block-level, so it holds even when the message is
+    merged with the next one into a single turn.
     """
     out: list[dict[str, Any]] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         role = "assistant" if message.role == "assistant" else "user"
         blocks = _anthropic_blocks(message)
         if not blocks:
             blocks = [{"type": "text", "text": "(empty)"}]
+        if index == cache_after:
+            _mark_cache_breakpoint(blocks)
         if out and out[-1]["role"] == role:
             out[-1]["content"].extend(blocks)
         else:
@@ -169,3 +189,14 @@ def to_anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
         {"name": t.name, "description": t.description, "input_schema": t.input_schema}
         for t in tools
     ]
+
+
+def to_anthropic_system(system: str, *, cache: bool = False) -> str | list[dict[str, Any]]:
+    """The `system` value; with `cache`, one text block marked as a cache breakpoint.
+
+    Tools come before the system prompt in Anthropic's cache order, so this one marker
+    caches the whole stable prefix (tools + system) of a conversation.
+    """
+    if not cache:
+        return system
+    return [{"type": "text", "text": system, "cache_control": dict(CACHE_BREAKPOINT)}]

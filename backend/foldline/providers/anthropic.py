@@ -9,7 +9,6 @@ from typing import Any, Literal
 import anthropic
 import httpx2
 
-from foldline.core.wire import to_anthropic_messages, to_anthropic_tools
 from foldline.providers.base import (
     ModelRequest,
     ProviderError,
@@ -21,6 +20,7 @@ from foldline.providers.base import (
     ToolCallEvent,
     Usage,
 )
+from foldline.providers.caching import anthropic_prompt_fields
 from foldline.providers.errors import provider_error
 
 DEFAULT_TIMEOUT_SECONDS = 600.0
@@ -97,12 +97,8 @@ class AnthropicProvider:
         params: dict[str, Any] = {
             "model": request.model,
             "max_tokens": request.max_output_tokens,
-            "messages": to_anthropic_messages(request.messages),
+            **anthropic_prompt_fields(request),
         }
-        if request.system:
-            params["system"] = request.system
-        if request.tools:
-            params["tools"] = to_anthropic_tools(request.tools)
         if request.temperature is not None:
             # Recent SDKs no longer list `temperature` as a parameter of `stream`; sent in
             # the body it still reaches the API, which decides whether the model takes it.

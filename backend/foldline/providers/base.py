@@ -23,6 +23,13 @@ class ModelRequest:
     tools: list[ToolSpec] = field(default_factory=list)
     max_output_tokens: int = 4096
     temperature: float | None = None
+    cache_key: str | None = None
+    """Set on a conversation's chat calls: the prompt is worth caching and this key
+    (the conversation's id) groups its requests (OpenAI's `prompt_cache_key`). None for
+    one-off requests such as summaries, which a cache write would only make dearer."""
+    stable_prefix: int = 0
+    """How many leading messages are the fold's prefix (its summary): they change only
+    when the conversation folds, so the prefix up to them is cached on its own."""
 
 
 @dataclass(frozen=True)

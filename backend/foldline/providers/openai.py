@@ -108,6 +108,11 @@ class OpenAIProvider:
             params["tools"] = to_openai_tools(request.tools)
         if request.temperature is not None:
             params["temperature"] = request.temperature
+        if request.cache_key is not None and not self.compatible:
+            # One key per conversation routes its requests to the same cache; OpenAI
+            # caches the longest repeated prefix by itself. Compatible servers may
+            # refuse a parameter they do not know, so they do not get it.
+            params["prompt_cache_key"] = request.cache_key
         return params
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:

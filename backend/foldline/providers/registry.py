@@ -19,10 +19,9 @@ The working budget (what the fold thresholds apply to) is the config's `working_
 else `DEFAULT_WORKING_BUDGET` for windows of `LARGE_WINDOW` or more, else the whole input
 budget: on a 1M-token window, folding at 80% would send 800k tokens with every turn.
 
-DESIGN §4 lists "catalog, then the server, then the config file"; an explicit entry in
-the file is put first here because it is the only source that knows the person's own
-setup, and a local server is asked before the catalog because only it knows the window
-it actually loaded.
+An explicit entry in the file comes first because it is the only source that knows the
+person's own setup, and a local server is asked before the catalog because only it knows
+the window it actually loaded.
 """
 
 from __future__ import annotations

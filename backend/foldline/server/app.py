@@ -43,6 +43,7 @@ from foldline.server.routes import (
 from foldline.server.security import BodyLimitMiddleware, SecurityMiddleware, loopback_hosts
 from foldline.server.static import find_frontend_dir, mount_frontend
 from foldline.store import ConcurrentFold, NotFound, Store
+from foldline.store.doctor import check_database
 
 EXCEPTION_MAPPING: ExceptionMapping = {
     NotFound: (404, "not_found", "Not found."),
@@ -83,6 +84,7 @@ def create_app(
     owns_store = store is None
     if store is None:
         ensure_config(data_dir)
+        check_database(data_dir / DATABASE_FILE)
         store = Store(data_dir / DATABASE_FILE)
     mcp_manager = next(
         (

@@ -16,6 +16,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from foldline.store.records import DISK_FULL_MESSAGE, is_disk_full
+
 log = logging.getLogger("foldline.server")
 
 _CODE_FOR_STATUS: dict[int, str] = {
@@ -31,6 +33,7 @@ _CODE_FOR_STATUS: dict[int, str] = {
     421: "misdirected_request",
     422: "invalid_request",
     500: "internal_error",
+    507: "disk_full",
 }
 
 
@@ -128,10 +131,17 @@ class UnexpectedErrorMiddleware:
         try:
             await self.app(scope, receive, tracking_send)
         except Exception as exc:
-            log.error("unhandled error on %s %s", scope["method"], scope["path"], exc_info=exc)
+            full = is_disk_full(exc)
+            if full:
+                log.error("disk full on %s %s: %s", scope["method"], scope["path"], exc)
+            else:
+                log.error("unhandled error on %s %s", scope["method"], scope["path"], exc_info=exc)
             if response_started:
                 raise  # too late for another answer; the server closes the connection
-            response = error_response(500, "internal_error", "Internal error; see the log.")
+            if full:
+                response = error_response(507, "disk_full", DISK_FULL_MESSAGE)
+            else:
+                response = error_response(500, "internal_error", "Internal error; see the log.")
             await response(scope, receive, send)
 
 

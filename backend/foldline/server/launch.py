@@ -18,13 +18,15 @@ import threading
 from types import FrameType
 
 from foldline.logging_setup import register_secret, setup_logging
-from foldline.paths import resolve_data_dir
+from foldline.paths import DataDirUnusable, prepare_data_dir
 from foldline.server.runner import bind_socket, start_server_in_thread, url_host
 from foldline.server.security import loopback_hosts, resolve_token
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_DATA_DIR = 3
+"""The data directory cannot be used (read-only, not ours, cannot be created)."""
 
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 
@@ -74,8 +76,14 @@ def run_serve(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
 
-    data_dir = resolve_data_dir(args.data_dir)
-    setup_logging(data_dir)
+    try:
+        data_dir = prepare_data_dir(args.data_dir)
+        log_path = setup_logging(data_dir)
+    except DataDirUnusable as error:
+        print(f"foldline serve: {error}", file=sys.stderr)
+        return EXIT_DATA_DIR
+    log = logging.getLogger("foldline.server")
+    log.info("foldline serve starting on %s (data dir %s)", host, data_dir)
     token = resolve_token()
     register_secret(token)
 
@@ -114,10 +122,13 @@ def run_serve(args: argparse.Namespace) -> int:
             logging.getLogger("foldline.server").exception("foldline serve could not start")
             sock.close()
             print(f"foldline serve: could not start: {error}", file=sys.stderr)
+            print(f"(details in {log_path})", file=sys.stderr)
             return EXIT_FAILED
+        log.info("listening on %s:%s", host, port)
         print(f"Foldline is running at {open_url(host, port, token)}", flush=True)
         while server.running and not stop_requested.wait(0.25):
             pass
+        log.info("stopping (%s)", "signal" if stop_requested.is_set() else "server ended")
         server.stop()
         return EXIT_OK if stop_requested.is_set() else EXIT_FAILED
     finally:

@@ -15,6 +15,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    field_validator,
     model_serializer,
 )
 from pydantic.alias_generators import to_camel
@@ -27,6 +28,7 @@ from foldline.core.messages import (
     ToolResultPart,
 )
 from foldline.core.messages import Part as CorePart
+from foldline.core.settings import MAX_TOKENS, check_conversation_settings
 from foldline.core.state import CompactionState
 
 MAX_TITLE_CHARS = 500
@@ -87,7 +89,7 @@ class SummarizedRangeOut(ApiModel):
 
 
 class CompactionOut(ApiModel):
-    """One fold version (DESIGN §2 `CompactionState`)."""
+    """One fold version (the engine's `CompactionState`)."""
 
     version: int
     compacted_at: str
@@ -113,7 +115,22 @@ class CompactionOut(ApiModel):
         return cls.model_validate(state.model_dump())
 
 
+class UsageOut(ApiModel):
+    """Tokens and dollars of some model calls (dollars null when the model has no price)."""
+
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_creation_tokens: int
+    cost: float | None
+    saved: float | None
+
+
 class CompactionVersionOut(CompactionOut):
+    usage: UsageOut | None = None
+    """What this fold's summarizer calls used and cost; null for a fold without any
+    (the emergency digest, a fold made before usage was stored)."""
     is_current: bool
     parent_version: int
     """The version that was current when this one was committed (0 = none): following
@@ -174,11 +191,21 @@ class ConversationList(ApiModel):
     total: int
 
 
+def _checked_settings(settings: dict[str, Any] | None) -> dict[str, Any] | None:
+    # The same model as `[compaction]` in config.toml: a typo or an out-of-range knob is
+    # a 422 naming it, never a stored value that breaks every later turn.
+    if settings is not None:
+        check_conversation_settings(settings)
+    return settings
+
+
 class ConversationCreate(RequestModel):
     title: Annotated[str, Field(min_length=1, max_length=MAX_TITLE_CHARS)] | None = None
     model: Annotated[str, Field(min_length=1, max_length=200)] | None = None
     system_prompt: Annotated[str, Field(max_length=MAX_SYSTEM_PROMPT_CHARS)] | None = None
     settings: dict[str, Any] | None = None
+
+    check_settings = field_validator("settings")(_checked_settings)
 
 
 class ConversationPatch(RequestModel):
@@ -188,6 +215,8 @@ class ConversationPatch(RequestModel):
     model: Annotated[str, Field(min_length=1, max_length=200)] | None = None
     system_prompt: Annotated[str, Field(max_length=MAX_SYSTEM_PROMPT_CHARS)] | None = None
     settings: dict[str, Any] | None = None
+
+    check_settings = field_validator("settings")(_checked_settings)
 
 
 # --- messages ----------------------------------------------------------------------
@@ -334,6 +363,9 @@ class SendMessage(RequestModel):
 
 class CompactRequest(RequestModel):
     instructions: Annotated[str, Field(max_length=20_000)] | None = None
+    keep_recent_tokens: Annotated[int, Field(ge=0, le=MAX_TOKENS)] | None = None
+    """Keep the recent messages holding this many tokens verbatim. Left out: only the
+    last exchange is kept (everything before it folds)."""
 
 
 # --- context -----------------------------------------------------------------------
@@ -378,6 +410,9 @@ class ContextOut(ApiModel):
     compaction: CompactionOut | None
     thresholds: Thresholds
     model_known: bool
+    settings_notice: str | None = None
+    """Set when the conversation's stored settings are invalid (saved by an older
+    version): it then runs on the app's `[compaction]` settings, and this says why."""
     working_budget: int | None = None
     """The working budget when it, not the window, sets `inputBudget` (very large
     windows fold early for cost per turn and answer quality); null otherwise."""

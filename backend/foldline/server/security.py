@@ -62,7 +62,11 @@ PUBLIC_API_PATHS: frozenset[str] = frozenset({"/api/health"})
 """API paths answered without the token (only GET; see `SecurityMiddleware`)."""
 
 DEFAULT_BODY_LIMIT = 1 * 1024 * 1024
-IMPORT_BODY_LIMIT = 10 * 1024 * 1024
+IMPORT_BODY_LIMIT = 16 * 1024 * 1024 * 1024
+"""An import is an export of any length, read as a stream (never whole into memory);
+the limit only stops a runaway upload from filling the disk."""
+STREAMED_ROUTES: frozenset[tuple[str, str]] = frozenset({("POST", "/api/conversations/import")})
+"""Routes that read their body as a stream and enforce the limit themselves."""
 
 
 def resolve_token(environ: dict[str, str] | None = None) -> str:
@@ -271,6 +275,9 @@ class BodyLimitMiddleware:
             if declared_size > limit:
                 await too_large(scope, receive, send)
                 return
+        if (scope["method"], scope["path"]) in STREAMED_ROUTES:
+            await self.app(scope, receive, send)
+            return
 
         chunks: list[bytes] = []
         size = 0

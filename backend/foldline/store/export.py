@@ -10,18 +10,31 @@ Round trip: `export_json(import_json(export_json(c)))` equals `export_json(c)` e
 the conversation's and the messages' ids, which are new on import. One deliberate change:
 a message exported while it was `streaming` is imported as `interrupted`, because nothing
 will ever finish writing it.
+
+Both directions stream: the export is written message by message from one read
+snapshot, and the import reads one message at a time (`json_stream`) and writes them in
+batches inside one transaction, so a conversation of any length moves in flat memory.
+Every number is range-checked and the folds are checked against the history they
+describe before anything is committed: a crafted file is refused with the field's name,
+never stored to break the conversation later.
 """
 
 from __future__ import annotations
 
+import io
+import json
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 from foldline.core.messages import Message, Part, Role
+from foldline.core.settings import MAX_TOKENS, InvalidSettings, check_conversation_settings
 from foldline.core.state import CompactionState, Strategy, SummarizedRange, Trigger
+from foldline.store.json_stream import InvalidJson, JsonReader
 from foldline.store.markdown import export_markdown
 from foldline.store.records import (
     PARTS_ADAPTER,
@@ -30,14 +43,37 @@ from foldline.store.records import (
     MessageRecord,
     MessageStatus,
 )
+from foldline.store.usage import ModelCall
 
 if TYPE_CHECKING:
     from foldline.store.store import Store
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "export_json", "export_markdown", "import_json"]
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "InvalidJson",
+    "export_json",
+    "export_markdown",
+    "import_json",
+    "import_stream",
+    "write_export",
+]
 
 FORMAT = "foldline.conversation"
 FORMAT_VERSION = 1
+
+MAX_INDEX = 2**31 - 1
+"""The largest message index or count an import may claim."""
+MAX_VERSION = 2**31 - 1
+"""The largest fold version: the store numbers the next fold one above the highest, so
+this leaves room for billions more without leaving SQLite's integer range."""
+SQLITE_INTEGER = (-(2**63), 2**63 - 1)
+"""SQLite's signed 64-bit integers: any number stored anywhere must fit."""
+MESSAGE_BATCH = 500
+"""Messages written per statement during an import."""
+
+_Index = Field(ge=0, le=MAX_INDEX)
+_Tokens = Field(ge=0, le=MAX_TOKENS)
 
 
 class _Schema(BaseModel):
@@ -74,21 +110,50 @@ class ExportedConversation(_Schema):
 
     check_timestamps = field_validator("created_at", "updated_at")(_check_timestamp)
 
+    @field_validator("settings")
+    @classmethod
+    def _check_settings(cls, value: dict[str, Any]) -> dict[str, Any]:
+        try:
+            check_conversation_settings(value)
+        except InvalidSettings as error:
+            raise ValueError(str(error)) from None
+        return value
+
+
+def _check_integers(value: Any, where: str = "") -> None:
+    """Every integer inside free-form JSON (usage) must fit SQLite's integers."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int) and not SQLITE_INTEGER[0] <= value <= SQLITE_INTEGER[1]:
+        raise ValueError(f"{where or 'value'}: {value} is outside the 64-bit integer range")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_integers(item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, list):
+        for position, item in enumerate(value):
+            _check_integers(item, f"{where}.{position}" if where else str(position))
+
 
 class ExportedMessage(_Schema):
     id: str
-    index: int = Field(ge=0)
+    index: int = _Index
     role: Role
     parts: list[Part] = Field(strict=False)
     status: MessageStatus
     usage: dict[str, Any] | None
-    token_count: int | None
+    token_count: int | None = _Tokens
     error: str | None
     created_at: str
     updated_at: str
     pinned_at: str | None = None
 
     check_timestamps = field_validator("created_at", "updated_at")(_check_timestamp)
+
+    @field_validator("usage")
+    @classmethod
+    def _check_usage(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        _check_integers(value)
+        return value
 
     @field_validator("pinned_at")
     @classmethod
@@ -97,37 +162,49 @@ class ExportedMessage(_Schema):
 
 
 class ExportedRange(_Schema):
-    from_index: int = Field(ge=0)
-    to_index: int = Field(ge=0)
-    message_count: int = Field(ge=0)
+    from_index: int = _Index
+    to_index: int = _Index
+    message_count: int = _Index
 
 
 class ExportedFold(_Schema):
-    version: int = Field(ge=1)
-    parent_version: int = Field(ge=0)
+    version: int = Field(ge=1, le=MAX_VERSION)
+    parent_version: int = Field(ge=0, le=MAX_VERSION)
     current: bool
     compacted_at: str
     summary_message: str
-    api_start_index: int = Field(ge=0)
+    api_start_index: int = _Index
     summarized_range: ExportedRange
     strategy: Strategy
     trigger: Trigger
-    tokens_before: int
-    tokens_after: int
+    tokens_before: int = _Tokens
+    tokens_after: int = _Tokens
     model: str | None
     degraded: bool
     carried_details: list[str] = Field(default_factory=list)
-    details_total: int = Field(default=0, ge=0)
-    details_kept: int = Field(default=0, ge=0)
-    details_appended: int = Field(default=0, ge=0)
+    details_total: int = Field(default=0, ge=0, le=MAX_INDEX)
+    details_kept: int = Field(default=0, ge=0, le=MAX_INDEX)
+    details_appended: int = Field(default=0, ge=0, le=MAX_INDEX)
 
 
-class ExportedDocument(_Schema):
-    format: Literal["foldline.conversation"]
-    format_version: Literal[1]
-    conversation: ExportedConversation
-    messages: list[ExportedMessage]
-    compactions: list[ExportedFold]
+class ExportedModelCall(_Schema):
+    """One model call's usage and cost (chat answers and summarizer calls)."""
+
+    turn: int = _Index
+    purpose: Literal["chat", "summary"]
+    message_id: str | None
+    fold_version: int | None = Field(default=None, ge=1, le=MAX_VERSION)
+    provider: str
+    model: str
+    input_tokens: int = _Tokens
+    output_tokens: int = _Tokens
+    cache_read_tokens: int = _Tokens
+    cache_creation_tokens: int = _Tokens
+    cost: float | None
+    saved: float | None
+    created_at: str
+
+    check_timestamps = field_validator("created_at")(_check_timestamp)
 
 
 def _message_json(record: MessageRecord, pinned_at: str | None) -> ExportedMessage:
@@ -173,61 +250,92 @@ def _fold_json(record: CompactionRecord) -> ExportedFold:
     )
 
 
-def export_json(store: Store, conversation_id: str) -> dict[str, Any]:
-    """Everything about the conversation, losslessly, as JSON-ready Python values."""
-    conversation, messages, compactions = store.read_conversation(conversation_id)
-    pins = {pin.seq: pin.pinned_at for pin in store.list_pins(conversation_id)}
-    document = ExportedDocument(
-        format=FORMAT,
-        format_version=FORMAT_VERSION,
-        conversation=ExportedConversation(
-            id=conversation.id,
-            title=conversation.title,
-            model=conversation.model,
-            system_prompt=conversation.system_prompt,
-            settings=conversation.settings,
-            created_at=conversation.created_at,
-            updated_at=conversation.updated_at,
-        ),
-        messages=[_message_json(m, pins.get(m.seq)) for m in messages],
-        compactions=[_fold_json(c) for c in compactions],
-    )
-    dumped = document.model_dump(mode="json", by_alias=True)
+def _conversation_json(conversation: ConversationRecord) -> dict[str, Any]:
+    # Built without validation: settings stored by an older version that did not check
+    # them must still export (the import then names the bad knob).
+    return ExportedConversation.model_construct(
+        id=conversation.id,
+        title=conversation.title,
+        model=conversation.model,
+        system_prompt=conversation.system_prompt,
+        settings=conversation.settings,
+        created_at=conversation.created_at,
+        updated_at=conversation.updated_at,
+    ).model_dump(mode="json", by_alias=True)
+
+
+def _message_dict(record: MessageRecord, pinned_at: str | None) -> dict[str, Any]:
+    exported = _message_json(record, pinned_at).model_dump(mode="json", by_alias=True)
     # Parts keep the engine's field names; None-valued optional fields are left out, as
     # in the database.
-    for exported, record in zip(dumped["messages"], messages, strict=True):
-        exported["parts"] = PARTS_ADAPTER.dump_python(
-            record.message.parts, mode="json", exclude_none=True
-        )
-    return dumped
+    exported["parts"] = PARTS_ADAPTER.dump_python(
+        record.message.parts, mode="json", exclude_none=True
+    )
+    return exported
 
 
-def _describe(error: ValidationError) -> str:
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def write_export(store: Store, conversation_id: str, out: IO[bytes]) -> None:
+    """Write the JSON export to `out`, one message at a time, from one read snapshot."""
+    pins = {pin.seq: pin.pinned_at for pin in store.list_pins(conversation_id)}
+    with store.reading_conversation(conversation_id) as (conversation, messages, compactions):
+        out.write(b'{"format":' + _dumps(FORMAT))
+        out.write(b',"formatVersion":' + _dumps(FORMAT_VERSION))
+        out.write(b',"conversation":' + _dumps(_conversation_json(conversation)))
+        out.write(b',"messages":[')
+        for position, record in enumerate(messages):
+            out.write(
+                (b"," if position else b"") + _dumps(_message_dict(record, pins.get(record.seq)))
+            )
+        folds = [_fold_json(c).model_dump(mode="json", by_alias=True) for c in compactions]
+        out.write(b'],"compactions":' + _dumps(folds))
+        calls = [
+            ExportedModelCall(**vars(call)).model_dump(mode="json", by_alias=True)
+            for call in store.list_calls(conversation_id)
+        ]
+        out.write(b',"modelCalls":' + _dumps(calls) + b"}")
+
+
+def export_json(store: Store, conversation_id: str) -> dict[str, Any]:
+    """Everything about the conversation, losslessly, as JSON-ready Python values."""
+    buffer = io.BytesIO()
+    write_export(store, conversation_id, buffer)
+    return json.loads(buffer.getvalue())
+
+
+def _describe(error: ValidationError, where: str) -> str:
     lines = []
     for item in error.errors()[:5]:
-        where = ".".join(str(step) for step in item["loc"]) or "(document)"
-        lines.append(f"{where}: {item['msg']}")
+        path = ".".join(str(step) for step in (*where.split("."), *item["loc"]) if step != "")
+        lines.append(f"{path or '(document)'}: {item['msg']}")
     more = error.error_count() - len(lines)
     if more > 0:
         lines.append(f"... and {more} more")
-    return "; ".join(lines)
+    return "invalid Foldline export: " + "; ".join(lines)
 
 
-def _check_consistency(document: ExportedDocument) -> None:
-    """What the field types cannot say: indices, version links, a single current fold."""
-    count = len(document.messages)
-    for position, message in enumerate(document.messages):
-        if message.index != position:
-            raise ValueError(
-                f"messages[{position}].index is {message.index}; messages must be listed "
-                f"in display order with index 0, 1, 2..."
-            )
-    versions: set[int] = set()
-    for position, fold in enumerate(document.compactions):
+def _validated(schema: type[_Schema], data: Any, where: str) -> Any:
+    try:
+        return schema.model_validate(data, by_alias=True, by_name=False)
+    except ValidationError as error:
+        raise ValueError(_describe(error, where)) from None
+
+
+def _check_folds(folds: list[ExportedFold], count: int) -> None:
+    """What the field types cannot say: each fold agrees with the history it describes
+    (a range inside it, in order, ending where the model's view starts), comes after its
+    parent, and at most one is current."""
+    by_version: dict[int, ExportedFold] = {}
+    for position, fold in enumerate(folds):
         where = f"compactions[{position}]"
-        if fold.version in versions:
+        span = fold.summarized_range
+        if fold.version in by_version:
             raise ValueError(f"{where}: version {fold.version} appears twice")
-        if fold.parent_version != 0 and fold.parent_version not in versions:
+        parent = by_version.get(fold.parent_version)
+        if fold.parent_version != 0 and parent is None:
             raise ValueError(
                 f"{where}: parentVersion {fold.parent_version} must be 0 or an earlier "
                 f"version listed before it"
@@ -236,93 +344,204 @@ def _check_consistency(document: ExportedDocument) -> None:
             raise ValueError(
                 f"{where}: apiStartIndex {fold.api_start_index} is past the {count} messages"
             )
+        if not span.from_index <= span.to_index <= count:
+            raise ValueError(
+                f"{where}.summarizedRange: fromIndex {span.from_index} and toIndex "
+                f"{span.to_index} must be in order and within the {count} messages"
+            )
+        if span.message_count != span.to_index - span.from_index:
+            raise ValueError(
+                f"{where}.summarizedRange.messageCount: {span.message_count} is not "
+                f"toIndex - fromIndex ({span.to_index - span.from_index})"
+            )
+        if fold.api_start_index != span.to_index:
+            raise ValueError(
+                f"{where}: apiStartIndex {fold.api_start_index} must equal "
+                f"summarizedRange.toIndex {span.to_index} (the view starts where the fold ends)"
+            )
+        if parent is not None and (
+            fold.version <= parent.version or fold.api_start_index < parent.api_start_index
+        ):
+            raise ValueError(
+                f"{where}: a child fold (version {fold.version}) must come after its parent "
+                f"(version {parent.version}) in number and in the history"
+            )
         _check_timestamp(fold.compacted_at)
-        versions.add(fold.version)
-    current = [fold.version for fold in document.compactions if fold.current]
+        by_version[fold.version] = fold
+    current = [fold.version for fold in folds if fold.current]
     if len(current) > 1:
         raise ValueError(f"several fold versions are marked current: {current}")
 
 
-def _parse(data: object) -> ExportedDocument:
-    if not isinstance(data, dict):
-        raise ValueError("a Foldline export is a JSON object")
-    if data.get("format") != FORMAT:
-        raise ValueError(f'not a Foldline conversation export ("format" must be "{FORMAT}")')
-    if data.get("formatVersion") != FORMAT_VERSION:
-        raise ValueError(
-            f"unsupported formatVersion {data.get('formatVersion')!r}; "
-            f"this version of Foldline reads {FORMAT_VERSION}"
-        )
-    try:
-        document = ExportedDocument.model_validate(data, by_alias=True, by_name=False)
-    except ValidationError as error:
-        raise ValueError(f"invalid Foldline export: {_describe(error)}") from None
-    _check_consistency(document)
-    return document
-
-
-def import_json(store: Store, data: dict[str, Any]) -> ConversationRecord:
-    """Create a new conversation (new ids) from an export; nothing is written if invalid.
-
-    Raises ValueError naming the first problems found (field path and reason).
-    """
-    document = _parse(data)
-    exported = document.conversation
-    conversation = ConversationRecord(
-        id=exported.id,
-        title=exported.title,
-        model=exported.model,
-        system_prompt=exported.system_prompt,
-        settings=exported.settings,
-        created_at=exported.created_at,
-        updated_at=exported.updated_at,
-        message_count=len(document.messages),
+def _message_record(message: ExportedMessage, conversation_id: str) -> MessageRecord:
+    return MessageRecord(
+        id=message.id,
+        conversation_id=conversation_id,
+        seq=message.index,
+        message=Message(role=message.role, parts=tuple(message.parts)),
+        status="interrupted" if message.status == "streaming" else message.status,
+        usage=message.usage,
+        token_count=message.token_count,
+        created_at=message.created_at,
+        updated_at=message.updated_at,
+        error=message.error,
     )
-    messages = [
-        MessageRecord(
-            id=m.id,
-            conversation_id=exported.id,
-            seq=m.index,
-            message=Message(role=m.role, parts=tuple(m.parts)),
-            status="interrupted" if m.status == "streaming" else m.status,
-            usage=m.usage,
-            token_count=m.token_count,
-            created_at=m.created_at,
-            updated_at=m.updated_at,
-            error=m.error,
-        )
-        for m in document.messages
-    ]
-    compactions = [
-        CompactionRecord(
-            state=CompactionState(
-                version=f.version,
-                compacted_at=f.compacted_at,
-                summary_message=f.summary_message,
-                api_start_index=f.api_start_index,
-                summarized_range=SummarizedRange(
-                    from_index=f.summarized_range.from_index,
-                    to_index=f.summarized_range.to_index,
-                    message_count=f.summarized_range.message_count,
-                ),
-                strategy=f.strategy,
-                trigger=f.trigger,
-                tokens_before=f.tokens_before,
-                tokens_after=f.tokens_after,
-                model=f.model,
-                degraded=f.degraded,
-                carried_details=tuple(f.carried_details),
-                details_total=f.details_total,
-                details_kept=f.details_kept,
-                details_appended=f.details_appended,
+
+
+def _fold_record(fold: ExportedFold) -> CompactionRecord:
+    span = fold.summarized_range
+    return CompactionRecord(
+        state=CompactionState(
+            version=fold.version,
+            compacted_at=fold.compacted_at,
+            summary_message=fold.summary_message,
+            api_start_index=fold.api_start_index,
+            summarized_range=SummarizedRange(
+                from_index=span.from_index,
+                to_index=span.to_index,
+                message_count=span.message_count,
             ),
-            is_current=f.current,
-            parent_version=f.parent_version,
-        )
-        for f in document.compactions
-    ]
-    record = store.restore_conversation(conversation, messages, compactions)
-    pins = {m.index: m.pinned_at for m in document.messages if m.pinned_at is not None}
-    if pins:
-        store.restore_pins(record.id, pins)
+            strategy=fold.strategy,
+            trigger=fold.trigger,
+            tokens_before=fold.tokens_before,
+            tokens_after=fold.tokens_after,
+            model=fold.model,
+            degraded=fold.degraded,
+            carried_details=tuple(fold.carried_details),
+            details_total=fold.details_total,
+            details_kept=fold.details_kept,
+            details_appended=fold.details_appended,
+        ),
+        is_current=fold.current,
+        parent_version=fold.parent_version,
+    )
+
+
+def _messages(
+    reader: JsonReader, conversation_id: str, pins: dict[int, str]
+) -> Iterator[MessageRecord]:
+    """The messages, validated one at a time; their pins are collected into `pins`."""
+    for position, item in enumerate(reader.array_items()):
+        message = _validated(ExportedMessage, item, f"messages.{position}")
+        if message.index != position:
+            raise ValueError(
+                f"messages[{position}].index is {message.index}; messages must be listed "
+                f"in display order with index 0, 1, 2..."
+            )
+        if message.pinned_at is not None:
+            pins[message.index] = message.pinned_at
+        yield _message_record(message, conversation_id)
+
+
+def _batches(records: Iterable[MessageRecord]) -> Iterator[list[MessageRecord]]:
+    batch: list[MessageRecord] = []
+    for record in records:
+        batch.append(record)
+        if len(batch) == MESSAGE_BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+_KEYS = ("format", "formatVersion", "conversation", "messages", "compactions")
+_OPTIONAL_KEYS = ("modelCalls",)
+"""Absent from exports made before usage was stored."""
+
+
+def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
+    """Create a new conversation (new ids) from a JSON export read from `stream`.
+
+    Reads one message at a time and writes them in batches inside one transaction, so
+    memory stays flat whatever the length; nothing is committed unless the whole
+    document is valid. `format`, `formatVersion` and `conversation` must come before
+    `messages` (as Foldline writes them). Raises `InvalidJson` for bytes that are not
+    JSON and ValueError naming the field for a document that is not a valid export.
+    """
+    reader = JsonReader(stream)
+    if reader.peek() != "{":
+        raise ValueError("a Foldline export is a JSON object")
+    seen: dict[str, Any] = {}
+    folds: list[ExportedFold] = []
+    calls: list[ExportedModelCall] = []
+    pins: dict[int, str] = {}
+    with ExitStack() as transaction:
+        writer = None
+        for key in reader.object_keys():
+            if key not in _KEYS and key not in _OPTIONAL_KEYS:
+                raise ValueError(f"invalid Foldline export: {key}: extra inputs are not permitted")
+            if key in seen:
+                raise ValueError(f"invalid Foldline export: {key} appears twice")
+            if key in ("conversation", "messages") and set(seen) < {"format", "formatVersion"}:
+                missing = {"format", "formatVersion"} - set(seen)
+                raise ValueError(
+                    f"not a Foldline conversation export ({', '.join(sorted(missing))} must "
+                    f"come before {key})"
+                )
+            if key == "messages":
+                if writer is None:
+                    raise ValueError(
+                        "invalid Foldline export: conversation must come before messages"
+                    )
+                if reader.peek() != "[":
+                    raise ValueError("invalid Foldline export: messages must be a list")
+                for batch in _batches(_messages(reader, writer.record.id, pins)):
+                    writer.add_messages(batch)
+                seen[key] = True
+                continue
+            value = reader.value()
+            seen[key] = value
+            if key == "format" and value != FORMAT:
+                raise ValueError(
+                    f'not a Foldline conversation export ("format" must be "{FORMAT}")'
+                )
+            if key == "formatVersion" and (type(value) is not int or value != FORMAT_VERSION):
+                raise ValueError(
+                    f"unsupported formatVersion {value!r}; this version of Foldline reads "
+                    f"{FORMAT_VERSION}"
+                )
+            if key == "conversation":
+                exported = _validated(ExportedConversation, value, "conversation")
+                record = ConversationRecord(
+                    id=exported.id,
+                    title=exported.title,
+                    model=exported.model,
+                    system_prompt=exported.system_prompt,
+                    settings=exported.settings,
+                    created_at=exported.created_at,
+                    updated_at=exported.updated_at,
+                    message_count=0,
+                )
+                writer = transaction.enter_context(store.import_conversation(record))
+            if key == "modelCalls":
+                if not isinstance(value, list):
+                    raise ValueError("invalid Foldline export: modelCalls must be a list")
+                calls = [
+                    _validated(ExportedModelCall, item, f"modelCalls.{position}")
+                    for position, item in enumerate(value)
+                ]
+            if key == "compactions":
+                if not isinstance(value, list):
+                    raise ValueError("invalid Foldline export: compactions must be a list")
+                folds = [
+                    _validated(ExportedFold, item, f"compactions.{position}")
+                    for position, item in enumerate(value)
+                ]
+        reader.end()
+        missing = [key for key in _KEYS if key not in seen]
+        if missing or writer is None:
+            raise ValueError(f"invalid Foldline export: missing {', '.join(missing)}")
+        _check_folds(folds, writer.message_count)
+        record = writer.finish([_fold_record(fold) for fold in folds], pins)
+    # Calls keep their tokens, cost and fold; their link to a message (whose id is new)
+    # is not kept.
+    store.record_calls(
+        record.id,
+        [ModelCall(**{**call.model_dump(), "message_id": None}) for call in calls],
+    )
     return record
+
+
+def import_json(store: Store, data: Any) -> ConversationRecord:
+    """`import_stream` for a document already in memory (tests, small files)."""
+    return import_stream(store, io.BytesIO(json.dumps(data).encode("utf-8")))

@@ -136,6 +136,47 @@ def m004_message_search(db: Database) -> None:
     rebuild_search_index(db)
 
 
+@migrations(name="m005_model_calls")
+def m005_model_calls(db: Database) -> None:
+    db["model_calls"].create(
+        {
+            "id": int,
+            "conversation_id": str,
+            "turn": int,
+            "purpose": str,
+            "message_id": str,
+            "fold_version": int,
+            "provider": str,
+            "model": str,
+            "input_tokens": int,
+            "output_tokens": int,
+            "cache_read_tokens": int,
+            "cache_creation_tokens": int,
+            "cost": float,
+            "saved": float,
+            "created_at": str,
+        },
+        pk="id",
+        not_null={
+            "conversation_id",
+            "turn",
+            "purpose",
+            "provider",
+            "model",
+            "input_tokens",
+            "output_tokens",
+            "cache_read_tokens",
+            "cache_creation_tokens",
+            "created_at",
+        },
+        foreign_keys=[("conversation_id", "conversations", "id")],
+    )
+    # Every read is per conversation (the meter's totals, a fold's cost, the export).
+    db["model_calls"].create_index(
+        ["conversation_id", "id"], index_name="model_calls_by_conversation"
+    )
+
+
 @migrations(name="m006_pins_and_carried_details")
 def m006_pins_and_carried_details(db: Database) -> None:
     # Pins belong to messages, not to folds, so that undoing a fold keeps them.

@@ -7,10 +7,12 @@ can keep one across threads without copying.
 
 from __future__ import annotations
 
+import errno
 import json
 import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Literal, get_args
 
 from pydantic import TypeAdapter
@@ -28,6 +30,40 @@ PARTS_ADAPTER: TypeAdapter[tuple[Part, ...]] = TypeAdapter(tuple[Part, ...])
 
 class NotFound(LookupError):
     """An unknown conversation or message id; the message names which one."""
+
+
+CORRUPTION_CODES = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
+
+
+class CorruptDatabase(Exception):
+    """The database file is damaged; the message names it and the way forward."""
+
+    def __init__(self, path: Path, detail: str) -> None:
+        super().__init__(
+            f"the database {path} is damaged ({detail}). Nothing was changed. Run "
+            f"`foldline doctor --data-dir {path.parent}` to check it, keep a copy and "
+            "salvage what can be read into a new file."
+        )
+        self.path = path
+
+
+def is_corruption(error: sqlite3.DatabaseError) -> bool:
+    """True for a damaged file (not for a locked, read-only or full one)."""
+    return getattr(error, "sqlite_errorname", "") in CORRUPTION_CODES
+
+
+DISK_FULL_MESSAGE = (
+    "The disk is full: Foldline could not save this change, and nothing of it was "
+    "written. Free some space, then try again; everything saved before is intact."
+)
+
+
+def is_disk_full(error: BaseException) -> bool:
+    """SQLite's "database or disk is full", or the system's "no space left on device".
+    Every write is one transaction, so a full disk loses the change, never half of it."""
+    if isinstance(error, sqlite3.OperationalError):
+        return getattr(error, "sqlite_errorname", "") == "SQLITE_FULL"
+    return isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 class ConcurrentFold(Exception):

@@ -84,6 +84,28 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "samples": "How many reported usages went into the ratio.",
         "updated_at": "When the ratio last changed (ISO-8601 UTC).",
     },
+    "model_calls": {
+        "id": "Row key, in the order the calls finished.",
+        "conversation_id": "The conversation the call was made for.",
+        "turn": "Display index of the user message whose turn made the call (for a fold "
+        "prepared in the background: the turn after which it was prepared).",
+        "purpose": "chat (an answer) or summary (a summarizer call of a fold).",
+        "message_id": "The assistant message a chat call wrote (NULL for summaries).",
+        "fold_version": "The fold a summarizer call belongs to (NULL for chat calls, and for "
+        "summaries that never became a fold: failed, or prepared and then dropped).",
+        "provider": "Provider name as configured.",
+        "model": "Model id at that provider.",
+        "input_tokens": "Input tokens billed at the full price (neither read from nor written "
+        "to the prompt cache).",
+        "output_tokens": "Output tokens.",
+        "cache_read_tokens": "Input tokens read from the prompt cache.",
+        "cache_creation_tokens": "Input tokens written to the prompt cache.",
+        "cost": "US dollars at the model's prices when the call was made (NULL when the "
+        "model has no known price: tokens only).",
+        "saved": "Dollars the prompt cache saved on this call, net of the write premium "
+        "(NULL without prices).",
+        "created_at": "When the call finished (ISO-8601 UTC).",
+    },
     "messages_fts": {
         "text": "Searchable text of a message: text, reasoning, tool names, inputs and "
         "outputs, attachment names and text; written by triggers from `messages.parts`, "

@@ -13,8 +13,11 @@ SQLite connection (see `connection.py`).
 from __future__ import annotations
 
 import json
+import sqlite3
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,8 +25,10 @@ from typing import Any
 from foldline.core.calibration import Calibration
 from foldline.core.messages import Message
 from foldline.core.state import CompactionState
-from foldline.store import queries
+from foldline.paths import make_private_files
+from foldline.store import queries, usage
 from foldline.store.connection import ConnectionPool
+from foldline.store.importing import ConversationImport
 from foldline.store.migrations import migrations
 from foldline.store.records import (
     COMPACTION_INSERT,
@@ -33,6 +38,7 @@ from foldline.store.records import (
     CompactionRecord,
     ConcurrentFold,
     ConversationRecord,
+    CorruptDatabase,
     MessageRecord,
     MessageStatus,
     NotFound,
@@ -41,6 +47,7 @@ from foldline.store.records import (
     conversation_from_row,
     dump_json_or_none,
     dump_parts,
+    is_corruption,
     load_message,
     message_from_row,
     utc_timestamp,
@@ -81,7 +88,14 @@ class Store:
         self.path = Path(path)
         self._clock = clock or (lambda: datetime.now(UTC))
         self._pool = ConnectionPool(self.path)
-        self._migrate()
+        try:
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            self._pool.close()
+            if is_corruption(error):
+                raise CorruptDatabase(self.path, str(error)) from None
+            raise
+        make_private_files(self.path)
         self.recovered_message_ids: tuple[str, ...] = self._recover() if recover else ()
         """Ids of the messages startup recovery marked interrupted (for logs and tests)."""
 
@@ -206,6 +220,7 @@ class Store:
         with self._pool.write() as conn:
             conn.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
             conn.execute("DELETE FROM compactions WHERE conversation_id = ?", (conversation_id,))
+            conn.execute("DELETE FROM model_calls WHERE conversation_id = ?", (conversation_id,))
             cursor = conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
             if cursor.rowcount == 0:
                 raise NotFound(f"no conversation with id {conversation_id!r}")
@@ -435,14 +450,6 @@ class Store:
             )
         return pinned_at
 
-    def restore_pins(self, conversation_id: str, pins: Mapping[int, str]) -> None:
-        """Pin the messages at the given display indices (index -> pinned_at); import."""
-        with self._pool.write() as conn:
-            conn.executemany(
-                "UPDATE messages SET pinned_at = ? WHERE conversation_id = ? AND seq = ?",
-                [(pinned_at, conversation_id, seq) for seq, pinned_at in pins.items()],
-            )
-
     # -- folds ---------------------------------------------------------------------------
 
     def current_compaction(self, conversation_id: str) -> CompactionState | None:
@@ -537,14 +544,31 @@ class Store:
         self, conversation_id: str
     ) -> tuple[ConversationRecord, list[MessageRecord], list[CompactionRecord]]:
         """The whole conversation from one read snapshot (for export)."""
+        with self.reading_conversation(conversation_id) as (conversation, messages, compactions):
+            return conversation, list(messages), compactions
+
+    @contextmanager
+    def reading_conversation(
+        self, conversation_id: str
+    ) -> Iterator[tuple[ConversationRecord, Iterator[MessageRecord], list[CompactionRecord]]]:
+        """The conversation, its messages one at a time (in display order) and its folds,
+        all from one read snapshot: an export of any size reads in constant memory."""
         with self._pool.snapshot() as conn:
             conversation = queries.get_conversation(conn, conversation_id)
-            rows = conn.execute(
+            compactions = queries.list_compactions(conn, conversation_id)
+            cursor = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY seq",
                 (conversation_id,),
-            ).fetchall()
-            compactions = queries.list_compactions(conn, conversation_id)
-        return conversation, [message_from_row(row) for row in rows], compactions
+            )
+            yield conversation, (message_from_row(row) for row in cursor), compactions
+
+    @contextmanager
+    def import_conversation(self, conversation: ConversationRecord) -> Iterator[ConversationImport]:
+        """A new conversation (new ids) written in one transaction: messages are added in
+        batches, then `finish` writes the folds. An exception inside rolls everything back.
+        Titles, settings, timestamps, statuses and fold versions are kept as given."""
+        with self._pool.write() as conn:
+            yield ConversationImport(conn, replace(conversation, id=new_id()), new_id)
 
     def restore_conversation(
         self,
@@ -552,63 +576,40 @@ class Store:
         messages: Sequence[MessageRecord],
         compactions: Sequence[CompactionRecord],
     ) -> ConversationRecord:
-        """Write a whole conversation under new ids in one transaction (used by import).
+        """Write a whole conversation under new ids in one transaction (see
+        `import_conversation`); `messages` in display order with `seq` 0, 1, 2..."""
+        with self.import_conversation(conversation) as writer:
+            writer.add_messages(messages)
+            return writer.finish(compactions)
 
-        Titles, settings, timestamps, statuses and every fold version are kept as given;
-        the ids of the conversation and of its messages are new. `messages` must be in
-        display order with `seq` 0, 1, 2...; at most one compaction may be current.
-        """
-        if [m.seq for m in messages] != list(range(len(messages))):
-            raise ValueError("messages must have seq 0, 1, 2... in order")
-        for message in messages:
-            _check_status(message.status)
-        versions = {c.state.version for c in compactions}
-        for compaction in compactions:
-            if not 0 <= compaction.state.api_start_index <= len(messages):
-                raise ValueError(f"fold v{compaction.state.version} starts past the messages")
-            if compaction.parent_version and compaction.parent_version not in versions:
-                raise ValueError(f"fold v{compaction.state.version} has an unknown parent")
-        current = [c.state.version for c in compactions if c.is_current]
-        if len(current) > 1:
-            raise ValueError("at most one fold version can be current")
-        record = ConversationRecord(
-            **{**conversation.__dict__, "id": new_id(), "message_count": len(messages)}
-        )
+    # -- usage and cost ------------------------------------------------------------------
+
+    def record_calls(self, conversation_id: str, calls: Sequence[usage.ModelCall]) -> None:
+        """Store finished model calls (their `created_at` is now when left empty)."""
+        now = self._now()
+        stamped = [c if c.created_at else replace(c, created_at=now) for c in calls]
         with self._pool.write() as conn:
-            queries.insert_conversation(conn, record)
-            conn.executemany(
-                "INSERT INTO messages (id, conversation_id, seq, role, parts, status, usage, "
-                "token_count, error, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        new_id(),
-                        record.id,
-                        m.seq,
-                        m.message.role,
-                        dump_parts(m.message),
-                        m.status,
-                        dump_json_or_none(m.usage),
-                        m.token_count,
-                        m.error,
-                        m.created_at,
-                        m.updated_at,
-                    )
-                    for m in messages
-                ],
+            usage.insert_calls(conn, conversation_id, stamped)
+
+    def usage_totals(self, conversation_id: str) -> tuple[usage.UsageTotals, usage.UsageTotals]:
+        """(the whole conversation so far, its latest turn)."""
+        with self._pool.snapshot() as conn:
+            return (
+                usage.conversation_totals(conn, conversation_id),
+                usage.last_turn_totals(conn, conversation_id),
             )
-            conn.executemany(
-                COMPACTION_INSERT,
-                [
-                    compaction_values(record.id, c.state, c.state.version, c.parent_version)
-                    for c in compactions
-                ],
-            )
-            conn.execute(
-                "UPDATE conversations SET fold_version = ? WHERE id = ?",
-                (current[0] if current else 0, record.id),
-            )
-        return record
+
+    def fold_usage(self, conversation_id: str) -> dict[int, usage.UsageTotals]:
+        """What each fold version's summarizer calls used and cost."""
+        return usage.fold_totals(self._pool.get().conn, conversation_id)
+
+    def list_calls(self, conversation_id: str) -> list[usage.ModelCall]:
+        return usage.list_calls(self._pool.get().conn, conversation_id)
+
+    def last_chat_call_at(self, conversation_id: str) -> datetime | None:
+        """When the conversation's last answer finished (None: never)."""
+        stamp = usage.last_call_at(self._pool.get().conn, conversation_id)
+        return datetime.fromisoformat(stamp) if stamp else None
 
     # -- calibration ---------------------------------------------------------------------
 

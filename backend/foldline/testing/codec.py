@@ -27,13 +27,9 @@ from foldline.core.messages import (
     ToolResultPart,
     ToolSpec,
 )
-from foldline.core.wire import (
-    to_anthropic_messages,
-    to_anthropic_tools,
-    to_openai_messages,
-    to_openai_tools,
-)
+from foldline.core.wire import to_openai_messages, to_openai_tools
 from foldline.providers.base import ModelRequest
+from foldline.providers.caching import anthropic_prompt_fields
 
 Wire: TypeAlias = Literal["anthropic", "openai"]
 
@@ -46,11 +42,7 @@ def encode_request(request: ModelRequest, wire: Wire, *, stream: bool = True) ->
     body: dict[str, Any] = {"model": request.model}
     if wire == "anthropic":
         body["max_tokens"] = request.max_output_tokens
-        if request.system:
-            body["system"] = request.system
-        body["messages"] = to_anthropic_messages(request.messages)
-        if request.tools:
-            body["tools"] = to_anthropic_tools(request.tools)
+        body.update(anthropic_prompt_fields(request))
     else:
         body["messages"] = to_openai_messages(request.system, request.messages)
         body["max_completion_tokens"] = request.max_output_tokens
@@ -58,6 +50,8 @@ def encode_request(request: ModelRequest, wire: Wire, *, stream: bool = True) ->
             body["tools"] = to_openai_tools(request.tools)
         if stream:
             body["stream_options"] = {"include_usage": True}
+        if request.cache_key is not None:
+            body["prompt_cache_key"] = request.cache_key
     if request.temperature is not None:
         body["temperature"] = request.temperature
     body["stream"] = stream

@@ -95,6 +95,8 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: dict[str, Any] | None = None
+    raw: bytes = b""
+    """The request body exactly as sent (to compare consecutive requests byte by byte)."""
     model_request: ModelRequest | None = None
     is_summary: bool = False
     input_tokens: int | None = None

@@ -223,6 +223,7 @@ async def handle_generation(server: ServerState, request: Request, wire: Wire) -
     headers = {k.lower(): v for k, v in request.headers.items()}
     record = RecordedRequest(wire=wire, path=request.url.path, headers=headers)
     server.record(record)
+    record.raw = await request.body()
     parsed = await _read_json(request, wire)
     if isinstance(parsed, WireError):
         return _error_response(parsed, record)

@@ -32,7 +32,8 @@ Output (both wires): text(text) + text(reasoning) + for each tool call
 
 Every overhead is a constructor argument, so a test can build a tokenizer that
 disagrees more (or less) with the local counters. The per-element breakdown is what the
-fake server's prompt-cache simulation uses: cached tokens are a prefix of elements.
+fake server's prompt-cache simulation uses: cached tokens are a prefix of elements
+(blocks on the Anthropic wire, messages on the OpenAI wire).
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ from foldline.testing.steps import Reply
 
 @dataclass(frozen=True)
 class Element:
-    """One cacheable unit of a request (a tool, the system prompt, a message).
+    """One cacheable unit of a request (Anthropic: a tool, a system or message block;
+    OpenAI: the tools, a message).
 
     `key` identifies the element's content (without cache markers) so two requests that
     share a prefix of elements can be recognised; `breakpoint` is True when the element
@@ -163,6 +165,13 @@ class FakeTokenizer:
     # --- Anthropic -------------------------------------------------------------------
 
     def _anthropic_elements(self, body: dict[str, Any]) -> list[Element]:
+        """One element per cacheable block: each tool, each system block, each content
+        block of each message (a message's overhead is counted on its first block).
+
+        Anthropic caches at block granularity: a breakpoint marks a block, and a cache
+        lookup walks back block by block, so the simulation needs blocks, not messages.
+        A top-level `cache_control` marks the last block, as the API applies it.
+        """
         out: list[Element] = []
         for tool in body.get("tools") or []:
             tokens = (
@@ -173,19 +182,26 @@ class FakeTokenizer:
             )
             out.append(Element(_key(["tool", tool]), tokens, _has_cache_control(tool)))
         system = body.get("system")
-        if system:
-            text = (
-                system
-                if isinstance(system, str)
-                else "".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
-            )
-            tokens = self.system_overhead + self.count_text(text)
-            out.append(Element(_key(["system", system]), tokens, _has_cache_control(system)))
+        if isinstance(system, str) and system:
+            tokens = self.system_overhead + self.count_text(system)
+            out.append(Element(_key(["system", system]), tokens))
+        elif isinstance(system, list):
+            for i, block in enumerate(b for b in system if isinstance(b, dict)):
+                tokens = self.count_text(str(block.get("text", "")))
+                tokens += self.system_overhead if i == 0 else 0
+                out.append(Element(_key(["system", i, block]), tokens, _has_cache_control(block)))
         for message in body.get("messages") or []:
             content = message.get("content", "")
             blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-            tokens = self.message_overhead + sum(self._anthropic_block(b) for b in blocks)
-            out.append(Element(_key(["message", message]), tokens, _has_cache_control(message)))
+            role = message.get("role")
+            for i, block in enumerate(blocks):
+                tokens = self._anthropic_block(block) + (self.message_overhead if i == 0 else 0)
+                # The role and "first block of a message" belong to the identity: the same
+                # block opening a new turn is a different prefix than inside one.
+                key = _key(["block", role, i == 0, block])
+                out.append(Element(key, tokens, _has_cache_control(block)))
+        if body.get("cache_control") and out:
+            out[-1] = Element(out[-1].key, out[-1].tokens, True)
         return out
 
     def _anthropic_block(self, block: dict[str, Any]) -> int:

@@ -174,7 +174,7 @@ SUMMARY_HEADINGS: tuple[str, ...] = (
     "Pending Items",
     "Session Narrative",
 )
-"""The sections of a `structured` summary (DESIGN §2, "The fold")."""
+"""The sections of a `structured` summary (the headings of `core/prompts.py`)."""
 
 _SUMMARY_WORD = re.compile(r"summar", re.IGNORECASE)
 

@@ -75,6 +75,9 @@ def _anthropic_structure(body: dict[str, Any]) -> WireError | None:
     messages = body["messages"]
     if not isinstance(messages, list) or not messages:
         return bad_request("anthropic", "messages: at least one message is required")
+    cache_error = _anthropic_cache_markers(body)
+    if cache_error is not None:
+        return cache_error
     for i, message in enumerate(messages):
         content = message.get("content")
         is_final_assistant = i == len(messages) - 1 and message.get("role") == "assistant"
@@ -107,6 +110,44 @@ def _anthropic_structure(body: dict[str, Any]) -> WireError | None:
                 f'multiple "{role}" roles in a row',
             )
     return _anthropic_pairing(messages)
+
+
+MAX_CACHE_BREAKPOINTS = 4
+
+
+def _anthropic_cache_markers(body: dict[str, Any]) -> WireError | None:
+    """At most 4 `cache_control` markers (the top-level one included), each of type
+    `ephemeral` with a `5m` or `1h` lifetime, and none on a thinking block."""
+    markers: list[Any] = []
+    if body.get("cache_control") is not None:
+        markers.append(body["cache_control"])
+    markers += [t["cache_control"] for t in body.get("tools") or [] if "cache_control" in t]
+    system = body.get("system")
+    if isinstance(system, list):
+        markers += [b["cache_control"] for b in _blocks(system) if "cache_control" in b]
+    for i, message in enumerate(body["messages"]):
+        for k, block in enumerate(_blocks(message.get("content") or [])):
+            if "cache_control" not in block:
+                continue
+            if block.get("type") in ("thinking", "redacted_thinking"):
+                return bad_request(
+                    "anthropic",
+                    f"messages.{i}.content.{k}.thinking.cache_control: Extra inputs are not "
+                    "permitted",
+                )
+            markers.append(block["cache_control"])
+    for marker in markers:
+        if not isinstance(marker, dict) or marker.get("type") != "ephemeral":
+            return bad_request("anthropic", "cache_control.type: Input should be 'ephemeral'")
+        if marker.get("ttl", "5m") not in ("5m", "1h"):
+            return bad_request("anthropic", "cache_control.ttl: Input should be '5m' or '1h'")
+    if len(markers) > MAX_CACHE_BREAKPOINTS:
+        return bad_request(
+            "anthropic",
+            f"A maximum of {MAX_CACHE_BREAKPOINTS} blocks with cache_control may be "
+            f"provided. Found {len(markers)}.",
+        )
+    return None
 
 
 def _anthropic_pairing(messages: list[dict[str, Any]]) -> WireError | None:
@@ -153,6 +194,15 @@ def _openai_structure(body: dict[str, Any]) -> WireError | None:
             "Missing required parameter: 'messages'.",
             param="messages",
             code="missing_required_parameter",
+        )
+    key = body.get("prompt_cache_key")
+    if key is not None and not isinstance(key, str):
+        return openai_error(
+            400,
+            "Invalid type for 'prompt_cache_key': expected a string, but got "
+            f"{type(key).__name__} instead.",
+            param="prompt_cache_key",
+            code="invalid_type",
         )
     messages = body["messages"]
     if not isinstance(messages, list) or not messages:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, Path
+from fastapi import APIRouter, Body, Depends, Path, Query
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from foldline.chat.service import TurnHandle
+from foldline.core.settings import MAX_TOKENS
 from foldline.server.deps import ChatDep, StoreDep
 from foldline.server.errors import ApiError
 from foldline.server.routes.messages import SSE_RESPONSES
@@ -29,10 +30,17 @@ router = APIRouter(prefix="/api/conversations", tags=["compactions"])
 def list_compactions(conversation_id: str, store: StoreDep) -> CompactionList:
     store.get_conversation(conversation_id)
     records = store.list_compactions(conversation_id)
+    costs = store.fold_usage(conversation_id)
     items = [
         CompactionVersionOut.model_validate(
             record.state.model_dump()
-            | {"is_current": record.is_current, "parent_version": record.parent_version}
+            | {
+                "is_current": record.is_current,
+                "parent_version": record.parent_version,
+                "usage": vars(costs[record.state.version])
+                if record.state.version in costs
+                else None,
+            }
         )
         for record in records
     ]
@@ -41,10 +49,23 @@ def list_compactions(conversation_id: str, store: StoreDep) -> CompactionList:
 
 
 @router.get("/{conversation_id}/compactions/preview", response_model=CompactionPreview)
-def preview_compaction(conversation_id: str, store: StoreDep, chat: ChatDep) -> dict[str, Any]:
+def preview_compaction(
+    conversation_id: str,
+    store: StoreDep,
+    chat: ChatDep,
+    keep_recent_tokens: Annotated[
+        int | None,
+        Query(
+            alias="keepRecentTokens",
+            ge=0,
+            le=MAX_TOKENS,
+            description="as in `POST …/compact`; left out: only the last exchange is kept",
+        ),
+    ] = None,
+) -> dict[str, Any]:
     """What a manual fold started now would fold: message count and tokens."""
     store.get_conversation(conversation_id)
-    return chat.preview_compaction(conversation_id)
+    return chat.preview_compaction(conversation_id, keep_recent_tokens)
 
 
 @router.post("/{conversation_id}/compactions/{version}/undo", response_model=UndoResult)
@@ -77,7 +98,8 @@ async def start_compaction_turn(
     body: Annotated[CompactRequest | None, Body()] = None,
 ) -> TurnHandle:
     instructions = body.instructions.strip() if body and body.instructions else None
-    return chat.start_compaction(conversation_id, instructions or None)
+    keep = body.keep_recent_tokens if body else None
+    return chat.start_compaction(conversation_id, instructions or None, keep)
 
 
 @router.post(

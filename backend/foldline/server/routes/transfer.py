@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Annotated, Literal
 
-from fastapi import APIRouter, Body, Query, Response, status
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Query, Request, Response, status
+from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
 
-from foldline.server.deps import StoreDep
+from foldline.server.deps import DataDirDep, StoreDep
 from foldline.server.errors import ApiError
 from foldline.server.routes.conversations import conversation_out
 from foldline.server.schemas import ConversationOut
-from foldline.store.export import export_json, export_markdown, import_json
+from foldline.server.security import IMPORT_BODY_LIMIT
+from foldline.store import Store
+from foldline.store.export import InvalidJson, export_markdown, import_stream, write_export
+
+SPOOL_IN_MEMORY = 1024 * 1024
+"""A body up to this size stays in memory; a larger one goes to a private temporary file."""
+READ_CHUNK = 1024 * 1024
 
 router = APIRouter(prefix="/api/conversations", tags=["export"])
 
@@ -23,16 +33,62 @@ def _file_name(title: str, extension: str) -> str:
     return f"{stem}.{extension}"
 
 
-@router.post("/import", response_model=ConversationOut, status_code=status.HTTP_201_CREATED)
-def import_conversation(
-    store: StoreDep, data: Annotated[dict[str, Any], Body()]
-) -> ConversationOut:
-    """A JSON export (`format: foldline.conversation`) as a new conversation (new ids)."""
+def _import_from(store: Store, body: IO[bytes]) -> ConversationOut:
+    body.seek(0)
     try:
-        record = import_json(store, data)
+        record = import_stream(store, body)
+    except InvalidJson as error:
+        raise ApiError(
+            400, "invalid_json", f"The request body is not valid JSON: {error}"
+        ) from None
     except ValueError as error:
         raise ApiError(422, "invalid_import", str(error)) from error
     return conversation_out(record)
+
+
+@router.post(
+    "/import",
+    response_model=ConversationOut,
+    status_code=status.HTTP_201_CREATED,
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": {"type": "object"}}},
+        }
+    },
+)
+async def import_conversation(
+    request: Request, store: StoreDep, data_dir: DataDirDep
+) -> ConversationOut:
+    """A JSON export (`format: foldline.conversation`) as a new conversation (new ids).
+
+    The body is copied to a private temporary file in the data dir as it arrives (never
+    held whole in memory), then read one message at a time; the database's write
+    transaction is open only while reading that local file, never while waiting on the
+    network.
+    """
+    with tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY, dir=data_dir) as body:
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > IMPORT_BODY_LIMIT:
+                raise ApiError(
+                    413,
+                    "payload_too_large",
+                    f"The request body is larger than the limit of {IMPORT_BODY_LIMIT} bytes.",
+                )
+            body.write(chunk)
+        return await run_in_threadpool(_import_from, store, body)
+
+
+def _export_chunks(store: Store, conversation_id: str, data_dir: Path) -> Iterator[bytes]:
+    # Written to a private temporary file from one read snapshot first: the response is
+    # then streamed from the file, so a slow download never holds the database snapshot.
+    with tempfile.TemporaryFile(dir=data_dir) as out:
+        write_export(store, conversation_id, out)
+        out.seek(0)
+        while chunk := out.read(READ_CHUNK):
+            yield chunk
 
 
 @router.get(
@@ -50,6 +106,7 @@ def import_conversation(
 def export_conversation(
     conversation_id: str,
     store: StoreDep,
+    data_dir: DataDirDep,
     format: Annotated[Literal["json", "markdown"], Query()] = "json",
 ) -> Response:
     record = store.get_conversation(conversation_id)
@@ -61,7 +118,8 @@ def export_conversation(
             headers={"content-disposition": f'attachment; filename="{name}"'},
         )
     name = _file_name(record.title, "json")
-    return JSONResponse(
-        export_json(store, conversation_id),
+    return StreamingResponse(
+        _export_chunks(store, conversation_id, data_dir),
+        media_type="application/json",
         headers={"content-disposition": f'attachment; filename="{name}"'},
     )

@@ -1,0 +1,199 @@
+"""Folds nobody waits for, through the real SDKs against the fake server.
+
+With the defaults (prepare at 70%, fold at 80%, hard threshold at 95%) a turn that ends
+above 70% starts the next fold's summary in the background; the fold lands at a later
+gate with no summarizer call in that turn. A turn that finds the summary still being
+written goes ahead unfolded unless the view is at the hard threshold, where it waits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from fake_sessions import MODEL, WIRES, filler, make_service, run
+
+from foldline.chat.events import ChatEvent
+from foldline.chat.service import ChatService
+from foldline.store import Store
+from foldline.testing import (
+    FakeProviderServer,
+    ModelLimits,
+    Reply,
+    ScriptedModel,
+    structured_summary,
+)
+
+SUMMARY_DELAY = 0.6
+"""Seconds the fake summarizer takes (one delta, after this delay)."""
+
+
+def slow_summary(request) -> Reply:  # type: ignore[no-untyped-def]
+    text = structured_summary(request)
+    return Reply(text=text, chunk_chars=len(text), delay=SUMMARY_DELAY)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeProviderServer]:
+    model = ScriptedModel(
+        when_empty=lambda request: Reply(text="Noted. " + filler(0, 120)),
+        summaries=slow_summary,
+    )
+    limits = ModelLimits(context_window=8192, max_output_tokens=1024)
+    with FakeProviderServer(
+        model, models={MODEL["anthropic"]: limits, MODEL["openai"]: limits}, api_key="k"
+    ) as fake:
+        yield fake
+
+
+def summary_requests(server: FakeProviderServer) -> int:
+    return len([r for r in server.requests if r.is_summary])
+
+
+async def turns_until_preparing(
+    service: ChatService, conversation_id: str, limit: int = 40
+) -> list[ChatEvent]:
+    """Run turns until one ends with a fold being prepared; return that turn's events."""
+    for turn in range(limit):
+        events = await run(service, conversation_id, f"Turn {turn}. " + filler(turn, 80))
+        assert not [e for e in events if e.name in ("error", "compaction.completed")]
+        if events[-2].data["backgroundFold"] is not None:
+            return events
+    raise AssertionError("no fold was ever prepared")
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_prepared_fold_is_committed_with_no_summary_call_in_the_turn(
+    wire: str, server: FakeProviderServer, store: Store, tmp_path: Path
+) -> None:
+    service = make_service(server, store, tmp_path)
+    conversation = store.create_conversation(model=MODEL[wire])
+    events = await turns_until_preparing(service, conversation.id)
+    stats = events[-2].data
+    assert stats["backgroundFold"] == {"status": "preparing", "kind": "fold"}
+    assert 0.70 <= stats["fraction"] < 0.80
+    await service.background.wait(conversation.id)
+    ready = service.context(conversation.id, include_messages=False)["backgroundFold"]
+    assert ready == {"status": "ready", "kind": "fold"}
+
+    folded: list[ChatEvent] = []
+    for turn in range(10):
+        before = summary_requests(server)
+        events = await run(service, conversation.id, f"More {turn}. " + filler(turn, 80))
+        assert summary_requests(server) == before  # nothing summarized inside a turn
+        folded = [e for e in events if e.name == "compaction.completed"]
+        if folded:
+            break
+    assert folded, "the prepared fold never landed"
+    completed = folded[0].data
+    assert completed["prepared"] is True and completed["degraded"] is False
+    assert completed["tokensAfter"] < 0.80 * stats["inputBudget"]
+    # The fold lands at the gate, before the model call of that turn.
+    names = [e.name for e in events]
+    assert names.index("compaction.completed") < names.index("assistant.delta")
+    state = store.current_compaction(conversation.id)
+    assert state is not None and state.version == completed["version"]
+    # What the summary cost is billed to the fold it became.
+    fold_usage = store.fold_usage(conversation.id)
+    assert set(fold_usage) == {state.version}
+    assert fold_usage[state.version].calls >= 1
+    server.assert_no_errors()
+
+
+async def test_under_the_hard_threshold_a_turn_does_not_wait_for_the_summary(
+    server: FakeProviderServer, store: Store, tmp_path: Path
+) -> None:
+    service = make_service(server, store, tmp_path)
+    conversation = store.create_conversation(model=MODEL["anthropic"])
+    await turns_until_preparing(service, conversation.id)
+    # The summary is still being written when the next turn runs to its end.
+    events = await run(service, conversation.id, "Quick question. " + filler(50, 300))
+    assert not [e for e in events if e.name.startswith("compaction.")]
+    assert events[-2].data["fraction"] < 0.95
+    assert events[-2].data["backgroundFold"] == {"status": "preparing", "kind": "fold"}
+    await service.background.wait(conversation.id)
+
+
+async def test_at_the_hard_threshold_the_turn_waits_for_the_prepared_summary(
+    server: FakeProviderServer, store: Store, tmp_path: Path
+) -> None:
+    service = make_service(server, store, tmp_path)
+    conversation = store.create_conversation(model=MODEL["anthropic"])
+    await turns_until_preparing(service, conversation.id)
+    # A message large enough to take the view past the hard threshold at once.
+    events = await run(service, conversation.id, "Paste. " + filler(60, 1100))
+
+    started = [e for e in events if e.name == "compaction.started"]
+    completed = [e for e in events if e.name == "compaction.completed"]
+    assert started and started[0].data.get("waiting") is True
+    assert completed and completed[0].data["prepared"] is True
+    # It waited for the one summary under way instead of starting another.
+    assert summary_requests(server) == 1
+    assert len([e for e in events if e.name == "compaction.started"]) == 1
+    assert not [e for e in events if e.name == "error"]
+
+
+async def test_an_undo_drops_the_prepared_summary_and_keeps_its_cost(
+    server: FakeProviderServer, store: Store, tmp_path: Path
+) -> None:
+    service = make_service(server, store, tmp_path)
+    conversation = store.create_conversation(model=MODEL["openai"])
+    for turn in range(8):
+        await run(service, conversation.id, f"Turn {turn}. " + filler(turn, 80))
+    handle = service.start_compaction(conversation.id, None)
+    assert [e async for e in handle.events() if e.name == "compaction.completed"]
+    await turns_until_preparing(service, conversation.id)
+    await service.background.wait(conversation.id)
+    version = store.current_compaction(conversation.id).version
+    store.undo_fold(conversation.id, version)
+
+    events = await run(service, conversation.id, "After the undo.")
+    assert not [e for e in events if e.name == "compaction.completed" and e.data.get("prepared")]
+    dropped = [c for c in store.list_calls(conversation.id) if c.purpose == "summary"]
+    assert [c.fold_version for c in dropped].count(None) >= 1
+    await service.background.wait(conversation.id)
+
+
+async def test_deleting_a_conversation_cancels_its_background_work(
+    server: FakeProviderServer, store: Store, tmp_path: Path
+) -> None:
+    service = make_service(server, store, tmp_path)
+    conversation = store.create_conversation(model=MODEL["anthropic"])
+    await turns_until_preparing(service, conversation.id)
+    task = service.background.prepared[conversation.id].task
+    service.background.cancel(conversation.id)
+    store.delete_conversation(conversation.id)
+    await service.background.wait(conversation.id)
+    assert task.cancelled()
+    assert service.background.status(conversation.id) is None
+
+
+async def test_after_a_pause_longer_than_the_cache_lifetime_a_ready_fold_lands_early(
+    server: FakeProviderServer, store: Store, tmp_path: Path
+) -> None:
+    service = make_service(server, store, tmp_path)
+    conversation = store.create_conversation(model=MODEL["anthropic"])
+    events = await turns_until_preparing(service, conversation.id)
+    assert events[-2].data["fraction"] < 0.80  # not due yet
+    await service.background.wait(conversation.id)
+    # Six minutes later (the clock, not the test, waits): the prompt cache is cold.
+    service.background.clock = lambda: datetime.now(UTC) + timedelta(minutes=6)
+
+    events = await run(service, conversation.id, "Back from a break.")
+    completed = [e for e in events if e.name == "compaction.completed"]
+    started = [e for e in events if e.name == "compaction.started"]
+    assert completed and completed[0].data["prepared"] is True
+    assert "prompt cache expired" in started[0].data["reason"]
+
+
+async def test_without_a_pause_a_ready_fold_waits_until_it_is_due(
+    server: FakeProviderServer, store: Store, tmp_path: Path
+) -> None:
+    service = make_service(server, store, tmp_path)
+    conversation = store.create_conversation(model=MODEL["anthropic"])
+    await turns_until_preparing(service, conversation.id)
+    await service.background.wait(conversation.id)
+    events = await run(service, conversation.id, "Short one.")
+    assert not [e for e in events if e.name.startswith("compaction.")]
