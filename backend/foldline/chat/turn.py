@@ -239,10 +239,10 @@ class TurnRunner:
                 instructions=compact.instructions if compact else None,
             ):
                 yield event
-        ctx = await self._load()
         if answer.stop is not None:  # the turn ended well: prepare the next fold
-            self.background.after_turn(self.gate, ctx, turn)
-        yield ChatEvent("context.stats", ctx.stats())
+            self.background.after_turn(self.gate, await self._load(), turn)
+        # Loaded after `after_turn`: the numbers carry the background fold it started.
+        yield ChatEvent("context.stats", (await self._load()).stats())
         yield ChatEvent("done", {})
 
     async def _call_model(self, answer: StreamedAnswer, turn: int) -> AsyncIterator[ChatEvent]:
