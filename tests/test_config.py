@@ -24,26 +24,26 @@ from foldline.config import (
     ModelConfig,
     ProviderConfig,
     apply_settings_patch,
-    build_provider,
     config_path,
     default_model,
-    discover_model,
-    dumps_config,
-    ensure_config,
     load_config,
     parse_config,
-    provider_for_model,
-    provider_name_for_model,
     public_settings,
-    resolve_model,
-    save_config,
 )
+from foldline.config_toml import dumps_config, ensure_config, save_config
 from foldline.core.messages import user
 from foldline.core.settings import CompactionSettings
 from foldline.providers.anthropic import AnthropicProvider
 from foldline.providers.base import ModelRequest, TextDelta
 from foldline.providers.compat import OpenAICompatibleProvider
 from foldline.providers.openai import OpenAIProvider
+from foldline.providers.registry import (
+    build_provider,
+    discover_model,
+    provider_for_model,
+    provider_name_for_model,
+    resolve_model,
+)
 from foldline.secrets import SERVICE, set_api_key
 
 DESIGN_EXAMPLE = """\

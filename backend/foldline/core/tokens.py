@@ -547,21 +547,22 @@ class ScaledCounter:
         # tokenizer we do not have, even while the learned ratio happens to be 1.0.
         self.exact: bool = False
 
-    def _scale(self, tokens: int) -> int:
+    def scale(self, tokens: int) -> int:
+        """`tokens` of the base counter, calibrated (also for counts the base cached)."""
         # Round half up: unbiased enough over many messages, and deterministic.
         return math.floor(tokens * self.ratio + 0.5)
 
     def count_text(self, text: str) -> int:
-        return self._scale(self.base.count_text(text))
+        return self.scale(self.base.count_text(text))
 
     def count_message(self, message: Message) -> int:
-        return self._scale(self.base.count_message(message))
+        return self.scale(self.base.count_message(message))
 
     def count_tools(self, tools: Sequence[ToolSpec]) -> int:
-        return self._scale(self.base.count_tools(tools))
+        return self.scale(self.base.count_tools(tools))
 
     def count_request(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> int:
-        base = self._scale(self.base.count_request(system, [], tools))
+        base = self.scale(self.base.count_request(system, [], tools))
         return base + sum(self.count_message(m) for m in messages)

@@ -1,7 +1,6 @@
 """Which provider serves a model, with which limits, and the `Provider` that calls it.
 
-Built on the configuration (`foldline.config`); re-exported there, so
-`from foldline.config import resolve_model` works too.
+Built on the configuration (`foldline.config`), which never imports this module.
 
 A model's limits are resolved in this order, first answer wins:
 1. `[models."name"]` in config.toml: the person's explicit word (a proxy with a smaller
