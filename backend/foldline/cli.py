@@ -13,7 +13,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-DATA_DIR_HELP = "where conversations and config live"
+from foldline.server.serve_options import DATA_DIR_HELP, add_serve_options
 
 
 def _add_data_dir_option(parser: argparse.ArgumentParser) -> None:
@@ -22,24 +22,13 @@ def _add_data_dir_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", default=argparse.SUPPRESS, help=DATA_DIR_HELP)
 
 
-def _add_server_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=0, help="port to bind (default: a free one)")
-    _add_data_dir_option(parser)
-    parser.add_argument(
-        "--allow-remote",
-        action="store_true",
-        help="allow a non-loopback --host (anyone who can reach it and has the token can chat)",
-    )
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="foldline", description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=None, help=DATA_DIR_HELP)
     commands = parser.add_subparsers(dest="command")
 
     serve = commands.add_parser("serve", help="run the server for a browser (no window)")
-    _add_server_options(serve)
+    add_serve_options(serve, data_dir_default=argparse.SUPPRESS)
 
     count = commands.add_parser("count-tokens", help="count the input tokens of a request body")
     count.add_argument("--model", required=True, help="model the request is for")

@@ -11,11 +11,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+DATA_DIR_HELP = "where conversations and config live"
 
-def add_serve_options(parser: argparse.ArgumentParser) -> None:
+
+def add_serve_options(parser: argparse.ArgumentParser, data_dir_default: object = None) -> None:
+    """Add the options of `foldline serve` to PARSER.
+
+    The command line passes `argparse.SUPPRESS` as DATA_DIR_DEFAULT, so that a `--data-dir`
+    given before `serve` is not overwritten by this option's default.
+    """
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port to bind (default: a free one)")
-    parser.add_argument("--data-dir", default=None, help="where conversations and config live")
+    parser.add_argument("--data-dir", default=data_dir_default, help=DATA_DIR_HELP)
     parser.add_argument(
         "--allow-remote",
         action="store_true",
