@@ -19,7 +19,8 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterable, Callable
+from types import ModuleType
 from typing import Any
 
 import httpx2
@@ -70,36 +71,23 @@ async def _anthropic_models(
     import anthropic
 
     client = anthropic.AsyncAnthropic(
-        api_key=key,
-        base_url=base_url or ANTHROPIC_BASE_URL,
-        max_retries=1,
-        timeout=LIST_TIMEOUT_SECONDS,
-        http_client=http_client,
+        **_client_options(key, base_url or ANTHROPIC_BASE_URL, http_client)
     )
-    try:
-        listed = []
-        async for info in client.models.list(
-            limit=1000, lifecycle=["active", "deprecated", "retired"]
-        ):
-            listed.append(
-                ListedModel(
-                    id=info.id,
-                    display_name=info.display_name,
-                    context_window=info.max_input_tokens,
-                    max_output_tokens=info.max_tokens,
-                    lifecycle=info.lifecycle,
-                    line=info.line,
-                    created_at=info.created_at.isoformat(),
-                )
-            )
-        return listed
-    except anthropic.APIStatusError as error:
-        raise DiscoveryError(f"{error.status_code}: {_message(error.body) or error}") from error
-    except anthropic.APIError as error:
-        raise DiscoveryError(str(error) or type(error).__name__) from error
-    finally:
-        if http_client is None:
-            await client.close()
+    return await _collect(
+        anthropic,
+        client,
+        lambda: client.models.list(limit=1000, lifecycle=["active", "deprecated", "retired"]),
+        lambda info: ListedModel(
+            id=info.id,
+            display_name=info.display_name,
+            context_window=info.max_input_tokens,
+            max_output_tokens=info.max_tokens,
+            lifecycle=info.lifecycle,
+            line=info.line,
+            created_at=info.created_at.isoformat(),
+        ),
+        owns_client=http_client is None,
+    )
 
 
 async def _openai_models(
@@ -107,30 +95,53 @@ async def _openai_models(
 ) -> list[ListedModel]:
     import openai
 
-    client = openai.AsyncOpenAI(
-        api_key=key,
-        base_url=base_url or OPENAI_BASE_URL,
-        max_retries=1,
-        timeout=LIST_TIMEOUT_SECONDS,
-        http_client=http_client,
+    client = openai.AsyncOpenAI(**_client_options(key, base_url or OPENAI_BASE_URL, http_client))
+    return await _collect(
+        openai,
+        client,
+        client.models.list,
+        lambda model: ListedModel(
+            id=model.id,
+            lifecycle="deprecated" if getattr(model, "shutdown_date", None) else None,
+            created_at=str(model.created),
+        ),
+        owns_client=http_client is None,
     )
+
+
+def _client_options(
+    key: str, base_url: str, http_client: httpx2.AsyncClient | None
+) -> dict[str, Any]:
+    return {
+        "api_key": key,
+        "base_url": base_url,
+        "max_retries": 1,
+        "timeout": LIST_TIMEOUT_SECONDS,
+        "http_client": http_client,
+    }
+
+
+async def _collect(
+    sdk: ModuleType,
+    client: Any,
+    pages: Callable[[], AsyncIterable[Any]],
+    to_listed: Callable[[Any], ListedModel],
+    *,
+    owns_client: bool,
+) -> list[ListedModel]:
+    """Every model PAGES yields, as listed; an SDK error becomes a DiscoveryError.
+
+    Both official SDKs name their errors alike (`APIStatusError`, `APIError`), so one
+    translation serves both.
+    """
     try:
-        listed = []
-        async for model in client.models.list():
-            listed.append(
-                ListedModel(
-                    id=model.id,
-                    lifecycle="deprecated" if getattr(model, "shutdown_date", None) else None,
-                    created_at=str(model.created),
-                )
-            )
-        return listed
-    except openai.APIStatusError as error:
+        return [to_listed(item) async for item in pages()]
+    except sdk.APIStatusError as error:
         raise DiscoveryError(f"{error.status_code}: {_message(error.body) or error}") from error
-    except openai.APIError as error:
+    except sdk.APIError as error:
         raise DiscoveryError(str(error) or type(error).__name__) from error
     finally:
-        if http_client is None:
+        if owns_client:
             await client.close()
 
 
