@@ -7,13 +7,23 @@ them to measure what a long session costs.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from foldline.chat.events import ChatEvent
 from foldline.chat.service import ChatService
-from foldline.config import parse_config
+from foldline.config import AppConfig, parse_config
+from foldline.providers.base import ModelRequest
 from foldline.store import Store
-from foldline.testing import SUMMARY_HEADINGS, FakeProviderServer, request_text
+from foldline.testing import (
+    SUMMARY_HEADINGS,
+    FakeProviderServer,
+    ModelLimits,
+    Reply,
+    ScriptedModel,
+    request_text,
+)
 
 WIRES = ["anthropic", "openai"]
 MODEL = {"anthropic": "claude-fake-8k", "openai": "gpt-fake-8k"}
@@ -39,11 +49,30 @@ SERVICES: list[ChatService] = []
 """Services made by `make_service`; the chat conftest shuts them down after each test."""
 
 
-def make_service(
-    server: FakeProviderServer, store: Store, tmp_path: Path, **compaction: object
-) -> ChatService:
+@contextmanager
+def fake_server(model: ScriptedModel) -> Iterator[FakeProviderServer]:
+    """The fake server, serving both models of MODEL with an 8k window."""
+    limits = ModelLimits(context_window=8192, max_output_tokens=1024)
+    with FakeProviderServer(
+        model, models={MODEL["anthropic"]: limits, MODEL["openai"]: limits}, api_key="k"
+    ) as fake:
+        yield fake
+
+
+def noting_model(summaries: Callable[[ModelRequest], str]) -> ScriptedModel:
+    """A model that answers every turn with "Noted." and filler, and folds with SUMMARIES."""
+    return ScriptedModel(
+        when_empty=lambda request: Reply(text="Noted. " + filler(0, 120)), summaries=summaries
+    )
+
+
+def session_config(
+    server: FakeProviderServer, more_toml: str = "", **compaction: object
+) -> AppConfig:
+    """Both models of MODEL on SERVER, the COMPACTION settings added, then MORE_TOML."""
     extra = "".join(f"{key} = {value!r}\n" for key, value in compaction.items())
-    text = f"""
+    extra = extra.replace("'", '"').replace("True", "true").replace("False", "false")
+    return parse_config(f"""
 [providers.fake-anthropic]
 kind = "anthropic"
 base_url = "{server.anthropic_url}"
@@ -67,8 +96,13 @@ max_output_tokens = 1024
 [compaction]
 keep_recent_tokens = 1500
 tool_result_token_cap = 1500
-{extra}"""
-    config = parse_config(text.replace("'", '"').replace("True", "true").replace("False", "false"))
+{extra}{more_toml}""")
+
+
+def make_service(
+    server: FakeProviderServer, store: Store, tmp_path: Path, **compaction: object
+) -> ChatService:
+    config = session_config(server, **compaction)
     workspace = tmp_path / "workspace"
     workspace.mkdir(exist_ok=True)
 

@@ -12,11 +12,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fake_sessions import MODEL, WIRES, chat_requests, filler, make_service, run
+from fake_sessions import (
+    MODEL,
+    WIRES,
+    chat_requests,
+    fake_server,
+    filler,
+    make_service,
+    noting_model,
+    run,
+)
 
 from foldline.chat.events import ChatEvent
 from foldline.store import Store
-from foldline.testing import FakeProviderServer, ModelLimits, Reply, ScriptedModel
+from foldline.testing import FakeProviderServer, ScriptedModel
 
 FACTS = (
     "Use port 8081 for the staging API.",
@@ -37,11 +46,7 @@ def format_ignoring_summary(request: object) -> str:
 
 @pytest.fixture
 def server() -> Iterator[FakeProviderServer]:
-    limits = ModelLimits(context_window=8192, max_output_tokens=1024)
-    model = ScriptedModel(when_empty="echo", summaries=format_ignoring_summary)
-    with FakeProviderServer(
-        model, models={MODEL["anthropic"]: limits, MODEL["openai"]: limits}, api_key="k"
-    ) as fake:
+    with fake_server(ScriptedModel(when_empty="echo", summaries=format_ignoring_summary)) as fake:
         yield fake
 
 
@@ -57,10 +62,7 @@ async def test_first_turn_facts_survive_a_format_ignoring_summarizer(
 ) -> None:
     service = make_service(server, store, tmp_path)
     conversation = store.create_conversation(model=MODEL[wire])
-    server.responder = ScriptedModel(
-        when_empty=lambda request: Reply(text="Noted. " + filler(0, 120)),
-        summaries=format_ignoring_summary,
-    )
+    server.responder = noting_model(format_ignoring_summary)
     events: list[ChatEvent] = []
     for turn in range(1, 41):
         fact = FACTS[turn - 1] if turn <= len(FACTS) else ""
@@ -86,10 +88,7 @@ async def test_a_pin_rides_in_every_request_through_folds_and_undo(
 ) -> None:
     service = make_service(server, store, tmp_path)
     conversation = store.create_conversation(model=MODEL[wire])
-    server.responder = ScriptedModel(
-        when_empty=lambda request: Reply(text="Noted. " + filler(0, 120)),
-        summaries=format_ignoring_summary,
-    )
+    server.responder = noting_model(format_ignoring_summary)
     pinned = "Pinned brief: the budget is 1234 credits, owner Mireille."
     await run(service, conversation.id, pinned)
     first = store.list_messages(conversation.id, limit=1)[0]

@@ -18,8 +18,10 @@ from fake_sessions import (
     WIRES,
     chat_requests,
     fact_keeping_summary,
+    fake_server,
     filler,
     make_service,
+    noting_model,
     run,
 )
 
@@ -27,7 +29,6 @@ from foldline.chat.events import ChatEvent
 from foldline.store import Store
 from foldline.testing import (
     FakeProviderServer,
-    ModelLimits,
     Reply,
     ScriptedModel,
     call,
@@ -37,11 +38,7 @@ from foldline.testing import (
 
 @pytest.fixture
 def server() -> Iterator[FakeProviderServer]:
-    model = ScriptedModel(when_empty="echo", summaries=structured_summary)
-    limits = ModelLimits(context_window=8192, max_output_tokens=1024)
-    with FakeProviderServer(
-        model, models={MODEL["anthropic"]: limits, MODEL["openai"]: limits}, api_key="k"
-    ) as fake:
+    with fake_server(ScriptedModel(when_empty="echo", summaries=structured_summary)) as fake:
         yield fake
 
 
@@ -51,10 +48,7 @@ async def test_hundred_turns_on_an_8k_window(
 ) -> None:
     service = make_service(server, store, tmp_path)
     conversation = store.create_conversation(model=MODEL[wire])
-    server.responder = ScriptedModel(
-        when_empty=lambda request: Reply(text="Noted. " + filler(0, 120)),
-        summaries=fact_keeping_summary,
-    )
+    server.responder = noting_model(fact_keeping_summary)
     all_events: list[ChatEvent] = []
     for turn in range(1, 101):
         text = f"Turn {turn}. " + (FACT if turn == 1 else filler(turn, 80))

@@ -8,9 +8,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from mcp_host_helpers import SERVER_SCRIPT, free_port
+
+# The long MCP session runs on the same fake server and config as the chat sessions;
+# `fake_sessions` lives with those, so it must be importable when only this folder runs.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "chat"))
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fake_sessions import MODEL, fake_server, session_config
 from mcp_host_helpers import SERVER_SCRIPT
 
 from foldline.chat.events import ChatEvent
@@ -32,7 +33,6 @@ from foldline.testing import (
     structured_summary,
 )
 
-MODEL = {"anthropic": "claude-fake-8k", "openai": "gpt-fake-8k"}
 TURNS = 30
 TOKENS_PER_LINE = 17.7  # the fake tokenizer's count of one `report` line
 
@@ -44,12 +44,7 @@ def report_lines(turn: int) -> int:
 
 @pytest.fixture
 def server() -> Iterator[FakeProviderServer]:
-    limits = ModelLimits(context_window=8192, max_output_tokens=1024)
-    with FakeProviderServer(
-        ScriptedModel(),
-        models={MODEL["anthropic"]: limits, MODEL["openai"]: limits},
-        api_key="k",
-    ) as fake:
+    with fake_server(ScriptedModel()) as fake:
         yield fake
 
 
@@ -63,38 +58,16 @@ def responder(request: ModelRequest) -> Reply:
     return Reply(text="Read it; the report's lines are noted.")
 
 
-def session_config(server: FakeProviderServer) -> AppConfig:
-    return parse_config(
+def mcp_session_config(server: FakeProviderServer) -> AppConfig:
+    """The shared 8k session config with the test MCP server's `report` tool added."""
+    return session_config(
+        server,
         f"""
-[providers.fake-anthropic]
-kind = "anthropic"
-base_url = "{server.anthropic_url}"
-api_key = "k"
-
-[providers.fake-openai]
-kind = "openai-compatible"
-base_url = "{server.openai_url}"
-api_key = "k"
-
-[models."{MODEL["anthropic"]}"]
-provider = "fake-anthropic"
-context_window = 8192
-max_output_tokens = 1024
-
-[models."{MODEL["openai"]}"]
-provider = "fake-openai"
-context_window = 8192
-max_output_tokens = 1024
-
-[compaction]
-keep_recent_tokens = 1500
-tool_result_token_cap = 1500
-
 [mcp_servers.reports]
 command = "{sys.executable}"
 args = ["{SERVER_SCRIPT}"]
 approval = "always"
-"""
+""",
     )
 
 
@@ -103,7 +76,7 @@ approval = "always"
 async def test_thirty_turns_of_large_mcp_outputs_on_an_8k_window(
     wire: str, server: FakeProviderServer, tmp_path: Path
 ) -> None:
-    config = session_config(server)
+    config = mcp_session_config(server)
     server.responder = ScriptedModel(when_empty=responder, summaries=structured_summary)
     store = Store(tmp_path / "foldline.db")
     manager = McpManager(lambda: config)
@@ -153,7 +126,7 @@ async def test_a_tool_image_reaches_an_anthropic_model(
     server.responder = ScriptedModel(
         Reply(tool_calls=(call("reports__picture"),)), Reply(text="A pixel.")
     )
-    config = session_config(server)
+    config = mcp_session_config(server)
     store = Store(tmp_path / "foldline.db")
     service = ChatService(store, lambda: config, tool_sources=[McpManager(lambda: config)])
     try:
