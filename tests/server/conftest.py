@@ -20,6 +20,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from foldline import secrets as key_store
 from foldline.chat.service import ChatService
 from foldline.providers.base import ModelRequest, ProviderEvent, Stop, TextDelta, Usage
 from foldline.server.app import create_app
@@ -114,6 +115,20 @@ def parse_events(body: str) -> list[Event]:
         if data_lines:
             events.append(Event(name, json.loads("\n".join(data_lines))))
     return events
+
+
+@pytest.fixture
+def no_os_keyring(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keys go to the data dir's 0600 file, never into the keyring of whoever runs tests,
+    and no provider key or address in the environment leaks into them."""
+    monkeypatch.setattr(key_store, "_usable_keyring", lambda: (None, "no keyring in tests"))
+    for variable in (
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_BASE_URL",
+    ):
+        monkeypatch.delenv(variable, raising=False)
 
 
 @pytest.fixture

@@ -26,16 +26,7 @@ KEY = "sk-ant-test-models-0123456789"
 LISTED = list(SAMPLE_CLAUDE_MODELS)
 
 
-@pytest.fixture(autouse=True)
-def no_os_keyring(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(key_store, "_usable_keyring", lambda: (None, "no keyring in tests"))
-    for variable in (
-        "ANTHROPIC_API_KEY",
-        "OPENAI_API_KEY",
-        "ANTHROPIC_BASE_URL",
-        "OPENAI_BASE_URL",
-    ):
-        monkeypatch.delenv(variable, raising=False)
+pytestmark = pytest.mark.usefixtures("no_os_keyring")
 
 
 @pytest.fixture

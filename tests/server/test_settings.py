@@ -24,17 +24,7 @@ from foldline.store import Store
 SECRET = "sk-ant-api03-VERYSECRETVALUE-0123456789abcdef"
 
 
-@pytest.fixture(autouse=True)
-def no_os_keyring(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Keys go to the data dir's 0600 file, never into the keyring of whoever runs tests."""
-    monkeypatch.setattr(key_store, "_usable_keyring", lambda: (None, "no keyring in tests"))
-    for variable in (
-        "ANTHROPIC_API_KEY",
-        "OPENAI_API_KEY",
-        "ANTHROPIC_BASE_URL",
-        "OPENAI_BASE_URL",
-    ):
-        monkeypatch.delenv(variable, raising=False)
+pytestmark = pytest.mark.usefixtures("no_os_keyring")
 
 
 def test_read_settings(client: TestClient) -> None:
