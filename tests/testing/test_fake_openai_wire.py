@@ -242,6 +242,13 @@ _ASSISTANT_CALLS: dict[str, Any] = {
 }
 
 
+async def _refusal(gpt: openai.AsyncOpenAI, messages: list[Any]) -> object:
+    """The body of the 400 the fake server answers MESSAGES with."""
+    with pytest.raises(openai.BadRequestError) as caught:
+        await gpt.chat.completions.create(model=BIG, messages=messages)
+    return caught.value.body
+
+
 @pytest.mark.parametrize(
     ("messages", "message", "param"),
     [
@@ -281,9 +288,7 @@ _ASSISTANT_CALLS: dict[str, Any] = {
 async def test_tool_pairing_is_enforced(
     gpt: openai.AsyncOpenAI, messages: list[Any], message: str, param: str
 ) -> None:
-    with pytest.raises(openai.BadRequestError) as caught:
-        await gpt.chat.completions.create(model=BIG, messages=messages)
-    assert caught.value.body == {
+    assert await _refusal(gpt, messages) == {
         "message": message,
         "type": "invalid_request_error",
         "param": param,
@@ -436,6 +441,16 @@ async def test_images_in_a_user_message_after_tool_messages_are_accepted(
     fake.assert_no_errors()
 
 
+# The refusal (message and param) of an image URL that is neither base64 image data nor
+# http(s).
+_NOT_AN_IMAGE_URL = (
+    "Invalid 'messages[0].content[0].image_url.url'. Expected a base64-encoded data URL "
+    "with an image MIME type (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), or "
+    "an http(s) URL.",
+    "messages[0].content[0].image_url.url",
+)
+
+
 @pytest.mark.parametrize(
     ("messages", "message", "param"),
     [
@@ -450,24 +465,15 @@ async def test_images_in_a_user_message_after_tool_messages_are_accepted(
         ),
         (
             [{"role": "user", "content": [_image("file:///etc/a.png")]}],
-            "Invalid 'messages[0].content[0].image_url.url'. Expected a base64-encoded data URL "
-            "with an image MIME type (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), or "
-            "an http(s) URL.",
-            "messages[0].content[0].image_url.url",
+            *_NOT_AN_IMAGE_URL,
         ),
         (
             [{"role": "user", "content": [_image("data:text/plain;base64,aGk=")]}],
-            "Invalid 'messages[0].content[0].image_url.url'. Expected a base64-encoded data URL "
-            "with an image MIME type (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), or "
-            "an http(s) URL.",
-            "messages[0].content[0].image_url.url",
+            *_NOT_AN_IMAGE_URL,
         ),
         (
             [{"role": "user", "content": [_image("data:image/png;base64,not base64!")]}],
-            "Invalid 'messages[0].content[0].image_url.url'. Expected a base64-encoded data URL "
-            "with an image MIME type (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), or "
-            "an http(s) URL.",
-            "messages[0].content[0].image_url.url",
+            *_NOT_AN_IMAGE_URL,
         ),
         (
             [{"role": "user", "content": [{"type": "image", "source": {}}]}],
@@ -480,9 +486,7 @@ async def test_images_in_a_user_message_after_tool_messages_are_accepted(
 async def test_misplaced_or_malformed_images_are_refused(
     gpt: openai.AsyncOpenAI, messages: list[Any], message: str, param: str
 ) -> None:
-    with pytest.raises(openai.BadRequestError) as caught:
-        await gpt.chat.completions.create(model=BIG, messages=messages)
-    assert caught.value.body == {
+    assert await _refusal(gpt, messages) == {
         "message": message,
         "type": "invalid_request_error",
         "param": param,
