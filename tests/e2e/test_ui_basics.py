@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from fake_model_config import FAKE_MODEL_CONFIG
 from playwright.sync_api import expect
 
 from foldline.core.messages import assistant, user
@@ -100,24 +101,15 @@ def test_search_shows_a_snippet_and_opens_the_conversation_at_the_match(
     expect(page.locator('.message[data-index="299"]')).to_be_in_viewport()
 
 
-SMALL_MODEL_CONFIG = """\
-[defaults]
-model = "fake-model"
-
-[providers.fake]
-kind = "openai-compatible"
-base_url = "{base_url}"
-
-[models."fake-model"]
-provider = "fake"
-context_window = 4000
-max_output_tokens = 500
-
+SMALL_MODEL_CONFIG = (
+    FAKE_MODEL_CONFIG
+    + """
 [models."tiny-model"]
 provider = "fake"
 context_window = 600
 max_output_tokens = 100
 """
+)
 
 
 def test_model_picker_and_system_prompt_per_conversation(start_foldline, make_ui, fake_provider):

@@ -5,22 +5,14 @@ from __future__ import annotations
 
 import re
 
+from fake_model_config import FAKE_MODEL_CONFIG
 from playwright.sync_api import expect
 
 LONG = "Here is a long paragraph about the design of the storage layer. " * 25
 
-PRICED = """\
-[defaults]
-model = "fake-model"
-
-[providers.fake]
-kind = "openai-compatible"
-base_url = "{base_url}"
-
-[models."fake-model"]
-provider = "fake"
-context_window = 4000
-max_output_tokens = 500
+PRICED = (
+    FAKE_MODEL_CONFIG
+    + """\
 input_price = 3.0
 output_price = 15.0
 cache_read_price = 0.3
@@ -29,6 +21,7 @@ cache_write_price = 3.75
 [compaction]
 keep_recent_tokens = 300
 """
+)
 
 
 def test_meter_shows_cost_badge_and_the_fold_line_its_cost(start_foldline, make_ui, fake_provider):
