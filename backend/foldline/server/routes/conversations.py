@@ -115,6 +115,7 @@ async def delete_conversation(conversation_id: str, store: StoreDep, chat: ChatD
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(handle.wait(), timeout=10)
     chat.background.cancel(conversation_id)
+    chat.titles.cancel(conversation_id)
     store.delete_conversation(conversation_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
