@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
-
-from conftest import CONFIG, _no_sleep
 
 from foldline.chat.service import ChatService
 from foldline.chat.titles import TITLE_SYSTEM, clean_title, first_message_title
-from foldline.config import parse_config
+from foldline.config import AppConfig
 from foldline.providers.base import ModelRequest, ProviderError
 from foldline.store import Store
 from foldline.testing import ScriptedModel, error_step, text_step
@@ -38,11 +35,8 @@ class HeldTitles:
             yield event
 
 
-def service_for(store: Store, provider: Any, tmp_path: Path, extra: str = "") -> ChatService:
-    config = parse_config(CONFIG + extra)
-    return ChatService(
-        store, lambda: config, provider_factory=lambda _c, _m: provider, sleep=_no_sleep
-    )
+def service_for(store: Store, provider: Any, config: AppConfig) -> ChatService:
+    return ChatService(store, lambda: config, provider_factory=lambda _c, _m: provider)
 
 
 async def first_exchange(service: ChatService, store: Store) -> str:
@@ -53,12 +47,12 @@ async def first_exchange(service: ChatService, store: Store) -> str:
     return conversation.id
 
 
-async def test_a_title_is_made_after_the_first_exchange(store: Store, tmp_path: Path) -> None:
+async def test_a_title_is_made_after_the_first_exchange(store: Store, config: AppConfig) -> None:
     model = ScriptedModel(
         text_step("Paris. It became the capital under the Capetians."),
         text_step('Title: "Why Paris is the capital of France."'),
     )
-    service = service_for(store, model, tmp_path)
+    service = service_for(store, model, config)
     conversation_id = await first_exchange(service, store)
     # At `done` the title is the first message's; the made one follows in the background.
     await service.titles.wait(conversation_id)
@@ -81,10 +75,10 @@ async def test_a_title_is_made_after_the_first_exchange(store: Store, tmp_path: 
     await service.shutdown()
 
 
-async def test_a_rename_before_the_title_lands_wins(store: Store, tmp_path: Path) -> None:
+async def test_a_rename_before_the_title_lands_wins(store: Store, config: AppConfig) -> None:
     model = ScriptedModel(text_step("Paris."), text_step("Capital of France"))
     held = HeldTitles(model)
-    service = service_for(store, held, tmp_path)
+    service = service_for(store, held, config)
     conversation_id = await first_exchange(service, store)
     assert store.get_conversation(conversation_id).title == first_message_title(QUESTION)
     await asyncio.wait_for(held.asked.wait(), 5)
@@ -96,9 +90,10 @@ async def test_a_rename_before_the_title_lands_wins(store: Store, tmp_path: Path
     await service.shutdown()
 
 
-async def test_the_setting_off_makes_no_title_call(store: Store, tmp_path: Path) -> None:
+async def test_the_setting_off_makes_no_title_call(store: Store, config: AppConfig) -> None:
     model = ScriptedModel(text_step("Paris."))
-    service = service_for(store, model, tmp_path, "auto_title = false\n")
+    compaction = config.compaction.model_copy(update={"auto_title": False})
+    service = service_for(store, model, config.model_copy(update={"compaction": compaction}))
     conversation_id = await first_exchange(service, store)
     await service.titles.wait(conversation_id)
     assert len(model.calls) == 1
@@ -107,11 +102,11 @@ async def test_the_setting_off_makes_no_title_call(store: Store, tmp_path: Path)
 
 
 async def test_a_failing_or_empty_summarizer_keeps_the_first_message_title(
-    store: Store, tmp_path: Path
+    store: Store, config: AppConfig
 ) -> None:
     for answer in (error_step(ProviderError("overloaded", "busy")), text_step(' "." \n')):
         model = ScriptedModel(text_step("Paris."), answer)
-        service = service_for(store, model, tmp_path)
+        service = service_for(store, model, config)
         conversation_id = await first_exchange(service, store)
         await service.titles.wait(conversation_id)
         model.assert_complete()
