@@ -11,7 +11,10 @@ measures:
 2. `--streams` conversations streaming at once (each `--turns` turns in a row): errors,
    events per second, turn latency;
 3. `GET /context` on a conversation of `--history` messages: requests per second and
-   latency, one client and four at once.
+   latency, one client and four at once;
+4. reads while turns stream: the conversation list plus a `GET /context`, idle and while
+   `--busy-streams` conversations of `--history` messages each stream turns (the goal:
+   the p95 under load within 3x the idle median). `--only-reads` runs just this part.
 
 Rerun: `.venv/bin/python benchmarks/server_bench.py` (about a minute on 2 shared cores).
 Results go to docs/benchmarks.md, `## HTTP server`.
@@ -66,9 +69,10 @@ def fake_model(deltas: int) -> ScriptedModel:
 # --- the server process ------------------------------------------------------------
 
 
-def serve(data_dir: Path, deltas: int, history: int) -> None:
-    """Child process: build the app on a fake model, print `PORT CONVERSATION`, serve
-    until stdin closes."""
+def serve(data_dir: Path, deltas: int, history: int, busy: int) -> None:
+    """Child process: build the app on a fake model, print `PORT CONVERSATION BUSY...`
+    (`busy` more conversations of the same history, for part 4), serve until stdin
+    closes."""
     from foldline.chat.service import ChatService
     from foldline.server.app import create_app
     from foldline.server.config_source import ConfigSource
@@ -79,22 +83,28 @@ def serve(data_dir: Path, deltas: int, history: int) -> None:
     store = Store(data_dir / "foldline.db")
     model = fake_model(deltas)
     chat = ChatService(store, ConfigSource(data_dir), provider_factory=lambda c, m: model)
-    seeded = store.create_conversation(title="context benchmark")
     words = " ".join(f"word{i}" for i in range(40))
-    store.append_messages(
-        seeded.id,
-        [user(f"{i} {words}") if i % 2 == 0 else assistant(f"{i} {words}") for i in range(history)],
-    )
+    seeded = []
+    for _ in range(1 + busy):
+        conversation = store.create_conversation(title="context benchmark")
+        store.append_messages(
+            conversation.id,
+            [
+                user(f"{i} {words}") if i % 2 == 0 else assistant(f"{i} {words}")
+                for i in range(history)
+            ],
+        )
+        seeded.append(conversation.id)
     app = create_app(data_dir=data_dir, token=TOKEN, store=store, chat_service=chat)
     server = start_server_in_thread(app, "127.0.0.1", 0)
-    print(server.port, seeded.id, flush=True)
+    print(server.port, *seeded, flush=True)
     sys.stdin.read()  # the parent closes our stdin to stop us
     server.stop()
     store.close()
 
 
 class ServerProcess:
-    def __init__(self, deltas: int, history: int) -> None:
+    def __init__(self, deltas: int, history: int, busy: int = 0) -> None:
         self.directory = tempfile.TemporaryDirectory()
         self.process = subprocess.Popen(
             [
@@ -106,15 +116,18 @@ class ServerProcess:
                 str(deltas),
                 "--history",
                 str(history),
+                "--busy-streams",
+                str(busy),
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
         )
         assert self.process.stdout is not None
-        port, conversation = self.process.stdout.readline().split()
+        port, conversation, *busy_conversations = self.process.stdout.readline().split()
         self.url = f"http://127.0.0.1:{port}"
         self.seeded_conversation = conversation
+        self.busy_conversations = busy_conversations
 
     def close(self) -> None:
         assert self.process.stdin is not None
@@ -294,6 +307,64 @@ def context_throughput(url: str, conversation: str, requests: int, clients: int)
     return {"rps": len(latencies) / wall, "latencies": latencies}
 
 
+def read_once(client: httpx2.Client, conversation: str) -> float:
+    """The conversation list plus one context read, as the UI does on opening a chat."""
+    started = time.perf_counter()
+    listed = client.get("/api/conversations")
+    context = client.get(f"/api/conversations/{conversation}/context")
+    assert listed.status_code == 200 and context.status_code == 200
+    return time.perf_counter() - started
+
+
+def reads_while_streaming(server: ServerProcess, samples: int) -> dict[str, list[float]]:
+    """Idle reads, then the same reads while every busy conversation streams turns."""
+    with httpx2.Client(base_url=server.url, headers=AUTH, timeout=60) as client:
+        for _ in range(WARMUP):
+            read_once(client, server.seeded_conversation)
+        idle = [read_once(client, server.seeded_conversation) for _ in range(samples)]
+        stop = threading.Event()
+
+        async def stream_turns() -> None:
+            limits = httpx2.Limits(max_connections=len(server.busy_conversations) * 2)
+            async with httpx2.AsyncClient(
+                base_url=server.url, headers=AUTH, timeout=120, limits=limits
+            ) as streaming:
+
+                async def keep_streaming(conversation: str) -> None:
+                    while not stop.is_set():
+                        async with streaming.stream(
+                            "POST",
+                            f"/api/conversations/{conversation}/messages",
+                            json={"content": "next"},
+                        ) as reply:
+                            async for _line in reply.aiter_lines():
+                                pass
+
+                await asyncio.gather(*map(keep_streaming, server.busy_conversations))
+
+        streamer = threading.Thread(target=lambda: asyncio.run(stream_turns()))
+        streamer.start()
+        time.sleep(1.0)  # let every stream get going
+        try:
+            busy = [read_once(client, server.seeded_conversation) for _ in range(samples)]
+        finally:
+            stop.set()
+            streamer.join()
+    return {"idle": idle, "busy": busy}
+
+
+def report_reads(reads: dict[str, list[float]], streams: int) -> None:
+    idle_median = statistics.median(reads["idle"])
+    busy_p95 = percentile(reads["busy"], 0.95)
+    print(f"4. conversation list + GET /context, idle and while {streams} turns stream")
+    print(f"   idle                                    {describe_ms(reads['idle'])}")
+    print(
+        f"   while streaming                         {describe_ms(reads['busy'])}   "
+        f"p95 {busy_p95 * 1000:.1f} ms"
+    )
+    print(f"   p95 under load / idle median            {busy_p95 / idle_median:7.2f}x\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--serve", metavar="DATA_DIR", help=argparse.SUPPRESS)
@@ -303,9 +374,21 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=5, help="turns per concurrent conversation")
     parser.add_argument("--history", type=int, default=200, help="messages for GET /context")
     parser.add_argument("--requests", type=int, default=400, help="GET /context requests")
+    parser.add_argument(
+        "--busy-streams", type=int, default=10, help="conversations streaming during part 4"
+    )
+    parser.add_argument("--reads", type=int, default=60, help="reads per phase in part 4")
+    parser.add_argument("--only-reads", action="store_true", help="run part 4 only")
     args = parser.parse_args()
     if args.serve:
-        serve(Path(args.serve), args.deltas, args.history)
+        serve(Path(args.serve), args.deltas, args.history, args.busy_streams)
+        return
+    if args.only_reads:
+        server = ServerProcess(args.deltas, args.history, args.busy_streams)
+        try:
+            report_reads(reads_while_streaming(server, args.reads), args.busy_streams)
+        finally:
+            server.close()
         return
 
     print(
@@ -316,7 +399,7 @@ def main() -> None:
 
     direct = direct_first_delta(args.deltas, args.samples)
     in_process = chat_service_first_delta(args.deltas, args.samples)
-    server = ServerProcess(args.deltas, args.history)
+    server = ServerProcess(args.deltas, args.history, args.busy_streams)
     try:
         first_event, first_delta = http_first_events(server.url, args.samples)
         print("1. time to first event")
@@ -352,6 +435,8 @@ def main() -> None:
                 f"   {clients} client(s): {measured['rps']:6.0f} requests/s   "
                 f"{describe_ms(measured['latencies'])}"
             )
+        print()
+        report_reads(reads_while_streaming(server, args.reads), args.busy_streams)
     finally:
         server.close()
 

@@ -24,26 +24,26 @@ from foldline.config import (
     ModelConfig,
     ProviderConfig,
     apply_settings_patch,
-    build_provider,
     config_path,
     default_model,
-    discover_model,
-    dumps_config,
-    ensure_config,
     load_config,
     parse_config,
-    provider_for_model,
-    provider_name_for_model,
     public_settings,
-    resolve_model,
-    save_config,
 )
+from foldline.config_toml import dumps_config, ensure_config, save_config
 from foldline.core.messages import user
 from foldline.core.settings import CompactionSettings
 from foldline.providers.anthropic import AnthropicProvider
 from foldline.providers.base import ModelRequest, TextDelta
 from foldline.providers.compat import OpenAICompatibleProvider
 from foldline.providers.openai import OpenAIProvider
+from foldline.providers.registry import (
+    build_provider,
+    discover_model,
+    provider_for_model,
+    provider_name_for_model,
+    resolve_model,
+)
 from foldline.secrets import SERVICE, set_api_key
 
 DESIGN_EXAMPLE = """\
@@ -563,3 +563,41 @@ def test_removing_an_implicit_provider_resets_it(tmp_path: Path) -> None:
     )
     reset = apply_settings_patch(config, {"providers": {"anthropic": None}})
     assert reset.providers["anthropic"] == ProviderConfig(kind="anthropic")
+
+
+@pytest.mark.parametrize(
+    ("model", "vision"),
+    [
+        ("gpt-4o", True),
+        ("gpt-4o-mini", True),
+        ("gpt-4.1-nano", True),
+        ("gpt-5.2", True),
+        ("gpt-6", True),
+        ("o1", True),
+        ("o3-pro", True),
+        ("o4-mini", True),
+        ("o1-mini", False),
+        ("o3-mini", False),
+        ("gpt-4o-audio-preview", False),
+        ("gpt-3.5-turbo", False),
+        ("gpt-4", False),
+        ("claude-haiku-4-5", True),
+    ],
+)
+def test_which_hosted_models_accept_images(model: str, vision: bool) -> None:
+    assert resolve_model(AppConfig(), model).vision is vision
+
+
+def test_other_models_accept_images_only_when_the_config_says_so() -> None:
+    config = local_config(
+        **{
+            "llava": ModelConfig(vision=True),
+            "gpt-4o": ModelConfig(provider="local"),
+            "gpt-5": ModelConfig(vision=False),
+        }
+    )
+    assert resolve_model(config, "llava").vision is True
+    assert resolve_model(config, "qwen3").vision is False
+    # A compatible server serving an OpenAI-looking name is not assumed to take images.
+    assert resolve_model(config, "gpt-4o").vision is False
+    assert resolve_model(config, "gpt-5").vision is False

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from foldline.config import ensure_config, load_config, save_config
+from foldline.config import load_config
+from foldline.config_toml import ensure_config, save_config
 from foldline.core.messages import assistant, user
 from foldline.logging_setup import setup_logging
 from foldline.paths import DataDirUnusable, make_private, prepare_data_dir

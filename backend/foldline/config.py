@@ -10,8 +10,10 @@ OPENAI_API_KEY / OPENAI_BASE_URL to the one named `openai`, and any provider may
 its own key variable with `api_key_env`. The environment wins over stored values (see
 `foldline.secrets` for why); `public_settings` says where each value came from.
 
-Which provider serves a model and with which limits is `foldline.providers.registry`;
-its functions are re-exported here.
+Which provider serves a model and with which limits is `foldline.providers.registry`,
+which builds on this module; writing the file is `foldline.config_toml` (`save_config`,
+`ensure_config`), which builds on it too. This module imports neither, so the three
+form no import cycle.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -32,73 +34,27 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.alias_generators import to_camel, to_snake
 
 from foldline.core.settings import MAX_TOKENS, CompactionSettings
 from foldline.mcp.settings import McpServerConfig, check_server_name
 from foldline.secrets import find_api_key, key_storage_status, mask_key
-
-if TYPE_CHECKING:
-    from foldline.config_toml import dumps_config
-    from foldline.providers.registry import (
-        ResolvedModel,
-        build_provider,
-        discover_model,
-        provider_for_model,
-        provider_name_for_model,
-        resolve_model,
-    )
 
 __all__ = [
     "AppConfig",
     "ConfigError",
     "ModelConfig",
     "ProviderConfig",
-    "ResolvedModel",
     "apply_settings_patch",
-    "build_provider",
     "config_path",
     "default_model",
-    "discover_model",
-    "dumps_config",
     "effective_base_url",
-    "ensure_config",
     "find_provider_key",
     "load_config",
     "parse_config",
     "provider_config",
-    "provider_for_model",
-    "provider_name_for_model",
     "public_settings",
-    "resolve_model",
-    "save_config",
 ]
-
-# Resolution lives in `foldline.providers.registry`, which imports this module; these
-# names are served from there on first use so either import path works without a cycle.
-_REGISTRY_NAMES = frozenset(
-    {
-        "ResolvedModel",
-        "build_provider",
-        "discover_model",
-        "provider_for_model",
-        "provider_name_for_model",
-        "resolve_model",
-    }
-)
-
-
-def __getattr__(name: str) -> object:
-    # The writer imports this module for the shapes it writes, so it is served lazily too:
-    # `from foldline.config import dumps_config` keeps working without an import cycle.
-    if name == "dumps_config":
-        from foldline.config_toml import dumps_config
-
-        return dumps_config
-    if name in _REGISTRY_NAMES:
-        from foldline.providers import registry
-
-        return getattr(registry, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 CONFIG_FILE = "config.toml"
@@ -177,6 +133,9 @@ class ModelConfig(_Section):
     output_price: float | None = Field(None, ge=0)
     cache_read_price: float | None = Field(None, ge=0)
     cache_write_price: float | None = Field(None, ge=0)
+    vision: bool | None = None
+    """Whether the model accepts image input (images tools return are sent to it). None:
+    by family for OpenAI's own models and Claude, false for any other model."""
     working_budget: int | None = Field(None, ge=1)
     """The input tokens the fold thresholds apply to, when smaller than the window.
 
@@ -374,22 +333,7 @@ def load_config(data_dir: Path) -> AppConfig:
 
 _Model = TypeVar("_Model", bound=BaseModel)
 
-# --- writing ---------------------------------------------------------------------------
-
-
-def save_config(data_dir: Path, config: AppConfig) -> None:
-    """Write config.toml atomically (a crash leaves the old file or the new, never half)."""
-    # Imported here because the writer imports this module (see `__getattr__`).
-    from foldline.config_toml import _atomic_write, dumps_config
-
-    text = dumps_config(config)
-    # Read back before replacing the file: a writer bug must not cost the person their
-    # configuration.
-    reread = parse_config(text)
-    if reread.model_dump(exclude={"data_dir"}) != config.model_dump(exclude={"data_dir"}):
-        raise ConfigError("internal error: the configuration would not read back equal")
-    # Private like everything in the data dir, with or without a key written in it.
-    _atomic_write(config_path(data_dir), text, 0o600)
+# --- the file a first run writes (see `foldline.config_toml.ensure_config`) ---------
 
 
 DEFAULT_CONFIG_TEXT = """\
@@ -416,6 +360,8 @@ DEFAULT_CONFIG_TEXT = """\
 # max_output_tokens = 4096
 # working_budget = 200000       # fold at this many input tokens, not at the full window
                                  # (cost per turn and answer quality on long inputs)
+# vision = true                 # send it the images tools return (default: false here;
+                                 # OpenAI's and Anthropic's own models by family)
 
 [compaction]
 auto = true
@@ -429,16 +375,6 @@ tool_result_token_cap = 4000
 model = ""                       # optional cheaper summarizer model
 auto_title = true                # the summarizer titles a conversation after its first answer
 """
-
-
-def ensure_config(data_dir: Path) -> Path:
-    """First run: create the data dir and a commented default config.toml. Returns its path."""
-    from foldline.config_toml import _atomic_write
-
-    path = config_path(data_dir)
-    if not path.exists():
-        _atomic_write(path, DEFAULT_CONFIG_TEXT, 0o600)
-    return path
 
 
 # --- providers: base URL and key with the environment applied ---------------------
@@ -488,15 +424,6 @@ def default_model(config: AppConfig) -> str | None:
 # --- what the Settings UI sees ---------------------------------------------------------
 
 
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
-
-
 def public_settings(config: AppConfig) -> dict[str, Any]:
     """The settings as the UI may see them (camelCase): never a key, only its mask."""
     providers: dict[str, Any] = {}
@@ -513,11 +440,11 @@ def public_settings(config: AppConfig) -> dict[str, Any]:
             "keyEnv": key_env_var(config, name),
         }
     models = {
-        name: {_camel(k): v for k, v in model.model_dump().items()}
+        name: {to_camel(k): v for k, v in model.model_dump().items()}
         for name, model in config.models.items()
     }
     compaction = {
-        _camel(k): list(v) if isinstance(v, tuple) else v
+        to_camel(k): list(v) if isinstance(v, tuple) else v
         for k, v in config.compaction.model_dump().items()
     }
     return {
@@ -541,7 +468,7 @@ def _validated(model: type[_Model], data: Mapping[str, Any], section: str) -> _M
 def _snake_keys(table: Mapping[str, Any], section: str) -> dict[str, Any]:
     if not isinstance(table, Mapping):
         raise ConfigError(f"{section}: expected an object")
-    return {_snake(key): value for key, value in table.items()}
+    return {to_snake(key): value for key, value in table.items()}
 
 
 def apply_settings_patch(config: AppConfig, patch: Mapping[str, Any]) -> AppConfig:

@@ -1,14 +1,11 @@
-"""The TOML writer behind `foldline.config.save_config`, and the atomic file write.
+"""Writing `<data-dir>/config.toml`: `save_config`, `ensure_config`, the TOML writer and
+the atomic file write.
 
 `tomllib` only reads TOML, and the file Foldline writes is small and flat
 (docs/configuration.md), so a short writer here is preferred to another dependency. It is
 kept apart from `foldline.config` because writing is a separate concern from reading, validating and
-showing the settings: `save_config` and `ensure_config` there are its only callers, and
-`foldline.config` still exports `dumps_config` so existing imports keep working.
-
-This module depends on `foldline.config` for the shapes it writes; `foldline.config`
-imports it only when a write happens (or when `dumps_config` is first asked for), which
-keeps the two free of an import cycle whichever is imported first.
+showing the settings; this module builds on `foldline.config` for the shapes it writes,
+never the other way round.
 """
 
 from __future__ import annotations
@@ -18,15 +15,18 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from foldline.config import IMPLICIT_PROVIDERS
+from foldline.config import (
+    DEFAULT_CONFIG_TEXT,
+    IMPLICIT_PROVIDERS,
+    AppConfig,
+    ConfigError,
+    config_path,
+    parse_config,
+)
 from foldline.core.settings import CompactionSettings
 
-if TYPE_CHECKING:
-    from foldline.config import AppConfig
-
-__all__ = ["dumps_config"]
+__all__ = ["dumps_config", "ensure_config", "save_config"]
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _ESCAPES = {
@@ -132,3 +132,23 @@ def _atomic_write(path: Path, text: str, mode: int) -> None:
         with contextlib.suppress(FileNotFoundError):
             temporary.unlink()
         raise
+
+
+def save_config(data_dir: Path, config: AppConfig) -> None:
+    """Write config.toml atomically (a crash leaves the old file or the new, never half)."""
+    text = dumps_config(config)
+    # Read back before replacing the file: a writer bug must not cost the person their
+    # configuration.
+    reread = parse_config(text)
+    if reread.model_dump(exclude={"data_dir"}) != config.model_dump(exclude={"data_dir"}):
+        raise ConfigError("internal error: the configuration would not read back equal")
+    # Private like everything in the data dir, with or without a key written in it.
+    _atomic_write(config_path(data_dir), text, 0o600)
+
+
+def ensure_config(data_dir: Path) -> Path:
+    """First run: create the data dir and a commented default config.toml. Returns its path."""
+    path = config_path(data_dir)
+    if not path.exists():
+        _atomic_write(path, DEFAULT_CONFIG_TEXT, 0o600)
+    return path

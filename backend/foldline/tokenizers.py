@@ -213,7 +213,12 @@ ESTIMATE_BASE_ENCODING: EncodingName = "cl100k_base"
 
 
 def counter_for(
-    model: str, wire: Wire, calibration_ratio: float = 1.0, *, exact_allowed: bool = True
+    model: str,
+    wire: Wire,
+    calibration_ratio: float = 1.0,
+    *,
+    exact_allowed: bool = True,
+    images: bool = False,
 ) -> TokenCounter:
     """The token counter for `model` spoken to over `wire`.
 
@@ -228,13 +233,16 @@ def counter_for(
     `exact_allowed=False` says the server is not OpenAI's own (an OpenAI-compatible
     server may serve a model under an OpenAI-looking name with another tokenizer), so
     even an OpenAI-tokenized name gets an estimate that calibration corrects.
+    `images` says the model accepts image input, so tool images are on the OpenAI wire
+    and counted (the Anthropic wire always carries them).
     """
     encoding = encoding_name_for_model(model)
     if wire == "openai":
         if encoding is not None and exact_allowed:
-            return OpenAIChatCounter(get_encoder(encoding))
+            return OpenAIChatCounter(get_encoder(encoding), images=images)
         return ScaledCounter(
-            OpenAIChatCounter(get_encoder(encoding or ESTIMATE_BASE_ENCODING)), calibration_ratio
+            OpenAIChatCounter(get_encoder(encoding or ESTIMATE_BASE_ENCODING), images=images),
+            calibration_ratio,
         )
     if wire == "anthropic":
         text_encoder = get_encoder(encoding or ESTIMATE_BASE_ENCODING)

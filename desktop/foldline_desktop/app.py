@@ -51,7 +51,7 @@ EXIT_DATA_DIR = 3
 
 
 def _prepare_data_dir(data_dir_option: str | None) -> Path:
-    from foldline.config import ensure_config
+    from foldline.config_toml import ensure_config
     from foldline.logging_setup import setup_logging
     from foldline.paths import prepare_data_dir
 
@@ -63,11 +63,10 @@ def _prepare_data_dir(data_dir_option: str | None) -> Path:
 
 def _serve_in_browser(data_dir: Path) -> int:
     """Behave exactly as `foldline serve --data-dir DATA_DIR` with its defaults."""
-    from foldline.cli import build_parser
     from foldline.server.launch import run_serve
+    from foldline.server.serve_options import default_serve_options
 
-    serve_args = build_parser().parse_args(["serve", "--data-dir", str(data_dir)])
-    return run_serve(serve_args)
+    return run_serve(default_serve_options(data_dir))
 
 
 def _hand_over_to_running_instance(data_dir: Path) -> int:

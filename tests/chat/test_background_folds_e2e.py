@@ -8,6 +8,7 @@ written goes ahead unfolded unless the view is at the hard threshold, where it w
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -163,9 +164,13 @@ async def test_deleting_a_conversation_cancels_its_background_work(
     conversation = store.create_conversation(model=MODEL["anthropic"])
     await turns_until_preparing(service, conversation.id)
     task = service.background.prepared[conversation.id].task
+    assert not task.done()  # the summary takes SUMMARY_DELAY: it is still being written
     service.background.cancel(conversation.id)
     store.delete_conversation(conversation.id)
     await service.background.wait(conversation.id)
+    # A task waiting on a worker thread takes a few loop turns to end once cancelled;
+    # had the cancel not reached it, it would end with its summary instead.
+    await asyncio.wait({task})
     assert task.cancelled()
     assert service.background.status(conversation.id) is None
 

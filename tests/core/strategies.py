@@ -116,27 +116,55 @@ def conversations(
 
 
 @st.composite
-def message_soups(draw: st.DrawFn) -> list[Message]:
-    """Arbitrary message lists: orphan results, duplicate ids, results in odd places."""
+def message_soups(draw: st.DrawFn, max_size: int = 14) -> list[Message]:
+    """Arbitrary message lists: orphan results, duplicate ids, results in odd places.
+
+    Also the shapes well-formed histories never have but imports and old versions can:
+    user messages carrying stray tool parts, tool messages with attachments before,
+    between and after their results, pruned results beside unpruned ones, reasoning.
+    """
     pool = [f"id_{i}" for i in range(6)]
+    names = ("bash", "read_file", "getContextStats")
+    attachment = st.builds(
+        AttachmentPart,
+        name=st.sampled_from(["a.png", "notes.txt"]),
+        media_type=st.just("text/plain"),
+        text=st.sampled_from(["seen", None]),
+    )
+    result = st.builds(
+        ToolResultPart,
+        call_id=st.sampled_from(pool),
+        name=st.sampled_from(names),
+        output=st.sampled_from(["out", "", text_of(200)]),
+        is_error=st.booleans(),
+        compacted_at=st.sampled_from([None, None, PRUNED_AT]),
+        full_output=st.sampled_from([None, "the full output"]),
+    )
+    call = st.builds(
+        ToolCallPart, id=st.sampled_from(pool), name=st.sampled_from(names), input=st.just({})
+    )
     messages: list[Message] = []
-    for _ in range(draw(st.integers(0, 14))):
+    for _ in range(draw(st.integers(0, max_size))):
         role = draw(st.sampled_from(["user", "assistant", "tool"]))
         if role == "user":
-            messages.append(user(draw(st.sampled_from(["hi", "", "do it"]))))
+            parts: list = [TextPart(text=draw(st.sampled_from(["hi", "", "do it"])))]
+            parts += draw(st.lists(st.one_of(call, result, attachment), max_size=2))
+            messages.append(Message(role="user", parts=tuple(draw(st.permutations(parts)))))
         elif role == "assistant":
-            parts: list = []
+            parts = []
             if draw(st.booleans()):
                 parts.append(TextPart(text="thinking aloud"))
-            for call_id in draw(st.lists(st.sampled_from(pool), max_size=3)):
-                parts.append(ToolCallPart(id=call_id, name="bash", input={}))
+            if draw(st.integers(0, 3)) == 0:
+                parts.append(ReasoningPart(text="hmm"))
+            parts += draw(st.lists(call, max_size=3))
+            if draw(st.integers(0, 5)) == 0:
+                parts.append(draw(result))  # a result where none belongs
             messages.append(Message(role="assistant", parts=tuple(parts)))
         else:
-            results = tuple(
-                ToolResultPart(call_id=call_id, name="bash", output="out")
-                for call_id in draw(st.lists(st.sampled_from(pool), max_size=3))
-            )
-            messages.append(Message(role="tool", parts=results))
+            parts = draw(st.lists(st.one_of(result, result, attachment), max_size=5))
+            if draw(st.integers(0, 5)) == 0:  # a call where none belongs, anywhere
+                parts.insert(draw(st.integers(0, len(parts))), draw(call))
+            messages.append(Message(role="tool", parts=tuple(parts)))
     return messages
 
 

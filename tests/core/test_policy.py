@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given
 from hypothesis import settings as hyp_settings
@@ -48,6 +50,10 @@ def test_breaker_trips_after_three_folds_that_free_too_little() -> None:
     assert breaker.tripped
     assert record_fold(breaker, 100_000, 90_000) == BreakerState()
     assert record_fold(BreakerState(), 0, 0).consecutive_failures == 1
+    # The smallest fold that can free 10%: one token to none.
+    assert record_fold(breaker, 1, 0) == BreakerState()
+    assert record_fold(BreakerState(), 10, 9) == BreakerState()
+    assert record_fold(BreakerState(), 10, 10).consecutive_failures == 1
 
 
 CEILING = prune_ceiling(BUDGET, DEFAULTS)
@@ -187,6 +193,198 @@ def test_decision_invariants(tokens: int, reclaimable: int, mid_loop: bool, fail
         assert breaker.tripped and fraction >= 0.95
     if fraction >= 0.95 and decision.action == "none":
         raise AssertionError("at the hard threshold something must happen")
+
+
+# --- the decision, pinned down exactly ------------------------------------------------
+#
+# `expected_decision` restates the policy of the module docstring as a plain rule list;
+# the properties below compare `decide` with it on wide settings and on token counts
+# drawn right at every boundary (target, threshold, hard threshold, budget, prune
+# ceiling, prune minimum), where an off-by-one would hide from uniform draws.
+
+
+def expected_decision(
+    tokens: int,
+    budget: Budget,
+    settings: CompactionSettings,
+    mid_tool_loop: bool,
+    reclaimable: int,
+    breaker: BreakerState,
+    overflow: bool,
+    tool_requested: bool,
+    manual: bool,
+) -> tuple[str, str | None]:
+    tripped = breaker.consecutive_failures >= 3
+    if overflow:
+        return ("emergency_fold" if tripped else "fold"), "overflow"
+    if manual:
+        return "fold", "manual"
+    if tool_requested:
+        return ("none", None) if tripped else ("fold", "tool")
+    limit = budget.input_budget
+    if limit is None:
+        return "none", None
+    if tokens < settings.target * limit and tokens < settings.threshold * limit:
+        return "none", None
+    minimum = min(settings.prune_minimum_tokens, int(limit * 0.10))
+    if (
+        settings.prune
+        and reclaimable >= max(minimum, 1)
+        and tokens - reclaimable <= prune_ceiling(budget, settings)
+    ):
+        return "prune", None
+    if tokens < settings.threshold * limit or not settings.auto:
+        return "none", None
+    hard = tokens >= settings.hard_threshold * limit
+    if tripped:
+        return ("emergency_fold", "auto") if hard or tokens > limit else ("none", None)
+    if hard or not mid_tool_loop:
+        return "fold", "auto"
+    return "none", None
+
+
+@st.composite
+def policy_settings(draw: st.DrawFn) -> CompactionSettings:
+    threshold = draw(st.sampled_from([0.3, 0.5, 0.7, 0.8, 0.9, 1.0]))
+    return CompactionSettings(
+        auto=draw(st.booleans()),
+        prune=draw(st.booleans()),
+        threshold=threshold,
+        hard_threshold=draw(st.sampled_from([threshold, 0.9, 0.95, 1.0])),
+        # A target above the threshold happens in hand-written configs: the threshold
+        # then decides where pruning may start.
+        target=draw(st.sampled_from([0.2, 0.5, 0.6, 0.85, 0.99])),
+        keep_recent_tokens=draw(st.sampled_from([0, 2_000, 8_000, 30_000])),
+        tool_result_token_cap=draw(st.sampled_from([64, 4_000, 20_000])),
+        prune_minimum_tokens=draw(st.sampled_from([0, 1, 5_000, 20_000])),
+    )
+
+
+@st.composite
+def policy_cases(draw: st.DrawFn) -> dict:
+    window = draw(st.sampled_from([0, 1_000, 8_192, 32_768, 110_000, 200_000]))
+    budget = Budget(
+        context_window=window,
+        max_output_tokens=draw(st.sampled_from([0, 1_024, 10_000])),
+        input_limit=draw(st.sampled_from([None, None, 50_000])),
+    )
+    settings = draw(policy_settings())
+    limit = budget.input_budget or 100_000
+    ceiling = prune_ceiling(budget, settings)
+    edges = [
+        settings.target * limit,
+        settings.threshold * limit,
+        settings.hard_threshold * limit,
+        limit,
+        ceiling,
+    ]
+    tokens = max(0, math.ceil(draw(st.sampled_from(edges))) + draw(st.integers(-2, 2)))
+    if draw(st.booleans()):
+        tokens = draw(st.integers(0, 2 * limit))
+    minimum = min(settings.prune_minimum_tokens, int(limit * 0.10))
+    reclaimable = draw(
+        st.sampled_from(
+            [0, 1, minimum - 1, minimum, tokens - ceiling - 1, tokens - ceiling, tokens]
+        )
+        | st.integers(0, tokens + 1)
+    )
+    return {
+        "tokens": tokens,
+        "budget": budget,
+        "settings": settings,
+        "mid_tool_loop": draw(st.booleans()),
+        "reclaimable_prune_tokens": max(reclaimable, 0),
+        "breaker": BreakerState(consecutive_failures=draw(st.integers(0, 4))),
+        "overflow": draw(st.integers(0, 9)) == 0,
+        "tool_requested": draw(st.integers(0, 9)) == 0,
+        "manual": draw(st.integers(0, 9)) == 0,
+    }
+
+
+@hyp_settings(max_examples=1500, deadline=None)
+@given(case=policy_cases())
+def test_decide_follows_the_policy_exactly(case: dict) -> None:
+    decision = decide(**case)
+    wanted = expected_decision(
+        case["tokens"],
+        case["budget"],
+        case["settings"],
+        case["mid_tool_loop"],
+        case["reclaimable_prune_tokens"],
+        case["breaker"],
+        case["overflow"],
+        case["tool_requested"],
+        case["manual"],
+    )
+    assert (decision.action, decision.trigger) == wanted
+    assert decision.reason.endswith(".") and decision.reason[0].isupper()
+
+
+def test_the_boundaries_belong_to_the_next_action() -> None:
+    # Exactly at the target a prune may start; exactly at the threshold a fold starts;
+    # exactly at the hard threshold even a tool loop folds; exactly at the ceiling a
+    # prune is still taken; exactly at the minimum a saving is still worth it.
+    assert run(49_999, reclaimable_prune_tokens=40_000).action == "none"
+    assert run(50_000, reclaimable_prune_tokens=50_000 - CEILING).action == "prune"
+    assert run(50_000, reclaimable_prune_tokens=50_000 - CEILING - 1).action == "none"
+    assert run(79_999).action == "none"
+    assert run(80_000) == Decision("fold", run(80_000).reason, "auto")
+    assert run(94_999, mid_tool_loop=True).action == "none"
+    assert run(95_000, mid_tool_loop=True).action == "fold"
+    assert run(94_999, breaker=TRIPPED).action == "none"
+    assert run(95_000, breaker=TRIPPED).action == "emergency_fold"
+    tiny = Budget(context_window=8_192, max_output_tokens=1_024)  # minimum: 716 tokens
+    tiny_ceiling = prune_ceiling(tiny, DEFAULTS)
+    at_minimum = run(tiny_ceiling + 716, budget=tiny, reclaimable_prune_tokens=716)
+    assert at_minimum.action == "prune"
+    under = run(tiny_ceiling + 715, budget=tiny, reclaimable_prune_tokens=715)
+    assert under.action == "fold"
+    # With no minimum and a low target, a view under the ceiling still never "prunes"
+    # nothing.
+    eager = DEFAULTS.model_copy(update={"target": 0.2, "prune_minimum_tokens": 0})
+    assert run(CEILING, settings=eager, reclaimable_prune_tokens=0).action == "none"
+    assert run(CEILING, settings=eager, reclaimable_prune_tokens=1).action == "prune"
+    # Over budget with auto off: the reason warns that the provider may refuse it.
+    off = DEFAULTS.model_copy(update={"auto": False})
+    assert "over budget" in run(100_001, settings=off).reason
+    assert "over budget" not in run(100_000, settings=off).reason
+
+
+def test_a_tool_request_folds_with_its_trigger_whatever_the_size() -> None:
+    for tokens in (0, 50_000, 200_000):
+        decision = run(tokens, tool_requested=True)
+        assert (decision.action, decision.trigger) == ("fold", "tool")
+        assert "compactContext" in decision.reason
+
+
+def test_reasons_name_the_numbers_the_person_sees() -> None:
+    assert "90% of the 100,000-token budget" in run(90_000).reason
+    assert "tool loop" in run(90_000, mid_tool_loop=True).reason
+    assert "95%" in run(90_000, mid_tool_loop=True).reason
+    assert "the last 3 folds" in run(90_000, breaker=TRIPPED).reason
+    assert "10%" in run(90_000, breaker=TRIPPED).reason
+    prune = run(60_000, reclaimable_prune_tokens=40_000)
+    assert "40,000 tokens" in prune.reason and "20%" in prune.reason
+
+
+def test_prune_ceiling_rounding() -> None:
+    # A soft limit with a fraction: the ceiling is strictly under it.
+    budget = Budget(context_window=1_001, max_output_tokens=0)
+    settings = DEFAULTS.model_copy(update={"keep_recent_tokens": 10_000})
+    assert prune_ceiling(budget, settings) == math.ceil(0.8 * 1_001) - 1 == 800
+    exact = Budget(context_window=1_000, max_output_tokens=0)
+    assert prune_ceiling(exact, settings) == 799
+    # The floor exactly at the soft limit still prunes just under it.
+    at_limit = DEFAULTS.model_copy(
+        update={"keep_recent_tokens": 80_000 - summary_output_tokens(BUDGET)}
+    )
+    assert prune_ceiling(BUDGET, at_limit) == 79_999
+    # The cost model truncates (int), it does not round.
+    small = Budget(context_window=30_000, max_output_tokens=0)
+    growth = 0.5 * DEFAULTS.tool_result_token_cap
+    floor = 8_000 + summary_output_tokens(small)
+    soft = 0.8 * 30_000
+    assert prune_ceiling(small, DEFAULTS) == int(floor + 2 * growth * soft / (soft - floor))
 
 
 def test_background_preparation_cold_cache_and_hard_threshold_helpers() -> None:

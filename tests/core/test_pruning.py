@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
-from strategies import CharCounter, conversations
+from strategies import CharCounter, conversations, message_soups
 
 from foldline.core.messages import (
     HistoryWindow,
@@ -18,6 +18,7 @@ from foldline.core.messages import (
 )
 from foldline.core.pruning import (
     PrunePlan,
+    PruneTarget,
     apply_prune,
     minimum_tokens,
     plan_prune,
@@ -205,3 +206,195 @@ def test_pruning_is_idempotent_and_respects_its_protections(
     for before, after in zip(display, pruned, strict=True):
         for a, b in zip(before.tool_results, after.tool_results, strict=True):
             assert a.output == b.output and a.call_id == b.call_id
+
+
+# --- the plan, restated ---------------------------------------------------------------
+
+
+def _state(start: int) -> CompactionState:
+    return CompactionState(
+        version=1,
+        compacted_at="t",
+        summary_message="s",
+        api_start_index=start,
+        summarized_range=SummarizedRange(from_index=0, to_index=start, message_count=start),
+        strategy="structured",
+        trigger="auto",
+        tokens_before=0,
+        tokens_after=0,
+    )
+
+
+def expected_plan(
+    display: list[Message],
+    start: int,
+    settings: CompactionSettings,
+    input_budget: int | None,
+) -> PrunePlan:
+    """`plan_prune` by its docstring: newest first, the last two user turns and the newest
+    `protect` tokens kept (the output crossing the line whole), superseded copies and
+    outputs larger than the placeholder taken."""
+    if not settings.prune:
+        return PrunePlan(targets=(), reclaimable_tokens=0)
+    if input_budget is None:
+        protect, minimum = settings.prune_protect_tokens, settings.prune_minimum_tokens
+    else:
+        protect = min(settings.prune_protect_tokens, int(input_budget * 0.25))
+        minimum = min(settings.prune_minimum_tokens, int(input_budget * 0.10))
+    placeholder = COUNT(PRUNED_PLACEHOLDER)
+    newest = 0
+    newer: set[tuple[str, str]] = set()
+    chosen: dict[int, list[str]] = {}
+    reclaimable = 0
+    for index in range(len(display) - 1, start - 1, -1):
+        message = display[index]
+        if message.role != "tool":
+            continue
+        recent = sum(m.role == "user" for m in display[index + 1 :]) < 2
+        for result in reversed(message.tool_results):
+            if result.compacted_at is not None or result.name in settings.protected_tools:
+                continue
+            superseded = (result.name, result.output) in newer
+            newer.add((result.name, result.output))
+            tokens = COUNT(result.output)
+            protected = recent or (not superseded and newest < protect)
+            if recent or not superseded:
+                newest += tokens
+            if not protected and tokens > placeholder:
+                chosen.setdefault(index, []).insert(0, result.call_id)
+                reclaimable += tokens - placeholder
+    if reclaimable < max(minimum, 1):
+        return PrunePlan(targets=(), reclaimable_tokens=0)
+    targets = tuple(PruneTarget(index=i, call_ids=tuple(ids)) for i, ids in sorted(chosen.items()))
+    return PrunePlan(targets=targets, reclaimable_tokens=reclaimable)
+
+
+@st.composite
+def prune_settings(draw: st.DrawFn) -> CompactionSettings:
+    return CompactionSettings(
+        prune=draw(st.integers(0, 9)) > 0,
+        prune_protect_tokens=draw(st.sampled_from([0, 40, 300, 1_500, 40_000])),
+        prune_minimum_tokens=draw(st.sampled_from([0, 1, 60, 300, 20_000])),
+        protected_tools=draw(st.sampled_from([("getContextStats",), ("bash", "grep"), ()])),
+    )
+
+
+@hyp_settings(max_examples=300, deadline=None)
+@given(
+    display=st.one_of(conversations(max_output_chars=2_000), message_soups(max_size=16)),
+    settings=prune_settings(),
+    input_budget=st.none() | st.sampled_from([400, 3_000, 20_000, 10**6]),
+    start=st.integers(0, 6),
+)
+def test_plan_prune_follows_its_rules(
+    display: list[Message], settings: CompactionSettings, input_budget: int | None, start: int
+) -> None:
+    start = min(start, len(display))
+    state = _state(start) if start else None
+    assert plan_prune(display, state, COUNT, settings, input_budget) == expected_plan(
+        display, start, settings, input_budget
+    )
+
+
+def test_one_tool_message_mixing_protected_pruned_and_prunable_results() -> None:
+    big = "z" * 4_000  # 1,000 tokens
+    display = [
+        user("first"),
+        assistant(
+            "",
+            ToolCallPart(id="a", name="read_file"),
+            ToolCallPart(id="b", name="getContextStats"),
+            ToolCallPart(id="c", name="read_file"),
+            ToolCallPart(id="d", name="grep"),
+        ),
+        tool_results(
+            ToolResultPart(call_id="a", name="read_file", output="a" + big),
+            ToolResultPart(call_id="b", name="getContextStats", output="b" + big),
+            ToolResultPart(call_id="c", name="read_file", output="c" + big, compacted_at=NOW),
+            ToolResultPart(call_id="d", name="grep", output="d" + big),
+        ),
+        user("second"),
+        user("third"),
+    ]
+    config = CompactionSettings(prune_protect_tokens=0, prune_minimum_tokens=1)
+    plan = plan_prune(display, None, COUNT, config, None)
+    # The protected tool and the already pruned result stay out; the others go, in order.
+    assert plan.targets == (PruneTarget(index=2, call_ids=("a", "d")),)
+    saving = 2 * (COUNT("a" + big) - COUNT(PRUNED_PLACEHOLDER))
+    assert plan.reclaimable_tokens == saving
+    # With one token protected, `d` (the newest) crosses the line and is kept whole.
+    config = config.model_copy(update={"prune_protect_tokens": 1})
+    assert plan_prune(display, None, COUNT, config, None).targets == (
+        PruneTarget(index=2, call_ids=("a",)),
+    )
+
+
+def test_minimum_and_protection_scale_with_the_budget() -> None:
+    config = CompactionSettings(prune_protect_tokens=40_000, prune_minimum_tokens=20_000)
+    assert protect_tokens(config, None) == 40_000 and minimum_tokens(config, None) == 20_000
+    assert protect_tokens(config, 100_000) == 25_000 and minimum_tokens(config, 100_000) == 10_000
+    assert protect_tokens(config, 1_000_000) == 40_000
+    assert minimum_tokens(config, 1_000_000) == 20_000
+    # Truncated, not rounded.
+    assert protect_tokens(config, 1_003) == 250 and minimum_tokens(config, 1_009) == 100
+
+
+def test_every_output_of_the_protected_turns_counts_toward_protection() -> None:
+    def outputs(call_ids: str, size: int) -> list[Message]:
+        calls = [ToolCallPart(id=c, name="read_file") for c in call_ids]
+        results = [ToolResultPart(call_id=c, name="read_file", output=c * size) for c in call_ids]
+        return [assistant("", *calls), tool_results(*results)]
+
+    display = [
+        user("old"),
+        *outputs("o", 2_400),  # 600 tokens, outside the last two user turns
+        user("recent"),
+        *outputs("ab", 2_400),  # two outputs of 600 tokens in the protected turns
+        user("now"),
+    ]
+    config = CompactionSettings(prune_protect_tokens=1_000, prune_minimum_tokens=1)
+    # Both recent outputs (1,200 tokens) fill the protection: the old one is pruned.
+    plan = plan_prune(display, None, COUNT, config, None)
+    assert plan.targets == (PruneTarget(index=2, call_ids=("o",)),)
+
+
+def test_a_tool_message_first_in_the_window_is_a_candidate() -> None:
+    display = [
+        tool_results(ToolResultPart(call_id="x", name="bash", output="x" * 4_000)),
+        user("one"),
+        user("two"),
+    ]
+    config = CompactionSettings(prune_protect_tokens=0, prune_minimum_tokens=1)
+    assert plan_prune(display, None, COUNT, config, None).targets == (
+        PruneTarget(index=0, call_ids=("x",)),
+    )
+
+
+def test_the_minimum_saving_is_inclusive_and_a_zero_saving_is_no_target() -> None:
+    placeholder = COUNT(PRUNED_PLACEHOLDER)
+    same_size = "p" * (placeholder * 4)  # exactly as many tokens as the placeholder
+    display = [
+        assistant("", ToolCallPart(id="s", name="bash"), ToolCallPart(id="t", name="bash")),
+        tool_results(
+            ToolResultPart(call_id="s", name="bash", output=same_size),
+            ToolResultPart(call_id="t", name="bash", output="t" * (placeholder * 4 + 4)),
+        ),
+        user("one"),
+        user("two"),
+    ]
+    assert COUNT(same_size) == placeholder
+    # `t` saves exactly one token; `s` would save none and is left alone.
+    config = CompactionSettings(prune_protect_tokens=0, prune_minimum_tokens=1)
+    plan = plan_prune(display, None, COUNT, config, None)
+    assert plan == PrunePlan(targets=(PruneTarget(index=1, call_ids=("t",)),), reclaimable_tokens=1)
+    # A minimum of 0 still needs a saving of one token.
+    assert (
+        plan_prune(
+            display, None, COUNT, config.model_copy(update={"prune_minimum_tokens": 0}), None
+        )
+        == plan
+    )
+    # The minimum is inclusive: a saving of exactly 1 meets a minimum of 1, not of 2.
+    assert plan_prune(
+        display, None, COUNT, config.model_copy(update={"prune_minimum_tokens": 2}), None
+    ).empty

@@ -8,6 +8,7 @@ pruning and folds must keep every request inside the window: no refusal in 30 tu
 
 from __future__ import annotations
 
+import base64
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -170,3 +171,76 @@ async def test_a_tool_image_reaches_an_anthropic_model(
     assert result["type"] == "tool_result"
     image = result["content"][-1]
     assert image["type"] == "image" and image["source"]["media_type"] == "image/png"
+
+
+def image_config(server: FakeProviderServer) -> AppConfig:
+    """OpenAI's own `gpt-4o` (images by family) and two models on a compatible server."""
+    return parse_config(
+        f"""
+[providers.openai]
+kind = "openai"
+base_url = "{server.openai_url}"
+api_key = "k"
+
+[providers.fake-openai]
+kind = "openai-compatible"
+base_url = "{server.openai_url}"
+api_key = "k"
+
+[models."gpt-fake-vision"]
+provider = "fake-openai"
+vision = true
+
+[models."{MODEL["openai"]}"]
+provider = "fake-openai"
+
+[mcp_servers.reports]
+command = "{sys.executable}"
+args = ["{SERVER_SCRIPT}"]
+approval = "always"
+"""
+    )
+
+
+@pytest.mark.parametrize(
+    ("model", "vision"),
+    [("gpt-4o", True), ("gpt-fake-vision", True), (MODEL["openai"], False)],
+)
+async def test_a_tool_image_reaches_an_openai_model_that_accepts_images(
+    model: str, vision: bool, tmp_path: Path
+) -> None:
+    limits = ModelLimits(context_window=128_000, max_output_tokens=16_384)
+    models = {name: limits for name in ("gpt-4o", "gpt-fake-vision", MODEL["openai"])}
+    responder = ScriptedModel(Reply(tool_calls=(call("reports__picture"),)), Reply(text="A pixel."))
+    with FakeProviderServer(responder, models=models, api_key="k") as server:
+        config = image_config(server)
+        store = Store(tmp_path / "foldline.db")
+        service = ChatService(store, lambda: config, tool_sources=[McpManager(lambda: config)])
+        try:
+            conversation = store.create_conversation(model=model)
+            handle = service.start_turn(conversation.id, "Show me the picture.")
+            events = [event async for event in handle.events()]
+        finally:
+            await service.shutdown()
+            store.close()
+        server.assert_no_errors()
+        assert [e for e in events if e.name == "error"] == []
+        first, last = [r for r in server.requests if r.body is not None]
+    assert (first.status, last.status) == (200, 200)
+    messages = last.body["messages"]
+    tool = next(m for m in messages if m["role"] == "tool")
+    assert "[image reports__picture-1.png (image/png)]" in tool["content"]
+    if not vision:
+        assert messages[-1] == tool and isinstance(tool["content"], str)
+        return
+    # One user message right after the batch's tool message: a text line and the image.
+    assert messages[-2] == tool
+    text, image = messages[-1]["content"]
+    assert messages[-1]["role"] == "user"
+    assert text == {
+        "type": "text",
+        "text": "Images returned by the tools above: reports__picture-1.png",
+    }
+    url = image["image_url"]["url"]
+    assert image["type"] == "image_url" and url.startswith("data:image/png;base64,")
+    assert base64.b64decode(url.split(",", 1)[1]).startswith(b"\x89PNG")

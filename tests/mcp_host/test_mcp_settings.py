@@ -14,8 +14,8 @@ from foldline.config import (
     apply_settings_patch,
     load_config,
     parse_config,
-    save_config,
 )
+from foldline.config_toml import save_config
 from foldline.mcp.naming import offered_names
 from foldline.mcp.results import outcome_from_result
 from foldline.mcp.settings import McpImportError, parse_claude_desktop, public_server

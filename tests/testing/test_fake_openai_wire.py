@@ -402,3 +402,89 @@ async def test_repeated_long_prefix_reports_cached_tokens(
 async def test_models_list(gpt: openai.AsyncOpenAI) -> None:
     page = await gpt.models.list()
     assert sorted(m.id for m in page.data) == [BIG, SMALL]
+
+
+# --- content parts: images -----------------------------------------------------------
+
+PIXEL_URL = "data:image/png;base64,iVBORw0KGgo="
+CALL_TURN: list[Any] = [
+    {"role": "user", "content": "look"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "shot", "arguments": "{}"}}
+        ],
+    },
+]
+
+
+def _image(url: str) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+async def test_images_in_a_user_message_after_tool_messages_are_accepted(
+    fake: FakeProviderServer, gpt: openai.AsyncOpenAI
+) -> None:
+    fake.script.add(text_step("A pixel."))
+    images = {"role": "user", "content": [{"type": "text", "text": "Images:"}, _image(PIXEL_URL)]}
+    messages = [*CALL_TURN, {"role": "tool", "tool_call_id": "call_1", "content": "[img]"}, images]
+    await _collect(gpt, messages=messages)
+    remote = [*CALL_TURN[:1], {"role": "user", "content": [_image("https://x.test/a.png")]}]
+    fake.script.add(text_step("ok"))
+    await _collect(gpt, messages=remote)
+    fake.assert_no_errors()
+
+
+@pytest.mark.parametrize(
+    ("messages", "message", "param"),
+    [
+        (
+            [
+                *CALL_TURN,
+                {"role": "tool", "tool_call_id": "call_1", "content": [_image(PIXEL_URL)]},
+            ],
+            "Invalid 'messages[2].content[0]'. Image URLs are only allowed for messages with "
+            "role 'user', but this message with role 'tool' contains an image URL.",
+            "messages[2].content[0]",
+        ),
+        (
+            [{"role": "user", "content": [_image("file:///etc/a.png")]}],
+            "Invalid 'messages[0].content[0].image_url.url'. Expected a base64-encoded data URL "
+            "with an image MIME type (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), or "
+            "an http(s) URL.",
+            "messages[0].content[0].image_url.url",
+        ),
+        (
+            [{"role": "user", "content": [_image("data:text/plain;base64,aGk=")]}],
+            "Invalid 'messages[0].content[0].image_url.url'. Expected a base64-encoded data URL "
+            "with an image MIME type (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), or "
+            "an http(s) URL.",
+            "messages[0].content[0].image_url.url",
+        ),
+        (
+            [{"role": "user", "content": [_image("data:image/png;base64,not base64!")]}],
+            "Invalid 'messages[0].content[0].image_url.url'. Expected a base64-encoded data URL "
+            "with an image MIME type (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), or "
+            "an http(s) URL.",
+            "messages[0].content[0].image_url.url",
+        ),
+        (
+            [{"role": "user", "content": [{"type": "image", "source": {}}]}],
+            "Invalid value: 'image'. Supported values are: 'text', 'image_url', 'input_audio', "
+            "'refusal', and 'file'.",
+            "messages[0].content[0].type",
+        ),
+    ],
+)
+async def test_misplaced_or_malformed_images_are_refused(
+    gpt: openai.AsyncOpenAI, messages: list[Any], message: str, param: str
+) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
+        await gpt.chat.completions.create(model=BIG, messages=messages)
+    assert caught.value.body == {
+        "message": message,
+        "type": "invalid_request_error",
+        "param": param,
+        "code": "invalid_value",
+    }

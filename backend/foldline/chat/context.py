@@ -13,7 +13,7 @@ from typing import Any
 
 from foldline.chat.counting import CachedCounter
 from foldline.chat.serialize import message_parts_to_json, state_to_json
-from foldline.config import AppConfig, ResolvedModel, resolve_model
+from foldline.config import AppConfig
 from foldline.core.budget import Budget, TokenAnchor, tokens_now
 from foldline.core.fold_inputs import FoldInputs
 from foldline.core.messages import HistoryWindow, Message, ToolSpec
@@ -23,7 +23,7 @@ from foldline.core.state import CompactionState
 from foldline.core.tokens import ScaledCounter, TokenCounter
 from foldline.core.view import build_api_messages
 from foldline.providers.catalog import SUGGESTED_MODELS
-from foldline.providers.registry import ModelListing
+from foldline.providers.registry import ModelListing, ResolvedModel, resolve_model
 from foldline.store import ConversationRecord, MessageRecord, Store
 from foldline.tokenizers import counter_for
 
@@ -191,7 +191,7 @@ class ContextLoader:
         """The specs offered to the model now (the tool registry's, counted in every view)."""
         self.listing = listing
         """The providers' model lists, whose windows win over the catalog."""
-        self._counters: dict[tuple[str, str, bool], CachedCounter] = {}
+        self._counters: dict[tuple[str, str, bool, bool], CachedCounter] = {}
         self._anchors: dict[str, tuple[str, str, TokenAnchor]] = {}
         self.fold_status: Callable[[str], dict[str, Any] | None] = lambda _id: None
         """The chat service's background folds, as `ConversationContext.background_fold`."""
@@ -212,19 +212,44 @@ class ContextLoader:
             return None
         return entry[2]
 
-    def counter(self, resolved: ResolvedModel, wire: str) -> tuple[TokenCounter, float]:
+    def _cached_counter(self, resolved: ResolvedModel, wire: str) -> CachedCounter:
         # Counts are exact only against OpenAI itself; a compatible server's model has a
         # tokenizer of its own whatever its name.
         exact_allowed = resolved.provider_kind == "openai"
-        key = (resolved.model, wire, exact_allowed)
+        key = (resolved.model, wire, exact_allowed, resolved.vision)
         if key not in self._counters:
-            raw = counter_for(resolved.model, wire, exact_allowed=exact_allowed)  # type: ignore[arg-type]
-            self._counters[key] = CachedCounter(raw)
-        cached = self._counters[key]
+            raw = counter_for(  # type: ignore[arg-type]
+                resolved.model, wire, exact_allowed=exact_allowed, images=resolved.vision
+            )
+            self._counters.setdefault(key, CachedCounter(raw))
+        return self._counters[key]
+
+    def counter(self, resolved: ResolvedModel, wire: str) -> tuple[TokenCounter, float]:
+        cached = self._cached_counter(resolved, wire)
         if cached.exact:
             return cached, 1.0
         ratio = self.store.get_calibration(resolved.provider_name, resolved.model).ratio
         return ScaledCounter(cached, ratio), ratio
+
+    def _count_view(
+        self,
+        resolved: ResolvedModel,
+        wire: str,
+        counter: TokenCounter,
+        view: list[Message],
+        records: list[MessageRecord],
+    ) -> list[int]:
+        """Each view message's count; a message shown exactly as stored (the very object
+        its record holds: the view passes unchanged messages through) is counted once per
+        (id, updated_at). Copies made for the view (the summary, pruned placeholders,
+        repairs) are counted afresh."""
+        # The records keep their messages alive during the load, so no id() is reused.
+        keys = {id(record.message): (record.id, record.updated_at) for record in records}
+        cached = self._cached_counter(resolved, wire)
+        raw = [cached.count_stored(message, keys.get(id(message))) for message in view]
+        if isinstance(counter, ScaledCounter):
+            return [counter.scale(count) for count in raw]
+        return raw
 
     def load(self, config: AppConfig, conversation_id: str, *, wire: str) -> ConversationContext:
         conversation = self.store.get_conversation(conversation_id)
@@ -246,9 +271,8 @@ class ContextLoader:
         counter, ratio = self.counter(model, wire)
         framing = counter.count_request(system, [], [])
         tool_tokens = counter.count_request(system, [], tools) - framing
-        summary = counter.count_message(view[0]) if state and view else 0
         base = counter.count_request(system, [], tools)
-        counts = [counter.count_message(message) for message in view]
+        counts = self._count_view(model, wire, counter, view, records)
         tokens = estimate = base + sum(counts)
         anchor_tokens, added = None, 0
         if not counter.exact:
@@ -257,6 +281,7 @@ class ContextLoader:
             tokens = tokens_now(anchor, version, counts, base)
             if anchor and anchor.state_version == version and anchor.view_length <= len(counts):
                 anchor_tokens, added = anchor.tokens, sum(counts[anchor.view_length :])
+        summary = counts[0] if state and view else 0
         breakdown = {
             "system": framing,
             "tools": tool_tokens,

@@ -4,20 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic.alias_generators import to_camel
+
 from foldline.core.messages import Message, Part, ToolResultPart
 from foldline.core.state import CompactionState
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(word.title() for word in rest)
 
 
 def part_to_json(part: Part, *, include_full: bool = False) -> dict[str, Any]:
     """A part in camelCase. The full output of a truncated tool result is large and only
     sent on request; `truncated` tells the UI it exists."""
     data = part.model_dump(exclude={"full_output"} if isinstance(part, ToolResultPart) else set())
-    out = {_camel(key): value for key, value in data.items()}
+    out = {to_camel(key): value for key, value in data.items()}
     if isinstance(part, ToolResultPart):
         out["truncated"] = part.full_output is not None
         if include_full and part.full_output is not None:
@@ -49,8 +46,8 @@ def state_to_json(state: CompactionState | None) -> dict[str, Any] | None:
     if state is None:
         return None
     data = state.model_dump()
-    out = {_camel(key): value for key, value in data.items()}
+    out = {to_camel(key): value for key, value in data.items()}
     out["summarizedRange"] = {
-        _camel(key): value for key, value in state.summarized_range.model_dump().items()
+        to_camel(key): value for key, value in state.summarized_range.model_dump().items()
     }
     return out

@@ -24,11 +24,11 @@ from foldline.chat.titles import BackgroundTitles
 from foldline.chat.tool_registry import Tool, ToolRegistry, ToolSource
 from foldline.chat.tools import CONTEXT_TOOLS, WorkspaceFiles
 from foldline.chat.turn import TurnRunner, storable
-from foldline.config import AppConfig, provider_for_model, resolve_model
+from foldline.config import AppConfig
 from foldline.core.compaction import planned_split
 from foldline.core.policy import BreakerState
 from foldline.providers.base import Provider
-from foldline.providers.registry import ModelListing
+from foldline.providers.registry import ModelListing, provider_for_model, resolve_model
 from foldline.store import Store
 from foldline.store.records import DISK_FULL_MESSAGE, is_disk_full
 

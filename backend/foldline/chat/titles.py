@@ -88,38 +88,39 @@ class BackgroundTitles:
         self, conversation_id: str, provider: Provider, model: str, billing: Billing, turn: int
     ) -> None:
         """Start a title request if the turn that ended well was the first exchange and
-        the title is still the first message's."""
+        the title is still the first message's (checked in the task, off the loop)."""
         if conversation_id in self.tasks:
             return
-        if self.store.message_count(conversation_id) > FIRST_EXCHANGE_MESSAGES:
-            return
-        exchange = first_exchange(
-            self.store.list_messages(conversation_id, limit=FIRST_EXCHANGE_MESSAGES)
-        )
-        if exchange is None or not exchange[1].strip():
-            return
-        question, answer = exchange
-        current = self.store.get_conversation(conversation_id).title
-        if current != first_message_title(question):
-            return  # named by the person (or by an earlier title request)
-        work = self._make(
-            conversation_id, current, question, answer, provider, model, billing, turn
-        )
+        work = self._make(conversation_id, provider, model, billing, turn)
         task = asyncio.get_running_loop().create_task(work)
         self.tasks[conversation_id] = task
         task.add_done_callback(lambda _task: self.tasks.pop(conversation_id, None))
 
+    def _pending(self, conversation_id: str) -> tuple[str, str, str] | None:
+        """(current title, first message, answer) when a title is due, else None."""
+        if self.store.message_count(conversation_id) > FIRST_EXCHANGE_MESSAGES:
+            return None
+        exchange = first_exchange(
+            self.store.list_messages(conversation_id, limit=FIRST_EXCHANGE_MESSAGES)
+        )
+        if exchange is None or not exchange[1].strip():
+            return None
+        current = self.store.get_conversation(conversation_id).title
+        if current != first_message_title(exchange[0]):
+            return None  # named by the person (or by an earlier title request)
+        return current, *exchange
+
     async def _make(
-        self,
-        conversation_id: str,
-        expected: str,
-        question: str,
-        answer: str,
-        provider: Provider,
-        model: str,
-        billing: Billing,
-        turn: int,
+        self, conversation_id: str, provider: Provider, model: str, billing: Billing, turn: int
     ) -> None:
+        try:
+            pending = await asyncio.to_thread(self._pending, conversation_id)
+        except Exception:  # deleted meanwhile, or the disk failed: no title, no harm
+            log.warning("no title for %s", conversation_id, exc_info=True)
+            return
+        if pending is None:
+            return
+        expected, question, answer = pending
         request = ModelRequest(
             model=model,
             system=TITLE_SYSTEM,
@@ -142,9 +143,11 @@ class BackgroundTitles:
             chunks = []  # a half-written title is no title
         if usages:
             calls = [model_call(u, billing, purpose="summary", turn=turn) for u in usages]
-            self.store.record_calls(conversation_id, calls)
+            await asyncio.to_thread(self.store.record_calls, conversation_id, calls)
         title = clean_title("".join(chunks))
-        if title and not self.store.replace_title(conversation_id, expected, title):
+        if title and not await asyncio.to_thread(
+            self.store.replace_title, conversation_id, expected, title
+        ):
             log.info("the made title of %s was dropped: renamed meanwhile", conversation_id)
 
     def cancel(self, conversation_id: str) -> None:

@@ -4,6 +4,12 @@ The loop persists before it acts (the user message first, the assistant message 
 `streaming` before the first delta), gates before every call and after every tool batch,
 and leaves every message in a final state (`complete`, `interrupted` or `error`) however
 the turn ends.
+
+The store and the tokenizer are synchronous, and the event loop is shared with every
+other request and stream, so the loop's reads (the context, counted) and writes run in
+worker threads (`asyncio.to_thread`; the store keeps one connection per thread). A
+context is loaded once per model call: the gate's load is reused by the call when the
+gate changed nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from foldline.chat.serialize import part_to_json, record_to_json
 from foldline.chat.titles import DEFAULT_TITLE, BackgroundTitles, first_message_title
 from foldline.chat.tool_registry import BatchRun, ToolBatch, ToolRegistry, Truncation
 from foldline.chat.usage import Billing, model_call
-from foldline.config import AppConfig, resolve_model
+from foldline.config import AppConfig
 from foldline.core.calibration import update_calibration
 from foldline.core.messages import (
     Message,
@@ -46,6 +52,7 @@ from foldline.providers.base import (
     ToolCallEvent,
     Usage,
 )
+from foldline.providers.registry import resolve_model
 from foldline.store import MessageRecord, Store
 
 log = logging.getLogger(__name__)
@@ -153,25 +160,37 @@ class TurnRunner:
             self.summary_billing,
         )
         self.gate.breaker = breakers.get(conversation_id, BreakerState())
+        self.fresh: ConversationContext | None = None
+        """A context loaded since the last change to the view, for the next model call."""
 
     def load(self) -> ConversationContext:
         return self.loader.load(self.config, self.conversation_id, wire=self.provider.wire)
 
+    async def _load(self) -> ConversationContext:
+        return await asyncio.to_thread(self.load)
+
     def _record_json(self, record: MessageRecord, ctx: ConversationContext) -> dict[str, Any]:
         return {"message": record_to_json(record, ctx.start_index)}
 
-    async def _gate(self, turn: int, **kwargs: Any) -> AsyncIterator[ChatEvent]:
-        ctx = self.load()
+    async def _gate(
+        self, turn: int, ctx: ConversationContext | None = None, **kwargs: Any
+    ) -> AsyncIterator[ChatEvent]:
+        """Run the policy on `ctx` (loaded when not given); afterwards `self.fresh` is the
+        context still valid for the next call, or None when the gate changed the view."""
+        ctx = ctx or await self._load()
+        changed = False
         async for event in self.background.gate(self.gate, ctx, turn=turn, **kwargs):
+            changed = True
             yield event
         self.breakers[self.conversation_id] = self.gate.breaker
+        self.fresh = None if changed else ctx
 
     # --- a manual fold --------------------------------------------------------------
 
     async def compact(
         self, instructions: str | None, keep_recent_tokens: int | None = None
     ) -> AsyncIterator[ChatEvent]:
-        ctx = self.load()
+        ctx = await self._load()
         ctx.settings = manual_fold_settings(ctx.settings, keep_recent_tokens)
         turn = ctx.history_length
         async for event in self.gate.fold(
@@ -184,18 +203,23 @@ class TurnRunner:
         ):
             yield event
         self.breakers[self.conversation_id] = self.gate.breaker
-        yield ChatEvent("context.stats", self.load().stats())
+        yield ChatEvent("context.stats", (await self._load()).stats())
         yield ChatEvent("done", {})
 
     # --- a turn ---------------------------------------------------------------------
 
     async def turn(self, content: str) -> AsyncIterator[ChatEvent]:
-        record = self.store.append_message(self.conversation_id, user(content))
+        record = await asyncio.to_thread(
+            self.store.append_message, self.conversation_id, user(content)
+        )
         title = first_message_title(content)
         if record.seq == 0 and title:  # an untitled conversation is named by its first message
-            self.store.replace_title(self.conversation_id, DEFAULT_TITLE, title)
-        yield ChatEvent("message.created", self._record_json(record, self.load()))
-        async for event in self._loop(record.seq):
+            await asyncio.to_thread(
+                self.store.replace_title, self.conversation_id, DEFAULT_TITLE, title
+            )
+        ctx = await self._load()
+        yield ChatEvent("message.created", self._record_json(record, ctx))
+        async for event in self._loop(record.seq, ctx):
             yield event
 
     async def retry(self) -> AsyncIterator[ChatEvent]:
@@ -205,14 +229,17 @@ class TurnRunner:
         message is left out of the model's view by pair repair, a partial one is shown to
         the model as what it had said so far.
         """
-        async for event in self._loop(self.load().history_length):
+        ctx = await self._load()
+        async for event in self._loop(ctx.history_length, ctx):
             yield event
 
-    async def _loop(self, turn: int) -> AsyncIterator[ChatEvent]:
+    async def _loop(self, turn: int, ctx: ConversationContext) -> AsyncIterator[ChatEvent]:
         if self.prepare_tools is not None:  # tool servers start when first needed
             for event in await self.prepare_tools():
                 yield event
-        async for event in self._gate(turn, mid_tool_loop=False):
+            if self.loader.tools() != ctx.tools:  # a server came up: other tools, other counts
+                ctx = await self._load()
+        async for event in self._gate(turn, ctx, mid_tool_loop=False):
             yield event
         for _call in range(MAX_MODEL_CALLS_PER_TURN):
             answer = StreamedAnswer()
@@ -220,11 +247,14 @@ class TurnRunner:
                 yield event
             if answer.stop is None or not answer.calls:
                 break
-            run = self._tool_batch(answer.calls)
+            # One load serves the whole batch: its settings, `getContextStats` and the
+            # batch's message event (nothing changes the view until the batch is stored).
+            tool_ctx = await self._load()
+            run = self._tool_batch(answer.calls, tool_ctx)
             async for event in run.events():
                 yield event
             assert run.batch is not None
-            async for event in self._store_batch(run.batch):
+            async for event in self._store_batch(run.batch, tool_ctx):
                 yield event
             compact = run.batch.compact
             async for event in self._gate(
@@ -235,20 +265,23 @@ class TurnRunner:
             ):
                 yield event
         if answer.stop is not None:  # the turn ended well: prepare the next fold
-            ctx = self.load()
+            ctx = await self._load()
             self.background.after_turn(self.gate, ctx, turn)
             if ctx.settings.auto_title:
                 provider, model = self.summarizer
                 self.titles.after_turn(
                     self.conversation_id, provider, model, self.summary_billing, turn
                 )
-        yield ChatEvent("context.stats", self.load().stats())
+        # Loaded after `after_turn`: the numbers carry the background fold it started.
+        yield ChatEvent("context.stats", (await self._load()).stats())
         yield ChatEvent("done", {})
 
     async def _call_model(self, answer: StreamedAnswer, turn: int) -> AsyncIterator[ChatEvent]:
         """One model call with retries; leaves `answer.stop` None when the call failed."""
-        ctx = self.load()
+        ctx, self.fresh = self.fresh or await self._load(), None
         yield ChatEvent("context.stats", ctx.stats())
+        # On the loop: a Stop landing in a thread's write would leave this row `streaming`
+        # with nobody to finish it.
         record = self.store.append_message(
             self.conversation_id, Message(role="assistant"), status="streaming"
         )
@@ -266,6 +299,7 @@ class TurnRunner:
                     tools=ctx.tools,
                     max_output_tokens=ctx.model.output_reserve,
                     cache_key=self.conversation_id,
+                    images=ctx.model.vision,
                     stable_prefix=1 if ctx.state else 0,
                 )
                 try:
@@ -276,13 +310,14 @@ class TurnRunner:
                         overflow_retried = True
                         async for event in self._gate(turn, mid_tool_loop=True, overflow=True):
                             yield event
-                        ctx = self.load()
+                        ctx, self.fresh = self.fresh or await self._load(), None
                         continue
                     if answer.empty and error.retryable and attempt < MAX_RETRIES:
                         attempt += 1
                         await self.sleep(self._delay(error, attempt))
                         continue
-                    final = self.store.update_message(
+                    final = await asyncio.to_thread(
+                        self.store.update_message,
                         record.id,
                         message=answer.message(),
                         status="error" if answer.empty else "interrupted",
@@ -303,14 +338,15 @@ class TurnRunner:
         except asyncio.CancelledError:
             self.store.update_message(record.id, message=answer.message(), status="interrupted")
             raise
-        self._calibrate(ctx, answer.usage)
+        await asyncio.to_thread(self._calibrate, ctx, answer.usage)
         if answer.usage is not None:
             billing = Billing(ctx.model.provider_name, ctx.model.model, ctx.model.prices)
             call = model_call(
                 answer.usage, billing, purpose="chat", turn=turn, message_id=record.id
             )
-            self.store.record_calls(self.conversation_id, [call])
-        final = self.store.update_message(
+            await asyncio.to_thread(self.store.record_calls, self.conversation_id, [call])
+        final = await asyncio.to_thread(
+            self.store.update_message,
             record.id,
             message=answer.message(),
             status="complete",
@@ -353,6 +389,8 @@ class TurnRunner:
             elif isinstance(event, Stop):
                 answer.stop = event
             if time.monotonic() - last_flush >= FLUSH_INTERVAL:
+                # On the loop, not in a thread: a Stop that lands meanwhile writes the
+                # final status, and a flush still running in a thread could land after it.
                 self.store.update_message(record.id, message=answer.message(), status="streaming")
                 last_flush = time.monotonic()
         if answer.stop is None:
@@ -383,21 +421,22 @@ class TurnRunner:
         updated = update_calibration(current, actual=actual, estimate=estimate, alpha=alpha)
         self.store.set_calibration(provider, ctx.model.model, updated)
 
-    def _tool_batch(self, calls: list[ToolCallPart]) -> BatchRun:
-        ctx = self.load()
+    def _tool_batch(self, calls: list[ToolCallPart], ctx: ConversationContext) -> BatchRun:
         return BatchRun(
             registry=self.tools(),
             calls=calls,
             conversation_id=self.conversation_id,
-            stats=lambda: self.load().stats(),
+            stats=ctx.stats,
             truncation=Truncation(ctx.settings.tool_result_token_cap, ctx.counter.count_text),
         )
 
-    async def _store_batch(self, batch: ToolBatch) -> AsyncIterator[ChatEvent]:
+    async def _store_batch(
+        self, batch: ToolBatch, ctx: ConversationContext
+    ) -> AsyncIterator[ChatEvent]:
         record = self.store.append_message(
             self.conversation_id, Message(role="tool", parts=batch.results)
         )
         for part in batch.results:
             if isinstance(part, ToolResultPart):
                 yield ChatEvent("tool.result", {"messageId": record.id, **part_to_json(part)})
-        yield ChatEvent("message.created", self._record_json(record, self.load()))
+        yield ChatEvent("message.created", self._record_json(record, ctx))

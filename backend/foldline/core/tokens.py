@@ -96,8 +96,11 @@ TOOL_CHOICE_NONE_TOKENS = 1
 TOOL_CHOICE_NAMED_TOKENS = 4
 """Forcing a named function costs its name plus 4 tokens (hmarr/openai-chat-tokens)."""
 OPENAI_IMAGE_PART_TOKENS = 765
-"""An image part is estimated as a 1024x1024 image at high detail (85 + 4 x 170 tokens);
-the real cost depends on the image size, which the payload does not state."""
+"""An image part is estimated as a 1024x1024 image at high detail (85 + 4 x 170 tokens),
+the most `detail: auto` charges on GPT-4o-class models for an image of that size; the
+real cost depends on the image size, which the payload does not state (and on the model:
+the GPT-4.1-mini / o4-mini patch formula differs). A fixed constant keeps the count
+stable and errs high for the small images tools usually return."""
 
 _SYSTEM_ROLES = frozenset({"system", "developer"})
 
@@ -343,8 +346,11 @@ class OpenAIChatCounter:
 
     exact: bool = True
 
-    def __init__(self, encoder: Encoder) -> None:
+    def __init__(self, encoder: Encoder, *, images: bool = False) -> None:
         self.encoder = encoder
+        self.images = images
+        """Whether tool images go on the wire (a model that accepts image input), as
+        `to_openai_messages(images=...)` sends them; each counts `OPENAI_IMAGE_PART_TOKENS`."""
 
     def count_text(self, text: str) -> int:
         return _encode_count(self.encoder, text)
@@ -352,7 +358,8 @@ class OpenAIChatCounter:
     def count_message(self, message: Message) -> int:
         # A `tool` message becomes one wire message per result; each has its own framing.
         return sum(
-            _openai_message_tokens(self.encoder, wire) for wire in to_openai_messages("", [message])
+            _openai_message_tokens(self.encoder, wire)
+            for wire in to_openai_messages("", [message], images=self.images)
         )
 
     def count_tools(self, tools: Sequence[ToolSpec]) -> int:
@@ -540,21 +547,22 @@ class ScaledCounter:
         # tokenizer we do not have, even while the learned ratio happens to be 1.0.
         self.exact: bool = False
 
-    def _scale(self, tokens: int) -> int:
+    def scale(self, tokens: int) -> int:
+        """`tokens` of the base counter, calibrated (also for counts the base cached)."""
         # Round half up: unbiased enough over many messages, and deterministic.
         return math.floor(tokens * self.ratio + 0.5)
 
     def count_text(self, text: str) -> int:
-        return self._scale(self.base.count_text(text))
+        return self.scale(self.base.count_text(text))
 
     def count_message(self, message: Message) -> int:
-        return self._scale(self.base.count_message(message))
+        return self.scale(self.base.count_message(message))
 
     def count_tools(self, tools: Sequence[ToolSpec]) -> int:
-        return self._scale(self.base.count_tools(tools))
+        return self.scale(self.base.count_tools(tools))
 
     def count_request(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> int:
-        base = self._scale(self.base.count_request(system, [], tools))
+        base = self.scale(self.base.count_request(system, [], tools))
         return base + sum(self.count_message(m) for m in messages)

@@ -35,9 +35,49 @@ def tool_arguments_json(call: ToolCallPart) -> str:
 # --- OpenAI Chat Completions -------------------------------------------------------
 
 
-def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Chat Completions `messages`: system first, tool results as `tool` messages."""
+OPENAI_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""The image formats Chat Completions accepts in `image_url` parts."""
+
+
+def _openai_tool_images(message: Message) -> dict[str, Any] | None:
+    """The images of one batch of tool results as ONE user message, or None.
+
+    A `tool` message's content must be text on the Chat Completions wire, so the images
+    follow the batch in a user message of `image_url` parts (base64 data URLs), the
+    shape in which the API accepts images.
+    """
+    images = [
+        part
+        for part in message.parts
+        if isinstance(part, AttachmentPart)
+        and part.media_type in OPENAI_IMAGE_TYPES
+        and part.data_base64
+    ]
+    if not images:
+        return None
+    names = ", ".join(image.name for image in images)
+    content: list[dict[str, Any]] = [
+        {"type": "text", "text": f"Images returned by the tools above: {names}"}
+    ]
+    for image in images:
+        url = f"data:{image.media_type};base64,{image.data_base64}"
+        content.append({"type": "image_url", "image_url": {"url": url}})
+    return {"role": "user", "content": content}
+
+
+def to_openai_messages(
+    system: str, messages: Sequence[Message], *, images: bool = False
+) -> list[dict[str, Any]]:
+    """Chat Completions `messages`: system first, tool results as `tool` messages.
+
+    With `images` (a model that accepts image input), the images tool results returned
+    follow their batch's `tool` messages as one user message each. They wait until the
+    run of `tool` messages has ended, because nothing may come between an assistant's
+    tool calls and their results; each batch still gets a message of its own, so a
+    message's wire form (and its token count) does not depend on its neighbours.
+    """
     out: list[dict[str, Any]] = []
+    waiting_images: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
     for message in messages:
@@ -46,7 +86,12 @@ def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[st
                 out.append(
                     {"role": "tool", "tool_call_id": result.call_id, "content": result.output}
                 )
+            image_message = _openai_tool_images(message) if images else None
+            if image_message is not None:
+                waiting_images.append(image_message)
             continue
+        out.extend(waiting_images)
+        waiting_images.clear()
         texts: list[str] = []
         for part in message.parts:
             if isinstance(part, TextPart):
@@ -67,6 +112,7 @@ def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[st
                 for call in calls
             ]
         out.append(entry)
+    out.extend(waiting_images)
     return out
 
 
@@ -87,8 +133,8 @@ def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 # --- Anthropic Messages --------------------------------------------------------------
 
 
-ANTHROPIC_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-"""The image formats the Messages API accepts in image blocks."""
+ANTHROPIC_IMAGE_TYPES = OPENAI_IMAGE_TYPES
+"""The image formats the Messages API accepts in image blocks (the same four)."""
 
 
 def _anthropic_image_into_result(blocks: list[dict[str, Any]], part: AttachmentPart) -> bool:

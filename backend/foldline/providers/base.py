@@ -27,6 +27,9 @@ class ModelRequest:
     """Set on a conversation's chat calls: the prompt is worth caching and this key
     (the conversation's id) groups its requests (OpenAI's `prompt_cache_key`). None for
     one-off requests such as summaries, which a cache write would only make dearer."""
+    images: bool = False
+    """The model accepts image input: images tools returned are sent to it (on the
+    OpenAI wire as a user message after the results; Anthropic always gets them)."""
     stable_prefix: int = 0
     """How many leading messages are the fold's prefix (its summary): they change only
     when the conversation folds, so the prefix up to them is cached on its own."""

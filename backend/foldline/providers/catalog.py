@@ -266,3 +266,17 @@ def family_provider(model: str) -> CatalogProvider | None:
 def all_models() -> list[ModelInfo]:
     """The catalog, for the Settings UI's model picker."""
     return list(_ENTRIES)
+
+
+_OPENAI_VISION = re.compile(
+    r"^(gpt-4o|chatgpt-4o|gpt-4\.1|gpt-4\.5|gpt-4-turbo|gpt-5|gpt-6|o1|o3|o4)"
+)
+_OPENAI_NO_VISION = re.compile(r"^(o1-mini|o1-preview|o3-mini)|(audio|realtime|transcribe|tts)")
+
+
+def openai_accepts_images(model: str) -> bool:
+    """Whether an OpenAI model takes image input, by family: GPT-4o, GPT-4.1, GPT-4.5,
+    GPT-4 Turbo, GPT-5 and GPT-6 do, and so do o1, o3 and o4-mini; o1-mini, o1-preview,
+    o3-mini, GPT-3.5, the original GPT-4 and the audio/realtime/speech models do not."""
+    name = model.strip().lower()
+    return bool(_OPENAI_VISION.match(name)) and not _OPENAI_NO_VISION.search(name)

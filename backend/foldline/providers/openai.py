@@ -95,7 +95,7 @@ class OpenAIProvider:
     def _request_params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
             "model": request.model,
-            "messages": to_openai_messages(request.system, request.messages),
+            "messages": to_openai_messages(request.system, request.messages, images=request.images),
             "stream": True,
         }
         if self.stream_usage:

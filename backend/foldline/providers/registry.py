@@ -1,7 +1,6 @@
 """Which provider serves a model, with which limits, and the `Provider` that calls it.
 
-Built on the configuration (`foldline.config`); re-exported there, so
-`from foldline.config import resolve_model` works too.
+Built on the configuration (`foldline.config`), which never imports this module.
 
 A model's limits are resolved in this order, first answer wins:
 1. `[models."name"]` in config.toml: the person's explicit word (a proxy with a smaller
@@ -155,6 +154,9 @@ class ResolvedModel:
     """The input tokens the fold thresholds apply to; None = the whole input budget."""
     working_budget_source: WorkingBudgetSource | None = None
     display_name: str | None = None
+    vision: bool = False
+    """The model accepts image input: `[models."x"] vision`, else Claude and OpenAI's
+    image-taking families (`catalog.openai_accepts_images`); false for any other model."""
 
 
 def _output_reserve(window: int, max_output: int) -> int:
@@ -238,7 +240,16 @@ def resolve_model(
         working_budget=working_budget,
         working_budget_source=working_source,
         display_name=listed.display_name if listed is not None else None,
+        vision=_accepts_images(entry, kind, model_name),
     )
+
+
+def _accepts_images(entry: ModelConfig, kind: ProviderKind, model: str) -> bool:
+    if entry.vision is not None:
+        return entry.vision
+    if kind == "anthropic":
+        return True
+    return kind == "openai" and catalog.openai_accepts_images(model)
 
 
 def _working_budget(

@@ -17,7 +17,8 @@ from starlette.middleware import Middleware
 
 import foldline
 from foldline.chat.service import ChatService, ChatUnavailable, TurnInProgress
-from foldline.config import ConfigError, ensure_config
+from foldline.config import ConfigError
+from foldline.config_toml import ensure_config
 from foldline.mcp.manager import McpManager
 from foldline.providers.listing import ModelDirectory
 from foldline.server.config_source import ConfigSource

@@ -12,7 +12,8 @@ import logging
 import threading
 from pathlib import Path
 
-from foldline.config import AppConfig, load_config, save_config
+from foldline.config import AppConfig, load_config
+from foldline.config_toml import save_config
 
 log = logging.getLogger("foldline.server")
 

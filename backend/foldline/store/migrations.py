@@ -193,5 +193,6 @@ def m006_pins_and_carried_details(db: Database) -> None:
     db["compactions"].add_column("details_appended", int, not_null_default=0)
 
 
-MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations._migrations)
-"""The migration names in order (sqlite-utils keeps the list private)."""
+MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations.pending(Database(memory=True)))
+"""The migration names in order: everything an empty database has pending (`pending` is
+read-only, and its list is the registration order)."""

@@ -44,8 +44,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "died while streaming; partial text kept) or error.",
         "usage": "JSON object: token usage the provider reported for the call that produced "
         "this message (NULL if none).",
-        "token_count": "Cached token count of this message in wire format, so the gate "
-        "need not recount it (NULL = not counted yet).",
+        "token_count": "Reserved, always NULL: a count depends on the model's tokenizer, so "
+        "the app caches counts in memory per model, keyed by (id, updated_at).",
         "error": "Why the message ended in error or was interrupted (NULL otherwise).",
         "created_at": "When the message was first written (ISO-8601 UTC).",
         "updated_at": "Last write to the message, e.g. the latest streamed flush (ISO-8601 UTC).",

@@ -44,7 +44,9 @@ def encode_request(request: ModelRequest, wire: Wire, *, stream: bool = True) ->
         body["max_tokens"] = request.max_output_tokens
         body.update(anthropic_prompt_fields(request))
     else:
-        body["messages"] = to_openai_messages(request.system, request.messages)
+        body["messages"] = to_openai_messages(
+            request.system, request.messages, images=request.images
+        )
         body["max_completion_tokens"] = request.max_output_tokens
         if request.tools:
             body["tools"] = to_openai_tools(request.tools)

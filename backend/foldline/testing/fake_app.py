@@ -13,7 +13,8 @@ For a generation request (`POST /v1/messages`, `POST /v1/chat/completions`):
    disconnects or in-stream errors that were injected or scripted.
 
 The server object owns the state (limits, failure queue, records, cache); this module
-only reads and updates it through the attributes named here.
+only reads and updates it through `ServerState`, the protocol `FakeProviderServer`
+satisfies, so it never imports the server module that builds on it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeAlias
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -36,15 +37,38 @@ from foldline.providers.base import ModelRequest, ProviderError, Usage
 from foldline.testing import wire_errors
 from foldline.testing.codec import Wire, decode_request
 from foldline.testing.failures import STATUS_KINDS, Failure, RecordedRequest
-from foldline.testing.fake_models import handle_model, handle_models
+from foldline.testing.fake_models import ModelsServerState, handle_model, handle_models
+from foldline.testing.fake_tokenizer import Element, FakeTokenizer
 from foldline.testing.scripted import ScriptedModel
-from foldline.testing.steps import MALFORMED_SUMMARY, Reply, resolve_step
-from foldline.testing.validation import check_limits, check_structure
+from foldline.testing.steps import MALFORMED_SUMMARY, Reply, Step, resolve_step
+from foldline.testing.validation import ModelLimits, check_limits, check_structure
 from foldline.testing.wire_errors import WireError
 from foldline.testing.wire_replies import Frame, complete_body, stream_plan
 
-if TYPE_CHECKING:
-    from foldline.testing.server import FakeProviderServer
+Responder: TypeAlias = ScriptedModel | Callable[[dict[str, Any], Wire], Step]
+"""Decides the answers: a script, or a function of the raw body and the wire."""
+
+
+class ServerState(ModelsServerState, Protocol):
+    """What a request reads and updates on the server that owns the app."""
+
+    responder: Responder
+    models: dict[str, ModelLimits]
+    tokenizer: FakeTokenizer
+    delta_delay: float
+    is_summary: Callable[[ModelRequest], bool]
+    errors: list[BaseException]
+
+    def limits_for(self, model: str) -> ModelLimits | None: ...
+
+    def record(self, record: RecordedRequest) -> None: ...
+
+    def take_failure(self, wire: Wire, is_summary: bool) -> Failure | None: ...
+
+    def usage(
+        self, model: str, wire: Wire, fixed: int, elements: list[Element], output_tokens: int
+    ) -> Usage: ...
+
 
 ASGIResponse = Callable[[Scope, Receive, Send], Awaitable[None]]
 
@@ -132,7 +156,7 @@ def _cut_index(frames: list[Frame], after_deltas: int) -> int:
     return 1
 
 
-def _clip_to_max_tokens(reply: Reply, limit: int, server: FakeProviderServer) -> Reply:
+def _clip_to_max_tokens(reply: Reply, limit: int, server: ServerState) -> Reply:
     """A reply longer than `max_tokens` is cut there, as a real model's would be."""
     if server.tokenizer.count_output(reply) <= limit:
         return reply
@@ -173,7 +197,7 @@ async def _read_json(request: Request, wire: Wire) -> dict[str, Any] | WireError
 
 
 def _respond(
-    server: FakeProviderServer, body: dict[str, Any], wire: Wire, request: ModelRequest
+    server: ServerState, body: dict[str, Any], wire: Wire, request: ModelRequest
 ) -> Reply | BaseException:
     """The responder's step for this request; anything it raises is its answer too."""
     responder = server.responder
@@ -195,12 +219,10 @@ def _summary_failure(reply: Reply, failure: Failure | None) -> Reply:
     return reply
 
 
-async def handle_generation(
-    server: FakeProviderServer, request: Request, wire: Wire
-) -> ASGIResponse:
+async def handle_generation(server: ServerState, request: Request, wire: Wire) -> ASGIResponse:
     headers = {k.lower(): v for k, v in request.headers.items()}
     record = RecordedRequest(wire=wire, path=request.url.path, headers=headers)
-    server._record(record)
+    server.record(record)
     record.raw = await request.body()
     parsed = await _read_json(request, wire)
     if isinstance(parsed, WireError):
@@ -215,7 +237,7 @@ async def handle_generation(
         return _error_response(wire_errors.bad_request(wire, f"invalid request: {error}"), record)
     record.model_request = decoded
     record.is_summary = server.is_summary(decoded)
-    failure = server._take_failure(wire, record.is_summary)
+    failure = server.take_failure(wire, record.is_summary)
     record.failure = failure.kind if failure else None
     if failure is not None and failure.kind in STATUS_KINDS and failure.after_deltas is None:
         return _error_response(failure.wire_error(wire), record)
@@ -249,7 +271,7 @@ async def handle_generation(
         error = _error_for(server, reply.error, wire, input_tokens, limits.context_window)
         return _error_response(error, record)
 
-    usage = reply.usage or server._usage(
+    usage = reply.usage or server.usage(
         model, wire, fixed, elements, server.tokenizer.count_output(reply)
     )
     record.usage = usage
@@ -261,7 +283,7 @@ async def handle_generation(
 
 
 def _error_for(
-    server: FakeProviderServer, error: BaseException, wire: Wire, input_tokens: int, window: int
+    server: ServerState, error: BaseException, wire: Wire, input_tokens: int, window: int
 ) -> WireError:
     if isinstance(error, ProviderError):
         return wire_errors.from_provider_error(
@@ -279,7 +301,7 @@ def _call_id(wire: Wire) -> str:
 
 
 def _deliver(
-    server: FakeProviderServer,
+    server: ServerState,
     record: RecordedRequest,
     body: dict[str, Any],
     wire: Wire,
@@ -362,7 +384,7 @@ def _error_response_app(error: WireError) -> Response:
     )
 
 
-async def handle_count_tokens(server: FakeProviderServer, request: Request) -> Response:
+async def handle_count_tokens(server: ServerState, request: Request) -> Response:
     """Anthropic's `POST /v1/messages/count_tokens`, answered with the fake tokenizer."""
     parsed = await _read_json(request, "anthropic")
     if isinstance(parsed, WireError):
@@ -373,7 +395,7 @@ async def handle_count_tokens(server: FakeProviderServer, request: Request) -> R
     return JSONResponse({"input_tokens": server.tokenizer.count_request(parsed, "anthropic")})
 
 
-def build_app(server: FakeProviderServer) -> Starlette:
+def build_app(server: ServerState) -> Starlette:
     async def anthropic_messages(request: Request) -> ASGIResponse:
         return await handle_generation(server, request, "anthropic")
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -26,8 +26,17 @@ from foldline.testing import wire_errors
 from foldline.testing.codec import Wire
 from foldline.testing.wire_errors import WireError
 
-if TYPE_CHECKING:
-    from foldline.testing.server import FakeProviderServer
+
+class ModelsServerState(Protocol):
+    """What the models endpoints read and record on the server that owns them
+    (`FakeProviderServer`), so this module never imports the server built on it."""
+
+    api_key: str | None
+
+    def listed_models(self) -> list[FakeModel]: ...
+
+    def record_listing(self, wire: Wire, path: str, query: str) -> None: ...
+
 
 FakeLifecycle = Literal["active", "deprecated", "retired"]
 _LIFECYCLES = ("active", "deprecated", "retired")
@@ -121,7 +130,7 @@ def _is_anthropic(request: Request) -> bool:
     return "anthropic-version" in {k.lower() for k in request.headers}
 
 
-def _authorized(server: FakeProviderServer, request: Request, wire: Wire) -> bool:
+def _authorized(server: ModelsServerState, request: Request, wire: Wire) -> bool:
     if server.api_key is None:
         return True
     bearer = request.headers.get("authorization") == f"Bearer {server.api_key}"
@@ -183,10 +192,10 @@ def _anthropic_page(models: list[FakeModel], request: Request) -> dict[str, Any]
     }
 
 
-async def handle_models(server: FakeProviderServer, request: Request) -> Response:
+async def handle_models(server: ModelsServerState, request: Request) -> Response:
     """`GET /v1/models` in the asking API's shape."""
     wire: Wire = "anthropic" if _is_anthropic(request) else "openai"
-    server._record_listing(wire, request.url.path, str(request.url.query))
+    server.record_listing(wire, request.url.path, str(request.url.query))
     if not _authorized(server, request, wire):
         return _error(wire_errors.unauthorized(wire))
     models = server.listed_models()
@@ -203,11 +212,11 @@ async def handle_models(server: FakeProviderServer, request: Request) -> Respons
     return JSONResponse(page)
 
 
-async def handle_model(server: FakeProviderServer, request: Request) -> Response:
+async def handle_model(server: ModelsServerState, request: Request) -> Response:
     """`GET /v1/models/{model_id}`: one model, or the API's 404."""
     wire: Wire = "anthropic" if _is_anthropic(request) else "openai"
     model_id = request.path_params["model_id"]
-    server._record_listing(wire, request.url.path, str(request.url.query))
+    server.record_listing(wire, request.url.path, str(request.url.query))
     if not _authorized(server, request, wire):
         return _error(wire_errors.unauthorized(wire))
     for model in server.listed_models():

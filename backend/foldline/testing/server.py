@@ -25,23 +25,20 @@ import threading
 import time
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Self, TypeAlias
+from typing import Self
 
 import uvicorn
 
 from foldline.providers.base import ModelRequest, Usage
 from foldline.testing.codec import Wire
 from foldline.testing.failures import SUMMARY_KINDS, Failure, FailureKind, RecordedRequest, Target
-from foldline.testing.fake_app import build_app
+from foldline.testing.fake_app import Responder, build_app
 from foldline.testing.fake_models import FakeModel
 from foldline.testing.fake_tokenizer import Element, FakeTokenizer
 from foldline.testing.prompt_cache import PromptCache
 from foldline.testing.scripted import ScriptedModel
-from foldline.testing.steps import Step, looks_like_summary_request, structured_summary
+from foldline.testing.steps import looks_like_summary_request, structured_summary
 from foldline.testing.validation import ModelLimits
-
-Responder: TypeAlias = ScriptedModel | Callable[[dict[str, Any], Wire], Step]
-"""Decides the answers: a script, or a function of the raw body and the wire."""
 
 DEFAULT_LIMITS = ModelLimits(context_window=200_000, max_output_tokens=64_000)
 
@@ -229,7 +226,8 @@ class FakeProviderServer:
             for n in names
         ]
 
-    def _record_listing(self, wire: Wire, path: str, query: str) -> None:
+    def record_listing(self, wire: Wire, path: str, query: str) -> None:
+        """Keep a models-endpoint request for `listing_requests`."""
         with self._lock:
             self.listing_requests.append((wire, path, query))
 
@@ -274,7 +272,8 @@ class FakeProviderServer:
         with self._lock:
             return list(self._failures)
 
-    def _take_failure(self, wire: Wire, is_summary: bool) -> Failure | None:
+    def take_failure(self, wire: Wire, is_summary: bool) -> Failure | None:
+        """The next queued failure that applies to this request, used up once."""
         with self._lock:
             for failure in self._failures:
                 if failure.applies_to(wire, is_summary):
@@ -308,7 +307,8 @@ class FakeProviderServer:
     def requests_for(self, wire: Wire) -> list[RecordedRequest]:
         return [r for r in self.requests if r.wire == wire]
 
-    def _record(self, record: RecordedRequest) -> None:
+    def record(self, record: RecordedRequest) -> None:
+        """Keep a request for `requests` (the app calls this as soon as it is parsed)."""
         with self._lock:
             self._requests.append(record)
 
@@ -324,7 +324,7 @@ class FakeProviderServer:
 
     # --- usage -----------------------------------------------------------------------
 
-    def _usage(
+    def usage(
         self, model: str, wire: Wire, fixed: int, elements: list[Element], output_tokens: int
     ) -> Usage:
         """The usage of one call: the fake tokenizer's prompt count split by the cache."""

@@ -13,7 +13,10 @@ behaviours, and an unmerged turn usually means a bug in building the view.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import itertools
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -213,7 +216,66 @@ def _openai_structure(body: dict[str, Any]) -> WireError | None:
             param="messages",
             code="empty_array",
         )
+    for j, message in enumerate(messages):
+        error = _openai_content(j, message)
+        if error is not None:
+            return error
     return _openai_pairing(messages)
+
+
+_OPENAI_PART_TYPES = ("text", "image_url", "input_audio", "refusal", "file")
+_DATA_URL = re.compile(r"^data:(image/(?:png|jpeg|gif|webp));base64,([A-Za-z0-9+/]*={0,2})$")
+
+
+def _openai_content(index: int, message: dict[str, Any]) -> WireError | None:
+    """Content parts as the API checks them: known types only, image parts only in user
+    messages, an image URL either http(s) or a base64 data URL of a supported image."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return None
+    role = message.get("role")
+    for k, part in enumerate(content):
+        kind = part.get("type") if isinstance(part, dict) else None
+        where = f"messages[{index}].content[{k}]"
+        if kind not in _OPENAI_PART_TYPES:
+            return openai_error(
+                400,
+                f"Invalid value: '{kind}'. Supported values are: 'text', 'image_url', "
+                "'input_audio', 'refusal', and 'file'.",
+                param=f"{where}.type",
+                code="invalid_value",
+            )
+        if kind != "image_url":
+            continue
+        if role != "user":
+            return openai_error(
+                400,
+                f"Invalid '{where}'. Image URLs are only allowed for messages with role "
+                f"'user', but this message with role '{role}' contains an image URL.",
+                param=where,
+                code="invalid_value",
+            )
+        url = str((part.get("image_url") or {}).get("url", ""))
+        if url.startswith(("http://", "https://")):
+            continue
+        data = _DATA_URL.match(url)
+        if data is None or not _is_base64(data.group(2)):
+            return openai_error(
+                400,
+                f"Invalid '{where}.image_url.url'. Expected a base64-encoded data URL with "
+                "an image MIME type (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), "
+                "or an http(s) URL.",
+                param=f"{where}.image_url.url",
+                code="invalid_value",
+            )
+    return None
+
+
+def _is_base64(data: str) -> bool:
+    try:
+        return bool(base64.b64decode(data, validate=True))
+    except binascii.Error:
+        return False
 
 
 def _unanswered(index: int, missing: list[str]) -> WireError:

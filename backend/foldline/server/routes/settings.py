@@ -17,9 +17,9 @@ from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 
 from foldline.config import AppConfig, ConfigError, apply_settings_patch, public_settings
-from foldline.config import build_provider as config_build_provider
 from foldline.core.messages import user
 from foldline.providers.base import ModelRequest, Provider, ProviderError, Stop, TextDelta
+from foldline.providers.registry import build_provider
 from foldline.secrets import delete_api_key, set_api_key
 from foldline.server.config_source import ConfigSource
 from foldline.server.deps import DataDirDep
@@ -44,7 +44,7 @@ def get_config_source(request: Request) -> ConfigSource:
 
 def get_provider_builder() -> Callable[[AppConfig, str], Provider]:
     """How a configured provider is built (tests override this dependency)."""
-    return config_build_provider
+    return build_provider
 
 
 def get_local_targets() -> tuple[LocalServerTarget, ...]:
