@@ -1,4 +1,4 @@
-"""config.toml (DESIGN §9), the environment overlay, model resolution and provider building."""
+"""config.toml (the documented example), the environment overlay, models and providers."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ from foldline.providers.registry import (
 )
 from foldline.secrets import SERVICE, set_api_key
 
-DESIGN_EXAMPLE = """\
+DOCUMENTED_EXAMPLE = """\
 [defaults]
 model = "claude-sonnet-4-5"
 
@@ -151,7 +151,7 @@ def test_first_run_creates_a_commented_default_file(tmp_path: Path) -> None:
 
 
 def test_the_design_example_reads_as_written(tmp_path: Path) -> None:
-    write(tmp_path, DESIGN_EXAMPLE)
+    write(tmp_path, DOCUMENTED_EXAMPLE)
     config = load_config(tmp_path)
 
     assert default_model(config) == "claude-sonnet-4-5"
@@ -479,7 +479,8 @@ def test_public_settings_never_contain_a_key(
     keyring.set_keyring(fail.Keyring())
     write(
         tmp_path,
-        DESIGN_EXAMPLE + '\n[providers.extra]\nkind = "openai"\napi_key = "sk-plain-in-config-9"\n',
+        DOCUMENTED_EXAMPLE
+        + '\n[providers.extra]\nkind = "openai"\napi_key = "sk-plain-in-config-9"\n',
     )
     config = load_config(tmp_path)
     set_api_key(tmp_path, "anthropic", "sk-ant-secret-value-1")
@@ -508,7 +509,7 @@ def test_public_settings_never_contain_a_key(
 
 
 def test_settings_patch_round_trips_through_the_file(tmp_path: Path) -> None:
-    write(tmp_path, DESIGN_EXAMPLE)
+    write(tmp_path, DOCUMENTED_EXAMPLE)
     config = load_config(tmp_path)
     patched = apply_settings_patch(
         config,
@@ -548,7 +549,7 @@ def test_settings_patch_round_trips_through_the_file(tmp_path: Path) -> None:
 def test_invalid_patches_are_refused(
     tmp_path: Path, patch: dict[str, object], fragment: str
 ) -> None:
-    write(tmp_path, DESIGN_EXAMPLE)
+    write(tmp_path, DOCUMENTED_EXAMPLE)
     with pytest.raises(ConfigError) as caught:
         apply_settings_patch(load_config(tmp_path), patch)
     assert fragment in str(caught.value)

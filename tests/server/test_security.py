@@ -1,4 +1,4 @@
-"""The local server's defences (DESIGN §6): token, Host, Origin, CORS, docs, headers."""
+"""The local server's defences: token, Host, Origin, CORS, docs, headers."""
 
 from __future__ import annotations
 
