@@ -42,6 +42,8 @@ SERVICES: list[ChatService] = []
 def make_service(
     server: FakeProviderServer, store: Store, tmp_path: Path, **compaction: object
 ) -> ChatService:
+    # Titles are made by a model call of their own, which would take scripted answers.
+    compaction.setdefault("auto_title", False)
     extra = "".join(f"{key} = {value!r}\n" for key, value in compaction.items())
     text = f"""
 [providers.fake-anthropic]

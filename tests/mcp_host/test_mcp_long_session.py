@@ -89,6 +89,7 @@ max_output_tokens = 1024
 [compaction]
 keep_recent_tokens = 1500
 tool_result_token_cap = 1500
+auto_title = false  # a title call would take a scripted answer
 
 [mcp_servers.reports]
 command = "{sys.executable}"
@@ -193,6 +194,9 @@ vision = true
 
 [models."{MODEL["openai"]}"]
 provider = "fake-openai"
+
+[compaction]
+auto_title = false  # a title call would take a scripted answer
 
 [mcp_servers.reports]
 command = "{sys.executable}"
