@@ -373,6 +373,7 @@ keep_recent_tokens = 8000
 strategy = "structured"          # or "narrative"
 tool_result_token_cap = 4000
 model = ""                       # optional cheaper summarizer model
+auto_title = true                # the summarizer titles a conversation after its first answer
 """
 
 

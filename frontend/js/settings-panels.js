@@ -610,6 +610,10 @@ export function compactionPanel(draft) {
     }),
     check("auto", "Fold automatically when the context crosses the threshold"),
     check("prune", "Prune old tool outputs before folding (they stay in the history)"),
+    check(
+      "autoTitle",
+      "Title new conversations with a few words by the summarizer after the first answer",
+    ),
     h(
       "div",
       { class: "field-row" },

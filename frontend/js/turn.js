@@ -312,27 +312,56 @@ function announceError(error) {
 
 const DEFAULT_TITLE = "New conversation";
 
-/** Give a new conversation a title from its first message, as people expect. */
+/**
+ * Show a new conversation's title at once: the server names it after its first message
+ * when the message arrives (the same rule as here). Returns the title, or null when the
+ * conversation already had messages or a name.
+ */
 function nameIfNew(id, content) {
   const conversation = state.conversation;
   if (!conversation || conversation.id !== id || conversation.messageCount > 0) {
-    return;
+    return null;
   }
   if (conversation.title && conversation.title !== DEFAULT_TITLE) {
-    return;
+    return null;
   }
   const firstLine = content.trim().split("\n")[0].replace(/\s+/g, " ");
   const title = firstLine.length > 60 ? `${firstLine.slice(0, 57).trimEnd()}…` : firstLine;
   if (!title) {
-    return;
+    return null;
   }
   conversation.title = title;
   conversation.messageCount = 1;
-  api
-    .updateConversation(id, { title })
-    .then(() => app.refreshList())
-    .then(() => emit("conversation", state.conversation))
-    .catch((error) => notifyError("Could not name the conversation", error));
+  emit("conversation", state.conversation);
+  return title;
+}
+
+/** Seconds after a first exchange at which the conversation is re-read for its title. */
+const TITLE_CHECKS_MS = [1000, 2000, 4000, 8000, 15000];
+
+/**
+ * After the first exchange the summarizer writes a short title in the background, after
+ * the turn's `done`; re-read the conversation a few times until it has arrived (or the
+ * setting is off, the summarizer failed, or the person renamed it: then nothing changes).
+ */
+async function watchForMadeTitle(id, firstTitle) {
+  for (const delay of TITLE_CHECKS_MS) {
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    let conversation;
+    try {
+      conversation = await api.getConversation(id);
+    } catch {
+      return; // deleted meanwhile, or the server is gone: the next list refresh tells
+    }
+    if (conversation.title !== firstTitle) {
+      if (state.conversation?.id === id) {
+        state.conversation = { ...state.conversation, title: conversation.title };
+        emit("conversation", state.conversation);
+      }
+      await app.refreshList();
+      return;
+    }
+  }
 }
 
 /** Send `content` to the open conversation and stream the turn. */
@@ -365,9 +394,12 @@ export async function sendMessage(content) {
     notifyError("The message was not sent", error);
     return false;
   }
-  nameIfNew(id, content);
+  const firstTitle = nameIfNew(id, content);
   await consume("turn", events, live);
   await finish(live);
+  if (firstTitle) {
+    watchForMadeTitle(id, firstTitle);
+  }
   return true;
 }
 

@@ -70,6 +70,8 @@ def session_config(
     server: FakeProviderServer, more_toml: str = "", **compaction: object
 ) -> AppConfig:
     """Both models of MODEL on SERVER, the COMPACTION settings added, then MORE_TOML."""
+    # Titles are made by a model call of their own, which would take scripted answers.
+    compaction.setdefault("auto_title", False)
     extra = "".join(f"{key} = {value!r}\n" for key, value in compaction.items())
     extra = extra.replace("'", '"').replace("True", "true").replace("False", "false")
     return parse_config(f"""

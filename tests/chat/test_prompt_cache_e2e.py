@@ -72,6 +72,7 @@ api_key = "k"
 {models}
 [compaction]
 keep_recent_tokens = 1500
+auto_title = false
 {extra}"""
     )
 

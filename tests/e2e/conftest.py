@@ -71,6 +71,9 @@ max_output_tokens = 500
 
 [compaction]
 keep_recent_tokens = 300
+# A title is made by a model call of its own, which would take scripted answers
+# (test_ui_titles.py turns it on).
+auto_title = false
 """
 
 # The first turn of a session loads the SDK and the tokenizer, which takes seconds on a

@@ -313,6 +313,8 @@ def test_earlier_folds_stay_visible_as_quieter_lines(ui):
     expect(lines).to_have_count(1)
     expect(page.locator(".fold-line.current")).to_have_attribute("data-version", "1")
     start = folds[0]["apiStartIndex"]
+    # The messages are redrawn after the fold line: wait for the redraw to settle.
+    expect(page.locator(".message.folded")).to_have_count(start)
     assert displayed_indices(page, ".message.folded") == list(range(start))
 
 

@@ -28,6 +28,10 @@ provider = "fake"
 context_window = 200000
 max_output_tokens = 500
 
+# A title is made by a model call of its own, which would take a scripted answer.
+[compaction]
+auto_title = false
+
 [mcp_servers.tests]
 command = "{python}"
 args = ["{script}"]

@@ -52,5 +52,9 @@ provider = "local"
 context_window = 200000
 max_output_tokens = 1024
 
+# A title is made by a model call of its own, which would take a scripted answer.
+[compaction]
+auto_title = false
+
 """
 """A config whose default model is served by a fake the tests inject."""

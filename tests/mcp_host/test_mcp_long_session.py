@@ -167,6 +167,9 @@ vision = true
 [models."{MODEL["openai"]}"]
 provider = "fake-openai"
 
+[compaction]
+auto_title = false  # a title call would take a scripted answer
+
 [mcp_servers.reports]
 command = "{sys.executable}"
 args = ["{SERVER_SCRIPT}"]

@@ -44,6 +44,11 @@ base_url = "http://127.0.0.1:9/v1"
 provider = "local"
 context_window = 32768
 max_output_tokens = 1024
+
+# A title is made by a model call of its own after the first exchange; tests that count
+# the scripted model's calls would see it (tests/chat/test_titles.py covers titles).
+[compaction]
+auto_title = false
 """
 
 

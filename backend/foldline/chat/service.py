@@ -20,6 +20,7 @@ from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.folding import manual_fold_settings
+from foldline.chat.titles import BackgroundTitles
 from foldline.chat.tool_registry import Tool, ToolRegistry, ToolSource
 from foldline.chat.tools import CONTEXT_TOOLS, WorkspaceFiles
 from foldline.chat.turn import TurnRunner, storable
@@ -107,6 +108,7 @@ class ChatService:
         self.running: dict[str, TurnHandle] = {}
         self.background = BackgroundFolds(store, self.is_running)
         self.loader.fold_status = self.background.status
+        self.titles = BackgroundTitles(store)
         self._providers: dict[str, Provider] = {}
         self._providers_config: AppConfig | None = None
 
@@ -175,6 +177,7 @@ class ChatService:
             summarizer=(summarizer, summary_model),
             breakers=self.breakers,
             background=self.background,
+            titles=self.titles,
             tools=self.tool_registry,
             prepare_tools=self.prepare_tools,
             sleep=self.sleep,
@@ -263,6 +266,7 @@ class ChatService:
     async def shutdown(self) -> None:
         """Cancel running turns (their partial answers are kept, marked interrupted)."""
         await self.background.shutdown()
+        await self.titles.shutdown()
         handles = list(self.running.values())
         for handle in handles:
             if handle.task is not None:

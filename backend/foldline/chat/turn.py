@@ -27,6 +27,7 @@ from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.folding import Gate, manual_fold_settings
 from foldline.chat.serialize import part_to_json, record_to_json
+from foldline.chat.titles import DEFAULT_TITLE, BackgroundTitles, first_message_title
 from foldline.chat.tool_registry import BatchRun, ToolBatch, ToolRegistry, Truncation
 from foldline.chat.usage import Billing, model_call
 from foldline.config import AppConfig
@@ -129,6 +130,7 @@ class TurnRunner:
         summarizer: tuple[Provider, str],
         breakers: dict[str, BreakerState],
         background: BackgroundFolds,
+        titles: BackgroundTitles,
         tools: Callable[[], ToolRegistry],
         prepare_tools: Callable[[], Awaitable[list[ChatEvent]]] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -143,14 +145,19 @@ class TurnRunner:
         self.sleep = sleep
         self.breakers = breakers
         self.background = background
+        self.titles = titles
+        self.summarizer = summarizer
         summary_model = resolve_model(config, summarizer[1])
+        self.summary_billing = Billing(
+            summary_model.provider_name, summary_model.model, summary_model.prices
+        )
         self.gate = Gate(
             store,
             self.load,
             summarizer[0],
             summarizer[1],
             loader.drop_anchor,
-            Billing(summary_model.provider_name, summary_model.model, summary_model.prices),
+            self.summary_billing,
         )
         self.gate.breaker = breakers.get(conversation_id, BreakerState())
         self.fresh: ConversationContext | None = None
@@ -205,6 +212,11 @@ class TurnRunner:
         record = await asyncio.to_thread(
             self.store.append_message, self.conversation_id, user(content)
         )
+        title = first_message_title(content)
+        if record.seq == 0 and title:  # an untitled conversation is named by its first message
+            await asyncio.to_thread(
+                self.store.replace_title, self.conversation_id, DEFAULT_TITLE, title
+            )
         ctx = await self._load()
         yield ChatEvent("message.created", self._record_json(record, ctx))
         async for event in self._loop(record.seq, ctx):
@@ -253,7 +265,13 @@ class TurnRunner:
             ):
                 yield event
         if answer.stop is not None:  # the turn ended well: prepare the next fold
-            self.background.after_turn(self.gate, await self._load(), turn)
+            ctx = await self._load()
+            self.background.after_turn(self.gate, ctx, turn)
+            if ctx.settings.auto_title:
+                provider, model = self.summarizer
+                self.titles.after_turn(
+                    self.conversation_id, provider, model, self.summary_billing, turn
+                )
         # Loaded after `after_turn`: the numbers carry the background fold it started.
         yield ChatEvent("context.stats", (await self._load()).stats())
         yield ChatEvent("done", {})

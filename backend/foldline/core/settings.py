@@ -42,6 +42,9 @@ class CompactionSettings(BaseModel):
     """The newest tool output tokens never pruned."""
     prune_minimum_tokens: int = Field(20_000, ge=0, le=MAX_TOKENS)
     """Prune only when at least this many tokens would be reclaimed (keeps the cache warm)."""
+    auto_title: bool = True
+    """After a conversation's first exchange, the summarizer names it with a short title
+    (until then, and if it fails, the title is the first message)."""
     protected_tools: tuple[str, ...] = ("compactContext", "getContextStats")
     """Tools whose results are never pruned."""
 

@@ -89,7 +89,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "conversation_id": "The conversation the call was made for.",
         "turn": "Display index of the user message whose turn made the call (for a fold "
         "prepared in the background: the turn after which it was prepared).",
-        "purpose": "chat (an answer) or summary (a summarizer call of a fold).",
+        "purpose": "chat (an answer) or summary (a summarizer call: for a fold, or for a title "
+        "made after the first exchange).",
         "message_id": "The assistant message a chat call wrote (NULL for summaries).",
         "fold_version": "The fold a summarizer call belongs to (NULL for chat calls, and for "
         "summaries that never became a fold: failed, or prepared and then dropped).",

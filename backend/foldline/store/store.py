@@ -241,6 +241,16 @@ class Store:
                 raise NotFound(f"no conversation with id {conversation_id!r}")
             return queries.get_conversation(conn, conversation_id)
 
+    def replace_title(self, conversation_id: str, expected: str, title: str) -> bool:
+        """Set `title` only if the title is still `expected` (False: it changed meanwhile,
+        a rename by the person wins over a title made in the background)."""
+        with self._pool.write() as conn:
+            cursor = conn.execute(
+                "UPDATE conversations SET title = ? WHERE id = ? AND title = ?",
+                (title, conversation_id, expected),
+            )
+            return cursor.rowcount == 1
+
     def delete_conversation(self, conversation_id: str) -> None:
         """Delete the conversation with its messages and every fold version."""
         with self._pool.write() as conn:

@@ -8,6 +8,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response, status
 
+from foldline.chat.titles import DEFAULT_TITLE
 from foldline.server.deps import ChatDep, StoreDep
 from foldline.server.schemas import (
     CompactionOut,
@@ -21,8 +22,6 @@ from foldline.server.schemas import (
 from foldline.store import ConversationRecord, PinRecord
 
 router = APIRouter(prefix="/api/conversations", tags=["conversations"])
-
-DEFAULT_TITLE = "New conversation"
 
 
 def conversation_out(
@@ -115,6 +114,7 @@ async def delete_conversation(conversation_id: str, store: StoreDep, chat: ChatD
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(handle.wait(), timeout=10)
     chat.background.cancel(conversation_id)
+    chat.titles.cancel(conversation_id)
     store.delete_conversation(conversation_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 

@@ -1,0 +1,44 @@
+"""The title the summarizer makes after the first exchange reaches the sidebar and header."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from foldline.testing import Reply
+
+CONFIG = """\
+[defaults]
+model = "fake-model"
+
+[providers.fake]
+kind = "openai-compatible"
+base_url = "{base_url}"
+
+[models."fake-model"]
+provider = "fake"
+context_window = 4000
+max_output_tokens = 500
+
+[compaction]
+auto_title = true
+"""
+
+
+def test_the_sidebar_shows_the_made_title(start_foldline, make_ui, fake_provider):
+    app = start_foldline(CONFIG.format(base_url=fake_provider.openai_url))
+    app.script.add(
+        Reply(text="Paris, since the tenth century."), Reply(text='"Capital of France."')
+    )
+    ui = make_ui(app)
+    ui.open()
+    page = ui.page
+    ui.send("What is the capital of France?")
+    expect(page.locator("#conversation-title")).to_have_text("What is the capital of France?")
+    item = page.locator(".conversation-item")
+    expect(item).to_have_count(1)
+    expect(item).to_contain_text("Capital of France", timeout=20_000)
+    expect(page.locator("#conversation-title")).to_have_text("Capital of France")
+    title_request = app.script.calls[-1]
+    assert title_request.tools == []
+    assert "What is the capital of France?" in title_request.messages[0].text
+    ui.shot("made-title")
