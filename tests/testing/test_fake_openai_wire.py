@@ -242,11 +242,18 @@ _ASSISTANT_CALLS: dict[str, Any] = {
 }
 
 
-async def _refusal(gpt: openai.AsyncOpenAI, messages: list[Any]) -> object:
-    """The body of the 400 the fake server answers MESSAGES with."""
+async def _assert_refused(
+    gpt: openai.AsyncOpenAI, messages: list[Any], message: str, param: str, code: str | None
+) -> None:
+    """MESSAGES get a 400 whose body is the API's own invalid request error."""
     with pytest.raises(openai.BadRequestError) as caught:
         await gpt.chat.completions.create(model=BIG, messages=messages)
-    return caught.value.body
+    assert caught.value.body == {
+        "message": message,
+        "type": "invalid_request_error",
+        "param": param,
+        "code": code,
+    }
 
 
 @pytest.mark.parametrize(
@@ -288,12 +295,7 @@ async def _refusal(gpt: openai.AsyncOpenAI, messages: list[Any]) -> object:
 async def test_tool_pairing_is_enforced(
     gpt: openai.AsyncOpenAI, messages: list[Any], message: str, param: str
 ) -> None:
-    assert await _refusal(gpt, messages) == {
-        "message": message,
-        "type": "invalid_request_error",
-        "param": param,
-        "code": None,
-    }
+    await _assert_refused(gpt, messages, message, param, code=None)
 
 
 # --- injected failures -----------------------------------------------------------------
@@ -486,9 +488,4 @@ _NOT_AN_IMAGE_URL = (
 async def test_misplaced_or_malformed_images_are_refused(
     gpt: openai.AsyncOpenAI, messages: list[Any], message: str, param: str
 ) -> None:
-    assert await _refusal(gpt, messages) == {
-        "message": message,
-        "type": "invalid_request_error",
-        "param": param,
-        "code": "invalid_value",
-    }
+    await _assert_refused(gpt, messages, message, param, code="invalid_value")
