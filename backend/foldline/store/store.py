@@ -26,7 +26,7 @@ from foldline.core.calibration import Calibration
 from foldline.core.messages import Message
 from foldline.core.state import CompactionState
 from foldline.paths import make_private_files
-from foldline.store import queries, usage
+from foldline.store import lookups, queries, usage
 from foldline.store.connection import ConnectionPool
 from foldline.store.importing import ConversationImport
 from foldline.store.migrations import migrations
@@ -48,12 +48,11 @@ from foldline.store.records import (
     dump_json_or_none,
     dump_parts,
     is_corruption,
-    load_message,
     message_from_row,
     utc_timestamp,
 )
 from foldline.store.schema import missing_search_triggers, rebuild_search_index
-from foldline.store.search import fts_query, like_pattern, search_terms, snippet
+from foldline.store.search import fts_query, like_pattern, search_terms
 
 RECOVERED_ERROR = "The app stopped before this answer was finished; the text so far is kept."
 
@@ -187,29 +186,7 @@ class Store:
 
     def search_hit(self, conversation_id: str, q: str) -> tuple[int, str] | None:
         """The newest message of the conversation matching `q`: its index and a snippet."""
-        match = fts_query(q)
-        if match is None:
-            return None
-        row = (
-            self._pool.get()
-            .conn.execute(
-                "SELECT m.seq, m.parts FROM messages_fts "
-                "JOIN messages AS m ON m.pk = messages_fts.rowid "
-                "WHERE messages_fts MATCH ? AND m.conversation_id = ? "
-                "ORDER BY m.seq DESC LIMIT 1",
-                (match, conversation_id),
-            )
-            .fetchone()
-        )
-        if row is None:
-            return None
-        parts = json.loads(row[1])
-        text = "\n".join(
-            str(part.get("text") or part.get("output") or "")
-            for part in parts
-            if isinstance(part, dict)
-        )
-        return row[0], snippet(text, q)
+        return lookups.search_hit(self._pool.get().conn, conversation_id, q)
 
     def update_conversation(
         self,
@@ -420,71 +397,20 @@ class Store:
     def search_messages(
         self, q: str, conversation_id: str | None = None, limit: int = 50
     ) -> list[MessageRecord]:
-        """Messages matching every typed term (the last one as a prefix), newest first.
-
-        Newest first rather than by relevance: FTS5 walks its index in rowid order and
-        stops after `limit` hits, whereas ranking scores every match first (50 ms for a
-        common word at 10k messages, growing with the history); in a chat history the
-        recent mention is usually the one wanted.
-        """
-        match = fts_query(q)
-        if match is None:
-            return []
-        scope = "" if conversation_id is None else "AND messages.conversation_id = ? "
-        params: tuple[Any, ...] = (match,) if conversation_id is None else (match, conversation_id)
-        rows = (
-            self._pool.get()
-            .conn.execute(
-                f"SELECT {MESSAGE_COLUMNS} "
-                "FROM messages_fts JOIN messages ON messages.pk = messages_fts.rowid "
-                f"WHERE messages_fts MATCH ? {scope}"
-                "ORDER BY messages_fts.rowid DESC LIMIT ?",
-                (*params, limit),
-            )
-            .fetchall()
-        )
-        return [message_from_row(row) for row in rows]
+        """Messages matching every typed term, newest first (see `lookups`)."""
+        return lookups.search_messages(self._pool.get().conn, q, conversation_id, limit)
 
     # -- pins ----------------------------------------------------------------------------
 
     def list_pins(self, conversation_id: str) -> list[PinRecord]:
         """The pinned messages of a conversation, in display order."""
         with self._pool.snapshot() as conn:
-            rows = conn.execute(
-                "SELECT id, seq, role, parts, pinned_at FROM messages "
-                "WHERE conversation_id = ? AND pinned_at IS NOT NULL ORDER BY seq",
-                (conversation_id,),
-            ).fetchall()
-            if not rows:
-                queries.get_conversation(conn, conversation_id)
-        return [
-            PinRecord(
-                message_id=row[0],
-                seq=row[1],
-                message=load_message(row[2], row[3]),
-                pinned_at=row[4],
-            )
-            for row in rows
-        ]
+            return lookups.list_pins(conn, conversation_id)
 
     def set_pinned(self, conversation_id: str, message_id: str, pinned: bool) -> str | None:
-        """Pin or unpin a message; returns its `pinned_at` (None when unpinned). Pinning
-        a pinned message keeps its first time. NotFound for a message of another
-        conversation."""
+        """Pin or unpin a message; returns its `pinned_at` (None when unpinned)."""
         with self._pool.write() as conn:
-            row = conn.execute(
-                "SELECT pinned_at FROM messages WHERE id = ? AND conversation_id = ?",
-                (message_id, conversation_id),
-            ).fetchone()
-            if row is None:
-                raise NotFound(f"no message {message_id!r} in conversation {conversation_id!r}")
-            pinned_at = (row[0] or self._now()) if pinned else None
-            conn.execute("UPDATE messages SET pinned_at = ? WHERE id = ?", (pinned_at, message_id))
-            conn.execute(
-                "UPDATE conversations SET updated_at = ? WHERE id = ?",
-                (self._now(), conversation_id),
-            )
-        return pinned_at
+            return lookups.set_pinned(conn, conversation_id, message_id, pinned, self._now())
 
     # -- folds ---------------------------------------------------------------------------
 
