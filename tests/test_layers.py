@@ -24,6 +24,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # `foldline.mcp` here is its settings, naming, approvals and connections; the parts
     # that run tools in a turn build on the chat layer below the server.
     ("foldline", "foldline.paths", "foldline.secrets", "foldline.tokenizers", "foldline.mcp"),
+    # The API's public shapes: pydantic models over core types, used by chat and server alike.
+    ("foldline.api",),
     ("foldline.logging_setup",),
     ("foldline.config",),
     ("foldline.config_toml", "foldline.providers", "foldline.store"),

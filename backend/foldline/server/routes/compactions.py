@@ -8,12 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Depends, Path, Query
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from foldline.chat.service import TurnHandle
-from foldline.core.settings import MAX_TOKENS
-from foldline.server.deps import ChatDep, StoreDep
-from foldline.server.errors import ApiError
-from foldline.server.routes.messages import SSE_RESPONSES
-from foldline.server.schemas import (
+from foldline.api.schemas import (
     CompactionList,
     CompactionOut,
     CompactionPreview,
@@ -21,6 +16,11 @@ from foldline.server.schemas import (
     CompactRequest,
     UndoResult,
 )
+from foldline.chat.service import TurnHandle
+from foldline.core.settings import MAX_TOKENS
+from foldline.server.deps import ChatDep, StoreDep
+from foldline.server.errors import ApiError
+from foldline.server.routes.messages import SSE_RESPONSES
 from foldline.server.sse import turn_event_stream
 
 router = APIRouter(prefix="/api/conversations", tags=["compactions"])

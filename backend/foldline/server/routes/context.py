@@ -6,8 +6,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from foldline.api.schemas import ContextOut
 from foldline.server.deps import ChatDep, StoreDep
-from foldline.server.schemas import ContextOut
 
 router = APIRouter(prefix="/api/conversations", tags=["context"])
 

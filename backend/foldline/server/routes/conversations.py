@@ -8,9 +8,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response, status
 
-from foldline.chat.titles import DEFAULT_TITLE
-from foldline.server.deps import ChatDep, StoreDep
-from foldline.server.schemas import (
+from foldline.api.schemas import (
     CompactionOut,
     ConversationCreate,
     ConversationList,
@@ -19,6 +17,8 @@ from foldline.server.schemas import (
     PinOut,
     SearchHitOut,
 )
+from foldline.chat.titles import DEFAULT_TITLE
+from foldline.server.deps import ChatDep, StoreDep
 from foldline.store import ConversationRecord, PinRecord
 
 router = APIRouter(prefix="/api/conversations", tags=["conversations"])

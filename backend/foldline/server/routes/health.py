@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 import foldline
-from foldline.server.schemas import Health
+from foldline.api.schemas import Health
 
 router = APIRouter(prefix="/api", tags=["health"])
 

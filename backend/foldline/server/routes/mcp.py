@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Request
 
+from foldline.api.schemas import ApiModel, RequestModel
 from foldline.config import AppConfig
 from foldline.mcp.approval import UnknownApproval
 from foldline.mcp.manager import McpManager, ServerDisabled, ServerStatus
@@ -24,7 +25,6 @@ from foldline.mcp.settings import (
 from foldline.server.config_source import ConfigSource
 from foldline.server.errors import ApiError
 from foldline.server.routes.settings import ConfigSourceDep
-from foldline.server.schemas import ApiModel, RequestModel
 
 router = APIRouter(tags=["mcp"])
 

@@ -8,11 +8,11 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Query
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
+from foldline.api.schemas import FullPartOut, MessageOut, MessagePage, SendMessage
 from foldline.chat.service import TurnHandle
 from foldline.core.messages import ToolResultPart
 from foldline.server.deps import ChatDep, StoreDep
 from foldline.server.errors import ApiError
-from foldline.server.schemas import FullPartOut, MessageOut, MessagePage, SendMessage
 from foldline.server.sse import turn_event_stream
 
 router = APIRouter(prefix="/api/conversations", tags=["messages"])

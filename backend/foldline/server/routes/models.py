@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 
+from foldline.api.schemas_models import ModelsOut, ModelsRefresh
 from foldline.config import AppConfig, find_provider_key
 from foldline.providers import catalog
 from foldline.providers.discovery import refresh_all, refresh_provider
@@ -22,7 +23,6 @@ from foldline.providers.listing import ListedModel, ModelDirectory, ProviderList
 from foldline.providers.registry import resolve_model
 from foldline.server.errors import ApiError
 from foldline.server.routes.settings import ConfigSourceDep
-from foldline.server.schemas_models import ModelsOut, ModelsRefresh
 
 router = APIRouter(prefix="/api/models", tags=["models"])
 

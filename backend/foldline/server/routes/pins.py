@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from foldline.api.schemas import PinsOut
 from foldline.core.pins import Pin, pins_tokens
 from foldline.server.deps import ChatDep, StoreDep
 from foldline.server.errors import ApiError
 from foldline.server.routes.conversations import pin_out
-from foldline.server.schemas import PinsOut
 from foldline.store import Store
 
 router = APIRouter(prefix="/api/conversations", tags=["pins"])

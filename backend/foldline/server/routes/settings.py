@@ -16,6 +16,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 
+from foldline.api.schemas import (
+    ConnectionTest,
+    ConnectionTestResult,
+    LocalServers,
+    SettingsUpdate,
+)
 from foldline.config import AppConfig, ConfigError, apply_settings_patch, public_settings
 from foldline.core.messages import user
 from foldline.providers.base import ModelRequest, Provider, ProviderError, Stop, TextDelta
@@ -26,12 +32,6 @@ from foldline.server.deps import DataDirDep
 from foldline.server.errors import ApiError
 from foldline.server.local_servers import DEFAULT_TARGETS, LocalServerTarget, detect_local_servers
 from foldline.server.model_refresh import schedule_refresh
-from foldline.server.schemas import (
-    ConnectionTest,
-    ConnectionTestResult,
-    LocalServers,
-    SettingsUpdate,
-)
 
 router = APIRouter(prefix="/api/settings", tags=["settings"])
 

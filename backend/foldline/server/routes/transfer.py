@@ -12,10 +12,10 @@ from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
+from foldline.api.schemas import MAX_TITLE_CHARS, ConversationOut
 from foldline.server.deps import DataDirDep, StoreDep
 from foldline.server.errors import ApiError
 from foldline.server.routes.conversations import conversation_out
-from foldline.server.schemas import MAX_TITLE_CHARS, ConversationOut
 from foldline.server.security import IMPORT_BODY_LIMIT
 from foldline.store import Store
 from foldline.store.export import InvalidJson, export_markdown, import_stream, write_export

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from foldline.server.schemas import ApiModel, RequestModel
+from foldline.api.schemas import ApiModel, RequestModel
 
 Lifecycle = Literal["active", "deprecated", "retired"]
 
