@@ -17,7 +17,7 @@ import sqlite3
 from collections.abc import Iterable
 
 from foldline.core.tree import FoldLink, applicable_fold
-from foldline.store.records import NotFound
+from foldline.store.records import MESSAGE_COLUMNS, MessageRecord, NotFound, message_from_row
 
 
 class NotOnPath(ValueError):
@@ -61,7 +61,7 @@ def on_path_ids(
     return {row[0] for row in rows}
 
 
-def _repoint_fold(conn: sqlite3.Connection, conversation_id: str, start: int) -> int:
+def repoint_fold(conn: sqlite3.Connection, conversation_id: str, start: int) -> int:
     """Make the deepest fold of `start`'s chain that applies to the active path current."""
     links = fold_links(conn, conversation_id)
     on_path = on_path_ids(conn, conversation_id, (link.last_message_id for link in links.values()))
@@ -117,7 +117,7 @@ def cut_path(
         "UPDATE conversations SET active_leaf_id = ?, updated_at = ? WHERE id = ?",
         (parent_id, now, conversation_id),
     )
-    _repoint_fold(conn, conversation_id, pointer)
+    repoint_fold(conn, conversation_id, pointer)
 
 
 def latest_leaf(conn: sqlite3.Connection, conversation_id: str, message_id: str) -> str:
@@ -174,7 +174,7 @@ def switch_to(conn: sqlite3.Connection, conversation_id: str, message_id: str, n
         "UPDATE conversations SET active_leaf_id = ?, updated_at = ? WHERE id = ?",
         (leaf, now, conversation_id),
     )
-    _repoint_fold(conn, conversation_id, pointer if remembered is None else remembered)
+    repoint_fold(conn, conversation_id, pointer if remembered is None else remembered)
     return leaf
 
 
@@ -211,3 +211,16 @@ def last_folded_id(
         (conversation_id, api_start_index - 1),
     ).fetchone()
     return None if row is None else row[0]
+
+
+def branch_starts(conn: sqlite3.Connection, conversation_id: str) -> list[MessageRecord]:
+    """The first message of every branch that leaves the active path (a sibling of one of
+    its messages), by depth: where the other branches diverge."""
+    rows = conn.execute(
+        f"SELECT {MESSAGE_COLUMNS} FROM messages AS m "
+        "WHERE m.conversation_id = ? AND m.on_path = 0 AND (m.parent_id IS NULL OR EXISTS ("
+        "  SELECT 1 FROM messages AS p WHERE p.id = m.parent_id AND p.on_path = 1)) "
+        "ORDER BY m.seq, m.pk",
+        (conversation_id,),
+    ).fetchall()
+    return [message_from_row(row) for row in rows]

@@ -352,6 +352,10 @@ class Store:
         """Each message's id and its siblings' (same parent), oldest first."""
         return branches.sibling_ids(self._pool.get().conn, conversation_id, message_ids)
 
+    def branch_starts(self, conversation_id: str) -> list[MessageRecord]:
+        """The first message of each branch that leaves the active path, by depth."""
+        return branches.branch_starts(self._pool.get().conn, conversation_id)
+
     def message_on_path(self, conversation_id: str, message_id: str) -> MessageRecord:
         """A message of the active path (NotFound; `branches.NotOnPath` off the path)."""
         record = self.get_message(message_id)
@@ -569,24 +573,35 @@ class Store:
         self, conversation_id: str
     ) -> tuple[ConversationRecord, list[MessageRecord], list[CompactionRecord]]:
         """The whole conversation from one read snapshot (for export)."""
-        with self.reading_conversation(conversation_id) as (conversation, messages, compactions):
-            return conversation, list(messages), compactions
+        with self.reading_conversation(conversation_id) as (conversation, messages, folds, _):
+            return conversation, list(messages), folds
 
     @contextmanager
     def reading_conversation(
-        self, conversation_id: str
-    ) -> Iterator[tuple[ConversationRecord, Iterator[MessageRecord], list[CompactionRecord]]]:
-        """The conversation, its messages one at a time (in display order) and its folds,
-        all from one read snapshot: an export of any size reads in constant memory."""
+        self, conversation_id: str, *, every_branch: bool = False
+    ) -> Iterator[
+        tuple[
+            ConversationRecord,
+            Iterator[MessageRecord],
+            list[CompactionRecord],
+            dict[str, tuple[str | None, int | None]],
+        ]
+    ]:
+        """The conversation, its messages one at a time (the active path in display
+        order; with `every_branch`, every message, parents first), its folds and the
+        messages' marks (id -> (pinned_at, leaf_fold_version), for the marked ones), all
+        from one read snapshot: an export of any size reads in constant memory."""
+        path = "" if every_branch else "AND on_path = 1 "
         with self._pool.snapshot() as conn:
             conversation = queries.get_conversation(conn, conversation_id)
             compactions = queries.list_compactions(conn, conversation_id)
+            marks = lookups.message_marks(conn, conversation_id)
             cursor = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS} FROM messages "
-                "WHERE conversation_id = ? AND on_path = 1 ORDER BY seq",
+                f"WHERE conversation_id = ? {path}ORDER BY seq, pk",
                 (conversation_id,),
             )
-            yield conversation, (message_from_row(row) for row in cursor), compactions
+            yield conversation, (message_from_row(row) for row in cursor), compactions, marks
 
     @contextmanager
     def import_conversation(self, conversation: ConversationRecord) -> Iterator[ConversationImport]:
