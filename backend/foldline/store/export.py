@@ -46,6 +46,7 @@ from foldline.store.records import (
     PARTS_ADAPTER,
     CompactionRecord,
     ConversationRecord,
+    Marks,
     MessageRecord,
     MessageStatus,
 )
@@ -445,7 +446,7 @@ def _fold_record(fold: ExportedFold) -> CompactionRecord:
 def _messages(
     reader: JsonReader,
     conversation_id: str,
-    marks: dict[str, tuple[str | None, int | None]],
+    marks: Marks,
     version: int,
 ) -> Iterator[MessageRecord]:
     """The messages, validated one at a time; pins and remembered fold pointers are
@@ -493,7 +494,7 @@ def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
     seen: dict[str, Any] = {}
     folds: list[ExportedFold] = []
     calls: list[ExportedModelCall] = []
-    marks: dict[str, tuple[str | None, int | None]] = {}
+    marks: Marks = {}
     active_leaf: str | None = None
     with ExitStack() as transaction:
         writer = None

@@ -19,6 +19,7 @@ from foldline.store.records import (
     MESSAGE_STATUSES,
     CompactionRecord,
     ConversationRecord,
+    Marks,
     MessageRecord,
     compaction_values,
     dump_json_or_none,
@@ -127,7 +128,7 @@ class ConversationImport:
     def finish(
         self,
         compactions: Sequence[CompactionRecord],
-        marks: Mapping[str, tuple[str | None, int | None]] | None = None,
+        marks: Marks | None = None,
         active_leaf: str | None = None,
     ) -> ConversationRecord:
         """Write the folds (at most one current, each inside the messages written), the

@@ -13,6 +13,7 @@ from typing import Any
 from foldline.store import queries
 from foldline.store.records import (
     MESSAGE_COLUMNS,
+    Marks,
     MessageRecord,
     NotFound,
     PinRecord,
@@ -106,9 +107,7 @@ def set_pinned(
     return pinned_at
 
 
-def message_marks(
-    conn: sqlite3.Connection, conversation_id: str
-) -> dict[str, tuple[str | None, int | None]]:
+def message_marks(conn: sqlite3.Connection, conversation_id: str) -> Marks:
     """The messages with a pin or a remembered fold pointer: id -> (pinned_at,
     leaf_fold_version). Few rows: the pins and the leaves the person left."""
     rows = conn.execute(
