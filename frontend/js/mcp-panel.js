@@ -5,6 +5,7 @@
 
 import { api } from "./api.js";
 import { h } from "./dom.js";
+import { addServerForm } from "./mcp-add.js";
 import { notifyError } from "./notices.js";
 
 const STATE_TEXT = {
@@ -181,9 +182,10 @@ export function mcpPanel() {
     h("h3", { text: "MCP servers" }),
     h("p", {
       class: "muted",
-      text: "Servers are configured in config.toml under [mcp_servers.NAME]. They start when a message first needs them and stop with the app. Each call asks for your approval unless the server or tool says otherwise.",
+      text: "Add a server here, import Claude Desktop's, or write it in config.toml under [mcp_servers.NAME]. Servers start when a message first needs them and stop with the app. Each call asks for your approval unless the server or tool says otherwise.",
     }),
     list,
+    addServerForm(refresh),
     h("h3", { text: "Import from Claude Desktop" }),
     h("p", {
       class: "muted",
