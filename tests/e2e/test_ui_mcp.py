@@ -1,5 +1,6 @@
 """MCP in the UI: the approval card (Allow once, Always allow this tool, Deny) in a real
-turn against the test MCP server, and the servers' state, restart and import in Settings."""
+turn against the test MCP server, and in Settings the servers' state, restart, Add server
+and the import."""
 
 from __future__ import annotations
 
