@@ -1,12 +1,10 @@
-"""What the config tests share: the documented config.toml example, an in-memory keyring,
-and small writers of config files."""
+"""What the config tests share: the documented config.toml example, the environment
+variables they clear, and small writers of config files."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import keyring.backend
-import keyring.errors
 import pytest
 
 from foldline.config import (
@@ -51,24 +49,6 @@ ENVIRONMENT = (
     "OPENAI_BASE_URL",
     "LOCAL_KEY",
 )
-
-
-class MemoryKeyring(keyring.backend.KeyringBackend):
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.passwords: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.passwords.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.passwords[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        if self.passwords.pop((service, username), None) is None:
-            raise keyring.errors.PasswordDeleteError("not found")
 
 
 def write(data_dir: Path, text: str) -> None:

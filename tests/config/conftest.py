@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 import keyring
 import pytest
-from config_setup import ENVIRONMENT, MemoryKeyring
+from config_setup import ENVIRONMENT
+from memory_keyring import MemoryKeyring
 
 
 @pytest.fixture(autouse=True)

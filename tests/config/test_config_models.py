@@ -6,7 +6,8 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from config_setup import MemoryKeyring, local_config
+from config_setup import local_config
+from memory_keyring import MemoryKeyring
 
 from foldline.config import (
     DEFAULT_CONTEXT_WINDOW,

@@ -48,6 +48,15 @@ def start(start_foldline, fake_provider):
     )
 
 
+def open_mcp_settings(ui):
+    """Open the app, then Settings on its Tools (MCP) tab; the dialog's locator."""
+    ui.open()
+    ui.page.locator("#settings-button").click()
+    dialog = ui.page.locator("#settings-dialog")
+    dialog.locator('[data-tab="mcp"]').click()
+    return dialog
+
+
 def test_approval_card_allow_always_and_deny(start_foldline, fake_provider, make_ui):
     app = start(start_foldline, fake_provider)
     app.script.add(
@@ -109,11 +118,7 @@ def test_approval_card_allow_always_and_deny(start_foldline, fake_provider, make
 def test_settings_show_servers_restart_and_import(start_foldline, fake_provider, make_ui):
     app = start(start_foldline, fake_provider)
     ui = make_ui(app)
-    ui.open()
-    page = ui.page
-    page.locator("#settings-button").click()
-    dialog = page.locator("#settings-dialog")
-    dialog.locator('[data-tab="mcp"]').click()
+    dialog = open_mcp_settings(ui)
     server = dialog.locator('.mcp-server[data-server="tests"]')
     expect(server).to_contain_text("not started yet")
     expect(server).not_to_contain_text("ui-secret-value")
@@ -157,11 +162,8 @@ def test_settings_show_servers_restart_and_import(start_foldline, fake_provider,
 def test_settings_add_a_server_with_the_form(start_foldline, fake_provider, make_ui):
     app = start(start_foldline, fake_provider)
     ui = make_ui(app)
-    ui.open()
     page = ui.page
-    page.locator("#settings-button").click()
-    dialog = page.locator("#settings-dialog")
-    dialog.locator('[data-tab="mcp"]').click()
+    dialog = open_mcp_settings(ui)
     expect(dialog.locator('.mcp-server[data-server="tests"]')).to_be_visible()
     dialog.locator("#mcp-add > summary").click()
     form = dialog.locator("#mcp-add-form")

@@ -122,16 +122,15 @@ def new_server(
     line breaks in headers. `fields` holds the table's keys (`command`, `args`, `env`,
     `cwd`, `url`, `headers`, `approval`, `timeout`, `enabled`)."""
     check_server_name(name)
-    mine, theirs = (
-        (("command", "args", "env", "cwd"), ("url", "headers"))
+    required, other_transport = (
+        ("command", ("url", "headers"))
         if transport == "stdio"
-        else (("url", "headers"), ("command", "args", "env", "cwd"))
+        else ("url", ("command", "args", "env", "cwd"))
     )
-    given = [key for key in theirs if fields.get(key)]
+    given = [key for key in other_transport if fields.get(key)]
     if given:
         listed = ", ".join(f"`{key}`" for key in given)
         raise ValueError(f"a {transport} server takes no {listed}")
-    required = mine[0]
     if not str(fields.get(required) or "").strip():
         what = "a command to run" if transport == "stdio" else "a URL"
         raise ValueError(f"a {transport} server needs {what} (`{required}`)")
@@ -146,7 +145,7 @@ def new_server(
             raise ValueError(f"header {key!r}: a header name has no spaces, colons or quotes")
         if "\r" in value or "\n" in value:
             raise ValueError(f"header {key!r}: a value cannot hold a line break")
-    table = {key: value for key, value in fields.items() if key not in theirs}
+    table = {key: value for key, value in fields.items() if key not in other_transport}
     table[required] = str(fields[required]).strip()
     if table.get("cwd") is not None and not str(table["cwd"]).strip():
         table["cwd"] = None
