@@ -57,7 +57,8 @@ function pairsEditor(kind, namePlaceholder, valuePlaceholder) {
     const out = {};
     for (const row of rows.children) {
       const [name, value] = row.querySelectorAll("input");
-      if (name.value.trim()) {
+      // A value without a name is sent too, so the server can say it needs one.
+      if (name.value.trim() || value.value) {
         out[name.value.trim()] = value.value;
       }
     }

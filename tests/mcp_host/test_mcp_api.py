@@ -256,6 +256,7 @@ def test_a_server_added_over_the_api_is_written_masked_and_starts(
         ({"name": "n", "transport": "http", "url": "http://h", "env": {"K": "v"}}, 422, "`env`"),
         ({"name": "n", "transport": "http", "url": "ftp://h"}, 422, "http://"),
         ({"name": "n", "transport": "stdio", "command": "x", "env": {"1X": "v"}}, 422, "'1X'"),
+        ({"name": "n", "transport": "stdio", "command": "x", "env": {"": "v"}}, 422, "no name"),
         (
             {"name": "n", "transport": "http", "url": "http://h", "headers": {"A": "b\r\nC: d"}},
             422,

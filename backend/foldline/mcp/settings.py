@@ -134,6 +134,10 @@ def new_server(
     if not str(fields.get(required) or "").strip():
         what = "a command to run" if transport == "stdio" else "a URL"
         raise ValueError(f"a {transport} server needs {what} (`{required}`)")
+    for kind in ("env", "headers"):
+        if "" in (fields.get(kind) or {}):
+            what = "an environment variable" if kind == "env" else "a header"
+            raise ValueError(f"{what} has a value but no name")
     for key in fields.get("env") or {}:
         if not ENV_NAME.match(key):
             raise ValueError(
