@@ -173,7 +173,7 @@ def test_search_finds_every_branch_and_says_which(store: Store) -> None:
 
 def test_pins_ride_only_on_their_own_branch(store: Store) -> None:
     cid = store.create_conversation().id
-    q0, a0, q1, a1 = chat(store, cid, 2)
+    q0, a0, _q1, a1 = chat(store, cid, 2)
     store.set_pinned(cid, a1, True)
     store.set_pinned(cid, q0, True)
     store.branch(cid, a0, user("another q1"))
