@@ -180,6 +180,23 @@ class PinsOut(ApiModel):
     """The most they may take (a share of the model's input budget)."""
 
 
+class OriginOut(ApiModel):
+    """The conversation this one was handed off from ("New conversation from here")."""
+
+    conversation_id: str
+    title: str
+    message_id: str | None
+    """The last message of the origin that the hand-off covered."""
+
+
+class HandoffOut(ApiModel):
+    """A conversation handed off from this one."""
+
+    conversation_id: str
+    title: str
+    created_at: str
+
+
 class ConversationOut(ApiModel):
     id: str
     title: str
@@ -195,6 +212,10 @@ class ConversationOut(ApiModel):
     """In a search (`?q=`): the newest matching message, null when only the title matched."""
     pins: list[PinOut] = []
     """The pinned messages in display order; filled by `GET /api/conversations/{id}`."""
+    origin: OriginOut | None = None
+    """Where this conversation was handed off from; filled by `GET …/{id}` (null in lists)."""
+    handoffs: list[HandoffOut] = []
+    """The conversations handed off from this one, oldest first; filled by `GET …/{id}`."""
 
 
 class ConversationList(ApiModel):
@@ -329,6 +350,8 @@ class MessageOut(ApiModel):
     updated_at: str
     usage: dict[str, Any] | None
     error: str | None
+    continued: bool = False
+    """Continue extended this answer in place after a stop or an error."""
 
     @classmethod
     def from_record(cls, record: Any, api_start_index: int, *, include_full: bool) -> MessageOut:
@@ -344,6 +367,7 @@ class MessageOut(ApiModel):
             updated_at=record.updated_at,
             usage=record.usage,
             error=record.error,
+            continued=record.continued,
         )
 
 
@@ -377,6 +401,17 @@ class CompactRequest(RequestModel):
     keep_recent_tokens: Annotated[int, Field(ge=0, le=MAX_TOKENS)] | None = None
     """Keep the recent messages holding this many tokens verbatim. Left out: only the
     last exchange is kept (everything before it folds)."""
+
+
+class HandoffRequest(RequestModel):
+    """`POST …/handoff`: a new conversation that continues this one from a message."""
+
+    message_id: Annotated[str, Field(min_length=1, max_length=100)] | None = None
+    """The last message the new conversation continues from (left out: the last one)."""
+    instructions: Annotated[str, Field(max_length=20_000)] | None = None
+    """What the summary should keep or stress, as for a manual fold."""
+    keep_last: Annotated[int, Field(ge=0, le=1000)] = 0
+    """Copy this many messages before the point verbatim into the new conversation."""
 
 
 # --- context -----------------------------------------------------------------------

@@ -39,6 +39,7 @@ def record_to_json(record: Any, api_start_index: int) -> dict[str, Any]:
         "updatedAt": record.updated_at,
         "usage": record.usage,
         "error": record.error,
+        "continued": record.continued,
     }
 
 

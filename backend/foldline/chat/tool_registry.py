@@ -126,10 +126,15 @@ class ToolRegistry:
             return ToolOutcome(f"The tool {call.name} failed: {error}", is_error=True)
 
     async def run_batch(
-        self, calls: Sequence[ToolCallPart], env: ToolEnv, truncation: Truncation
+        self,
+        calls: Sequence[ToolCallPart],
+        env: ToolEnv,
+        truncation: Truncation,
+        parts: list[Part] | None = None,
     ) -> ToolBatch:
-        """Run the calls one after another (approvals are asked in the model's order)."""
-        parts: list[Part] = []
+        """Run the calls one after another (approvals are asked in the model's order).
+        `parts` receives each result as it finishes, so a stopped batch keeps them."""
+        parts = [] if parts is None else parts
         compact: CompactRequest | None = None
         for call in calls:
             outcome = await self.run_one(call, env)
@@ -155,8 +160,8 @@ class BatchRun:
     """A batch running in its own task, its handlers' events relayed as they come.
 
     Cancelling the consumer (Stop) cancels the batch: a call waiting for approval or
-    running on a server is abandoned, and pair repair gives the model an interrupted
-    result for it.
+    running on a server is abandoned; the turn stores the results in `done` and an
+    interrupted result for every other call.
     """
 
     registry: ToolRegistry
@@ -165,11 +170,15 @@ class BatchRun:
     stats: Callable[[], dict[str, Any]]
     truncation: Truncation
     batch: ToolBatch | None = None
+    done: list[Part] = field(default_factory=list)
+    """The results (and their attachments) of the calls finished so far."""
     _queue: asyncio.Queue[ChatEvent] = field(default_factory=asyncio.Queue)
 
     async def events(self) -> AsyncIterator[ChatEvent]:
         env = ToolEnv(self.conversation_id, self.stats, self._queue.put_nowait)
-        task = asyncio.create_task(self.registry.run_batch(self.calls, env, self.truncation))
+        task = asyncio.create_task(
+            self.registry.run_batch(self.calls, env, self.truncation, self.done)
+        )
         getter: asyncio.Task[ChatEvent] | None = None
         try:
             while True:

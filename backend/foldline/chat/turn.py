@@ -18,7 +18,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +42,7 @@ from foldline.core.messages import (
     user,
 )
 from foldline.core.policy import BreakerState
+from foldline.core.view import INTERRUPTED_RESULT, continuation_view
 from foldline.providers.base import (
     ModelRequest,
     Provider,
@@ -91,13 +92,21 @@ class StreamedAnswer:
     calls: list[ToolCallPart] = field(default_factory=list)
     usage: Usage | None = None
     stop: Stop | None = None
+    before: tuple[Part, ...] = ()
+    """The parts of the cut-off answer this one continues in place (Continue)."""
 
     def message(self) -> Message:
-        parts: list[Part] = []
+        parts: list[Part] = list(self.before)
         if self.reasoning:
             parts.append(ReasoningPart(text=self.reasoning, signature=self.signature))
         if self.text:
-            parts.append(TextPart(text=self.text))
+            # The continuation goes on the same text: one text part, so the wire (which
+            # joins separate parts with a blank line on OpenAI) reads it as one answer.
+            last = parts[-1] if parts else None
+            if isinstance(last, TextPart) and not self.reasoning:
+                parts[-1] = TextPart(text=last.text + self.text)
+            else:
+                parts.append(TextPart(text=self.text))
         parts.extend(self.calls)
         return Message(role="assistant", parts=tuple(parts))
 
@@ -114,6 +123,28 @@ def usage_json(usage: Usage) -> dict[str, int]:
         "cacheCreationTokens": usage.cache_creation_tokens,
         "totalInput": usage.total_input,
     }
+
+
+def answer_usage(usage: Usage, earlier: dict[str, Any] | None) -> dict[str, int]:
+    """The usage stored on an answer: its last call's, with `outputTokens` counting every
+    call that wrote it (an answer continued in place was written by two or more)."""
+    stored = usage_json(usage)
+    if earlier:
+        stored["outputTokens"] += int(earlier.get("outputTokens") or 0)
+    return stored
+
+
+def continuable(record: MessageRecord) -> bool:
+    """An answer Continue extends in place: cut off (stopped, stream broken) with text
+    and without tool calls. An answer that made calls is followed by their results and a
+    new answer instead, and an empty failed one is simply answered again."""
+    message = record.message
+    return (
+        message.role == "assistant"
+        and record.status in ("interrupted", "error")
+        and bool(message.text.strip())
+        and not message.tool_calls
+    )
 
 
 class TurnRunner:
@@ -225,15 +256,47 @@ class TurnRunner:
     async def retry(self) -> AsyncIterator[ChatEvent]:
         """Ask the model again after a failed or stopped answer, without a new message.
 
-        The failed attempt stays in the history (nothing is lost); an empty failed
-        message is left out of the model's view by pair repair, a partial one is shown to
-        the model as what it had said so far.
+        A cut-off answer with text (and no tool calls) is continued in place: the model
+        is asked to go on, and its text is appended to the same message, which ends
+        `complete` and marked `continued`. An empty failed answer stays in the history
+        (nothing is lost), left out of the model's view by pair repair, and a new answer
+        follows it. Tool calls a stopped answer made get an interrupted result first, so
+        no call is ever left without one.
         """
         ctx = await self._load()
+        last = ctx.records[-1] if ctx.records else None
+        if last is not None and continuable(last):
+            async for event in self._loop(ctx.history_length, ctx, continuing=last):
+                yield event
+            return
+        if last is not None and last.message.role == "assistant" and last.message.tool_calls:
+            self._close_calls(last.message.tool_calls, ())
+            ctx = await self._load()
         async for event in self._loop(ctx.history_length, ctx):
             yield event
 
-    async def _loop(self, turn: int, ctx: ConversationContext) -> AsyncIterator[ChatEvent]:
+    def _close_calls(self, calls: Sequence[ToolCallPart], done: Sequence[Part]) -> None:
+        """Store the results of a stopped batch: those that finished, and an interrupted
+        error result for every other call. On the loop (not in a thread), because it runs
+        while the turn is being cancelled."""
+        answered = {part.call_id for part in done if isinstance(part, ToolResultPart)}
+        missing = [
+            ToolResultPart(call_id=c.id, name=c.name, output=INTERRUPTED_RESULT, is_error=True)
+            for c in calls
+            if c.id not in answered
+        ]
+        self.store.append_message(
+            self.conversation_id,
+            Message(role="tool", parts=(*done, *missing)),
+            status="interrupted",
+        )
+
+    async def _loop(
+        self,
+        turn: int,
+        ctx: ConversationContext,
+        continuing: MessageRecord | None = None,
+    ) -> AsyncIterator[ChatEvent]:
         if self.prepare_tools is not None:  # tool servers start when first needed
             for event in await self.prepare_tools():
                 yield event
@@ -243,16 +306,23 @@ class TurnRunner:
             yield event
         for _call in range(MAX_MODEL_CALLS_PER_TURN):
             answer = StreamedAnswer()
-            async for event in self._call_model(answer, turn):
+            async for event in self._call_model(answer, turn, continuing):
                 yield event
+            continuing = None
             if answer.stop is None or not answer.calls:
                 break
-            # One load serves the whole batch: its settings, `getContextStats` and the
-            # batch's message event (nothing changes the view until the batch is stored).
-            tool_ctx = await self._load()
-            run = self._tool_batch(answer.calls, tool_ctx)
-            async for event in run.events():
-                yield event
+            run: BatchRun | None = None
+            try:
+                # One load serves the whole batch: its settings, `getContextStats` and the
+                # batch's message event (nothing changes the view until it is stored).
+                tool_ctx = await self._load()
+                run = self._tool_batch(answer.calls, tool_ctx)
+                async for event in run.events():
+                    yield event
+            except asyncio.CancelledError:
+                # Stopped while the tools ran: no call may stay without its result.
+                self._close_calls(answer.calls, run.done if run is not None else ())
+                raise
             assert run.batch is not None
             async for event in self._store_batch(run.batch, tool_ctx):
                 yield event
@@ -276,15 +346,28 @@ class TurnRunner:
         yield ChatEvent("context.stats", (await self._load()).stats())
         yield ChatEvent("done", {})
 
-    async def _call_model(self, answer: StreamedAnswer, turn: int) -> AsyncIterator[ChatEvent]:
-        """One model call with retries; leaves `answer.stop` None when the call failed."""
+    async def _call_model(
+        self, answer: StreamedAnswer, turn: int, continuing: MessageRecord | None = None
+    ) -> AsyncIterator[ChatEvent]:
+        """One model call with retries; leaves `answer.stop` None when the call failed.
+        With `continuing` (still the last message of the view), the call extends that
+        cut-off answer in place instead of writing a new one."""
         ctx, self.fresh = self.fresh or await self._load(), None
         yield ChatEvent("context.stats", ctx.stats())
         # On the loop: a Stop landing in a thread's write would leave this row `streaming`
         # with nobody to finish it.
-        record = self.store.append_message(
-            self.conversation_id, Message(role="assistant"), status="streaming"
-        )
+        messages = ctx.view
+        if continuing is not None and ctx.records and ctx.records[-1].id == continuing.id:
+            record = self.store.begin_continuation(continuing.id)
+            answer.before = record.message.parts
+            messages = continuation_view(ctx.view)
+        else:
+            continuing = None
+            record = self.store.append_message(
+                self.conversation_id, Message(role="assistant"), status="streaming"
+            )
+        # For a continuation this is the existing message (same id and index), which the
+        # deltas then extend.
         yield ChatEvent("message.created", self._record_json(record, ctx))
         overflow_retried = False
         attempt = 0
@@ -295,7 +378,7 @@ class TurnRunner:
                 request = ModelRequest(
                     model=ctx.model.model,
                     system=ctx.system,
-                    messages=ctx.view,
+                    messages=messages,
                     tools=ctx.tools,
                     max_output_tokens=ctx.model.output_reserve,
                     cache_key=self.conversation_id,
@@ -311,6 +394,7 @@ class TurnRunner:
                         async for event in self._gate(turn, mid_tool_loop=True, overflow=True):
                             yield event
                         ctx, self.fresh = self.fresh or await self._load(), None
+                        messages = continuation_view(ctx.view) if continuing else ctx.view
                         continue
                     if answer.empty and error.retryable and attempt < MAX_RETRIES:
                         attempt += 1
@@ -320,7 +404,7 @@ class TurnRunner:
                         self.store.update_message,
                         record.id,
                         message=answer.message(),
-                        status="error" if answer.empty else "interrupted",
+                        status="error" if answer.empty and not answer.before else "interrupted",
                         error=error.message,
                     )
                     yield ChatEvent(
@@ -338,7 +422,13 @@ class TurnRunner:
         except asyncio.CancelledError:
             self.store.update_message(record.id, message=answer.message(), status="interrupted")
             raise
-        await asyncio.to_thread(self._calibrate, ctx, answer.usage)
+        if continuing is None:
+            await asyncio.to_thread(self._calibrate, ctx, answer.usage)
+        else:
+            # The request held the prompt to go on, and the next view holds this answer
+            # grown in place (not a new message after the anchored ones): an anchor on
+            # this call would miss the growth, and a sample would count the prompt.
+            self.loader.drop_anchor(self.conversation_id)
         if answer.usage is not None:
             billing = Billing(ctx.model.provider_name, ctx.model.model, ctx.model.prices)
             call = model_call(
@@ -350,7 +440,7 @@ class TurnRunner:
             record.id,
             message=answer.message(),
             status="complete",
-            usage=usage_json(answer.usage) if answer.usage else None,
+            usage=answer_usage(answer.usage, record.usage) if answer.usage else None,
         )
         yield ChatEvent("message.completed", self._record_json(final, ctx))
 

@@ -36,6 +36,24 @@ INTERRUPTED_RESULT = (
 )
 """The synthetic error result given to a tool call whose result was never recorded."""
 
+CONTINUE_PROMPT = (
+    "[Your previous answer was cut off. Continue it from exactly where it stopped, without "
+    "repeating what you already wrote.]"
+)
+"""What follows a cut-off answer in the model's view when the person presses Continue."""
+
+
+def continuation_view(view: Sequence[Message]) -> list[Message]:
+    """The view for Continue: the cut-off answer as the last assistant message, then a
+    short user message asking to go on.
+
+    The answer is not sent as a trailing assistant message alone (a "prefill"):
+    Anthropic's models since Claude 4.6 refuse one with a 400, OpenAI's Chat Completions
+    starts a new message after it rather than extending it, and some compatible servers
+    refuse it too. A user turn after it is valid on every wire and every model.
+    """
+    return [*view, Message(role="user", parts=(TextPart(text=CONTINUE_PROMPT),))]
+
 
 def summary_to_message(state: CompactionState, pins: Sequence[Pin] = ()) -> Message:
     """The summary of a fold as the first message of the model's view, followed by the

@@ -107,6 +107,8 @@ class MessageRecord:
     created_at: str
     updated_at: str
     error: str | None
+    continued: bool = False
+    """Continue extended this answer in place after a stop or an error."""
 
 
 @dataclass(frozen=True)
@@ -157,7 +159,7 @@ CONVERSATION_COLUMNS = (
 # Unqualified, so the same list serves SELECTs and `UPDATE ... RETURNING`.
 MESSAGE_COLUMNS = (
     "id, conversation_id, seq, role, parts, status, usage, token_count, created_at, "
-    "updated_at, error"
+    "updated_at, error, continued"
 )
 
 COMPACTION_COLUMNS = (
@@ -193,6 +195,7 @@ def message_from_row(row: sqlite3.Row | tuple[Any, ...]) -> MessageRecord:
         created_at=row[8],
         updated_at=row[9],
         error=row[10],
+        continued=bool(row[11]),
     )
 
 

@@ -29,6 +29,10 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "orders the sidebar, newest first.",
         "fold_version": "Version of the current fold in `compactions` (0 = no fold): the "
         "single pointer that commit and undo move.",
+        "origin_id": "The conversation this one was handed off from ('New conversation from "
+        "here'; NULL = none, or that conversation was deleted).",
+        "origin_message_id": "The last message of the origin conversation the hand-off "
+        "covered (NULL = none).",
     },
     "messages": {
         "pk": "Row key (INTEGER PRIMARY KEY): the stable key of the full-text index; "
@@ -51,6 +55,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "updated_at": "Last write to the message, e.g. the latest streamed flush (ISO-8601 UTC).",
         "pinned_at": "When the person pinned the message (ISO-8601 UTC; NULL = not pinned): a "
         "pinned message reaches the model verbatim in every request, whatever is folded.",
+        "continued": "1 when Continue extended this answer in place after a stop or an error "
+        "(the text after the interruption was written by a later call), else 0.",
     },
     "compactions": {
         "conversation_id": "The conversation this fold belongs to.",
@@ -66,7 +72,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "message_count": "How many display messages this fold summarized.",
         "strategy": "structured, narrative, free-form (a model summary that ignored the "
         "requested format, kept as written) or emergency (the extractive digest).",
-        "trigger": "What asked for the fold: auto, manual, tool or overflow.",
+        "trigger": "What asked for the fold: auto, manual, tool, overflow, or handoff (the "
+        "summary a conversation started from when it was handed off from another).",
         "tokens_before": "Tokens of the model's view just before the fold.",
         "tokens_after": "Tokens of the model's view just after the fold.",
         "model": "Model that wrote the summary (NULL for the emergency digest).",

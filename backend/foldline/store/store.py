@@ -26,7 +26,7 @@ from foldline.core.calibration import Calibration
 from foldline.core.messages import Message
 from foldline.core.state import CompactionState
 from foldline.paths import make_private_files
-from foldline.store import lookups, queries, usage
+from foldline.store import handoffs, lookups, queries, usage
 from foldline.store.connection import ConnectionPool
 from foldline.store.importing import ConversationImport
 from foldline.store.migrations import migrations
@@ -231,6 +231,7 @@ class Store:
     def delete_conversation(self, conversation_id: str) -> None:
         """Delete the conversation with its messages and every fold version."""
         with self._pool.write() as conn:
+            handoffs.unlink_handoffs(conn, conversation_id)
             conn.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
             conn.execute("DELETE FROM compactions WHERE conversation_id = ?", (conversation_id,))
             conn.execute("DELETE FROM model_calls WHERE conversation_id = ?", (conversation_id,))
@@ -399,6 +400,41 @@ class Store:
     ) -> list[MessageRecord]:
         """Messages matching every typed term, newest first (see `lookups`)."""
         return lookups.search_messages(self._pool.get().conn, q, conversation_id, limit)
+
+    def begin_continuation(self, message_id: str) -> MessageRecord:
+        """Continue an interrupted answer in place: `streaming` again, marked `continued`."""
+        with self._pool.write() as conn:
+            return handoffs.begin_continuation(conn, message_id, self._now())
+
+    # -- hand-offs -----------------------------------------------------------------------
+
+    def create_handoff(
+        self,
+        origin: ConversationRecord,
+        origin_message_id: str | None,
+        messages: Sequence[MessageRecord],
+        fold: CompactionState | None,
+        pins: Mapping[int, str],
+    ) -> ConversationRecord:
+        """A new conversation continuing `origin` (same model, prompt and settings, its
+        title given), in one transaction: `messages` (seq 0, 1, ...), `fold` as its
+        first fold, `pins` (index -> pinned_at), linked back to `origin`."""
+        now = self._now()
+        record = replace(origin, id=new_id(), created_at=now, updated_at=now)
+        with self._pool.write() as conn:
+            writer = ConversationImport(conn, record, new_id)
+            writer.add_messages(messages)
+            folds = [CompactionRecord(state=fold, is_current=True)] if fold else []
+            created = writer.finish(folds, pins)
+            handoffs.link_origin(conn, created.id, origin.id, origin_message_id)
+        return created
+
+    def conversation_links(
+        self, conversation_id: str
+    ) -> tuple[handoffs.ConversationLink | None, list[handoffs.ConversationLink]]:
+        """Where the conversation was handed off from, and the ones handed off from it."""
+        with self._pool.snapshot() as conn:
+            return handoffs.conversation_links(conn, conversation_id)
 
     # -- pins ----------------------------------------------------------------------------
 
