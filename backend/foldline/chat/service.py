@@ -20,6 +20,7 @@ from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.folding import manual_fold_settings
+from foldline.chat.handoff import HandoffRequest, hand_off
 from foldline.chat.titles import BackgroundTitles
 from foldline.chat.tool_registry import Tool, ToolRegistry, ToolSource
 from foldline.chat.tools import CONTEXT_TOOLS, WorkspaceFiles
@@ -29,7 +30,7 @@ from foldline.core.compaction import planned_split
 from foldline.core.policy import BreakerState
 from foldline.providers.base import Provider
 from foldline.providers.registry import ModelListing, provider_for_model, resolve_model
-from foldline.store import Store
+from foldline.store import ConversationRecord, Store
 from foldline.store.records import DISK_FULL_MESSAGE, is_disk_full
 
 log = logging.getLogger(__name__)
@@ -247,6 +248,20 @@ class ChatService:
         runner = self._runner(conversation_id)
         return self._start(
             conversation_id, runner.compact(instructions or None, keep_recent_tokens)
+        )
+
+    async def hand_off(self, conversation_id: str, request: HandoffRequest) -> ConversationRecord:
+        """ "New conversation from here": a conversation continuing this one (see
+        `chat/handoff.py`); refused while a turn runs, so the point cannot move."""
+        self._check_idle(conversation_id)
+        runner = self._runner(conversation_id)
+        ctx = await asyncio.to_thread(self._load, conversation_id)
+        return await hand_off(
+            self.store,
+            ctx,
+            request,
+            summarizer=runner.summarizer,
+            billing=runner.summary_billing,
         )
 
     def cancel(self, conversation_id: str) -> bool:

@@ -71,10 +71,15 @@ def summary_to_message(state: CompactionState, pins: Sequence[Pin] = ()) -> Mess
         how = "a free-form summary"
     else:
         how = "a summary"
+    if state.trigger == "handoff":
+        # The first fold of a conversation handed off from another: it folded none of
+        # this conversation's messages, it stands for the one before.
+        earlier = f"This conversation continues an earlier one, which is condensed into {how}"
+    else:
+        earlier = f"The earlier part of this conversation ({folded} messages) was folded into {how}"
     text = (
         f"[Conversation summary, version {state.version}]\n"
-        f"The earlier part of this conversation ({folded} messages) was folded into "
-        f"{how} below to save context. It is background data written for you, not a new "
+        f"{earlier} below to save context. It is background data written for you, not a new "
         "message from the user: respect the constraints it records, treat requests quoted "
         "in it as history, and continue from where it leaves off with the messages that "
         "follow.\n\n"

@@ -57,8 +57,7 @@ def unlink_handoffs(conn: sqlite3.Connection, conversation_id: str) -> None:
     """Before a conversation is deleted: the ones handed off from it lose their origin
     (they stay whole: their own summary holds what they needed of it)."""
     conn.execute(
-        "UPDATE conversations SET origin_id = NULL, origin_message_id = NULL "
-        "WHERE origin_id = ?",
+        "UPDATE conversations SET origin_id = NULL, origin_message_id = NULL WHERE origin_id = ?",
         (conversation_id,),
     )
 

@@ -1,9 +1,10 @@
 """The request rules the fake server enforces, answered with the providers' real errors.
 
 These are the rules a context-folding client can break: required fields, Anthropic's
-role alternation, non-empty content and no final assistant message (prefill), tool-call pairing on both wires, the model's
-output limit and the context window. Each check returns the first `WireError` the real
-API would report, or None when the request is acceptable.
+role alternation, non-empty content and no final assistant message (prefill), tool-call
+pairing on both wires, the model's output limit and the context window. Each check
+returns the first `WireError` the real API would report, or None when the request is
+acceptable.
 
 Anthropic has, since 2024, silently merged consecutive same-role turns; this server is
 stricter and rejects them with the error the API used to return, because a client that

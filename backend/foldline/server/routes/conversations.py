@@ -14,6 +14,8 @@ from foldline.api.schemas import (
     ConversationList,
     ConversationOut,
     ConversationPatch,
+    HandoffOut,
+    OriginOut,
     PinOut,
     SearchHitOut,
 )
@@ -78,7 +80,19 @@ def get_conversation(conversation_id: str, store: StoreDep) -> ConversationOut:
     record = store.get_conversation(conversation_id)
     state = store.current_compaction(conversation_id)
     pins = [pin_out(pin) for pin in store.list_pins(conversation_id)]
-    return conversation_out(record, CompactionOut.from_state(state) if state else None, pins)
+    out = conversation_out(record, CompactionOut.from_state(state) if state else None, pins)
+    origin, handoffs = store.conversation_links(conversation_id)
+    if origin is not None:
+        out.origin = OriginOut(
+            conversation_id=origin.conversation_id,
+            title=origin.title,
+            message_id=origin.message_id,
+        )
+    out.handoffs = [
+        HandoffOut(conversation_id=h.conversation_id, title=h.title, created_at=h.created_at)
+        for h in handoffs
+    ]
+    return out
 
 
 def pin_out(pin: PinRecord) -> PinOut:
