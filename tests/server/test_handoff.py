@@ -130,6 +130,10 @@ def test_from_a_fold_line_the_fold_summary_is_reused(
     assert new["compaction"]["apiStartIndex"] == 0
     assert new["model"] == MODEL[wire]
 
+    undo = client.post(f"/api/conversations/{new['id']}/compactions/1/undo")
+    assert undo.status_code == 400
+    assert undo.json()["error"]["code"] == "handoff_fold"
+
     links = client.get(f"/api/conversations/{old}").json()["handoffs"]
     assert [link["conversationId"] for link in links] == [new["id"]]
 

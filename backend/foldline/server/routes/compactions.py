@@ -88,6 +88,14 @@ def undo_compaction(
         raise ApiError(
             409, "not_current", f"Fold {version} is not the current one; undo that first."
         )
+    if current.trigger == "handoff":
+        # It is where this conversation starts: without it the model would know nothing of
+        # the conversation it continues.
+        raise ApiError(
+            400,
+            "handoff_fold",
+            "This summary is what the conversation continues from; it cannot be undone.",
+        )
     state = store.undo_fold(conversation_id, version)
     return UndoResult(compaction=CompactionOut.from_state(state) if state else None)
 
