@@ -193,6 +193,8 @@ export const api = {
       `/api/conversations/${enc(id)}/messages/${enc(messageId)}/parts/${enc(partIndex)}/full`,
     ),
 
+  /** "New conversation from here": `{messageId, keepLast, instructions}` -> the new one. */
+  handOff: (id, body) => json("POST", `/api/conversations/${enc(id)}/handoff`, { body }),
   /** Pin or unpin a message: `{pins, pinnedTokens, capTokens}`; 422 over the cap. */
   pinMessage: (id, messageId) =>
     json("POST", `/api/conversations/${enc(id)}/messages/${enc(messageId)}/pin`),

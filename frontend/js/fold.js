@@ -7,6 +7,7 @@
 
 import { h, icon } from "./dom.js";
 import { formatInteger, formatTokens, formatWhen, plural } from "./format.js";
+import { foldHandoffAction } from "./handoff.js";
 import { renderMarkdown } from "./markdown.js";
 
 const TRIGGER_LABELS = {
@@ -14,6 +15,7 @@ const TRIGGER_LABELS = {
   manual: "manual",
   tool: "requested by the model",
   overflow: "after a context overflow",
+  handoff: "the summary of the conversation this one continues",
 };
 
 /** Summaries the person opened, kept open when the lines are redrawn. */
@@ -129,8 +131,9 @@ export function renderFoldLine(fold, { current, onUndo }) {
     class: "link-button show-summary",
     text: openSummaries.has(fold.version) ? "Hide summary" : "Show summary",
   });
-  const actions = h("span", { class: "fold-actions" }, summaryToggle);
-  if (current && onUndo) {
+  const actions = h("span", { class: "fold-actions" }, summaryToggle, foldHandoffAction(fold));
+  // A hand-off's summary is where the conversation starts: it has nothing to undo to.
+  if (current && onUndo && fold.trigger !== "handoff") {
     actions.append(
       h(
         "button",
@@ -187,8 +190,10 @@ export function renderFoldLine(fold, { current, onUndo }) {
       h(
         "span",
         { class: "fold-stats" },
-        h("span", { class: "fold-count", text: plural(folded, "message") }),
-        " folded · ",
+        fold.trigger === "handoff"
+          ? h("span", { class: "fold-count", text: "Summary of the earlier conversation" })
+          : h("span", { class: "fold-count", text: plural(folded, "message") }),
+        fold.trigger === "handoff" ? " · " : " folded · ",
         h("span", { class: "fold-tokens-before", text: formatTokens(fold.tokensBefore) }),
         h("span", { class: "arrow", text: "→" }),
         h("span", { class: "fold-tokens-after", text: formatTokens(fold.tokensAfter) }),
@@ -207,7 +212,7 @@ export function renderFoldLine(fold, { current, onUndo }) {
     card.append(h("div", { class: "fold-details", text: details }));
   }
   element.append(h("div", { class: "fold-rule" }), card);
-  if (current) {
+  if (current && fold.trigger !== "handoff") {
     element.append(
       h(
         "p",

@@ -7,6 +7,7 @@ import { openCompactDialog } from "./compact.js";
 import { openConversationSettings } from "./conversation-settings.js";
 import { promptDialog } from "./dialog.js";
 import { byId, h } from "./dom.js";
+import { initHandoff } from "./handoff.js";
 import { initMeter, updateContext } from "./meter.js";
 import {
   initModelView,
@@ -572,6 +573,7 @@ async function main() {
   initRetiredNotice();
   initModelView();
   initPins();
+  initHandoff({ open: (id) => openConversation(id), refreshList });
   initTurns({ refreshConversation, refreshFolds, refreshContext, refreshList });
   initComposer();
   initTopbar();

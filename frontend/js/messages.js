@@ -8,6 +8,7 @@
 
 import { api } from "./api.js";
 import { copyText, flashCopied, h, icon } from "./dom.js";
+import { handoffButton } from "./handoff.js";
 import { pinButton } from "./pins.js";
 import { formatTokens, formatWhen } from "./format.js";
 import { plainText, renderMarkdown } from "./markdown.js";
@@ -196,7 +197,10 @@ function statusLine(message, { onRetry, canRetry }) {
       h("span", { class: "badge warn", text: "Interrupted" }),
       h("span", {
         class: "status-text",
-        text: "Stopped before the end; the partial answer is kept.",
+        text:
+          message.role === "tool"
+            ? "Stopped while the tools ran; a call that did not finish is marked interrupted."
+            : "Stopped before the end; the partial answer is kept. Continue finishes it here.",
       }),
       canRetry && onRetry ? retryButton(message, onRetry, "Continue") : null,
     );
@@ -247,8 +251,16 @@ function metaRow(message) {
     h("span", { class: "message-index", text: `#${message.index}` }),
     message.createdAt ? h("span", { text: formatWhen(message.createdAt) }) : null,
     usageText ? h("span", { text: usageText }) : null,
+    message.continued
+      ? h("span", {
+          class: "badge continued-mark",
+          text: "continued",
+          title: "Continue finished this answer after a stop or an error",
+        })
+      : null,
     messageText(message) ? copy : null,
     pinButton(message),
+    handoffButton(message),
   );
 }
 
