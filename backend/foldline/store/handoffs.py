@@ -10,13 +10,20 @@ it came from. Each function runs inside the caller's transaction, like `queries`
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
+from foldline.core.state import CompactionState
+from foldline.store.connection import ConnectionPool
+from foldline.store.importing import ConversationImport
 from foldline.store.records import (
     MESSAGE_COLUMNS,
+    CompactionRecord,
+    ConversationRecord,
     MessageRecord,
     NotFound,
     message_from_row,
+    new_id,
 )
 
 
@@ -79,3 +86,46 @@ def conversation_links(
         (conversation_id,),
     ).fetchall()
     return origin, [ConversationLink(r[0], r[1], r[2]) for r in rows]
+
+
+class HandoffMethods:
+    """The `Store`'s methods for Continue and hand-offs (a base of `Store`, which owns
+    the connection pool and the clock; kept here so the Store stays small)."""
+
+    _pool: ConnectionPool
+
+    def _now(self) -> str:
+        raise NotImplementedError
+
+    def begin_continuation(self, message_id: str) -> MessageRecord:
+        """Continue an interrupted answer in place: `streaming` again, marked `continued`."""
+        with self._pool.write() as conn:
+            return begin_continuation(conn, message_id, self._now())
+
+    def create_handoff(
+        self,
+        origin: ConversationRecord,
+        origin_message_id: str | None,
+        messages: Sequence[MessageRecord],
+        fold: CompactionState | None,
+        pins: Mapping[int, str],
+    ) -> ConversationRecord:
+        """A new conversation continuing `origin` (same model, prompt and settings, its
+        title given), in one transaction: `messages` (seq 0, 1, ...), `fold` as its
+        first fold, `pins` (index -> pinned_at), linked back to `origin`."""
+        now = self._now()
+        record = replace(origin, id=new_id(), created_at=now, updated_at=now)
+        with self._pool.write() as conn:
+            writer = ConversationImport(conn, record, new_id)
+            writer.add_messages(messages)
+            folds = [CompactionRecord(state=fold, is_current=True)] if fold else []
+            created = writer.finish(folds, pins)
+            link_origin(conn, created.id, origin.id, origin_message_id)
+        return created
+
+    def conversation_links(
+        self, conversation_id: str
+    ) -> tuple[ConversationLink | None, list[ConversationLink]]:
+        """Where the conversation was handed off from, and the ones handed off from it."""
+        with self._pool.snapshot() as conn:
+            return conversation_links(conn, conversation_id)

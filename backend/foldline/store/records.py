@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import sqlite3
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -128,6 +129,11 @@ class CompactionRecord:
     parent_version: int = 0
     """The version that was current when this one was committed (0 = no fold); undoing
     this version makes that one current again."""
+
+
+def new_id() -> str:
+    """A stable public id (32 hex digits) for a conversation or a message."""
+    return uuid.uuid4().hex
 
 
 def utc_timestamp(moment: datetime) -> str:

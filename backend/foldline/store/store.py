@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -28,6 +27,7 @@ from foldline.core.state import CompactionState
 from foldline.paths import make_private_files
 from foldline.store import handoffs, lookups, queries, usage
 from foldline.store.connection import ConnectionPool
+from foldline.store.handoffs import HandoffMethods
 from foldline.store.importing import ConversationImport
 from foldline.store.migrations import migrations
 from foldline.store.records import (
@@ -49,6 +49,7 @@ from foldline.store.records import (
     dump_parts,
     is_corruption,
     message_from_row,
+    new_id,
     utc_timestamp,
 )
 from foldline.store.schema import missing_search_triggers, rebuild_search_index
@@ -57,16 +58,12 @@ from foldline.store.search import fts_query, like_pattern, search_terms
 RECOVERED_ERROR = "The app stopped before this answer was finished; the text so far is kept."
 
 
-def new_id() -> str:
-    return uuid.uuid4().hex
-
-
 def _check_status(status: str) -> None:
     if status not in MESSAGE_STATUSES:
         raise ValueError(f"unknown message status {status!r}; expected one of {MESSAGE_STATUSES}")
 
 
-class Store:
+class Store(HandoffMethods):
     """SQLite persistence for Foldline (one database file).
 
     Opening runs the pending migrations and then startup recovery: a message left
@@ -400,41 +397,6 @@ class Store:
     ) -> list[MessageRecord]:
         """Messages matching every typed term, newest first (see `lookups`)."""
         return lookups.search_messages(self._pool.get().conn, q, conversation_id, limit)
-
-    def begin_continuation(self, message_id: str) -> MessageRecord:
-        """Continue an interrupted answer in place: `streaming` again, marked `continued`."""
-        with self._pool.write() as conn:
-            return handoffs.begin_continuation(conn, message_id, self._now())
-
-    # -- hand-offs -----------------------------------------------------------------------
-
-    def create_handoff(
-        self,
-        origin: ConversationRecord,
-        origin_message_id: str | None,
-        messages: Sequence[MessageRecord],
-        fold: CompactionState | None,
-        pins: Mapping[int, str],
-    ) -> ConversationRecord:
-        """A new conversation continuing `origin` (same model, prompt and settings, its
-        title given), in one transaction: `messages` (seq 0, 1, ...), `fold` as its
-        first fold, `pins` (index -> pinned_at), linked back to `origin`."""
-        now = self._now()
-        record = replace(origin, id=new_id(), created_at=now, updated_at=now)
-        with self._pool.write() as conn:
-            writer = ConversationImport(conn, record, new_id)
-            writer.add_messages(messages)
-            folds = [CompactionRecord(state=fold, is_current=True)] if fold else []
-            created = writer.finish(folds, pins)
-            handoffs.link_origin(conn, created.id, origin.id, origin_message_id)
-        return created
-
-    def conversation_links(
-        self, conversation_id: str
-    ) -> tuple[handoffs.ConversationLink | None, list[handoffs.ConversationLink]]:
-        """Where the conversation was handed off from, and the ones handed off from it."""
-        with self._pool.snapshot() as conn:
-            return handoffs.conversation_links(conn, conversation_id)
 
     # -- pins ----------------------------------------------------------------------------
 
