@@ -1,4 +1,4 @@
-""" "New conversation from here" in the browser: from a fold line and from a message's
+"""Hand-offs ("New conversation from here") in the browser: from a fold line and a message's
 meta row, the dialog (instructions, keep the last N), the new conversation opening with
 its summary line, and the links both ways ("Continued from" / "Continued in")."""
 

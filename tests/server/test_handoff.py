@@ -1,4 +1,4 @@
-""" "New conversation from here" (`POST …/handoff`) over HTTP, through the real
+"""Hand-offs (`POST …/handoff`, "New conversation from here") over HTTP, through the real
 `anthropic` and `openai` SDKs against the fake provider server.
 
 The chat service here is built on the providers the config names (no provider factory

@@ -1,4 +1,4 @@
-""" "New conversation from here": the chat layer's side of a hand-off.
+"""Hand-offs ("New conversation from here"): the chat layer's side.
 
 It reads the old conversation around the chosen message, decides what the summary is
 (`core.handoff`: an existing fold's, or a fresh one written by the summarizer with the

@@ -251,7 +251,7 @@ class ChatService:
         )
 
     async def hand_off(self, conversation_id: str, request: HandoffRequest) -> ConversationRecord:
-        """ "New conversation from here": a conversation continuing this one (see
+        """A hand-off ("New conversation from here"): a conversation continuing this one (see
         `chat/handoff.py`); refused while a turn runs, so the point cannot move."""
         self._check_idle(conversation_id)
         runner = self._runner(conversation_id)

@@ -1,4 +1,4 @@
-""" "New conversation from here": a conversation that continues this one."""
+"""Hand-offs ("New conversation from here"): a conversation that continues this one."""
 
 from __future__ import annotations
 
