@@ -20,7 +20,7 @@ from foldline.chat.events import ChatEvent
 from foldline.chat.service import ChatService
 from foldline.chat.tool_registry import ToolEnv, ToolOutcome
 from foldline.config import AppConfig
-from foldline.core.messages import ToolCallPart, ToolResultPart, ToolSpec
+from foldline.core.messages import Message, TextPart, ToolCallPart, ToolResultPart, ToolSpec
 from foldline.core.view import CONTINUE_PROMPT, INTERRUPTED_RESULT
 from foldline.store import Store
 from foldline.testing import (
@@ -149,6 +149,12 @@ async def test_retry_after_an_error_with_no_text_still_answers_anew(
     assert history[2].message.text == "Recovered."
 
 
+def without_titles(config: AppConfig) -> AppConfig:
+    """No title made in the background: its thread could outlive the test's store."""
+    compaction = config.compaction.model_copy(update={"auto_title": False})
+    return config.model_copy(update={"compaction": compaction})
+
+
 class SlowTool:
     """A tool that never finishes by itself (the person presses Stop while it runs)."""
 
@@ -195,6 +201,7 @@ async def test_stop_during_a_tool_batch_leaves_no_call_without_its_result(
         ),
         text_step("Done after the stop."),
     )
+    config = without_titles(config)
     service = ChatService(
         store,
         lambda: config,
@@ -228,7 +235,31 @@ async def test_stop_during_a_tool_batch_leaves_no_call_without_its_result(
     await retried.wait()
     history = store.list_messages(conversation.id)
     assert [(m.message.role, m.status) for m in history][-1] == ("assistant", "complete")
-    # (The title made after the first exchange is a tool-less call of its own.)
-    last_request = [c for c in model.calls if c.tools][-1].messages
+    last_request = model.calls[-1].messages
     assert [m.role for m in last_request] == ["user", "assistant", "tool"]
+    await service.shutdown()
+
+
+async def test_retry_closes_the_calls_of_an_answer_left_without_results(
+    store: Store, config: AppConfig, tmp_path: Path
+) -> None:
+    # The app stopped during a tool batch: the answer that made the calls is complete,
+    # nothing follows it.
+    model = ScriptedModel(text_step("Going on."))
+    config = without_titles(config)
+    service = ChatService(store, lambda: config, provider_factory=lambda _c, _m: model)
+    conversation = store.create_conversation()
+    store.append_message(conversation.id, Message(role="user", parts=(TextPart(text="Go"),)))
+    calls = (ToolCallPart(id="c1", name="read_file", input={"path": "a"}),)
+    store.append_message(conversation.id, Message(role="assistant", parts=calls))
+
+    await service.start_retry(conversation.id).wait()
+    history = store.list_messages(conversation.id)
+    assert [(m.message.role, m.status) for m in history] == [
+        ("user", "complete"),
+        ("assistant", "complete"),
+        ("tool", "interrupted"),
+        ("assistant", "complete"),
+    ]
+    assert history[2].message.tool_results[0].output == INTERRUPTED_RESULT
     await service.shutdown()

@@ -231,7 +231,15 @@ class ChatService:
         last = self.store.list_messages(
             conversation_id, offset=max(self.store.message_count(conversation_id) - 1, 0), limit=1
         )
-        if not last or (last[0].message.role == "assistant" and last[0].status == "complete"):
+        finished = (
+            last
+            and last[0].message.role == "assistant"
+            and last[0].status == "complete"
+            # A complete answer whose calls have no results (the app stopped during its
+            # tool batch) is unanswered: a retry gives the calls results and goes on.
+            and not last[0].message.tool_calls
+        )
+        if not last or finished:
             raise ChatUnavailable("There is no failed or unanswered message to retry.")
         runner = self._runner(conversation_id)
         return self._start(conversation_id, runner.retry())
