@@ -200,7 +200,9 @@ function statusLine(message, { onRetry, canRetry }) {
         text:
           message.role === "tool"
             ? "Stopped while the tools ran; a call that did not finish is marked interrupted."
-            : "Stopped before the end; the partial answer is kept. Continue finishes it here.",
+            : (message.parts ?? []).some((part) => part.kind === "tool-call")
+              ? "Stopped before the end; the partial answer is kept. Continue answers after it."
+              : "Stopped before the end; the partial answer is kept. Continue finishes it here.",
       }),
       canRetry && onRetry ? retryButton(message, onRetry, "Continue") : null,
     );
