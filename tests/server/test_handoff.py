@@ -134,6 +134,15 @@ def test_from_a_fold_line_the_fold_summary_is_reused(
     assert undo.status_code == 400
     assert undo.json()["error"]["code"] == "handoff_fold"
 
+    # Exported and imported, the new conversation keeps its starting summary.
+    exported = client.get(f"/api/conversations/{new['id']}/export?format=json")
+    assert exported.status_code == 200
+    imported = client.post("/api/conversations/import", json=exported.json())
+    assert imported.status_code == 201, imported.text
+    copy = client.get(f"/api/conversations/{imported.json()['id']}").json()
+    assert copy["compaction"]["trigger"] == "handoff"
+    assert copy["compaction"]["summaryMessage"] == fold["summaryMessage"]
+
     links = client.get(f"/api/conversations/{old}").json()["handoffs"]
     assert [link["conversationId"] for link in links] == [new["id"]]
 
