@@ -162,8 +162,9 @@ def test_from_a_message_a_fresh_summary_with_instructions_and_kept_messages(
 ) -> None:
     old = _conversation(client, wire, 3)
     history = _messages(client, old)
-    pinned = client.post(f"/api/conversations/{old}/messages/{history[0]['id']}/pin")
-    assert pinned.status_code == 200, pinned.text
+    for message in (history[0], history[3]):  # one to summarize, one to keep
+        pinned = client.post(f"/api/conversations/{old}/messages/{message['id']}/pin")
+        assert pinned.status_code == 200, pinned.text
     point = history[4]  # the last question (a user message: nothing follows it along)
 
     reply = client.post(
@@ -184,6 +185,7 @@ def test_from_a_message_a_fresh_summary_with_instructions_and_kept_messages(
     assert kept[0]["id"] != history[3]["id"]  # copies, with ids of their own
     summary = new["compaction"]["summaryMessage"]
     assert "Question 0: the port is 800." in summary  # the pin rides verbatim
+    assert [(pin["index"], pin["role"]) for pin in new["pins"]] == [(0, "assistant")]
     assert new["origin"]["messageId"] == point["id"]
 
     sent = client.post(f"/api/conversations/{new['id']}/messages", json={"content": "More."})
