@@ -458,11 +458,11 @@ def test_key_precedence_environment_then_store_then_file(
         },
         data_dir=tmp_path,
     )
-    assert public_settings(config)["providers"]["openai"]["keySource"] == "config"
+    assert public_settings(config).model_dump()["providers"]["openai"]["keySource"] == "config"
     _isolated.set_password(SERVICE, "openai", "sk-keyring-12345")
-    assert public_settings(config)["providers"]["openai"]["keySource"] == "keyring"
+    assert public_settings(config).model_dump()["providers"]["openai"]["keySource"] == "keyring"
     monkeypatch.setenv("OPENAI_API_KEY", "sk-environment-1")
-    shown = public_settings(config)["providers"]["openai"]
+    shown = public_settings(config).model_dump()["providers"]["openai"]
     assert (shown["keySource"], shown["maskedKey"], shown["keyEnv"]) == (
         "env",
         "sk-…nt-1",
@@ -486,7 +486,7 @@ def test_public_settings_never_contain_a_key(
     set_api_key(tmp_path, "anthropic", "sk-ant-secret-value-1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-env-secret-2")
 
-    shown = public_settings(config)
+    shown = public_settings(config).model_dump()
     text = json.dumps(shown)
     for secret in ("sk-ant-secret-value-1", "sk-openai-env-secret-2", "sk-plain-in-config-9"):
         assert secret not in text
