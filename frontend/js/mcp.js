@@ -20,7 +20,10 @@ function cardFor(callId) {
   );
 }
 
-/** Show the card of a `tool.approval_required` event. */
+/**
+ * Show the card of a `tool.approval_required` event.
+ * @param {ApprovalRequired} data
+ */
 export function showApproval(conversationId, data) {
   if (cardFor(data.callId)) {
     return;
@@ -43,7 +46,7 @@ export function showApproval(conversationId, data) {
       h("span", { text: " of the MCP server " }),
       h("strong", { text: data.server }),
     ),
-    h("pre", { class: "approval-arguments", text: JSON.stringify(data.arguments ?? {}, null, 2) }),
+    h("pre", { class: "approval-arguments", text: JSON.stringify(data.arguments, null, 2) }),
     buttons,
   );
   const decide = async (decision) => {
@@ -122,10 +125,11 @@ const STATE_TEXT = {
   disabled: "disabled",
 };
 
+/** @param {McpServerOut} server */
 function serverRow(server, refresh) {
   const where =
     server.transport === "stdio"
-      ? [server.command, ...(server.args ?? [])].join(" ")
+      ? [server.command, ...server.args].join(" ")
       : server.url;
   const restart = h("button", {
     type: "button",
@@ -144,8 +148,8 @@ function serverRow(server, refresh) {
     await refresh();
   });
   const secrets = [
-    ...Object.entries(server.env ?? {}).map(([k, v]) => `${k}=${v}`),
-    ...Object.entries(server.headers ?? {}).map(([k, v]) => `${k}: ${v}`),
+    ...Object.entries(server.env).map(([k, v]) => `${k}=${v}`),
+    ...Object.entries(server.headers).map(([k, v]) => `${k}: ${v}`),
   ];
   return h(
     "div",
@@ -171,7 +175,10 @@ function serverRow(server, refresh) {
   );
 }
 
-/** Each tool the server lists: offered as, switched on or off, and its own approval. */
+/**
+ * Each tool the server lists: offered as, switched on or off, and its own approval.
+ * @param {McpServerOut} server
+ */
 function toolTable(server, refresh) {
   const offered = new Map(server.tools.map((tool) => [tool.name, tool]));
   const names = [...offered.keys(), ...server.disabledTools];
@@ -191,7 +198,7 @@ function toolTable(server, refresh) {
   };
   const rows = names.map((name) => {
     const tool = offered.get(name);
-    const approval = server.toolOverrides?.[name]?.approval ?? "";
+    const approval = server.toolOverrides[name]?.approval ?? "";
     const enabled = h("input", {
       type: "checkbox",
       "aria-label": `Offer ${name}`,

@@ -114,6 +114,7 @@ export function generalPanel(draft, settings, available) {
   );
 }
 
+/** @param {ProviderSettingsOut} provider */
 function providerCard(name, provider, draft, { onTest, onRemove }) {
   const baseUrl = h("input", {
     class: "input",
@@ -293,6 +294,7 @@ export function providersPanel(draft, settings, hooks) {
   );
 }
 
+/** @param {ModelSettingsOut} model */
 function modelRow(name, model, draft, providerNames, redraw, known) {
   const shown = (value, fallback) => (value ? String(value) : fallback);
   const provider = h(

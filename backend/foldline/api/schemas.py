@@ -46,13 +46,15 @@ class ApiModel(BaseModel):
     """Base of every API body: camelCase on the wire, snake_case in Python.
 
     `populate_by_name` lets the routes build responses with Python names;
-    `serialize_by_alias` makes FastAPI and `model_dump()` emit the camelCase names.
+    `serialize_by_alias` makes FastAPI and `model_dump()` emit the camelCase names. A
+    field's docstring is its description (in the UI's typedefs, `frontend/js/types.js`).
     """
 
     model_config = ConfigDict(
         alias_generator=to_camel,
         populate_by_name=True,
         serialize_by_alias=True,
+        use_attribute_docstrings=True,
     )
 
 
