@@ -177,9 +177,7 @@ def test_every_event_the_ui_handles_exists() -> None:
         ("function f(c) { return c.compaction?.summarizedRange.count; }", ["…"]),
     ],
 )
-def test_the_check_finds_reads_the_schemas_do_not_define(
-    snippet: str, expected: list[str]
-) -> None:
+def test_the_check_finds_reads_the_schemas_do_not_define(snippet: str, expected: list[str]) -> None:
     model = "MessageOut" if "(m)" in snippet else "ConversationOut"
     root = "m" if "(m)" in snippet else "c"
     source = f"/**\n * @param {{{model}}} {root}\n */\n{snippet}\n"
