@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from keyring.backends import fail
 
+from foldline.api.schemas import ModelSettingsOut
 from foldline.config import (
     DEFAULT_CONTEXT_WINDOW,
     AppConfig,
@@ -602,3 +603,9 @@ def test_other_models_accept_images_only_when_the_config_says_so() -> None:
     # A compatible server serving an OpenAI-looking name is not assumed to take images.
     assert resolve_model(config, "gpt-4o").vision is False
     assert resolve_model(config, "gpt-5").vision is False
+
+
+def test_the_settings_answer_has_every_field_of_a_model_table() -> None:
+    # `ModelSettingsOut` (the API layer, below config) repeats `[models."name"]` field
+    # for field; a knob added to the table must be shown in Settings too.
+    assert list(ModelSettingsOut.model_fields) == list(ModelConfig.model_fields)

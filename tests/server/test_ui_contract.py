@@ -18,7 +18,8 @@ from typing import Annotated, Any, Union, get_args, get_origin
 import pytest
 from pydantic import BaseModel
 
-from foldline.api.events import EVENT_BODIES
+from foldline.api.events import EVENT_BODIES, Done
+from foldline.chat.events import ChatEvent, EventName
 from foldline.server.typedefs import api_models, render, wire_name
 
 FRONTEND_JS = Path(__file__).resolve().parents[2] / "frontend" / "js"
@@ -207,3 +208,12 @@ function apply(name, data) {
     problems, checked = ui_problems({"x.js": source})
     assert checked == 3
     assert [p.problem for p in problems] == ["PruneCompleted has no `text`"]
+
+
+def test_every_event_name_has_one_body_and_a_wrong_body_is_refused() -> None:
+    assert set(get_args(EventName)) == set(EVENT_BODIES)
+    with pytest.raises(TypeError, match=r"assistant\.delta carries AssistantDelta"):
+        ChatEvent("assistant.delta", Done())
+    # The wire form is the body's camelCase dump; `done` after Stop says so, else `{}`.
+    assert ChatEvent("done", Done(cancelled=True)).data == {"cancelled": True}
+    assert ChatEvent("done").data == {}
