@@ -127,7 +127,7 @@ export {};
  * @property {string} title
  * @property {string|null} model
  * @property {string} systemPrompt
- * @property {Object<string, *>} settings
+ * @property {Object<string, *>} settings Free-form on purpose: `compaction` holds this conversation's `[compaction]` overrides (checked against those knobs when saved); any other key is the client's own and is kept as given.
  * @property {string} createdAt
  * @property {string} updatedAt
  * @property {number} messageCount
@@ -216,7 +216,7 @@ export {};
  * @property {boolean} inContext True when the model still sees this message verbatim (`index >= apiStartIndex`).
  * @property {string} createdAt
  * @property {string} updatedAt
- * @property {Object<string, *>|null} usage
+ * @property {Object<string, *>|null} usage The answer's model call as reported (Foldline writes a `usage` event's fields); free-form because an imported history keeps whatever its export held.
  * @property {string|null} error
  */
 

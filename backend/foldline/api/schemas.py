@@ -194,6 +194,9 @@ class ConversationOut(ApiModel):
     model: str | None
     system_prompt: str
     settings: dict[str, Any]
+    """Free-form on purpose: `compaction` holds this conversation's `[compaction]`
+    overrides (checked against those knobs when saved); any other key is the client's
+    own and is kept as given."""
     created_at: str
     updated_at: str
     message_count: int
@@ -362,6 +365,8 @@ class MessageOut(ApiModel):
     created_at: str
     updated_at: str
     usage: dict[str, Any] | None
+    """The answer's model call as reported (Foldline writes a `usage` event's fields);
+    free-form because an imported history keeps whatever its export held."""
     error: str | None
 
     @classmethod
