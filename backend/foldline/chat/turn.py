@@ -115,13 +115,8 @@ class StreamedAnswer:
 
 
 def call_usage(usage: Usage) -> CallUsageOut:
-    return CallUsageOut(
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        cache_read_tokens=usage.cache_read_tokens,
-        cache_creation_tokens=usage.cache_creation_tokens,
-        total_input=usage.total_input,
-    )
+    """A call's usage as the API shows it (in the `usage` event and on its message)."""
+    return CallUsageOut.model_validate(usage, from_attributes=True)
 
 
 class TurnRunner:
