@@ -681,6 +681,22 @@ export {};
  */
 
 /**
+ * A server added in Settings: stdio (`command`, `args`, `env`, `cwd`) or streamable HTTP (`url`, `headers`); the other transport's fields must be left out.
+ * @typedef {Object} McpServerNew
+ * @property {string} name
+ * @property {"stdio"|"http"} transport
+ * @property {string|null} command
+ * @property {Array<string>} args
+ * @property {Object<string, string>} env
+ * @property {string|null} cwd
+ * @property {string|null} url
+ * @property {Object<string, string>} headers
+ * @property {"ask"|"always"|"never"} approval
+ * @property {number} timeout
+ * @property {boolean} enabled
+ */
+
+/**
  * @typedef {Object} McpServerPatch
  * @property {"ask"|"always"|"never"|null} approval
  * @property {number|null} timeout
