@@ -15,9 +15,11 @@ from foldline.api.schemas import (
     ApiMessageOut,
     BackgroundFoldOut,
     CompactionOut,
+    ContextBreakdown,
     ContextOut,
     ContextStatsOut,
     ConversationUsageOut,
+    Thresholds,
     UsageOut,
     part_out,
 )
@@ -66,7 +68,7 @@ class ConversationContext:
     """The reported input of the last call when the anchor is valid, else None."""
     added_estimate: int
     """The calibrated count of the view messages added since the anchored call."""
-    breakdown: dict[str, int]
+    breakdown: ContextBreakdown
     usage: ConversationUsageOut
     """What the conversation's calls cost so far and in the last turn."""
     background_fold: BackgroundFoldOut | None = None
@@ -130,7 +132,7 @@ class ConversationContext:
             fraction=round(self.budget.fraction(self.tokens), 4),
             exact=self.counter.exact,
             breakdown=self.breakdown,
-            thresholds={"soft": self.settings.threshold, "hard": self.settings.hard_threshold},
+            thresholds=Thresholds(soft=self.settings.threshold, hard=self.settings.hard_threshold),
             model=self.model.model,
             model_known=self.model.known,
             model_lifecycle=self.model.lifecycle,
@@ -296,12 +298,12 @@ class ContextLoader:
             if anchor and anchor.state_version == version and anchor.view_length <= len(counts):
                 anchor_tokens, added = anchor.tokens, sum(counts[anchor.view_length :])
         summary = counts[0] if state and view else 0
-        breakdown = {
-            "system": framing,
-            "tools": tool_tokens,
-            "summary": summary,
-            "messages": max(tokens - framing - tool_tokens - summary, 0),
-        }
+        breakdown = ContextBreakdown(
+            system=framing,
+            tools=tool_tokens,
+            summary=summary,
+            messages=max(tokens - framing - tool_tokens - summary, 0),
+        )
         settings, settings_notice = conversation_settings(config, conversation)
         return ConversationContext(
             conversation=conversation,
