@@ -40,7 +40,9 @@ class ChatEvent:
     def __post_init__(self) -> None:
         # A body under the wrong name would reach the client in a shape its handler for
         # that name does not expect; refuse it where it is made.
-        expected = EVENT_BODIES[self.name]
+        expected = EVENT_BODIES.get(self.name)
+        if expected is None:
+            raise TypeError(f"{self.name} has no body model: add one to api/events.py")
         if not isinstance(self.body, expected):
             raise TypeError(f"{self.name} carries {expected.__name__}, not {self.body!r}")
 
