@@ -22,11 +22,19 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from foldline.api.events import (
+    AssistantDelta,
+    CallUsageOut,
+    ErrorEvent,
+    MessageEvent,
+    ToolCallEventOut,
+    ToolResultEventOut,
+    UsageEvent,
+)
 from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.folding import Gate, manual_fold_settings
-from foldline.chat.serialize import part_to_json, record_to_json
 from foldline.chat.titles import DEFAULT_TITLE, BackgroundTitles, first_message_title
 from foldline.chat.tool_registry import BatchRun, ToolBatch, ToolRegistry, Truncation
 from foldline.chat.usage import Billing, model_call
@@ -115,20 +123,15 @@ class StreamedAnswer:
         return not (self.text or self.reasoning or self.calls)
 
 
-def usage_json(usage: Usage) -> dict[str, int]:
-    return {
-        "inputTokens": usage.input_tokens,
-        "outputTokens": usage.output_tokens,
-        "cacheReadTokens": usage.cache_read_tokens,
-        "cacheCreationTokens": usage.cache_creation_tokens,
-        "totalInput": usage.total_input,
-    }
+def call_usage(usage: Usage) -> CallUsageOut:
+    """A call's usage as the API shows it (in the `usage` event and on its message)."""
+    return CallUsageOut.model_validate(usage, from_attributes=True)
 
 
-def answer_usage(usage: Usage, earlier: dict[str, Any] | None) -> dict[str, int]:
+def answer_usage(usage: Usage, earlier: dict[str, Any] | None) -> dict[str, Any]:
     """The usage stored on an answer: its last call's, with `outputTokens` counting every
     call that wrote it (an answer continued in place was written by two or more)."""
-    stored = usage_json(usage)
+    stored = call_usage(usage).model_dump()
     if earlier:
         stored["outputTokens"] += int(earlier.get("outputTokens") or 0)
     return stored
@@ -200,9 +203,6 @@ class TurnRunner:
     async def _load(self) -> ConversationContext:
         return await asyncio.to_thread(self.load)
 
-    def _record_json(self, record: MessageRecord, ctx: ConversationContext) -> dict[str, Any]:
-        return {"message": record_to_json(record, ctx.start_index)}
-
     async def _gate(
         self, turn: int, ctx: ConversationContext | None = None, **kwargs: Any
     ) -> AsyncIterator[ChatEvent]:
@@ -235,7 +235,7 @@ class TurnRunner:
             yield event
         self.breakers[self.conversation_id] = self.gate.breaker
         yield ChatEvent("context.stats", (await self._load()).stats())
-        yield ChatEvent("done", {})
+        yield ChatEvent("done")
 
     # --- a turn ---------------------------------------------------------------------
 
@@ -249,7 +249,7 @@ class TurnRunner:
                 self.store.replace_title, self.conversation_id, DEFAULT_TITLE, title
             )
         ctx = await self._load()
-        yield ChatEvent("message.created", self._record_json(record, ctx))
+        yield ChatEvent("message.created", MessageEvent.of(record, ctx.start_index))
         async for event in self._loop(record.seq, ctx):
             yield event
 
@@ -344,7 +344,7 @@ class TurnRunner:
                 )
         # Loaded after `after_turn`: the numbers carry the background fold it started.
         yield ChatEvent("context.stats", (await self._load()).stats())
-        yield ChatEvent("done", {})
+        yield ChatEvent("done")
 
     async def _call_model(
         self, answer: StreamedAnswer, turn: int, continuing: MessageRecord | None = None
@@ -368,7 +368,7 @@ class TurnRunner:
             )
         # For a continuation this is the existing message (same id and index), which the
         # deltas then extend.
-        yield ChatEvent("message.created", self._record_json(record, ctx))
+        yield ChatEvent("message.created", MessageEvent.of(record, ctx.start_index))
         overflow_retried = False
         attempt = 0
         # A Stop can land anywhere below: in the stream, in a retry's back-off, or in the
@@ -409,13 +409,11 @@ class TurnRunner:
                     )
                     yield ChatEvent(
                         "error",
-                        {
-                            "code": error.code,
-                            "message": error.message,
-                            "retryable": error.retryable,
-                        },
+                        ErrorEvent(
+                            code=error.code, message=error.message, retryable=error.retryable
+                        ),
                     )
-                    yield ChatEvent("message.completed", self._record_json(final, ctx))
+                    yield ChatEvent("message.completed", MessageEvent.of(final, ctx.start_index))
                     answer.stop = None
                     return
                 break
@@ -442,7 +440,7 @@ class TurnRunner:
             status="complete",
             usage=answer_usage(answer.usage, record.usage) if answer.usage else None,
         )
-        yield ChatEvent("message.completed", self._record_json(final, ctx))
+        yield ChatEvent("message.completed", MessageEvent.of(final, ctx.start_index))
 
     @staticmethod
     def _delay(error: ProviderError, attempt: int) -> float:
@@ -459,7 +457,7 @@ class TurnRunner:
                 text = storable(event.text)
                 answer.text += text
                 yield ChatEvent(
-                    "assistant.delta", {"messageId": record.id, "kind": "text", "text": text}
+                    "assistant.delta", AssistantDelta(message_id=record.id, kind="text", text=text)
                 )
             elif isinstance(event, ReasoningDelta):
                 text = storable(event.text)
@@ -467,15 +465,17 @@ class TurnRunner:
                 answer.signature = event.signature or answer.signature
                 yield ChatEvent(
                     "assistant.delta",
-                    {"messageId": record.id, "kind": "reasoning", "text": text},
+                    AssistantDelta(message_id=record.id, kind="reasoning", text=text),
                 )
             elif isinstance(event, ToolCallEvent):
                 call = ToolCallPart(id=event.id, name=event.name, input=event.input)
                 answer.calls.append(call)
-                yield ChatEvent("tool.call", {"messageId": record.id, **part_to_json(call)})
+                yield ChatEvent("tool.call", ToolCallEventOut.of(record.id, call))
             elif isinstance(event, Usage):
                 answer.usage = event
-                yield ChatEvent("usage", {"messageId": record.id, **usage_json(event)})
+                yield ChatEvent(
+                    "usage", UsageEvent(message_id=record.id, **dict(call_usage(event)))
+                )
             elif isinstance(event, Stop):
                 answer.stop = event
             if time.monotonic() - last_flush >= FLUSH_INTERVAL:
@@ -528,5 +528,5 @@ class TurnRunner:
         )
         for part in batch.results:
             if isinstance(part, ToolResultPart):
-                yield ChatEvent("tool.result", {"messageId": record.id, **part_to_json(part)})
-        yield ChatEvent("message.created", self._record_json(record, ctx))
+                yield ChatEvent("tool.result", ToolResultEventOut.of(record.id, part))
+        yield ChatEvent("message.created", MessageEvent.of(record, ctx.start_index))
