@@ -4,23 +4,13 @@ its summary line, and the links both ways ("Continued from" / "Continued in").""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 from playwright.sync_api import expect
 
 from foldline.testing import request_text
 
-DOCS_UI = Path(__file__).resolve().parents[2] / "docs" / "ui"
-
 
 def _conversations(app) -> list[dict]:
     return app.api("GET", "/api/conversations")["items"]
-
-
-def _keep_shot(ui, name: str) -> None:
-    """A screenshot for the test record and a copy for docs/ui.md."""
-    shutil.copyfile(ui.shot(name), DOCS_UI / f"{name}.png")
 
 
 def test_new_conversation_from_a_fold_line_reuses_its_summary_and_links_back(ui):
@@ -40,7 +30,7 @@ def test_new_conversation_from_a_fold_line_reuses_its_summary_and_links_back(ui)
     dialog = page.locator("#handoff-dialog")
     expect(dialog).to_be_visible()
     expect(dialog).to_contain_text("fold's summary is reused")
-    _keep_shot(ui, "handoff-dialog")
+    ui.shot("handoff-dialog")
     dialog.locator("#handoff-confirm").click()
     expect(dialog).to_be_hidden()
 
@@ -63,7 +53,7 @@ def test_new_conversation_from_a_fold_line_reuses_its_summary_and_links_back(ui)
     sent = request_text(ui.app.script.calls[-1].messages)
     assert "This conversation continues an earlier one" in sent
     assert "Message number 3" not in sent.split("</summary>")[-1]
-    _keep_shot(ui, "handoff-new-conversation")
+    ui.shot("handoff-new-conversation")
 
     # "Continued from" opens the old one, which says where it went; and back.
     origin.locator(".handoff-link").click()
@@ -72,7 +62,7 @@ def test_new_conversation_from_a_fold_line_reuses_its_summary_and_links_back(ui)
     expect(links).to_be_visible()
     expect(links).to_contain_text(f"Continued in {old_title} (continued)")
     expect(page.locator("#handoff-origin")).to_be_hidden()
-    _keep_shot(ui, "handoff-old-conversation")
+    ui.shot("handoff-old-conversation")
     links.locator(".handoff-link").click()
     expect(page.locator("#conversation-title")).to_have_text(f"{old_title} (continued)")
 
