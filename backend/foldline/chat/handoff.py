@@ -9,6 +9,8 @@ summarizer's calls are stored as the cost of the new conversation's first fold.
 
 from __future__ import annotations
 
+import re
+
 import asyncio
 from dataclasses import dataclass, replace
 
@@ -48,8 +50,18 @@ class HandoffRequest:
     keep_last: int
 
 
+_CONTINUED = re.compile(r" \(continued(?: (\d+))?\)$")
+
+
 def continued_title(title: str) -> str:
-    suffix = " (continued)"
+    """`Title (continued)`, then `Title (continued 2)`... for a hand-off of a hand-off, so
+    a chain of them does not pile up suffixes."""
+    found = _CONTINUED.search(title)
+    if found is None:
+        suffix = " (continued)"
+    else:
+        title = title[: found.start()]
+        suffix = f" (continued {int(found.group(1) or 1) + 1})"
     return title[: MAX_TITLE_CHARS - len(suffix)] + suffix
 
 
