@@ -9,11 +9,11 @@ summarizer's calls are stored as the cost of the new conversation's first fold.
 
 from __future__ import annotations
 
-import re
-
 import asyncio
+import re
 from dataclasses import dataclass, replace
 
+from foldline.api.schemas import MAX_TITLE_CHARS
 from foldline.chat.context import ConversationContext
 from foldline.chat.folding import make_summarizer, utc_now
 from foldline.chat.usage import Billing, SummaryUsage
@@ -30,7 +30,6 @@ from foldline.core.state import CompactionState
 from foldline.providers.base import Provider
 from foldline.store import CompactionRecord, ConversationRecord, NotFound, Store
 
-MAX_TITLE_CHARS = 500
 LOOK_AROUND = 64
 """Messages read past the kept ones on each side, to keep a call with its results."""
 
