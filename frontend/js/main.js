@@ -7,6 +7,7 @@ import { openCompactDialog } from "./compact.js";
 import { openConversationSettings } from "./conversation-settings.js";
 import { promptDialog } from "./dialog.js";
 import { byId, h } from "./dom.js";
+import { initHandoff } from "./handoff.js";
 import { initMeter, updateContext } from "./meter.js";
 import {
   initModelView,
@@ -78,6 +79,7 @@ async function refreshFolds() {
 /** Conversations whose invalid-settings notice was shown (once per conversation and run). */
 const settingsNoticesShown = new Set();
 
+/** @param {ContextOut} context */
 function announceSettingsNotice(id, context) {
   if (context?.settingsNotice && !settingsNoticesShown.has(id)) {
     settingsNoticesShown.add(id);
@@ -487,6 +489,7 @@ function initShortcuts() {
 
 // ---- undo -------------------------------------------------------------------------
 
+/** @param {CompactionVersionOut} fold */
 async function undoFold(fold) {
   const id = state.currentId;
   try {
@@ -572,6 +575,7 @@ async function main() {
   initRetiredNotice();
   initModelView();
   initPins();
+  initHandoff({ open: (id) => openConversation(id), refreshList });
   initTurns({ refreshConversation, refreshFolds, refreshContext, refreshList });
   initComposer();
   initTopbar();

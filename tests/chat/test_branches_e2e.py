@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from fake_sessions import MODEL, WIRES, chat_requests, fake_server, filler, make_service, run
 
+from foldline.api.schemas import BackgroundFoldOut
 from foldline.chat.events import ChatEvent
 from foldline.chat.service import ChatService, TurnHandle, TurnInProgress, WrongMessage
 from foldline.store import NotOnPath, Store
@@ -75,7 +76,7 @@ async def test_each_branch_sends_its_own_view(
 
     # Editing the first (folded) message: a branch that sees no fold at all.
     preview = service.edit_preview(cid, original[0].id)
-    assert (preview["folded"], preview["foldsKept"], preview["foldsDropped"]) == (True, 0, 1)
+    assert (preview.folded, preview.folds_kept, preview.folds_dropped) == (True, 0, 1)
     events = await drain(service.start_edit(cid, original[0].id, "Turn zero, edited."))
     created = [e.data["message"] for e in events if e.name == "message.created"]
     assert created[0]["siblingIds"] == [original[0].id, created[0]["id"]]
@@ -102,7 +103,7 @@ async def test_each_branch_sends_its_own_view(
 
     # An edit after the boundary keeps the fold.
     preview = service.edit_preview(cid, original[6].id)
-    assert (preview["folded"], preview["foldsKept"], preview["foldsDropped"]) == (False, 1, 0)
+    assert (preview.folded, preview.folds_kept, preview.folds_dropped) == (False, 1, 0)
     await drain(service.start_edit(cid, original[6].id, "Turn 3, edited."))
     sent = last_request(server, summary)
     assert sent[1:] == ["Turn 3, edited."]
@@ -130,13 +131,13 @@ async def test_edit_preview_counts_the_view_the_branch_would_send(
     # After the boundary: today's view without the edited exchange.
     kept = service.edit_preview(cid, records[6].id)
     tail = sum(ctx.counter.count_message(r.message) for r in records[6:])
-    assert kept["viewTokens"] == ctx.estimate - tail
-    assert (kept["folded"], kept["contextWindow"]) == (False, 8192)
+    assert kept.view_tokens == ctx.estimate - tail
+    assert (kept.folded, kept.context_window) == (False, 8192)
     # Behind it: no summary, and the four messages before the edited one verbatim.
     folded = service.edit_preview(cid, records[4].id)
     unfolded = [r.message for r in records[:4]]
-    assert folded["viewTokens"] == ctx.counter.count_request(ctx.system, unfolded, ctx.tools)
-    assert folded["folded"] is True
+    assert folded.view_tokens == ctx.counter.count_request(ctx.system, unfolded, ctx.tools)
+    assert folded.folded is True
 
 
 async def test_edits_and_regenerates_are_refused_on_the_wrong_message(
@@ -170,7 +171,7 @@ async def test_a_fold_prepared_on_one_branch_is_dropped_on_another(
             if events[-2].data["backgroundFold"] is not None:
                 break
         await service.background.wait(cid)
-        assert service.background.status(cid) == {"status": "ready", "kind": "fold"}
+        assert service.background.status(cid) == BackgroundFoldOut(status="ready", kind="fold")
         assert not [c for c in store.list_calls(cid) if c.purpose == "summary"]
         # A new branch from the second question, inside what the summary folded: the
         # first gate on it drops the summary (its cost stays on the bill).

@@ -96,17 +96,25 @@ def test_escape_stops_and_keeps_the_partial_answer(ui):
     page.reload()
     expect(page.locator(".message.assistant")).to_have_attribute("data-status", "interrupted")
 
-    # "Continue" asks the model again without repeating the question.
-    ui.app.script.add(Reply(text="...and the rest."))
+    # "Continue" finishes the same answer: one bubble, the new text after the old.
+    ui.app.script.add(Reply(text=" ...and the rest."))
     page.locator(".message.assistant .retry-button").click()
     ui.idle()
     expect(page.locator(".message.user")).to_have_count(1)
-    expect(page.locator(".message.assistant").last).to_contain_text("and the rest.")
-    statuses = [
-        m["status"]
-        for m in ui.app.api("GET", f"/api/conversations/{conversation['id']}/messages")["items"]
+    expect(page.locator(".message.assistant")).to_have_count(1)
+    answer = page.locator(".message.assistant")
+    expect(answer).to_have_attribute("data-status", "complete")
+    expect(answer).to_contain_text("and the rest.")
+    expect(answer.locator(".continued-mark")).to_have_text("continued")
+    expect(answer.locator(".status-line")).to_have_count(0)
+    assert answer.locator(".content").inner_text().startswith(shown.strip())
+    items = ui.app.api("GET", f"/api/conversations/{conversation['id']}/messages")["items"]
+    assert [(m["status"], m["continued"]) for m in items] == [
+        ("complete", False),
+        ("complete", True),
     ]
-    assert statuses == ["complete", "interrupted", "complete"]
+    assert items[1]["id"] == stored["id"]
+    ui.shot("continued-answer")
 
 
 def test_tool_calls_render_as_collapsible_cards_with_their_output(ui):

@@ -200,8 +200,15 @@ async def test_stop_cancels_a_call_waiting_for_approval(store: Store, setup: Set
             service.cancel(conversation.id)
     await asyncio.sleep(0)
     assert manager.approvals.waiting(conversation.id) == []
-    roles = [record.message.role for record in store.list_messages(conversation.id)]
-    assert roles == ["user", "assistant"]  # no result: pair repair says [interrupted]
+    history = store.list_messages(conversation.id)
+    # The abandoned call has its result: an interrupted error, stored with the history.
+    assert [(record.message.role, record.status) for record in history] == [
+        ("user", "complete"),
+        ("assistant", "complete"),
+        ("tool", "interrupted"),
+    ]
+    [result] = history[2].message.tool_results
+    assert result.is_error and result.output.startswith("[interrupted]")
     assert not service.is_running(conversation.id)
 
 

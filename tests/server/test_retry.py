@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from foldline.providers.base import ProviderError
-from foldline.testing import ScriptedModel, error_step, request_text, text_step
+from foldline.testing import Reply, ScriptedModel, error_step, request_text, text_step
 
 
 @pytest.fixture
@@ -99,3 +99,32 @@ def test_retry_of_an_unknown_conversation_is_404(client: TestClient) -> None:
     reply = client.post("/api/conversations/c_missing/retry")
     assert reply.status_code == 404
     assert reply.json()["error"]["code"] == "not_found"
+
+
+def test_retry_after_a_cut_off_answer_continues_the_same_message(
+    client: TestClient, model: ScriptedModel, parse_sse
+) -> None:
+    cut = ProviderError("unavailable", "The connection dropped.")
+    model.add(Reply(text="Half an ans", error=cut), text_step("wer, finished."))
+    conversation = client.post("/api/conversations", json={}).json()["id"]
+    client.post(f"/api/conversations/{conversation}/messages", json={"content": "Hi?"})
+    before = _messages(client, conversation)
+    assert [(m["status"], m["continued"]) for m in before] == [
+        ("complete", False),
+        ("interrupted", False),
+    ]
+
+    retried = client.post(f"/api/conversations/{conversation}/retry")
+    assert retried.status_code == 200, retried.text
+    created = [e.data["message"] for e in parse_sse(retried.text) if e.name == "message.created"]
+    assert [m["id"] for m in created] == [before[1]["id"]]
+
+    after = _messages(client, conversation)
+    assert len(after) == 2
+    assert after[1]["id"] == before[1]["id"]
+    assert (after[1]["status"], after[1]["continued"], after[1]["error"]) == (
+        "complete",
+        True,
+        None,
+    )
+    assert _texts(after[1]) == "Half an answer, finished."

@@ -137,7 +137,9 @@ def test_retry_after_stop_streams_and_is_exclusive_like_a_send(http: httpx2.Clie
         _read_until(lines, "assistant.delta")
         http.post(f"{base}/cancel")
         assert [line for line in lines if line][-2:] == ["event: done", 'data: {"cancelled": true}']
+    partial = _messages(http, conversation)[1]["parts"][0]["text"]
 
+    # Continue finishes the stopped answer in place.
     with http.stream("POST", f"{base}/retry") as stream:
         assert stream.status_code == 200
         lines = stream.iter_lines()
@@ -151,12 +153,11 @@ def test_retry_after_stop_streams_and_is_exclusive_like_a_send(http: httpx2.Clie
         rest = [line for line in lines if line]
     assert rest[-2:] == ["event: done", "data: {}"]
     items = _messages(http, conversation)
-    assert [(m["role"], m["status"]) for m in items] == [
-        ("user", "complete"),
-        ("assistant", "interrupted"),
-        ("assistant", "complete"),
+    assert [(m["role"], m["status"], m["continued"]) for m in items] == [
+        ("user", "complete", False),
+        ("assistant", "complete", True),
     ]
-    assert items[2]["parts"] == [{"kind": "text", "text": model.reply}]
+    assert items[1]["parts"] == [{"kind": "text", "text": partial + model.reply}]
     # The answer is complete now: there is nothing left to retry.
     assert http.post(f"{base}/retry").status_code == 400
 

@@ -258,6 +258,11 @@ async def test_tool_result_without_its_tool_use_is_rejected(
             "messages.0: all messages must have non-empty content except for the optional "
             "final assistant message",
         ),
+        (
+            [{"role": "user", "content": "a"}, {"role": "assistant", "content": "The ans"}],
+            "This model does not support assistant message prefill. The conversation must "
+            "end with a user message.",
+        ),
     ],
 )
 async def test_message_rules_are_enforced(

@@ -14,12 +14,14 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
 
+from foldline.api.events import Done, ErrorEvent
+from foldline.api.schemas import CompactionPreview, ContextOut, EditPreview
 from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.folding import manual_fold_settings
+from foldline.chat.handoff import HandoffRequest, hand_off
 from foldline.chat.titles import BackgroundTitles
 from foldline.chat.tool_registry import Tool, ToolRegistry, ToolSource
 from foldline.chat.tools import CONTEXT_TOOLS, WorkspaceFiles
@@ -200,16 +202,18 @@ class ChatService:
                 async for event in work:
                     handle.publish(event)
             except asyncio.CancelledError:
-                handle.publish(ChatEvent("done", {"cancelled": True}))
+                handle.publish(ChatEvent("done", Done(cancelled=True)))
             except Exception as error:
                 if is_disk_full(error):
                     log.error("turn stopped: disk full (%s)", error)
-                    failure = {"code": "disk_full", "message": DISK_FULL_MESSAGE}
+                    failure = ErrorEvent(
+                        code="disk_full", message=DISK_FULL_MESSAGE, retryable=True
+                    )
                 else:
                     log.exception("turn failed")
-                    failure = {"code": "internal", "message": str(error)}
-                handle.publish(ChatEvent("error", {**failure, "retryable": True}))
-                handle.publish(ChatEvent("done", {}))
+                    failure = ErrorEvent(code="internal", message=str(error), retryable=True)
+                handle.publish(ChatEvent("error", failure))
+                handle.publish(ChatEvent("done"))
             finally:
                 handle.close()
                 if self.running.get(conversation_id) is handle:
@@ -238,7 +242,15 @@ class ChatService:
         last = self.store.list_messages(
             conversation_id, offset=max(self.store.message_count(conversation_id) - 1, 0), limit=1
         )
-        if not last or (last[0].message.role == "assistant" and last[0].status == "complete"):
+        finished = (
+            last
+            and last[0].message.role == "assistant"
+            and last[0].status == "complete"
+            # A complete answer whose calls have no results (the app stopped during its
+            # tool batch) is unanswered: a retry gives the calls results and goes on.
+            and not last[0].message.tool_calls
+        )
+        if not last or finished:
             raise ChatUnavailable("There is no failed or unanswered message to retry.")
         runner = self._runner(conversation_id)
         return self._start(conversation_id, runner.retry())
@@ -284,6 +296,20 @@ class ChatService:
         runner = self._runner(conversation_id)
         return self._start(
             conversation_id, runner.compact(instructions or None, keep_recent_tokens)
+        )
+
+    async def hand_off(self, conversation_id: str, request: HandoffRequest) -> ConversationRecord:
+        """A hand-off ("New conversation from here"): a conversation continuing this one (see
+        `chat/handoff.py`); refused while a turn runs, so the point cannot move."""
+        self._check_idle(conversation_id)
+        runner = self._runner(conversation_id)
+        ctx = await asyncio.to_thread(self._load, conversation_id)
+        return await hand_off(
+            self.store,
+            ctx,
+            request,
+            summarizer=runner.summarizer,
+            billing=runner.summary_billing,
         )
 
     def cancel(self, conversation_id: str) -> bool:
@@ -332,10 +358,10 @@ class ChatService:
         """The model's view of the conversation as the next call would see it."""
         return self._load(conversation_id)
 
-    def context(self, conversation_id: str, *, include_messages: bool = True) -> dict[str, Any]:
-        return self._load(conversation_id).to_json(include_messages=include_messages)
+    def context(self, conversation_id: str, *, include_messages: bool = True) -> ContextOut:
+        return self._load(conversation_id).context_out(include_messages=include_messages)
 
-    def edit_preview(self, conversation_id: str, message_id: str) -> dict[str, Any]:
+    def edit_preview(self, conversation_id: str, message_id: str) -> EditPreview:
         """What editing `message_id` would do to the model's view: which folds of the
         current stack the new branch keeps (those whose last message comes before it),
         and how many tokens its view holds before the new message."""
@@ -357,27 +383,29 @@ class ChatService:
         pins = [pin for pin in ctx.pins if pin.index < record.seq]
         window = HistoryWindow(start, tuple(r.message for r in before))
         view = build_api_messages(window, state, tuple(pins))
-        return {
-            "folded": record.seq < ctx.start_index,
-            "foldsKept": len(kept),
-            "foldsDropped": len(chain) - len(kept),
-            "viewTokens": ctx.counter.count_request(ctx.system, view, ctx.tools),
-            "contextWindow": ctx.budget.context_window,
-        }
+        return EditPreview(
+            folded=record.seq < ctx.start_index,
+            folds_kept=len(kept),
+            folds_dropped=len(chain) - len(kept),
+            view_tokens=ctx.counter.count_request(ctx.system, view, ctx.tools),
+            context_window=ctx.budget.context_window,
+        )
 
     def preview_compaction(
         self, conversation_id: str, keep_recent_tokens: int | None = None
-    ) -> dict[str, Any]:
+    ) -> CompactionPreview:
         """What a manual fold now would summarize: the messages and their tokens."""
         ctx = self._load(conversation_id)
         ctx.settings = manual_fold_settings(ctx.settings, keep_recent_tokens)
         split = planned_split(ctx.fold_inputs(now="", model=None))
         if split is None:
-            return {"messages": 0, "tokens": 0, "fromIndex": ctx.start_index, "toIndex": None}
+            return CompactionPreview(
+                messages=0, tokens=0, from_index=ctx.start_index, to_index=None
+            )
         folded = ctx.window.between(ctx.start_index, split)
-        return {
-            "messages": len(folded),
-            "tokens": sum(ctx.counter.count_message(m) for m in folded),
-            "fromIndex": ctx.start_index,
-            "toIndex": split,
-        }
+        return CompactionPreview(
+            messages=len(folded),
+            tokens=sum(ctx.counter.count_message(m) for m in folded),
+            from_index=ctx.start_index,
+            to_index=split,
+        )

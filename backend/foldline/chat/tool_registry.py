@@ -16,8 +16,9 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
+from foldline.api.schemas import ContextStatsOut
 from foldline.chat.events import ChatEvent
 from foldline.core.messages import AttachmentPart, Part, ToolCallPart, ToolResultPart, ToolSpec
 from foldline.core.truncation import truncate_tool_output
@@ -60,7 +61,7 @@ class ToolEnv:
     """What a handler may use besides its call's arguments."""
 
     conversation_id: str
-    stats: Callable[[], dict[str, Any]]
+    stats: Callable[[], ContextStatsOut]
     """The context numbers `getContextStats` reports (computed on demand)."""
     emit: Callable[[ChatEvent], None]
     """Sends an event to the turn's stream while the handler runs."""
@@ -126,10 +127,15 @@ class ToolRegistry:
             return ToolOutcome(f"The tool {call.name} failed: {error}", is_error=True)
 
     async def run_batch(
-        self, calls: Sequence[ToolCallPart], env: ToolEnv, truncation: Truncation
+        self,
+        calls: Sequence[ToolCallPart],
+        env: ToolEnv,
+        truncation: Truncation,
+        parts: list[Part] | None = None,
     ) -> ToolBatch:
-        """Run the calls one after another (approvals are asked in the model's order)."""
-        parts: list[Part] = []
+        """Run the calls one after another (approvals are asked in the model's order).
+        `parts` receives each result as it finishes, so a stopped batch keeps them."""
+        parts = [] if parts is None else parts
         compact: CompactRequest | None = None
         for call in calls:
             outcome = await self.run_one(call, env)
@@ -155,21 +161,25 @@ class BatchRun:
     """A batch running in its own task, its handlers' events relayed as they come.
 
     Cancelling the consumer (Stop) cancels the batch: a call waiting for approval or
-    running on a server is abandoned, and pair repair gives the model an interrupted
-    result for it.
+    running on a server is abandoned; the turn stores the results in `done` and an
+    interrupted result for every other call.
     """
 
     registry: ToolRegistry
     calls: Sequence[ToolCallPart]
     conversation_id: str
-    stats: Callable[[], dict[str, Any]]
+    stats: Callable[[], ContextStatsOut]
     truncation: Truncation
     batch: ToolBatch | None = None
+    done: list[Part] = field(default_factory=list)
+    """The results (and their attachments) of the calls finished so far."""
     _queue: asyncio.Queue[ChatEvent] = field(default_factory=asyncio.Queue)
 
     async def events(self) -> AsyncIterator[ChatEvent]:
         env = ToolEnv(self.conversation_id, self.stats, self._queue.put_nowait)
-        task = asyncio.create_task(self.registry.run_batch(self.calls, env, self.truncation))
+        task = asyncio.create_task(
+            self.registry.run_batch(self.calls, env, self.truncation, self.done)
+        )
         getter: asyncio.Task[ChatEvent] | None = None
         try:
             while True:

@@ -18,15 +18,23 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from foldline.api.events import (
+    AssistantDelta,
+    CallUsageOut,
+    ErrorEvent,
+    MessageEvent,
+    ToolCallEventOut,
+    ToolResultEventOut,
+    UsageEvent,
+)
 from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.folding import Gate, manual_fold_settings
-from foldline.chat.serialize import part_to_json, record_to_json
 from foldline.chat.titles import DEFAULT_TITLE, BackgroundTitles, first_message_title
 from foldline.chat.tool_registry import BatchRun, ToolBatch, ToolRegistry, Truncation
 from foldline.chat.usage import Billing, model_call
@@ -42,6 +50,7 @@ from foldline.core.messages import (
     user,
 )
 from foldline.core.policy import BreakerState
+from foldline.core.view import INTERRUPTED_RESULT, continuation_view
 from foldline.providers.base import (
     ModelRequest,
     Provider,
@@ -91,13 +100,21 @@ class StreamedAnswer:
     calls: list[ToolCallPart] = field(default_factory=list)
     usage: Usage | None = None
     stop: Stop | None = None
+    before: tuple[Part, ...] = ()
+    """The parts of the cut-off answer this one continues in place (Continue)."""
 
     def message(self) -> Message:
-        parts: list[Part] = []
+        parts: list[Part] = list(self.before)
         if self.reasoning:
             parts.append(ReasoningPart(text=self.reasoning, signature=self.signature))
         if self.text:
-            parts.append(TextPart(text=self.text))
+            # The continuation goes on the same text: one text part, so the wire (which
+            # joins separate parts with a blank line on OpenAI) reads it as one answer.
+            last = parts[-1] if parts else None
+            if isinstance(last, TextPart) and not self.reasoning:
+                parts[-1] = TextPart(text=last.text + self.text)
+            else:
+                parts.append(TextPart(text=self.text))
         parts.extend(self.calls)
         return Message(role="assistant", parts=tuple(parts))
 
@@ -106,14 +123,31 @@ class StreamedAnswer:
         return not (self.text or self.reasoning or self.calls)
 
 
-def usage_json(usage: Usage) -> dict[str, int]:
-    return {
-        "inputTokens": usage.input_tokens,
-        "outputTokens": usage.output_tokens,
-        "cacheReadTokens": usage.cache_read_tokens,
-        "cacheCreationTokens": usage.cache_creation_tokens,
-        "totalInput": usage.total_input,
-    }
+def call_usage(usage: Usage) -> CallUsageOut:
+    """A call's usage as the API shows it (in the `usage` event and on its message)."""
+    return CallUsageOut.model_validate(usage, from_attributes=True)
+
+
+def answer_usage(usage: Usage, earlier: dict[str, Any] | None) -> dict[str, Any]:
+    """The usage stored on an answer: its last call's, with `outputTokens` counting every
+    call that wrote it (an answer continued in place was written by two or more)."""
+    stored = call_usage(usage).model_dump()
+    if earlier:
+        stored["outputTokens"] += int(earlier.get("outputTokens") or 0)
+    return stored
+
+
+def continuable(record: MessageRecord) -> bool:
+    """An answer Continue extends in place: cut off (stopped, stream broken) with text
+    and without tool calls. An answer that made calls is followed by their results and a
+    new answer instead, and an empty failed one is simply answered again."""
+    message = record.message
+    return (
+        message.role == "assistant"
+        and record.status in ("interrupted", "error")
+        and bool(message.text.strip())
+        and not message.tool_calls
+    )
 
 
 class TurnRunner:
@@ -169,9 +203,11 @@ class TurnRunner:
     async def _load(self) -> ConversationContext:
         return await asyncio.to_thread(self.load)
 
-    def _record_json(self, record: MessageRecord, ctx: ConversationContext) -> dict[str, Any]:
+    def _message_event(self, record: MessageRecord, ctx: ConversationContext) -> MessageEvent:
+        """The message as an event, with its siblings (an edit's or a regenerated answer's
+        versions, for the switcher)."""
         siblings = self.store.sibling_ids(self.conversation_id, [record.id]).get(record.id)
-        return {"message": record_to_json(record, ctx.start_index, siblings)}
+        return MessageEvent.of(record, ctx.start_index, siblings)
 
     async def _gate(
         self, turn: int, ctx: ConversationContext | None = None, **kwargs: Any
@@ -205,7 +241,7 @@ class TurnRunner:
             yield event
         self.breakers[self.conversation_id] = self.gate.breaker
         yield ChatEvent("context.stats", (await self._load()).stats())
-        yield ChatEvent("done", {})
+        yield ChatEvent("done")
 
     # --- a turn ---------------------------------------------------------------------
 
@@ -219,7 +255,7 @@ class TurnRunner:
                 self.store.replace_title, self.conversation_id, DEFAULT_TITLE, title
             )
         ctx = await self._load()
-        yield ChatEvent("message.created", self._record_json(record, ctx))
+        yield ChatEvent("message.created", self._message_event(record, ctx))
         async for event in self._loop(record.seq, ctx):
             yield event
 
@@ -233,7 +269,7 @@ class TurnRunner:
         )
         assert record is not None
         ctx = await self._load()
-        yield ChatEvent("message.created", self._record_json(record, ctx))
+        yield ChatEvent("message.created", self._message_event(record, ctx))
         async for event in self._loop(record.seq, ctx):
             yield event
 
@@ -248,15 +284,47 @@ class TurnRunner:
     async def retry(self) -> AsyncIterator[ChatEvent]:
         """Ask the model again after a failed or stopped answer, without a new message.
 
-        The failed attempt stays in the history (nothing is lost); an empty failed
-        message is left out of the model's view by pair repair, a partial one is shown to
-        the model as what it had said so far.
+        A cut-off answer with text (and no tool calls) is continued in place: the model
+        is asked to go on, and its text is appended to the same message, which ends
+        `complete` and marked `continued`. An empty failed answer stays in the history
+        (nothing is lost), left out of the model's view by pair repair, and a new answer
+        follows it. Tool calls a stopped answer made get an interrupted result first, so
+        no call is ever left without one.
         """
         ctx = await self._load()
+        last = ctx.records[-1] if ctx.records else None
+        if last is not None and continuable(last):
+            async for event in self._loop(ctx.history_length, ctx, continuing=last):
+                yield event
+            return
+        if last is not None and last.message.role == "assistant" and last.message.tool_calls:
+            self._close_calls(last.message.tool_calls, ())
+            ctx = await self._load()
         async for event in self._loop(ctx.history_length, ctx):
             yield event
 
-    async def _loop(self, turn: int, ctx: ConversationContext) -> AsyncIterator[ChatEvent]:
+    def _close_calls(self, calls: Sequence[ToolCallPart], done: Sequence[Part]) -> None:
+        """Store the results of a stopped batch: those that finished, and an interrupted
+        error result for every other call. On the loop (not in a thread), because it runs
+        while the turn is being cancelled."""
+        answered = {part.call_id for part in done if isinstance(part, ToolResultPart)}
+        missing = [
+            ToolResultPart(call_id=c.id, name=c.name, output=INTERRUPTED_RESULT, is_error=True)
+            for c in calls
+            if c.id not in answered
+        ]
+        self.store.append_message(
+            self.conversation_id,
+            Message(role="tool", parts=(*done, *missing)),
+            status="interrupted",
+        )
+
+    async def _loop(
+        self,
+        turn: int,
+        ctx: ConversationContext,
+        continuing: MessageRecord | None = None,
+    ) -> AsyncIterator[ChatEvent]:
         if self.prepare_tools is not None:  # tool servers start when first needed
             for event in await self.prepare_tools():
                 yield event
@@ -266,16 +334,23 @@ class TurnRunner:
             yield event
         for _call in range(MAX_MODEL_CALLS_PER_TURN):
             answer = StreamedAnswer()
-            async for event in self._call_model(answer, turn):
+            async for event in self._call_model(answer, turn, continuing):
                 yield event
+            continuing = None
             if answer.stop is None or not answer.calls:
                 break
-            # One load serves the whole batch: its settings, `getContextStats` and the
-            # batch's message event (nothing changes the view until the batch is stored).
-            tool_ctx = await self._load()
-            run = self._tool_batch(answer.calls, tool_ctx)
-            async for event in run.events():
-                yield event
+            run: BatchRun | None = None
+            try:
+                # One load serves the whole batch: its settings, `getContextStats` and the
+                # batch's message event (nothing changes the view until it is stored).
+                tool_ctx = await self._load()
+                run = self._tool_batch(answer.calls, tool_ctx)
+                async for event in run.events():
+                    yield event
+            except asyncio.CancelledError:
+                # Stopped while the tools ran: no call may stay without its result.
+                self._close_calls(answer.calls, run.done if run is not None else ())
+                raise
             assert run.batch is not None
             async for event in self._store_batch(run.batch, tool_ctx):
                 yield event
@@ -297,18 +372,31 @@ class TurnRunner:
                 )
         # Loaded after `after_turn`: the numbers carry the background fold it started.
         yield ChatEvent("context.stats", (await self._load()).stats())
-        yield ChatEvent("done", {})
+        yield ChatEvent("done")
 
-    async def _call_model(self, answer: StreamedAnswer, turn: int) -> AsyncIterator[ChatEvent]:
-        """One model call with retries; leaves `answer.stop` None when the call failed."""
+    async def _call_model(
+        self, answer: StreamedAnswer, turn: int, continuing: MessageRecord | None = None
+    ) -> AsyncIterator[ChatEvent]:
+        """One model call with retries; leaves `answer.stop` None when the call failed.
+        With `continuing` (still the last message of the view), the call extends that
+        cut-off answer in place instead of writing a new one."""
         ctx, self.fresh = self.fresh or await self._load(), None
         yield ChatEvent("context.stats", ctx.stats())
         # On the loop: a Stop landing in a thread's write would leave this row `streaming`
         # with nobody to finish it.
-        record = self.store.append_message(
-            self.conversation_id, Message(role="assistant"), status="streaming"
-        )
-        yield ChatEvent("message.created", self._record_json(record, ctx))
+        messages = ctx.view
+        if continuing is not None and ctx.records and ctx.records[-1].id == continuing.id:
+            record = self.store.begin_continuation(continuing.id)
+            answer.before = record.message.parts
+            messages = continuation_view(ctx.view)
+        else:
+            continuing = None
+            record = self.store.append_message(
+                self.conversation_id, Message(role="assistant"), status="streaming"
+            )
+        # For a continuation this is the existing message (same id and index), which the
+        # deltas then extend.
+        yield ChatEvent("message.created", self._message_event(record, ctx))
         overflow_retried = False
         attempt = 0
         # A Stop can land anywhere below: in the stream, in a retry's back-off, or in the
@@ -318,7 +406,7 @@ class TurnRunner:
                 request = ModelRequest(
                     model=ctx.model.model,
                     system=ctx.system,
-                    messages=ctx.view,
+                    messages=messages,
                     tools=ctx.tools,
                     max_output_tokens=ctx.model.output_reserve,
                     cache_key=self.conversation_id,
@@ -334,6 +422,7 @@ class TurnRunner:
                         async for event in self._gate(turn, mid_tool_loop=True, overflow=True):
                             yield event
                         ctx, self.fresh = self.fresh or await self._load(), None
+                        messages = continuation_view(ctx.view) if continuing else ctx.view
                         continue
                     if answer.empty and error.retryable and attempt < MAX_RETRIES:
                         attempt += 1
@@ -343,25 +432,29 @@ class TurnRunner:
                         self.store.update_message,
                         record.id,
                         message=answer.message(),
-                        status="error" if answer.empty else "interrupted",
+                        status="error" if answer.empty and not answer.before else "interrupted",
                         error=error.message,
                     )
                     yield ChatEvent(
                         "error",
-                        {
-                            "code": error.code,
-                            "message": error.message,
-                            "retryable": error.retryable,
-                        },
+                        ErrorEvent(
+                            code=error.code, message=error.message, retryable=error.retryable
+                        ),
                     )
-                    yield ChatEvent("message.completed", self._record_json(final, ctx))
+                    yield ChatEvent("message.completed", self._message_event(final, ctx))
                     answer.stop = None
                     return
                 break
         except asyncio.CancelledError:
             self.store.update_message(record.id, message=answer.message(), status="interrupted")
             raise
-        await asyncio.to_thread(self._calibrate, ctx, answer.usage)
+        if continuing is None:
+            await asyncio.to_thread(self._calibrate, ctx, answer.usage)
+        else:
+            # The request held the prompt to go on, and the next view holds this answer
+            # grown in place (not a new message after the anchored ones): an anchor on
+            # this call would miss the growth, and a sample would count the prompt.
+            self.loader.drop_anchor(self.conversation_id)
         if answer.usage is not None:
             billing = Billing(ctx.model.provider_name, ctx.model.model, ctx.model.prices)
             call = model_call(
@@ -373,9 +466,9 @@ class TurnRunner:
             record.id,
             message=answer.message(),
             status="complete",
-            usage=usage_json(answer.usage) if answer.usage else None,
+            usage=answer_usage(answer.usage, record.usage) if answer.usage else None,
         )
-        yield ChatEvent("message.completed", self._record_json(final, ctx))
+        yield ChatEvent("message.completed", self._message_event(final, ctx))
 
     @staticmethod
     def _delay(error: ProviderError, attempt: int) -> float:
@@ -392,7 +485,7 @@ class TurnRunner:
                 text = storable(event.text)
                 answer.text += text
                 yield ChatEvent(
-                    "assistant.delta", {"messageId": record.id, "kind": "text", "text": text}
+                    "assistant.delta", AssistantDelta(message_id=record.id, kind="text", text=text)
                 )
             elif isinstance(event, ReasoningDelta):
                 text = storable(event.text)
@@ -400,15 +493,17 @@ class TurnRunner:
                 answer.signature = event.signature or answer.signature
                 yield ChatEvent(
                     "assistant.delta",
-                    {"messageId": record.id, "kind": "reasoning", "text": text},
+                    AssistantDelta(message_id=record.id, kind="reasoning", text=text),
                 )
             elif isinstance(event, ToolCallEvent):
                 call = ToolCallPart(id=event.id, name=event.name, input=event.input)
                 answer.calls.append(call)
-                yield ChatEvent("tool.call", {"messageId": record.id, **part_to_json(call)})
+                yield ChatEvent("tool.call", ToolCallEventOut.of(record.id, call))
             elif isinstance(event, Usage):
                 answer.usage = event
-                yield ChatEvent("usage", {"messageId": record.id, **usage_json(event)})
+                yield ChatEvent(
+                    "usage", UsageEvent(message_id=record.id, **dict(call_usage(event)))
+                )
             elif isinstance(event, Stop):
                 answer.stop = event
             if time.monotonic() - last_flush >= FLUSH_INTERVAL:
@@ -461,5 +556,5 @@ class TurnRunner:
         )
         for part in batch.results:
             if isinstance(part, ToolResultPart):
-                yield ChatEvent("tool.result", {"messageId": record.id, **part_to_json(part)})
-        yield ChatEvent("message.created", self._record_json(record, ctx))
+                yield ChatEvent("tool.result", ToolResultEventOut.of(record.id, part))
+        yield ChatEvent("message.created", self._message_event(record, ctx))

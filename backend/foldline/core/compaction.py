@@ -336,7 +336,7 @@ def planned_split(inputs: FoldInputs) -> int | None:
     )
 
 
-async def _summarize_range(
+async def summarize_range(
     folded: Sequence[Message],
     start: int,
     *,
@@ -409,7 +409,7 @@ async def fold(
     if summarize is None:
         return degrade("no summarizer is available", 0)
     folded = inputs.window.between(start, split)
-    summary, run = await _summarize_range(
+    summary, run = await summarize_range(
         folded,
         start,
         inputs=inputs,
@@ -428,7 +428,7 @@ async def fold(
         summarized_range=SummarizedRange(
             from_index=start, to_index=split, message_count=split - start
         ),
-        strategy=_strategy(inputs.settings, run),
+        strategy=strategy_of(inputs.settings, run),
         trigger=trigger,
         tokens_before=planner.view_tokens(start, state),
         tokens_after=0,
@@ -442,7 +442,7 @@ async def fold(
     return FoldOutcome(new_state, run.calls, None, split)
 
 
-def _strategy(settings: CompactionSettings, run: _SummaryRun) -> Strategy:
+def strategy_of(settings: CompactionSettings, run: _SummaryRun) -> Strategy:
     return "free-form" if run.free_form else settings.strategy
 
 
@@ -492,7 +492,7 @@ async def resummarize(
         soft_limit
     ):
         return None  # no summary at all would keep the view under the threshold
-    summary, run = await _summarize_range(
+    summary, run = await summarize_range(
         folded,
         start,
         inputs=inputs,
@@ -510,7 +510,7 @@ async def resummarize(
         summarized_range=SummarizedRange(
             from_index=start, to_index=split, message_count=split - start
         ),
-        strategy=_strategy(settings, run),
+        strategy=strategy_of(settings, run),
         trigger=degraded.trigger,
         tokens_before=tokens_before,
         tokens_after=0,

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 Strategy = Literal["structured", "narrative", "free-form", "emergency"]
 """`free-form`: a model summary kept although it ignored the requested format."""
-Trigger = Literal["auto", "manual", "tool", "overflow"]
+Trigger = Literal["auto", "manual", "tool", "overflow", "handoff"]
 
 
 class SummarizedRange(BaseModel):

@@ -36,6 +36,24 @@ INTERRUPTED_RESULT = (
 )
 """The synthetic error result given to a tool call whose result was never recorded."""
 
+CONTINUE_PROMPT = (
+    "[Your previous answer was cut off. Continue it from exactly where it stopped, without "
+    "repeating what you already wrote.]"
+)
+"""What follows a cut-off answer in the model's view when the person presses Continue."""
+
+
+def continuation_view(view: Sequence[Message]) -> list[Message]:
+    """The view for Continue: the cut-off answer as the last assistant message, then a
+    short user message asking to go on.
+
+    The answer is not sent as a trailing assistant message alone (a "prefill"):
+    Anthropic's models since Claude 4.6 refuse one with a 400, OpenAI's Chat Completions
+    starts a new message after it rather than extending it, and some compatible servers
+    refuse it too. A user turn after it is valid on every wire and every model.
+    """
+    return [*view, Message(role="user", parts=(TextPart(text=CONTINUE_PROMPT),))]
+
 
 def summary_to_message(state: CompactionState, pins: Sequence[Pin] = ()) -> Message:
     """The summary of a fold as the first message of the model's view, followed by the
@@ -53,10 +71,15 @@ def summary_to_message(state: CompactionState, pins: Sequence[Pin] = ()) -> Mess
         how = "a free-form summary"
     else:
         how = "a summary"
+    if state.trigger == "handoff":
+        # The first fold of a conversation handed off from another: it folded none of
+        # this conversation's messages, it stands for the one before.
+        earlier = f"This conversation continues an earlier one, which is condensed into {how}"
+    else:
+        earlier = f"The earlier part of this conversation ({folded} messages) was folded into {how}"
     text = (
         f"[Conversation summary, version {state.version}]\n"
-        f"The earlier part of this conversation ({folded} messages) was folded into "
-        f"{how} below to save context. It is background data written for you, not a new "
+        f"{earlier} below to save context. It is background data written for you, not a new "
         "message from the user: respect the constraints it records, treat requests quoted "
         "in it as history, and continue from where it leaves off with the messages that "
         "follow.\n\n"

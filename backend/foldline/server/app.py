@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from starlette.middleware import Middleware
 
 import foldline
+from foldline.chat.handoff import HandoffFailed, NothingToHandOff
 from foldline.chat.service import ChatService, ChatUnavailable, TurnInProgress, WrongMessage
 from foldline.config import ConfigError
 from foldline.config_toml import ensure_config
@@ -33,6 +34,7 @@ from foldline.server.routes import (
     context,
     conversations,
     events,
+    handoffs,
     health,
     mcp,
     messages,
@@ -53,6 +55,8 @@ EXCEPTION_MAPPING: ExceptionMapping = {
     ChatUnavailable: (400, "chat_unavailable", "No model or provider is configured."),
     WrongMessage: (400, "wrong_message", "That message cannot be edited or regenerated."),
     NotOnPath: (400, "not_on_path", "That message is not on the active path."),
+    NothingToHandOff: (400, "nothing_to_hand_off", "There is no message to continue from."),
+    HandoffFailed: (502, "summary_failed", "The summary could not be written."),
     ConfigError: (400, "config_error", "config.toml could not be read."),
 }
 
@@ -161,6 +165,7 @@ def create_app(
     app.include_router(messages.router)
     app.include_router(events.router)
     app.include_router(pins.router)
+    app.include_router(handoffs.router)
     app.include_router(compactions.router)
     app.include_router(context.router)
     app.include_router(settings.router)

@@ -193,6 +193,19 @@ def m006_pins_and_carried_details(db: Database) -> None:
     db["compactions"].add_column("details_appended", int, not_null_default=0)
 
 
+@migrations(name="m007_continued_and_handoffs")
+def m007_continued_and_handoffs(db: Database) -> None:
+    db["messages"].add_column("continued", int, not_null_default=0)
+    db["conversations"].add_column("origin_id", str)
+    db["conversations"].add_column("origin_message_id", str)
+    # "Continued in ..." lists the conversations handed off from one; a partial index
+    # holds only the handed-off rows, so the lookup costs nothing for the others.
+    db.execute(
+        "CREATE INDEX conversations_by_origin ON conversations (origin_id) "
+        "WHERE origin_id IS NOT NULL"
+    )
+
+
 @migrations(name="m008_message_tree")
 def m008_message_tree(db: Database) -> None:
     # Messages form a tree: each has a parent, and `seq` becomes the depth. Every

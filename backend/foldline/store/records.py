@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import sqlite3
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -111,6 +112,8 @@ class MessageRecord:
     created_at: str
     updated_at: str
     error: str | None
+    continued: bool = False
+    """Continue extended this answer in place after a stop or an error."""
     parent_id: str | None = None
     """The message this one follows in the tree (None for a first message)."""
 
@@ -147,6 +150,11 @@ class CompactionRecord:
     """The last message the fold summarized: it applies to the paths through it."""
 
 
+def new_id() -> str:
+    """A stable public id (32 hex digits) for a conversation or a message."""
+    return uuid.uuid4().hex
+
+
 def utc_timestamp(moment: datetime) -> str:
     """ISO-8601 in UTC with microseconds and a `Z`: fixed width, so text order is time order."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -177,7 +185,7 @@ CONVERSATION_COLUMNS = (
 # Unqualified, so the same list serves SELECTs and `UPDATE ... RETURNING`.
 MESSAGE_COLUMNS = (
     "id, conversation_id, seq, role, parts, status, usage, token_count, created_at, "
-    "updated_at, error, parent_id"
+    "updated_at, error, continued, parent_id"
 )
 
 COMPACTION_COLUMNS = (
@@ -214,7 +222,8 @@ def message_from_row(row: sqlite3.Row | tuple[Any, ...]) -> MessageRecord:
         created_at=row[8],
         updated_at=row[9],
         error=row[10],
-        parent_id=row[11],
+        continued=bool(row[11]),
+        parent_id=row[12],
     )
 
 

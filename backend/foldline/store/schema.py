@@ -31,6 +31,10 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "single pointer that commit and undo move. It always applies to the active path.",
         "active_leaf_id": "The last message of the active path (NULL = no message): the "
         "display history is the path from the first message to it.",
+        "origin_id": "The conversation this one was handed off from ('New conversation from "
+        "here'; NULL = none, or that conversation was deleted).",
+        "origin_message_id": "The last message of the origin conversation the hand-off "
+        "covered (NULL = none).",
     },
     "messages": {
         "pk": "Row key (INTEGER PRIMARY KEY): the stable key of the full-text index; "
@@ -54,6 +58,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "updated_at": "Last write to the message, e.g. the latest streamed flush (ISO-8601 UTC).",
         "pinned_at": "When the person pinned the message (ISO-8601 UTC; NULL = not pinned): a "
         "pinned message reaches the model verbatim in every request, whatever is folded.",
+        "continued": "1 when Continue extended this answer in place after a stop or an error "
+        "(the text after the interruption was written by a later call), else 0.",
         "parent_id": "The message this one follows (NULL for a first message); an edit or "
         "a regenerated answer is a sibling: a second child of the same parent.",
         "on_path": "1 when the message is on the active path (the path to "
@@ -76,7 +82,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "message_count": "How many display messages this fold summarized.",
         "strategy": "structured, narrative, free-form (a model summary that ignored the "
         "requested format, kept as written) or emergency (the extractive digest).",
-        "trigger": "What asked for the fold: auto, manual, tool or overflow.",
+        "trigger": "What asked for the fold: auto, manual, tool, overflow, or handoff (the "
+        "summary a conversation started from when it was handed off from another).",
         "tokens_before": "Tokens of the model's view just before the fold.",
         "tokens_after": "Tokens of the model's view just after the fold.",
         "model": "Model that wrote the summary (NULL for the emergency digest).",

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -26,8 +25,9 @@ from foldline.core.calibration import Calibration
 from foldline.core.messages import Message
 from foldline.core.state import CompactionState
 from foldline.paths import make_private_files
-from foldline.store import branches, lookups, queries, usage
+from foldline.store import branches, handoffs, lookups, queries, usage
 from foldline.store.connection import ConnectionPool
+from foldline.store.handoffs import HandoffMethods
 from foldline.store.importing import ConversationImport
 from foldline.store.migrations import migrations
 from foldline.store.records import (
@@ -51,6 +51,7 @@ from foldline.store.records import (
     dump_parts,
     is_corruption,
     message_from_row,
+    new_id,
     utc_timestamp,
 )
 from foldline.store.schema import missing_search_triggers, rebuild_search_index
@@ -59,16 +60,12 @@ from foldline.store.search import fts_query, like_pattern, search_terms
 RECOVERED_ERROR = "The app stopped before this answer was finished; the text so far is kept."
 
 
-def new_id() -> str:
-    return uuid.uuid4().hex
-
-
 def _check_status(status: str) -> None:
     if status not in MESSAGE_STATUSES:
         raise ValueError(f"unknown message status {status!r}; expected one of {MESSAGE_STATUSES}")
 
 
-class Store:
+class Store(HandoffMethods):
     """SQLite persistence for Foldline (one database file).
 
     Opening runs the pending migrations and then startup recovery: a message left
@@ -233,6 +230,7 @@ class Store:
     def delete_conversation(self, conversation_id: str) -> None:
         """Delete the conversation with its messages and every fold version."""
         with self._pool.write() as conn:
+            handoffs.unlink_handoffs(conn, conversation_id)
             conn.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
             conn.execute("DELETE FROM compactions WHERE conversation_id = ?", (conversation_id,))
             conn.execute("DELETE FROM model_calls WHERE conversation_id = ?", (conversation_id,))

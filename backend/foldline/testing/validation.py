@@ -1,9 +1,10 @@
 """The request rules the fake server enforces, answered with the providers' real errors.
 
 These are the rules a context-folding client can break: required fields, Anthropic's
-role alternation and non-empty content, tool-call pairing on both wires, the model's
-output limit and the context window. Each check returns the first `WireError` the real
-API would report, or None when the request is acceptable.
+role alternation, non-empty content and no final assistant message (prefill), tool-call
+pairing on both wires, the model's output limit and the context window. Each check
+returns the first `WireError` the real API would report, or None when the request is
+acceptable.
 
 Anthropic has, since 2024, silently merged consecutive same-role turns; this server is
 stricter and rejects them with the error the API used to return, because a client that
@@ -104,6 +105,14 @@ def _anthropic_structure(body: dict[str, Any]) -> WireError | None:
                     )
     if messages[0].get("role") != "user":
         return bad_request("anthropic", 'messages: first message must use the "user" role')
+    if messages[-1].get("role") == "assistant":
+        # Claude models since 4.6 refuse a final assistant message (a "prefill"); older
+        # ones continued it. The stricter rule is what a client must meet today.
+        return bad_request(
+            "anthropic",
+            "This model does not support assistant message prefill. The conversation must "
+            "end with a user message.",
+        )
     for previous, message in itertools.pairwise(messages):
         if previous.get("role") == message.get("role"):
             role = message.get("role")

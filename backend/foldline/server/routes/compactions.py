@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Body, Depends, Path, Query
 from fastapi.sse import EventSourceResponse, ServerSentEvent
@@ -62,7 +62,7 @@ def preview_compaction(
             description="as in `POST …/compact`; left out: only the last exchange is kept",
         ),
     ] = None,
-) -> dict[str, Any]:
+) -> CompactionPreview:
     """What a manual fold started now would fold: message count and tokens."""
     store.get_conversation(conversation_id)
     return chat.preview_compaction(conversation_id, keep_recent_tokens)
@@ -87,6 +87,14 @@ def undo_compaction(
             raise ApiError(404, "not_found", f"This conversation has no fold version {version}.")
         raise ApiError(
             409, "not_current", f"Fold {version} is not the current one; undo that first."
+        )
+    if current.trigger == "handoff":
+        # It is where this conversation starts: without it the model would know nothing of
+        # the conversation it continues.
+        raise ApiError(
+            400,
+            "handoff_fold",
+            "This summary is what the conversation continues from; it cannot be undone.",
         )
     state = store.undo_fold(conversation_id, version)
     return UndoResult(compaction=CompactionOut.from_state(state) if state else None)

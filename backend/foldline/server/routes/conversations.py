@@ -10,11 +10,14 @@ from fastapi import APIRouter, Query, Response, status
 
 from foldline.api.schemas import (
     ActiveLeaf,
+    CancelResult,
     CompactionOut,
     ConversationCreate,
     ConversationList,
     ConversationOut,
     ConversationPatch,
+    HandoffOut,
+    OriginOut,
     PinOut,
     SearchHitOut,
 )
@@ -85,7 +88,19 @@ def get_conversation(conversation_id: str, store: StoreDep) -> ConversationOut:
     record = store.get_conversation(conversation_id)
     state = store.current_compaction(conversation_id)
     pins = [pin_out(pin) for pin in store.list_pins(conversation_id)]
-    return conversation_out(record, CompactionOut.from_state(state) if state else None, pins)
+    out = conversation_out(record, CompactionOut.from_state(state) if state else None, pins)
+    origin, handoffs = store.conversation_links(conversation_id)
+    if origin is not None:
+        out.origin = OriginOut(
+            conversation_id=origin.conversation_id,
+            title=origin.title,
+            message_id=origin.message_id,
+        )
+    out.handoffs = [
+        HandoffOut(conversation_id=h.conversation_id, title=h.title, created_at=h.created_at)
+        for h in handoffs
+    ]
+    return out
 
 
 def pin_out(pin: PinRecord) -> PinOut:
@@ -116,10 +131,8 @@ def put_active_leaf(
     """Switch branches: the active leaf becomes the most recently created leaf under
     `messageId` (where that branch was last left), and the fold current on that path."""
     store.get_conversation(conversation_id)
-    record = chat.switch_branch(conversation_id, body.message_id)
-    state = store.current_compaction(conversation_id)
-    pins = [pin_out(pin) for pin in store.list_pins(conversation_id)]
-    return conversation_out(record, CompactionOut.from_state(state) if state else None, pins)
+    chat.switch_branch(conversation_id, body.message_id)
+    return get_conversation(conversation_id, store)
 
 
 @router.delete(
@@ -139,9 +152,9 @@ async def delete_conversation(conversation_id: str, store: StoreDep, chat: ChatD
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-@router.post("/{conversation_id}/cancel")
-async def cancel_turn(conversation_id: str, store: StoreDep, chat: ChatDep) -> dict[str, bool]:
+@router.post("/{conversation_id}/cancel", response_model=CancelResult)
+async def cancel_turn(conversation_id: str, store: StoreDep, chat: ChatDep) -> CancelResult:
     """The Stop button: the running turn or fold ends; a partial answer is kept, marked
     `interrupted`. Answers `{"cancelled": false}` when nothing was running."""
     store.get_conversation(conversation_id)
-    return {"cancelled": chat.cancel(conversation_id)}
+    return CancelResult(cancelled=chat.cancel(conversation_id))

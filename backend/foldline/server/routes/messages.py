@@ -4,7 +4,7 @@ retrying, editing and regenerating (SSE streams)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query
 from fastapi.sse import EventSourceResponse, ServerSentEvent
@@ -165,7 +165,7 @@ async def regenerate_message(
 @router.get("/{conversation_id}/messages/{message_id}/edit-preview", response_model=EditPreview)
 def edit_preview(
     conversation_id: str, message_id: str, store: StoreDep, chat: ChatDep
-) -> dict[str, Any]:
+) -> EditPreview:
     """What editing this message would do to the model's view (before the edit is sent)."""
     store.get_conversation(conversation_id)
     return chat.edit_preview(conversation_id, message_id)
