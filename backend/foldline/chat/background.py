@@ -299,10 +299,10 @@ class BackgroundFolds:
         if entry is not None and entry.kind == "resummary" and entry.ready:
             async for event in self._commit_resummary(gate, ctx, entry, turn):
                 yield event
-            ctx = gate.reload()
+            ctx = await gate.reload_async()
             entry = None
         asked = {key: value for key, value in kwargs.items() if key != "instructions"}
-        decision, _ = gate.decide(ctx, **asked)
+        decision, _ = await asyncio.to_thread(gate.decide, ctx, **asked)
         automatic = decision.action == "fold" and decision.trigger == "auto"
         if not automatic:
             if (
@@ -347,7 +347,7 @@ class BackgroundFolds:
                 },
             )
             await asyncio.wait({entry.task})
-            ctx = gate.reload()
+            ctx = await gate.reload_async()
             if not entry.ready or self._valid(entry, ctx, gate) is not None:
                 self._drop(conversation_id, entry, "it could not be used at the hard threshold")
                 async for event in gate.run(ctx, turn=turn, **kwargs):
