@@ -270,16 +270,19 @@ class TurnRunner:
                 instructions=compact.instructions if compact else None,
             ):
                 yield event
+        ctx = await self._load()
         if answer.stop is not None:  # the turn ended well: prepare the next fold
-            ctx = await self._load()
             self.background.after_turn(self.gate, ctx, turn)
             if ctx.settings.auto_title:
                 provider, model = self.summarizer
                 self.titles.after_turn(
                     self.conversation_id, provider, model, self.summary_billing, turn
                 )
-        # Loaded after `after_turn`: the numbers carry the background fold it started.
-        yield ChatEvent("context.stats", (await self._load()).stats())
+            # `after_turn` changes no message, only the background fold's status and (when
+            # it drops a stale summary) the bill: those are refreshed, not the whole view.
+            ctx.background_fold = self.loader.fold_status(self.conversation_id)
+            ctx.usage = await asyncio.to_thread(self.loader.usage, self.conversation_id, ctx.model)
+        yield ChatEvent("context.stats", ctx.stats())
         yield ChatEvent("done", {})
 
     async def _call_model(self, answer: StreamedAnswer, turn: int) -> AsyncIterator[ChatEvent]:
