@@ -73,6 +73,12 @@ def _fingerprint(ctx: ConversationContext, end: int) -> str:
     return digest.hexdigest()
 
 
+def _tokens_after(ctx: ConversationContext, prepared: CompactionState) -> int:
+    """What the view of `ctx` would count with `prepared` committed."""
+    after_view = build_api_messages(ctx.window, prepared, ctx.pins)
+    return ctx.counter.count_request(ctx.system, after_view, ctx.tools)
+
+
 def _settings_key(ctx: ConversationContext, summarizer_model: str) -> str:
     return json.dumps(
         [ctx.settings.model_dump(mode="json"), ctx.model.model, summarizer_model, ctx.system],
@@ -375,9 +381,9 @@ class BackgroundFolds:
         conversation_id = ctx.conversation.id
         prepared = entry.result
         assert prepared is not None
-        # The tail grew since the summary was written: count the view as it is now.
-        after_view = build_api_messages(ctx.window, prepared, ctx.pins)
-        tokens_after = ctx.counter.count_request(ctx.system, after_view, ctx.tools)
+        # The tail grew since the summary was written: count the view as it is now (in a
+        # worker thread: the whole view is counted, and the loop serves every stream).
+        tokens_after = await asyncio.to_thread(_tokens_after, ctx, prepared)
         if tokens_after >= ctx.settings.threshold * (ctx.budget.input_budget or 0):
             self._drop(conversation_id, entry, "the view after it would still be over threshold")
             async for event in gate.run(ctx, turn=turn, mid_tool_loop=False):
@@ -391,8 +397,8 @@ class BackgroundFolds:
                 "compaction.started", {"trigger": "auto", "reason": reason, "prepared": True}
             )
         try:
-            state = self.store.commit_fold(
-                conversation_id, state, expected_version=entry.base_version
+            state = await gate.writes.run(
+                self.store.commit_fold, conversation_id, state, expected_version=entry.base_version
             )
         except ConcurrentFold:
             self._drop(conversation_id, entry, "another fold came first")
@@ -401,7 +407,9 @@ class BackgroundFolds:
             )
             return
         del self.prepared[conversation_id]
-        gate.record_summary_calls(conversation_id, entry.usage, entry.turn, state.version)
+        await gate.writes.run(
+            gate.record_summary_calls, conversation_id, entry.usage, entry.turn, state.version
+        )
         gate.breaker = record_fold(gate.breaker, state.tokens_before, state.tokens_after)
         completed = compaction_completed(state, turn)
         yield ChatEvent(completed.name, {**completed.data, "prepared": True})

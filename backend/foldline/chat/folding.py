@@ -426,8 +426,8 @@ class Gate:
     ) -> CompactionState | None:
         """The fold for `ctx`, not committed; its summarizer calls' usage goes to `usage`."""
         inputs = ctx.fold_inputs(now=utc_now(), model=self.summarizer_model)
-        if emergency:
-            return emergency_fold(inputs, trigger=trigger, reason=reason)
+        if emergency:  # no model call, but the whole view is counted: in a worker thread
+            return await asyncio.to_thread(emergency_fold, inputs, trigger=trigger, reason=reason)
         summarize = make_summarizer(self.summarizer_provider, self.summarizer_model, usage.add)
         outcome = await fold(
             inputs, summarize=summarize, trigger=trigger, instructions=instructions
