@@ -2,8 +2,8 @@
 
 The server runs in a child process (this script with `--serve`), so the client's work
 does not compete with it for the GIL; both use the same fake model
-(`foldline.testing.ScriptedModel`, a reply of `--deltas` text deltas, no delay). It
-measures:
+(`foldline.testing.ScriptedModel`, a reply of `--deltas` text deltas, no delay in parts
+1-3). It measures:
 
 1. time to first event: from sending `POST /messages` to the first SSE event
    (`message.created`) and to the first `assistant.delta`, compared with asking the fake
@@ -14,7 +14,11 @@ measures:
    latency, one client and four at once;
 4. reads while turns stream: the conversation list plus a `GET /context`, idle and while
    `--busy-streams` conversations of `--history` messages each stream turns (the goal:
-   the p95 under load within 3x the idle median). `--only-reads` runs just this part.
+   the p95 under load within 3x the idle median), and how late the server's event loop
+   wakes a 5 ms sleep in each phase. Here the fake model waits `--delta-delay` seconds
+   before each delta (0.03 s: 8 characters every 30 ms, a fast real model); with 0 the
+   streams are a closed loop that takes every cycle the machine has, so the reads measure
+   their share of the CPU, not what blocks them. `--only-reads` runs just this part.
 
 Rerun: `.venv/bin/python benchmarks/server_bench.py` (about a minute on 2 shared cores).
 Results go to docs/benchmarks.md, `## HTTP server`.
@@ -402,10 +406,13 @@ def reads_while_streaming(server: ServerProcess, samples: int) -> dict[str, list
     return {"idle": idle, "busy": busy, "idle_lags": idle_lags, "busy_lags": busy_lags}
 
 
-def report_reads(reads: dict[str, list[float]], streams: int) -> None:
+def report_reads(reads: dict[str, list[float]], streams: int, delay: float) -> None:
     idle_median = statistics.median(reads["idle"])
     busy_p95 = percentile(reads["busy"], 0.95)
-    print(f"4. conversation list + GET /context, idle and while {streams} turns stream")
+    print(
+        f"4. conversation list + GET /context, idle and while {streams} turns stream "
+        f"({delay * 1000:.0f} ms before each delta)"
+    )
     print(f"   idle                                    {describe_ms(reads['idle'])}")
     print(
         f"   while streaming                         {describe_ms(reads['busy'])}   "
@@ -420,6 +427,16 @@ def report_reads(reads: dict[str, list[float]], streams: int) -> None:
             f"p99 {percentile(lags, 0.99) * 1000:7.2f} ms   max {max(lags) * 1000:7.2f} ms"
         )
     print()
+
+
+def run_reads(args: argparse.Namespace) -> None:
+    """Part 4, on a server whose fake model waits `--delta-delay` before each delta."""
+    server = ServerProcess(args.deltas, args.history, args.busy_streams, args.delta_delay)
+    try:
+        reads = reads_while_streaming(server, args.reads)
+        report_reads(reads, args.busy_streams, args.delta_delay)
+    finally:
+        server.close()
 
 
 def main() -> None:
@@ -447,11 +464,7 @@ def main() -> None:
         serve(Path(args.serve), args.deltas, args.history, args.busy_streams, args.delta_delay)
         return
     if args.only_reads:
-        server = ServerProcess(args.deltas, args.history, args.busy_streams, args.delta_delay)
-        try:
-            report_reads(reads_while_streaming(server, args.reads), args.busy_streams)
-        finally:
-            server.close()
+        run_reads(args)
         return
 
     print(
@@ -499,9 +512,9 @@ def main() -> None:
                 f"{describe_ms(measured['latencies'])}"
             )
         print()
-        report_reads(reads_while_streaming(server, args.reads), args.busy_streams)
     finally:
         server.close()
+    run_reads(args)
 
 
 if __name__ == "__main__":
