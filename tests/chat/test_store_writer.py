@@ -8,10 +8,11 @@ import time
 
 import pytest
 
+from foldline.chat import tool_registry
 from foldline.chat.service import ChatService
 from foldline.chat.store_writer import StoreWriter
 from foldline.store import Store
-from foldline.testing import Reply, ScriptedModel
+from foldline.testing import Reply, ScriptedModel, call, tool_step
 
 
 async def test_writes_land_in_the_order_they_were_asked_for() -> None:
@@ -99,3 +100,44 @@ async def test_a_slow_flush_never_lands_after_the_final_write(
     assert flushes  # the stream lasted long enough to flush at least once
     last = store.list_messages(conversation.id)[-1]
     assert (last.status, last.message.text) == ("complete", text)
+
+
+async def test_a_turn_writes_loads_and_truncates_off_the_event_loop(
+    store: Store, make_service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loop_thread = threading.get_ident()
+    on_loop: list[str] = []
+
+    def watch(owner: object, name: str) -> None:
+        original = getattr(owner, name)
+
+        def watched(*args, **kwargs):  # type: ignore[no-untyped-def]
+            if threading.get_ident() == loop_thread:
+                on_loop.append(name)
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, watched)
+
+    for name in (
+        "append_message",
+        "update_message",
+        "replace_title",
+        "record_calls",
+        "get_calibration",
+        "set_calibration",
+        "load_window",
+        "list_pins",
+        "usage_totals",
+    ):
+        watch(store, name)
+    watch(tool_registry, "truncate_tool_output")
+    model = ScriptedModel(
+        tool_step(call("getContextStats", {})),
+        Reply(text="word " * 100, chunk_chars=5, delay=0.005),  # long enough to flush
+    )
+    service: ChatService = make_service(model)
+    conversation = store.create_conversation()
+    events = [event async for event in service.start_turn(conversation.id, "hi").events()]
+    assert events[-1].name == "done" and "error" not in [event.name for event in events]
+    model.assert_complete()
+    assert on_loop == []
