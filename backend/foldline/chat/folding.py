@@ -2,8 +2,8 @@
 
 The engine decides and computes; this module supplies what it cannot have (the clock,
 the summarizer call, the database) and turns each step into events. The policy's
-counting runs in a worker thread and the commits in the turn's `StoreWriter`, off the
-event loop the other conversations' streams share.
+counting runs in a worker thread and the commits in the chat service's `StoreWriter`,
+off the event loop that the other conversations' streams share.
 """
 
 from __future__ import annotations
