@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from foldline.chat import tool_registry
+from foldline.chat import background, tool_registry
 from foldline.chat.service import ChatService
 from foldline.chat.store_writer import StoreWriter
 from foldline.store import Store
@@ -141,3 +141,45 @@ async def test_a_turn_writes_loads_and_truncates_off_the_event_loop(
     assert events[-1].name == "done" and "error" not in [event.name for event in events]
     model.assert_complete()
     assert on_loop == []
+
+
+async def test_a_prepared_fold_is_checked_and_committed_off_the_event_loop(
+    store: Store, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checking that a prepared summary still fits hashes every folded message (twice,
+    at every gate); that, the count of the view after it and its commit stay off the
+    loop."""
+    from fake_sessions import MODEL, fake_server, filler, make_service, noting_model, run
+
+    from foldline.testing import structured_summary
+
+    loop_thread = threading.get_ident()
+    calls: dict[str, list[bool]] = {"_fingerprint": [], "_tokens_after": [], "commit_fold": []}
+
+    def watch(owner: object, name: str) -> None:
+        original = getattr(owner, name)
+
+        def watched(*args, **kwargs):  # type: ignore[no-untyped-def]
+            calls[name].append(threading.get_ident() == loop_thread)
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, watched)
+
+    watch(background, "_fingerprint")
+    watch(background, "_tokens_after")
+    watch(store, "commit_fold")
+    with fake_server(noting_model(lambda request: Reply(text=structured_summary(request)))) as (
+        server
+    ):
+        service = make_service(server, store, tmp_path)
+        conversation = store.create_conversation(model=MODEL["anthropic"])
+        folded = False
+        for turn in range(40):
+            events = await run(service, conversation.id, f"Turn {turn}. " + filler(turn, 80))
+            await service.background.wait(conversation.id)
+            folded = any(event.name == "compaction.completed" for event in events)
+            if folded:
+                break
+    assert folded, "no prepared fold ever landed"
+    assert calls["_fingerprint"] and calls["_tokens_after"] and calls["commit_fold"]
+    assert not any(on_loop for seen in calls.values() for on_loop in seen)

@@ -79,6 +79,30 @@ def _tokens_after(ctx: ConversationContext, prepared: CompactionState) -> int:
     return ctx.counter.count_request(ctx.system, after_view, ctx.tools)
 
 
+def _why_invalid(
+    entry: PreparedFold,
+    ctx: ConversationContext,
+    summarizer_model: str,
+    prepared: CompactionState | None,
+) -> str | None:
+    """Why `entry` (whose summary is `prepared`, None while it is being written) can no
+    longer be used for `ctx`; None when it can, or still may."""
+    version = ctx.state.version if ctx.state else 0
+    if version != entry.base_version:
+        return "the fold version changed (a fold or an undo)"
+    if entry.settings_key != _settings_key(ctx, summarizer_model):
+        return "the settings, model or system prompt changed"
+    if prepared is not None and entry.kind == "fold":
+        # Checked against the view the summary was written from (the task may be done
+        # before its completion callback has run: nothing is cached from it).
+        end = prepared.api_start_index
+        if ctx.history_length < end:
+            return "the history is shorter than what it folds"
+        if _fingerprint(ctx, end) != _fingerprint(entry.source, end):
+            return "a folded message changed"
+    return None
+
+
 def _settings_key(ctx: ConversationContext, summarizer_model: str) -> str:
     return json.dumps(
         [ctx.settings.model_dump(mode="json"), ctx.model.model, summarizer_model, ctx.system],
@@ -175,12 +199,12 @@ class BackgroundFolds:
 
     # --- after a turn ---------------------------------------------------------------
 
-    def after_turn(self, gate: Gate, ctx: ConversationContext, turn: int) -> None:
+    async def after_turn(self, gate: Gate, ctx: ConversationContext, turn: int) -> None:
         """Start the background work a turn that ended well calls for, if any."""
         conversation_id = ctx.conversation.id
         entry = self.prepared.get(conversation_id)
         if entry is not None:
-            if self._valid(entry, ctx, gate) is None:
+            if await self._valid(entry, ctx, gate) is None:
                 return  # still useful: keep it
             self._drop(conversation_id, entry, "the conversation changed under it")
         if ctx.state is not None and ctx.state.degraded and not gate.breaker.tripped:
@@ -273,23 +297,14 @@ class BackgroundFolds:
 
     # --- at a gate ------------------------------------------------------------------
 
-    def _valid(self, entry: PreparedFold, ctx: ConversationContext, gate: Gate) -> str | None:
-        """Why `entry` can no longer be used for `ctx` (None: it can, or still may)."""
-        version = ctx.state.version if ctx.state else 0
-        if version != entry.base_version:
-            return "the fold version changed (a fold or an undo)"
-        if entry.settings_key != _settings_key(ctx, gate.summarizer_model):
-            return "the settings, model or system prompt changed"
-        prepared = entry.result
-        if prepared is not None and entry.kind == "fold":
-            # Checked against the view the summary was written from (the task may be
-            # done before its completion callback has run: nothing is cached from it).
-            end = prepared.api_start_index
-            if ctx.history_length < end:
-                return "the history is shorter than what it folds"
-            if _fingerprint(ctx, end) != _fingerprint(entry.source, end):
-                return "a folded message changed"
-        return None
+    async def _valid(self, entry: PreparedFold, ctx: ConversationContext, gate: Gate) -> str | None:
+        """Why `entry` can no longer be used for `ctx` (None: it can, or still may). In a
+        worker thread: hashing the folded messages of a long view takes ~10 ms per
+        megabyte, twice, at every gate (the task's result is read here, on the loop that
+        owns the task)."""
+        return await asyncio.to_thread(
+            _why_invalid, entry, ctx, gate.summarizer_model, entry.result
+        )
 
     async def gate(
         self, gate: Gate, ctx: ConversationContext, *, turn: int, **kwargs: Any
@@ -298,7 +313,7 @@ class BackgroundFolds:
         conversation_id = ctx.conversation.id
         entry = self.prepared.get(conversation_id)
         if entry is not None:
-            why = self._valid(entry, ctx, gate)
+            why = await self._valid(entry, ctx, gate)
             if why is not None:
                 self._drop(conversation_id, entry, why)
                 entry = None
@@ -354,7 +369,7 @@ class BackgroundFolds:
             )
             await asyncio.wait({entry.task})
             ctx = await gate.reload_async()
-            if not entry.ready or self._valid(entry, ctx, gate) is not None:
+            if not entry.ready or await self._valid(entry, ctx, gate) is not None:
                 self._drop(conversation_id, entry, "it could not be used at the hard threshold")
                 async for event in gate.run(ctx, turn=turn, **kwargs):
                     yield event

@@ -272,7 +272,7 @@ class TurnRunner:
                 yield event
         ctx = await self._load()
         if answer.stop is not None:  # the turn ended well: prepare the next fold
-            self.background.after_turn(self.gate, ctx, turn)
+            await self.background.after_turn(self.gate, ctx, turn)
             if ctx.settings.auto_title:
                 provider, model = self.summarizer
                 self.titles.after_turn(
