@@ -249,23 +249,13 @@ async function fetchPage(offset, limit) {
   return { messages, total };
 }
 
-/** How many messages the conversation has: from the conversation, else from a page's total. */
-async function countMessages(conversation) {
-  const known = conversation?.messageCount ?? conversation?.messagesCount;
-  if (Number.isInteger(known)) {
-    return known;
-  }
-  const page = await fetchPage(0, 1);
-  return page?.total ?? null;
-}
-
 /**
  * Open a conversation on its newest page, or (a search result) on the page around message
  * `at`, scrolled to it with the search `terms` marked.
+ * @param {ConversationOut} conversation
  */
 export async function openConversation(conversation, { at = null, terms = [] } = {}) {
   view.generation++;
-  const generation = view.generation;
   view.conversationId = conversation.id;
   view.messages.clear();
   view.elements.clear();
@@ -273,25 +263,12 @@ export async function openConversation(conversation, { at = null, terms = [] } =
   view.calls.clear();
   view.streamingIndex = null;
   inner.replaceChildren(h("div", { class: "page-edge" }, icon("loader", "small spin"), "Loading…"));
-  let total = await countMessages(conversation);
-  if (generation !== view.generation) {
-    return;
-  }
-  let page;
-  if (at !== null && Number.isInteger(at)) {
-    page = await fetchPage(Math.max(0, at - PAGE_SIZE / 2), PAGE_SIZE);
-    total = page?.total ?? total ?? 0;
-  } else if (total === null) {
-    // No count available: load from the start; the server still pages.
-    page = await fetchPage(0, PAGE_SIZE);
-    total = page?.total ?? page?.messages.length ?? 0;
-  } else {
-    page = await fetchPage(Math.max(0, total - PAGE_SIZE), PAGE_SIZE);
-    total = page?.total ?? total;
-  }
+  const first = at !== null ? at - PAGE_SIZE / 2 : conversation.messageCount - PAGE_SIZE;
+  const page = await fetchPage(Math.max(0, first), PAGE_SIZE);
   if (!page) {
     return;
   }
+  const total = page.total;
   const messages = page.messages;
   view.total = Math.max(total, messages.length ? messages.at(-1).index + 1 : 0);
   view.lo = messages.length ? messages[0].index : view.total;
@@ -390,9 +367,7 @@ async function loadNewer() {
     if (!page) {
       return;
     }
-    if (Number.isInteger(page.total)) {
-      view.total = page.total;
-    }
+    view.total = page.total;
     const messages = page.messages.filter((m) => m.index >= view.hi);
     if (!messages.length) {
       view.total = view.hi;
@@ -510,7 +485,10 @@ function afterLiveChange() {
   updateEdges();
 }
 
-/** Add or replace a message at the live end of the history. */
+/**
+ * Add or replace a message at the live end of the history.
+ * @param {MessageOut} message
+ */
 export function putMessage(message, { streaming = false } = {}) {
   if (!view.conversationId) {
     return;
@@ -569,7 +547,10 @@ function refreshCardsFor(toolMessage) {
   }
 }
 
-/** Record a result that arrived before its tool message, and redraw its card. */
+/**
+ * Record a result that arrived before its tool message, and redraw its card.
+ * @param {ToolResultEventOut} result
+ */
 export function putToolResult(result) {
   view.results.set(result.callId, result);
   const owner = view.calls.get(result.callId);
@@ -614,14 +595,12 @@ export async function reconcileTail(fromIndex) {
       return;
     }
     view.streamingIndex = null;
-    if (Number.isInteger(page.total)) {
-      // Messages the server no longer has (an optimistic one it refused) go away.
-      for (let i = page.total; i < view.hi; i++) {
-        removeIndex(i);
-      }
-      view.hi = Math.min(view.hi, page.total);
-      view.total = page.total;
+    // Messages the server no longer has (an optimistic one it refused) go away.
+    for (let i = page.total; i < view.hi; i++) {
+      removeIndex(i);
     }
+    view.hi = Math.min(view.hi, page.total);
+    view.total = page.total;
     for (const message of page.messages) {
       if (message.index < view.lo) {
         continue;

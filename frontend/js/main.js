@@ -78,6 +78,7 @@ async function refreshFolds() {
 /** Conversations whose invalid-settings notice was shown (once per conversation and run). */
 const settingsNoticesShown = new Set();
 
+/** @param {ContextOut} context */
 function announceSettingsNotice(id, context) {
   if (context?.settingsNotice && !settingsNoticesShown.has(id)) {
     settingsNoticesShown.add(id);
@@ -487,6 +488,7 @@ function initShortcuts() {
 
 // ---- undo -------------------------------------------------------------------------
 
+/** @param {CompactionVersionOut} fold */
 async function undoFold(fold) {
   const id = state.currentId;
   try {

@@ -17,9 +17,12 @@ import { state } from "./state.js";
 /** Tool cards the person opened, so re-rendering a streaming message keeps them open. */
 const openCards = new Set();
 
-/** The text a person would copy from a message. */
+/**
+ * The text a person would copy from a message.
+ * @param {MessageOut} message
+ */
 export function messageText(message) {
-  return (Array.isArray(message?.parts) ? message.parts : [])
+  return message.parts
     .filter((part) => part.kind === "text")
     .map((part) => part.text)
     .join("");
@@ -174,6 +177,7 @@ export function renderToolCard({ call, result, running = false }) {
   return card;
 }
 
+/** @param {AttachmentPartOut} part */
 function renderAttachment(part) {
   return h("span", { class: "badge" }, icon("file-text", "small"), part.name || "attachment");
 }
@@ -187,6 +191,7 @@ function retryButton(message, onRetry, label) {
   );
 }
 
+/** @param {MessageOut} message */
 function statusLine(message, { onRetry, canRetry }) {
   if (message.status === "interrupted") {
     // The partial answer stays in the model's view, so asking again lets it go on.
@@ -202,10 +207,7 @@ function statusLine(message, { onRetry, canRetry }) {
     );
   }
   if (message.status === "error") {
-    const error = message.error;
-    const text =
-      (typeof error === "string" ? error : (error?.message ?? "")) ||
-      "The model call failed before this answer was complete.";
+    const text = message.error || "The model call failed before this answer was complete.";
     return h(
       "div",
       { class: "status-line error", dataset: { status: "error" }, role: "alert" },
@@ -217,6 +219,7 @@ function statusLine(message, { onRetry, canRetry }) {
   return null;
 }
 
+/** @param {MessageOut} message */
 function metaRow(message) {
   const copy = h(
     "button",
@@ -236,11 +239,10 @@ function metaRow(message) {
     },
     icon("copy", "small"),
   );
-  const usage = message.usage;
-  const usageText =
-    usage && (usage.outputTokens || usage.output_tokens)
-      ? `${formatTokens(usage.outputTokens ?? usage.output_tokens)} tokens out`
-      : "";
+  // Free-form in the schema (an imported history may carry another app's); Foldline
+  // writes a `usage` event's fields.
+  const outputTokens = message.usage?.outputTokens;
+  const usageText = outputTokens ? `${formatTokens(outputTokens)} tokens out` : "";
   return h(
     "div",
     { class: "message-meta" },
@@ -256,6 +258,7 @@ function metaRow(message) {
  * Build the element of one message. `tools.resultFor(callId)` gives a known result;
  * `tools.hasCall(callId)` says whether the call's card is loaded (its result is then
  * drawn there, not in the tool message).
+ * @param {MessageOut} message
  */
 export function renderMessage(message, { tools, onRetry, canRetry = false, streaming = false }) {
   const element = h("article", {
@@ -288,6 +291,7 @@ export function fillMessage(element, message, options) {
   }
 }
 
+/** @param {MessageOut} message */
 function drawMessage(element, message, { tools, onRetry, canRetry = false, streaming = false }) {
   const parts = message.parts ?? [];
   const children = [];

@@ -74,7 +74,10 @@ function render() {
   list.replaceChildren(...children);
 }
 
-/** A search result's matching text, with the terms marked. */
+/**
+ * A search result's matching text, with the terms marked.
+ * @param {ConversationOut} conversation
+ */
 function snippetOf(conversation) {
   const hit = conversation.searchHit;
   if (!state.query || !hit?.snippet) {
@@ -85,18 +88,22 @@ function snippetOf(conversation) {
   return element;
 }
 
-/** A search result opens at its match, highlighted; otherwise at the newest message. */
+/**
+ * A search result opens at its match, highlighted; otherwise at the newest message.
+ * @param {ConversationOut} conversation
+ */
 function openingOf(conversation) {
   const hit = conversation.searchHit;
   return state.query && hit ? { at: hit.index, terms: searchTerms(state.query) } : {};
 }
 
+/** @param {ConversationOut} conversation */
 function renderItem(conversation) {
   const active = conversation.id === state.currentId;
   const title = (active ? state.conversation?.title : null) ?? conversation.title;
   const meta = [
     formatWhen(conversation.updatedAt),
-    Number.isInteger(conversation.messageCount) ? plural(conversation.messageCount, "message") : "",
+    plural(conversation.messageCount, "message"),
   ]
     .filter(Boolean)
     .join(" · ");
@@ -163,14 +170,17 @@ function renderItem(conversation) {
   return item;
 }
 
-/** Rename in place: the title becomes an input; Enter saves, Esc cancels. */
+/**
+ * Rename in place: the title becomes an input; Enter saves, Esc cancels.
+ * @param {ConversationOut} conversation
+ */
 function startRename(item, conversation) {
   const text = item.querySelector(".item-text");
   const input = h("input", {
     class: "rename-input",
     type: "text",
     "aria-label": "New title",
-    ".value": conversation.title ?? "",
+    ".value": conversation.title,
   });
   let done = false;
   const finish = async (save) => {
@@ -214,6 +224,7 @@ export async function renameConversation(id, title) {
   }
 }
 
+/** @param {ConversationOut} conversation */
 export async function deleteConversation(conversation) {
   const confirmed = await confirmDialog({
     title: "Delete this conversation?",

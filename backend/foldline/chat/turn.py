@@ -24,11 +24,19 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+from foldline.api.events import (
+    AssistantDelta,
+    CallUsageOut,
+    ErrorEvent,
+    MessageEvent,
+    ToolCallEventOut,
+    ToolResultEventOut,
+    UsageEvent,
+)
 from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.folding import Gate, manual_fold_settings
-from foldline.chat.serialize import part_to_json, record_to_json
 from foldline.chat.store_writer import StoreWriter
 from foldline.chat.titles import DEFAULT_TITLE, BackgroundTitles, first_message_title
 from foldline.chat.tool_registry import BatchRun, ToolBatch, ToolRegistry, Truncation
@@ -109,14 +117,9 @@ class StreamedAnswer:
         return not (self.text or self.reasoning or self.calls)
 
 
-def usage_json(usage: Usage) -> dict[str, int]:
-    return {
-        "inputTokens": usage.input_tokens,
-        "outputTokens": usage.output_tokens,
-        "cacheReadTokens": usage.cache_read_tokens,
-        "cacheCreationTokens": usage.cache_creation_tokens,
-        "totalInput": usage.total_input,
-    }
+def call_usage(usage: Usage) -> CallUsageOut:
+    """A call's usage as the API shows it (in the `usage` event and on its message)."""
+    return CallUsageOut.model_validate(usage, from_attributes=True)
 
 
 class TurnRunner:
@@ -175,9 +178,6 @@ class TurnRunner:
     async def _load(self) -> ConversationContext:
         return await asyncio.to_thread(self.load)
 
-    def _record_json(self, record: MessageRecord, ctx: ConversationContext) -> dict[str, Any]:
-        return {"message": record_to_json(record, ctx.start_index)}
-
     async def _gate(
         self, turn: int, ctx: ConversationContext | None = None, **kwargs: Any
     ) -> AsyncIterator[ChatEvent]:
@@ -210,7 +210,7 @@ class TurnRunner:
             yield event
         self.breakers[self.conversation_id] = self.gate.breaker
         yield ChatEvent("context.stats", (await self._load()).stats())
-        yield ChatEvent("done", {})
+        yield ChatEvent("done")
 
     # --- a turn ---------------------------------------------------------------------
 
@@ -224,7 +224,7 @@ class TurnRunner:
                 self.store.replace_title, self.conversation_id, DEFAULT_TITLE, title
             )
         ctx = await self._load()
-        yield ChatEvent("message.created", self._record_json(record, ctx))
+        yield ChatEvent("message.created", MessageEvent.of(record, ctx.start_index))
         async for event in self._loop(record.seq, ctx):
             yield event
 
@@ -283,7 +283,7 @@ class TurnRunner:
             ctx.background_fold = self.loader.fold_status(self.conversation_id)
             ctx.usage = await asyncio.to_thread(self.loader.usage, self.conversation_id, ctx.model)
         yield ChatEvent("context.stats", ctx.stats())
-        yield ChatEvent("done", {})
+        yield ChatEvent("done")
 
     async def _call_model(self, answer: StreamedAnswer, turn: int) -> AsyncIterator[ChatEvent]:
         """One model call with retries; leaves `answer.stop` None when the call failed."""
@@ -302,7 +302,7 @@ class TurnRunner:
         # answer so far is kept, marked.
         try:
             record = await self.writes.wait(created)
-            yield ChatEvent("message.created", self._record_json(record, ctx))
+            yield ChatEvent("message.created", MessageEvent.of(record, ctx.start_index))
             while True:
                 request = ModelRequest(
                     model=ctx.model.model,
@@ -337,13 +337,11 @@ class TurnRunner:
                     )
                     yield ChatEvent(
                         "error",
-                        {
-                            "code": error.code,
-                            "message": error.message,
-                            "retryable": error.retryable,
-                        },
+                        ErrorEvent(
+                            code=error.code, message=error.message, retryable=error.retryable
+                        ),
                     )
-                    yield ChatEvent("message.completed", self._record_json(final, ctx))
+                    yield ChatEvent("message.completed", MessageEvent.of(final, ctx.start_index))
                     answer.stop = None
                     return
                 break
@@ -363,9 +361,9 @@ class TurnRunner:
             record.id,
             message=answer.message(),
             status="complete",
-            usage=usage_json(answer.usage) if answer.usage else None,
+            usage=call_usage(answer.usage).model_dump() if answer.usage else None,
         )
-        yield ChatEvent("message.completed", self._record_json(final, ctx))
+        yield ChatEvent("message.completed", MessageEvent.of(final, ctx.start_index))
 
     def _interrupt(self, created: Future[MessageRecord], message: Message) -> None:
         """In the writer, after the append `created`: keep the answer so far, marked
@@ -389,7 +387,7 @@ class TurnRunner:
                 text = storable(event.text)
                 answer.text += text
                 yield ChatEvent(
-                    "assistant.delta", {"messageId": record.id, "kind": "text", "text": text}
+                    "assistant.delta", AssistantDelta(message_id=record.id, kind="text", text=text)
                 )
             elif isinstance(event, ReasoningDelta):
                 text = storable(event.text)
@@ -397,15 +395,17 @@ class TurnRunner:
                 answer.signature = event.signature or answer.signature
                 yield ChatEvent(
                     "assistant.delta",
-                    {"messageId": record.id, "kind": "reasoning", "text": text},
+                    AssistantDelta(message_id=record.id, kind="reasoning", text=text),
                 )
             elif isinstance(event, ToolCallEvent):
                 call = ToolCallPart(id=event.id, name=event.name, input=event.input)
                 answer.calls.append(call)
-                yield ChatEvent("tool.call", {"messageId": record.id, **part_to_json(call)})
+                yield ChatEvent("tool.call", ToolCallEventOut.of(record.id, call))
             elif isinstance(event, Usage):
                 answer.usage = event
-                yield ChatEvent("usage", {"messageId": record.id, **usage_json(event)})
+                yield ChatEvent(
+                    "usage", UsageEvent(message_id=record.id, **dict(call_usage(event)))
+                )
             elif isinstance(event, Stop):
                 answer.stop = event
             if time.monotonic() - last_flush >= FLUSH_INTERVAL and (flush is None or flush.done()):
@@ -468,5 +468,5 @@ class TurnRunner:
         )
         for part in batch.results:
             if isinstance(part, ToolResultPart):
-                yield ChatEvent("tool.result", {"messageId": record.id, **part_to_json(part)})
-        yield ChatEvent("message.created", self._record_json(record, ctx))
+                yield ChatEvent("tool.result", ToolResultEventOut.of(record.id, part))
+        yield ChatEvent("message.created", MessageEvent.of(record, ctx.start_index))
