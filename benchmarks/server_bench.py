@@ -2,8 +2,8 @@
 
 The server runs in a child process (this script with `--serve`), so the client's work
 does not compete with it for the GIL; both use the same fake model
-(`foldline.testing.ScriptedModel`, a reply of `--deltas` text deltas, no delay). It
-measures:
+(`foldline.testing.ScriptedModel`, a reply of `--deltas` text deltas, no delay in parts
+1-3). It measures:
 
 1. time to first event: from sending `POST /messages` to the first SSE event
    (`message.created`) and to the first `assistant.delta`, compared with asking the fake
@@ -14,7 +14,11 @@ measures:
    latency, one client and four at once;
 4. reads while turns stream: the conversation list plus a `GET /context`, idle and while
    `--busy-streams` conversations of `--history` messages each stream turns (the goal:
-   the p95 under load within 3x the idle median). `--only-reads` runs just this part.
+   the p95 under load within 3x the idle median), and how late the server's event loop
+   wakes a 5 ms sleep in each phase. Here the fake model waits `--delta-delay` seconds
+   before each delta (0.03 s: 8 characters every 30 ms, a fast real model); with 0 the
+   streams are a closed loop that takes every cycle the machine has, so the reads measure
+   their share of the CPU, not what blocks them. `--only-reads` runs just this part.
 
 Rerun: `.venv/bin/python benchmarks/server_bench.py` (about a minute on 2 shared cores).
 Results go to docs/benchmarks.md, `## HTTP server`.
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import platform
 import signal
@@ -34,6 +39,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx2
 
@@ -60,16 +66,51 @@ max_output_tokens = 4096
 """
 
 
-def fake_model(deltas: int) -> ScriptedModel:
-    """Answers every call with `deltas` text deltas of 8 characters each."""
-    reply = Reply(text="lorem ip" * deltas, chunk_chars=8)
+def fake_model(deltas: int, delay: float = 0.0) -> ScriptedModel:
+    """Answers every call with `deltas` text deltas of 8 characters each, `delay`
+    seconds before each one."""
+    reply = Reply(text="lorem ip" * deltas, chunk_chars=8, delay=delay)
     return ScriptedModel(when_empty=reply)
 
 
 # --- the server process ------------------------------------------------------------
 
+LOOP_LAG_PATH = "/benchmark/loop-lag"
+PROBE_INTERVAL = 0.005
 
-def serve(data_dir: Path, deltas: int, history: int, busy: int) -> None:
+
+class LoopLagProbe:
+    """How late the server's event loop wakes a task that sleeps 5 ms: the wait that
+    every stream and request on the loop sees while something blocks it.
+
+    It wraps the app (benchmark only): `GET /benchmark/loop-lag` answers the lags
+    measured since the last such request, in seconds, and starts afresh.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.lags: list[float] = []
+        self.task: asyncio.Task[None] | None = None
+
+    async def measure(self) -> None:
+        while True:
+            started = time.perf_counter()
+            await asyncio.sleep(PROBE_INTERVAL)
+            self.lags.append(time.perf_counter() - started - PROBE_INTERVAL)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self.task is None and scope["type"] == "http":  # the server's loop is running
+            self.task = asyncio.get_running_loop().create_task(self.measure())
+        if scope["type"] == "http" and scope["path"] == LOOP_LAG_PATH:
+            body = json.dumps(self.lags).encode()
+            self.lags = []
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, receive, send)
+
+
+def serve(data_dir: Path, deltas: int, history: int, busy: int, delay: float) -> None:
     """Child process: build the app on a fake model, print `PORT CONVERSATION BUSY...`
     (`busy` more conversations of the same history, for part 4), serve until stdin
     closes."""
@@ -81,7 +122,7 @@ def serve(data_dir: Path, deltas: int, history: int, busy: int) -> None:
 
     (data_dir / "config.toml").write_text(CONFIG_TOML, encoding="utf-8")
     store = Store(data_dir / "foldline.db")
-    model = fake_model(deltas)
+    model = fake_model(deltas, delay)
     chat = ChatService(store, ConfigSource(data_dir), provider_factory=lambda c, m: model)
     words = " ".join(f"word{i}" for i in range(40))
     seeded = []
@@ -96,7 +137,7 @@ def serve(data_dir: Path, deltas: int, history: int, busy: int) -> None:
         )
         seeded.append(conversation.id)
     app = create_app(data_dir=data_dir, token=TOKEN, store=store, chat_service=chat)
-    server = start_server_in_thread(app, "127.0.0.1", 0)
+    server = start_server_in_thread(LoopLagProbe(app), "127.0.0.1", 0)
     print(server.port, *seeded, flush=True)
     sys.stdin.read()  # the parent closes our stdin to stop us
     server.stop()
@@ -104,7 +145,7 @@ def serve(data_dir: Path, deltas: int, history: int, busy: int) -> None:
 
 
 class ServerProcess:
-    def __init__(self, deltas: int, history: int, busy: int = 0) -> None:
+    def __init__(self, deltas: int, history: int, busy: int = 0, delay: float = 0.0) -> None:
         self.directory = tempfile.TemporaryDirectory()
         self.process = subprocess.Popen(
             [
@@ -118,6 +159,8 @@ class ServerProcess:
                 str(history),
                 "--busy-streams",
                 str(busy),
+                "--delta-delay",
+                str(delay),
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -316,12 +359,20 @@ def read_once(client: httpx2.Client, conversation: str) -> float:
     return time.perf_counter() - started
 
 
+def loop_lags(client: httpx2.Client) -> list[float]:
+    """The server loop's lags since the last call (see `LoopLagProbe`)."""
+    return client.get(LOOP_LAG_PATH).json()
+
+
 def reads_while_streaming(server: ServerProcess, samples: int) -> dict[str, list[float]]:
-    """Idle reads, then the same reads while every busy conversation streams turns."""
+    """Idle reads, then the same reads while every busy conversation streams turns;
+    with the server loop's lags in each phase."""
     with httpx2.Client(base_url=server.url, headers=AUTH, timeout=60) as client:
         for _ in range(WARMUP):
             read_once(client, server.seeded_conversation)
+        loop_lags(client)
         idle = [read_once(client, server.seeded_conversation) for _ in range(samples)]
+        idle_lags = loop_lags(client)
         stop = threading.Event()
 
         async def stream_turns() -> None:
@@ -346,23 +397,46 @@ def reads_while_streaming(server: ServerProcess, samples: int) -> dict[str, list
         streamer.start()
         time.sleep(1.0)  # let every stream get going
         try:
+            loop_lags(client)
             busy = [read_once(client, server.seeded_conversation) for _ in range(samples)]
+            busy_lags = loop_lags(client)
         finally:
             stop.set()
             streamer.join()
-    return {"idle": idle, "busy": busy}
+    return {"idle": idle, "busy": busy, "idle_lags": idle_lags, "busy_lags": busy_lags}
 
 
-def report_reads(reads: dict[str, list[float]], streams: int) -> None:
+def report_reads(reads: dict[str, list[float]], streams: int, delay: float) -> None:
     idle_median = statistics.median(reads["idle"])
     busy_p95 = percentile(reads["busy"], 0.95)
-    print(f"4. conversation list + GET /context, idle and while {streams} turns stream")
+    print(
+        f"4. conversation list + GET /context, idle and while {streams} turns stream "
+        f"({delay * 1000:.0f} ms before each delta)"
+    )
     print(f"   idle                                    {describe_ms(reads['idle'])}")
     print(
         f"   while streaming                         {describe_ms(reads['busy'])}   "
         f"p95 {busy_p95 * 1000:.1f} ms"
     )
-    print(f"   p95 under load / idle median            {busy_p95 / idle_median:7.2f}x\n")
+    print(f"   p95 under load / idle median            {busy_p95 / idle_median:7.2f}x")
+    for phase in ("idle", "busy"):
+        lags = reads[f"{phase}_lags"]
+        print(
+            f"   event loop lag, {phase}                   "
+            f"p50 {percentile(lags, 0.5) * 1000:7.2f} ms   "
+            f"p99 {percentile(lags, 0.99) * 1000:7.2f} ms   max {max(lags) * 1000:7.2f} ms"
+        )
+    print()
+
+
+def run_reads(args: argparse.Namespace) -> None:
+    """Part 4, on a server whose fake model waits `--delta-delay` before each delta."""
+    server = ServerProcess(args.deltas, args.history, args.busy_streams, args.delta_delay)
+    try:
+        reads = reads_while_streaming(server, args.reads)
+        report_reads(reads, args.busy_streams, args.delta_delay)
+    finally:
+        server.close()
 
 
 def main() -> None:
@@ -378,17 +452,19 @@ def main() -> None:
         "--busy-streams", type=int, default=10, help="conversations streaming during part 4"
     )
     parser.add_argument("--reads", type=int, default=60, help="reads per phase in part 4")
+    parser.add_argument(
+        "--delta-delay",
+        type=float,
+        default=0.03,
+        help="seconds before each delta of part 4's streams (0: no delay, a saturated loop)",
+    )
     parser.add_argument("--only-reads", action="store_true", help="run part 4 only")
     args = parser.parse_args()
     if args.serve:
-        serve(Path(args.serve), args.deltas, args.history, args.busy_streams)
+        serve(Path(args.serve), args.deltas, args.history, args.busy_streams, args.delta_delay)
         return
     if args.only_reads:
-        server = ServerProcess(args.deltas, args.history, args.busy_streams)
-        try:
-            report_reads(reads_while_streaming(server, args.reads), args.busy_streams)
-        finally:
-            server.close()
+        run_reads(args)
         return
 
     print(
@@ -436,9 +512,9 @@ def main() -> None:
                 f"{describe_ms(measured['latencies'])}"
             )
         print()
-        report_reads(reads_while_streaming(server, args.reads), args.busy_streams)
     finally:
         server.close()
+    run_reads(args)
 
 
 if __name__ == "__main__":

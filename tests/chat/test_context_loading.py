@@ -36,16 +36,16 @@ async def test_one_load_per_model_call(store: Store, make_service, monkeypatch) 
     service = make_service(ScriptedModel(text_step("One answer.")))
     conversation = store.create_conversation()
     await _run(service, conversation.id, "Hi")
-    # One call: its load (shared with the gate and the user's message event), then the
-    # end of the turn (what to prepare in the background, and the final numbers).
-    assert loads.calls == 3
+    # One call: its load (shared with the gate and the user's message event), then one
+    # at the end of the turn (what to prepare in the background, and the final numbers).
+    assert loads.calls == 2
 
     loads.calls = 0
     model = ScriptedModel(tool_step(call("getContextStats", {})), text_step("Done."))
     service = make_service(model)
     await _run(service, conversation.id, "Check the room")
     # Two calls and one tool batch (whose stats need the view with the call in it).
-    assert loads.calls == 5
+    assert loads.calls == 4
     model.assert_complete()
 
 

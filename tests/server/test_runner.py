@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -80,3 +82,31 @@ def test_an_app_from_a_data_dir_alone_opens_and_closes_its_own_store(tmp_path) -
     with TestClient(reopened, base_url="http://127.0.0.1:1", headers=headers) as client:
         titles = [c["title"] for c in client.get("/api/conversations").json()["items"]]
     assert titles == ["kept"]
+
+
+def test_accepted_connections_send_small_writes_at_once() -> None:
+    """asyncio turns Nagle's algorithm off (TCP_NODELAY) only on sockets created with
+    proto IPPROTO_TCP; without it a response written as headers then body waited for the
+    client's delayed ACK, about 40 ms per small answer."""
+    seen: list[int] = []
+
+    async def accept_one() -> None:
+        listening = bind_socket("127.0.0.1", 0)
+        accepted = asyncio.Event()
+
+        def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            sock = writer.get_extra_info("socket")
+            seen.append(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+            accepted.set()
+
+        server = await asyncio.start_server(on_connect, sock=listening)
+        port = listening.getsockname()[1]
+        _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        await asyncio.wait_for(accepted.wait(), 5)
+        writer.close()
+        server.close()
+        await server.wait_closed()
+
+    asyncio.run(accept_one())
+    assert seen == [1]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -151,3 +153,45 @@ def test_each_thread_gets_its_own_connection_and_setup_teardown_may_differ(
     assert fetched == record
     assert connections[0] is not connections[1]
     assert store._pool.get() not in connections
+
+
+CLOSE_WHILE_QUERYING = """
+import sys, threading, time
+from pathlib import Path
+from foldline.store import Store
+
+for attempt in range(6):
+    store = Store(Path(sys.argv[1]) / f"close-{attempt}.db")
+    started = threading.Event()
+
+    def query() -> None:
+        conn = store._pool.get().conn
+        started.set()
+        try:
+            conn.execute(
+                "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+                "WHERE x < 1000000) SELECT count(*) FROM c"
+            ).fetchall()
+        except Exception:
+            pass  # refused is fine; crashing is not
+
+    worker = threading.Thread(target=query)
+    worker.start()
+    started.wait()
+    time.sleep(0.05)
+    store.close()
+    worker.join()
+"""
+
+
+def test_closing_the_store_while_another_thread_queries_does_not_crash(tmp_path) -> None:
+    """A worker thread may still be reading when the app (or a test) closes the store:
+    a thread whose caller was cancelled goes on with its query. Closing its connection
+    under it used to kill the interpreter with a segmentation fault."""
+    finished = subprocess.run(
+        [sys.executable, "-c", CLOSE_WHILE_QUERYING, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert finished.returncode == 0, finished.stderr[-2000:]

@@ -75,6 +75,36 @@ def _fingerprint(ctx: ConversationContext, end: int) -> str:
     return digest.hexdigest()
 
 
+def _tokens_after(ctx: ConversationContext, prepared: CompactionState) -> int:
+    """What the view of `ctx` would count with `prepared` committed."""
+    after_view = build_api_messages(ctx.window, prepared, ctx.pins)
+    return ctx.counter.count_request(ctx.system, after_view, ctx.tools)
+
+
+def _why_invalid(
+    entry: PreparedFold,
+    ctx: ConversationContext,
+    summarizer_model: str,
+    prepared: CompactionState | None,
+) -> str | None:
+    """Why `entry` (whose summary is `prepared`, None while it is being written) can no
+    longer be used for `ctx`; None when it can, or still may."""
+    version = ctx.state.version if ctx.state else 0
+    if version != entry.base_version:
+        return "the fold version changed (a fold or an undo)"
+    if entry.settings_key != _settings_key(ctx, summarizer_model):
+        return "the settings, model or system prompt changed"
+    if prepared is not None and entry.kind == "fold":
+        # Checked against the view the summary was written from (the task may be done
+        # before its completion callback has run: nothing is cached from it).
+        end = prepared.api_start_index
+        if ctx.history_length < end:
+            return "the history is shorter than what it folds"
+        if _fingerprint(ctx, end) != _fingerprint(entry.source, end):
+            return "a folded message changed"
+    return None
+
+
 def _settings_key(ctx: ConversationContext, summarizer_model: str) -> str:
     return json.dumps(
         [ctx.settings.model_dump(mode="json"), ctx.model.model, summarizer_model, ctx.system],
@@ -171,12 +201,12 @@ class BackgroundFolds:
 
     # --- after a turn ---------------------------------------------------------------
 
-    def after_turn(self, gate: Gate, ctx: ConversationContext, turn: int) -> None:
+    async def after_turn(self, gate: Gate, ctx: ConversationContext, turn: int) -> None:
         """Start the background work a turn that ended well calls for, if any."""
         conversation_id = ctx.conversation.id
         entry = self.prepared.get(conversation_id)
         if entry is not None:
-            if self._valid(entry, ctx, gate) is None:
+            if await self._valid(entry, ctx, gate) is None:
                 return  # still useful: keep it
             self._drop(conversation_id, entry, "the conversation changed under it")
         if ctx.state is not None and ctx.state.degraded and not gate.breaker.tripped:
@@ -269,23 +299,14 @@ class BackgroundFolds:
 
     # --- at a gate ------------------------------------------------------------------
 
-    def _valid(self, entry: PreparedFold, ctx: ConversationContext, gate: Gate) -> str | None:
-        """Why `entry` can no longer be used for `ctx` (None: it can, or still may)."""
-        version = ctx.state.version if ctx.state else 0
-        if version != entry.base_version:
-            return "the fold version changed (a fold or an undo)"
-        if entry.settings_key != _settings_key(ctx, gate.summarizer_model):
-            return "the settings, model or system prompt changed"
-        prepared = entry.result
-        if prepared is not None and entry.kind == "fold":
-            # Checked against the view the summary was written from (the task may be
-            # done before its completion callback has run: nothing is cached from it).
-            end = prepared.api_start_index
-            if ctx.history_length < end:
-                return "the history is shorter than what it folds"
-            if _fingerprint(ctx, end) != _fingerprint(entry.source, end):
-                return "a folded message changed"
-        return None
+    async def _valid(self, entry: PreparedFold, ctx: ConversationContext, gate: Gate) -> str | None:
+        """Why `entry` can no longer be used for `ctx` (None: it can, or still may). In a
+        worker thread: hashing the folded messages of a long view takes ~10 ms per
+        megabyte, twice, at every gate (the task's result is read here, on the loop that
+        owns the task)."""
+        return await asyncio.to_thread(
+            _why_invalid, entry, ctx, gate.summarizer_model, entry.result
+        )
 
     async def gate(
         self, gate: Gate, ctx: ConversationContext, *, turn: int, **kwargs: Any
@@ -294,17 +315,17 @@ class BackgroundFolds:
         conversation_id = ctx.conversation.id
         entry = self.prepared.get(conversation_id)
         if entry is not None:
-            why = self._valid(entry, ctx, gate)
+            why = await self._valid(entry, ctx, gate)
             if why is not None:
                 self._drop(conversation_id, entry, why)
                 entry = None
         if entry is not None and entry.kind == "resummary" and entry.ready:
             async for event in self._commit_resummary(gate, ctx, entry, turn):
                 yield event
-            ctx = gate.reload()
+            ctx = await gate.reload_async()
             entry = None
         asked = {key: value for key, value in kwargs.items() if key != "instructions"}
-        decision, _ = gate.decide(ctx, **asked)
+        decision, _ = await asyncio.to_thread(gate.decide, ctx, **asked)
         automatic = decision.action == "fold" and decision.trigger == "auto"
         if not automatic:
             if (
@@ -349,8 +370,8 @@ class BackgroundFolds:
                 ),
             )
             await asyncio.wait({entry.task})
-            ctx = gate.reload()
-            if not entry.ready or self._valid(entry, ctx, gate) is not None:
+            ctx = await gate.reload_async()
+            if not entry.ready or await self._valid(entry, ctx, gate) is not None:
                 self._drop(conversation_id, entry, "it could not be used at the hard threshold")
                 async for event in gate.run(ctx, turn=turn, **kwargs):
                     yield event
@@ -377,9 +398,9 @@ class BackgroundFolds:
         conversation_id = ctx.conversation.id
         prepared = entry.result
         assert prepared is not None
-        # The tail grew since the summary was written: count the view as it is now.
-        after_view = build_api_messages(ctx.window, prepared, ctx.pins)
-        tokens_after = ctx.counter.count_request(ctx.system, after_view, ctx.tools)
+        # The tail grew since the summary was written: count the view as it is now (in a
+        # worker thread: the whole view is counted, and the loop serves every stream).
+        tokens_after = await asyncio.to_thread(_tokens_after, ctx, prepared)
         if tokens_after >= ctx.settings.threshold * (ctx.budget.input_budget or 0):
             self._drop(conversation_id, entry, "the view after it would still be over threshold")
             async for event in gate.run(ctx, turn=turn, mid_tool_loop=False):
@@ -394,8 +415,8 @@ class BackgroundFolds:
                 CompactionStarted(trigger="auto", reason=reason, prepared=True),
             )
         try:
-            state = self.store.commit_fold(
-                conversation_id, state, expected_version=entry.base_version
+            state = await gate.writes.run(
+                self.store.commit_fold, conversation_id, state, expected_version=entry.base_version
             )
         except ConcurrentFold:
             self._drop(conversation_id, entry, "another fold came first")
@@ -405,7 +426,9 @@ class BackgroundFolds:
             )
             return
         del self.prepared[conversation_id]
-        gate.record_summary_calls(conversation_id, entry.usage, entry.turn, state.version)
+        await gate.writes.run(
+            gate.record_summary_calls, conversation_id, entry.usage, entry.turn, state.version
+        )
         gate.breaker = record_fold(gate.breaker, state.tokens_before, state.tokens_after)
         yield compaction_completed(state, turn, prepared=True)
 

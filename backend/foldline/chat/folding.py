@@ -1,11 +1,14 @@
 """The gate: prune, fold or do nothing, as the policy decides; and the fold's commit.
 
 The engine decides and computes; this module supplies what it cannot have (the clock,
-the summarizer call, the database) and turns each step into events.
+the summarizer call, the database) and turns each step into events. The policy's
+counting runs in a worker thread and the commits in the chat service's `StoreWriter`,
+off the event loop that the other conversations' streams share.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -19,6 +22,7 @@ from foldline.api.events import (
 )
 from foldline.chat.context import ConversationContext
 from foldline.chat.events import ChatEvent
+from foldline.chat.store_writer import StoreWriter
 from foldline.chat.usage import Billing, SummaryUsage
 from foldline.core.compaction import SummaryRequest, fold, resummarize
 from foldline.core.digest import emergency_fold
@@ -167,6 +171,7 @@ class Gate:
     def __init__(
         self,
         store: Store,
+        writes: StoreWriter,
         reload: Callable[[], ConversationContext],
         summarizer_provider: Provider,
         summarizer_model: str,
@@ -174,6 +179,7 @@ class Gate:
         summary_billing: Billing | None = None,
     ) -> None:
         self.store = store
+        self.writes = writes
         self.on_prune = on_prune
         self.reload = reload
         self.summarizer_provider = summarizer_provider
@@ -193,6 +199,11 @@ class Gate:
         """Store a fold's summarizer calls (version None: the summary was not used)."""
         if usage.usages:
             self.store.record_calls(conversation_id, usage.calls(turn, version))
+
+    async def _record_summary_calls(
+        self, conversation_id: str, usage: SummaryUsage, turn: int, version: int | None
+    ) -> None:
+        await self.writes.run(self.record_summary_calls, conversation_id, usage, turn, version)
 
     def decide(
         self,
@@ -223,9 +234,18 @@ class Gate:
         )
         return decision, reclaimable
 
-    def prune(self, ctx: ConversationContext) -> ChatEvent | None:
-        plan = plan_prune(
-            ctx.window, ctx.state, ctx.counter.count_text, ctx.settings, ctx.budget.input_budget
+    async def reload_async(self) -> ConversationContext:
+        """`reload`, in a worker thread."""
+        return await asyncio.to_thread(self.reload)
+
+    async def prune(self, ctx: ConversationContext) -> ChatEvent | None:
+        plan = await asyncio.to_thread(
+            plan_prune,
+            ctx.window,
+            ctx.state,
+            ctx.counter.count_text,
+            ctx.settings,
+            ctx.budget.input_budget,
         )
         if not plan.targets:
             return None
@@ -234,7 +254,7 @@ class Gate:
         for target in plan.targets:
             record = ctx.records[target.index - ctx.start_index]
             replacements[record.id] = apply_prune(record.message, target.call_ids, now)
-        self.store.commit_prune(ctx.conversation.id, replacements)
+        await self.writes.run(self.store.commit_prune, ctx.conversation.id, replacements)
         self.on_prune(ctx.conversation.id)
         calls = sum(len(target.call_ids) for target in plan.targets)
         return ChatEvent(
@@ -257,7 +277,8 @@ class Gate:
         """Yield the events of whatever the policy decides (or `decision`, when the
         caller has asked already); the caller reloads after."""
         if decision is None:
-            decision, _ = self.decide(
+            decision, _ = await asyncio.to_thread(
+                self.decide,
                 ctx,
                 mid_tool_loop=mid_tool_loop,
                 overflow=overflow,
@@ -265,7 +286,7 @@ class Gate:
                 manual=manual,
             )
         if decision.action == "prune":
-            event = self.prune(ctx)
+            event = await self.prune(ctx)
             if event is not None:
                 yield event
             return
@@ -298,13 +319,13 @@ class Gate:
                 state = await self.compute(ctx, trigger, reason, emergency, instructions, usage)
             except Exception as error:  # the engine promises not to raise; belt and braces
                 log.exception("fold failed")
-                self.record_summary_calls(ctx.conversation.id, usage, turn, None)
+                await self._record_summary_calls(ctx.conversation.id, usage, turn, None)
                 yield ChatEvent(
                     "compaction.failed", CompactionFailed(trigger=trigger, reason=str(error))
                 )
                 return
             if state is None:
-                self.record_summary_calls(ctx.conversation.id, usage, turn, None)
+                await self._record_summary_calls(ctx.conversation.id, usage, turn, None)
                 yield ChatEvent(
                     "compaction.failed",
                     CompactionFailed(trigger=trigger, reason="Nothing can be folded yet."),
@@ -324,17 +345,17 @@ class Gate:
                 return
             try:
                 # The store numbers the version (an undone version keeps its number).
-                state = self.store.commit_fold(
-                    ctx.conversation.id, state, expected_version=expected
+                state = await self.writes.run(
+                    self.store.commit_fold, ctx.conversation.id, state, expected_version=expected
                 )
             except ConcurrentFold:
-                self.record_summary_calls(ctx.conversation.id, usage, turn, None)
+                await self._record_summary_calls(ctx.conversation.id, usage, turn, None)
                 # Recomputed on the new state with the same settings (a manual fold's own).
                 settings = ctx.settings
-                ctx = self.reload()
+                ctx = await self.reload_async()
                 ctx.settings = settings
                 continue
-            self.record_summary_calls(ctx.conversation.id, usage, turn, state.version)
+            await self._record_summary_calls(ctx.conversation.id, usage, turn, state.version)
             self.breaker = record_fold(self.breaker, state.tokens_before, state.tokens_after)
             yield compaction_completed(state, turn)
             return
@@ -398,8 +419,8 @@ class Gate:
     ) -> CompactionState | None:
         """The fold for `ctx`, not committed; its summarizer calls' usage goes to `usage`."""
         inputs = ctx.fold_inputs(now=utc_now(), model=self.summarizer_model)
-        if emergency:
-            return emergency_fold(inputs, trigger=trigger, reason=reason)
+        if emergency:  # no model call, but the whole view is counted: in a worker thread
+            return await asyncio.to_thread(emergency_fold, inputs, trigger=trigger, reason=reason)
         summarize = make_summarizer(self.summarizer_provider, self.summarizer_model, usage.add)
         outcome = await fold(
             inputs, summarize=summarize, trigger=trigger, instructions=instructions

@@ -22,6 +22,7 @@ from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.folding import manual_fold_settings
 from foldline.chat.handoff import HandoffRequest, hand_off
+from foldline.chat.store_writer import StoreWriter
 from foldline.chat.titles import BackgroundTitles
 from foldline.chat.tool_registry import Tool, ToolRegistry, ToolSource
 from foldline.chat.tools import CONTEXT_TOOLS, WorkspaceFiles
@@ -108,6 +109,8 @@ class ChatService:
         listing: ModelListing | None = None,
     ) -> None:
         self.store = store
+        self.writes = StoreWriter()
+        """Every turn's writes, in one thread, in order (see `StoreWriter`)."""
         self.config_provider = config_provider
         self.provider_factory = provider_factory
         self.files = WorkspaceFiles(files_root) if files_root else None
@@ -180,6 +183,7 @@ class ChatService:
             raise ChatUnavailable(str(error)) from error
         return TurnRunner(
             store=self.store,
+            writes=self.writes,
             loader=self.loader,
             config=config,
             conversation_id=conversation_id,
@@ -344,6 +348,7 @@ class ChatService:
         self._providers = {}
         for source in self.tool_sources:
             await source.shutdown()
+        await asyncio.to_thread(self.writes.close)
 
     # --- reading --------------------------------------------------------------------
 

@@ -140,8 +140,14 @@ class ToolRegistry:
         for call in calls:
             outcome = await self.run_one(call, env)
             compact = outcome.compact or compact
-            cut = truncate_tool_output(
-                outcome.output, truncation.cap_tokens, truncation.count_text, tool_name=call.name
+            # In a worker thread: fitting a megabyte of output counts it many times over
+            # (~0.6 s), and the event loop meanwhile serves every other stream.
+            cut = await asyncio.to_thread(
+                truncate_tool_output,
+                outcome.output,
+                truncation.cap_tokens,
+                truncation.count_text,
+                tool_name=call.name,
             )
             parts.append(
                 ToolResultPart(

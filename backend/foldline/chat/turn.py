@@ -6,10 +6,11 @@ and leaves every message in a final state (`complete`, `interrupted` or `error`)
 the turn ends.
 
 The store and the tokenizer are synchronous, and the event loop is shared with every
-other request and stream, so the loop's reads (the context, counted) and writes run in
-worker threads (`asyncio.to_thread`; the store keeps one connection per thread). A
-context is loaded once per model call: the gate's load is reused by the call when the
-gate changed nothing.
+other request and stream, so nothing of theirs runs on it: the loop's reads (the
+context, counted) run in worker threads (`asyncio.to_thread`; the store keeps one
+connection per thread), its writes in the chat service's `StoreWriter`, one thread that
+keeps them in order. A context is loaded once per model call: the gate's load is reused
+by the call when the gate changed nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import logging
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +37,7 @@ from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.folding import Gate, manual_fold_settings
+from foldline.chat.store_writer import StoreWriter
 from foldline.chat.titles import DEFAULT_TITLE, BackgroundTitles, first_message_title
 from foldline.chat.tool_registry import BatchRun, ToolBatch, ToolRegistry, Truncation
 from foldline.chat.usage import Billing, model_call
@@ -157,6 +160,7 @@ class TurnRunner:
         self,
         *,
         store: Store,
+        writes: StoreWriter,
         loader: ContextLoader,
         config: AppConfig,
         conversation_id: str,
@@ -170,6 +174,7 @@ class TurnRunner:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.store = store
+        self.writes = writes
         self.loader = loader
         self.config = config
         self.conversation_id = conversation_id
@@ -187,6 +192,7 @@ class TurnRunner:
         )
         self.gate = Gate(
             store,
+            writes,
             self.load,
             summarizer[0],
             summarizer[1],
@@ -246,12 +252,12 @@ class TurnRunner:
     # --- a turn ---------------------------------------------------------------------
 
     async def turn(self, content: str) -> AsyncIterator[ChatEvent]:
-        record = await asyncio.to_thread(
+        record = await self.writes.run(
             self.store.append_message, self.conversation_id, user(content)
         )
         title = first_message_title(content)
         if record.seq == 0 and title:  # an untitled conversation is named by its first message
-            await asyncio.to_thread(
+            await self.writes.run(
                 self.store.replace_title, self.conversation_id, DEFAULT_TITLE, title
             )
         ctx = await self._load()
@@ -264,7 +270,7 @@ class TurnRunner:
         path; None = a new first message) as a sibling of the message it replaces."""
         # The anchor counted the old path's messages; this path differs inside the view.
         self.loader.drop_anchor(self.conversation_id)
-        record = await asyncio.to_thread(
+        record = await self.writes.run(
             self.store.branch, self.conversation_id, parent_id, user(content)
         )
         assert record is not None
@@ -276,7 +282,7 @@ class TurnRunner:
     async def regenerate(self, parent_id: str) -> AsyncIterator[ChatEvent]:
         """A new answer after `parent_id`, a sibling of the answer it replaces."""
         self.loader.drop_anchor(self.conversation_id)
-        await asyncio.to_thread(self.store.branch, self.conversation_id, parent_id)
+        await self.writes.run(self.store.branch, self.conversation_id, parent_id)
         ctx = await self._load()
         async for event in self._loop(ctx.history_length - 1, ctx):
             yield event
@@ -362,16 +368,19 @@ class TurnRunner:
                 instructions=compact.instructions if compact else None,
             ):
                 yield event
+        ctx = await self._load()
         if answer.stop is not None:  # the turn ended well: prepare the next fold
-            ctx = await self._load()
-            self.background.after_turn(self.gate, ctx, turn)
+            await self.background.after_turn(self.gate, ctx, turn)
             if ctx.settings.auto_title:
                 provider, model = self.summarizer
                 self.titles.after_turn(
                     self.conversation_id, provider, model, self.summary_billing, turn
                 )
-        # Loaded after `after_turn`: the numbers carry the background fold it started.
-        yield ChatEvent("context.stats", (await self._load()).stats())
+            # `after_turn` changes no message, only the background fold's status and (when
+            # it drops a stale summary) the bill: those are refreshed, not the whole view.
+            ctx.background_fold = self.loader.fold_status(self.conversation_id)
+            ctx.usage = await asyncio.to_thread(self.loader.usage, self.conversation_id, ctx.model)
+        yield ChatEvent("context.stats", ctx.stats())
         yield ChatEvent("done")
 
     async def _call_model(
@@ -382,26 +391,31 @@ class TurnRunner:
         cut-off answer in place instead of writing a new one."""
         ctx, self.fresh = self.fresh or await self._load(), None
         yield ChatEvent("context.stats", ctx.stats())
-        # On the loop: a Stop landing in a thread's write would leave this row `streaming`
-        # with nobody to finish it.
         messages = ctx.view
         if continuing is not None and ctx.records and ctx.records[-1].id == continuing.id:
-            record = self.store.begin_continuation(continuing.id)
-            answer.before = record.message.parts
+            # Set before the write is queued: a Stop landing while it waits then keeps the
+            # text the answer already had, not an empty message.
+            answer.before = continuing.message.parts
+            created = self.writes.submit(self.store.begin_continuation, continuing.id)
             messages = continuation_view(ctx.view)
         else:
             continuing = None
-            record = self.store.append_message(
-                self.conversation_id, Message(role="assistant"), status="streaming"
+            created = self.writes.submit(
+                self.store.append_message,
+                self.conversation_id,
+                Message(role="assistant"),
+                status="streaming",
             )
-        # For a continuation this is the existing message (same id and index), which the
-        # deltas then extend.
-        yield ChatEvent("message.created", self._message_event(record, ctx))
         overflow_retried = False
         attempt = 0
-        # A Stop can land anywhere below: in the stream, in a retry's back-off, or in the
-        # fold after an overflow. Wherever it lands, the answer so far is kept, marked.
+        # A Stop can land anywhere below: while the row is written, in the stream, in a
+        # retry's back-off, or in the fold after an overflow. Wherever it lands, the
+        # answer so far is kept, marked.
         try:
+            record = await self.writes.wait(created)
+            # For a continuation this is the existing message (same id and index), which
+            # the deltas then extend.
+            yield ChatEvent("message.created", self._message_event(record, ctx))
             while True:
                 request = ModelRequest(
                     model=ctx.model.model,
@@ -428,7 +442,7 @@ class TurnRunner:
                         attempt += 1
                         await self.sleep(self._delay(error, attempt))
                         continue
-                    final = await asyncio.to_thread(
+                    final = await self.writes.run(
                         self.store.update_message,
                         record.id,
                         message=answer.message(),
@@ -446,10 +460,11 @@ class TurnRunner:
                     return
                 break
         except asyncio.CancelledError:
-            self.store.update_message(record.id, message=answer.message(), status="interrupted")
+            # Queued after the row's append and after every flush, so it lands last.
+            await self.writes.wait(self.writes.submit(self._interrupt, created, answer.message()))
             raise
         if continuing is None:
-            await asyncio.to_thread(self._calibrate, ctx, answer.usage)
+            await self.writes.run(self._calibrate, ctx, answer.usage)
         else:
             # The request held the prompt to go on, and the next view holds this answer
             # grown in place (not a new message after the anchored ones): an anchor on
@@ -460,8 +475,8 @@ class TurnRunner:
             call = model_call(
                 answer.usage, billing, purpose="chat", turn=turn, message_id=record.id
             )
-            await asyncio.to_thread(self.store.record_calls, self.conversation_id, [call])
-        final = await asyncio.to_thread(
+            await self.writes.run(self.store.record_calls, self.conversation_id, [call])
+        final = await self.writes.run(
             self.store.update_message,
             record.id,
             message=answer.message(),
@@ -469,6 +484,12 @@ class TurnRunner:
             usage=answer_usage(answer.usage, record.usage) if answer.usage else None,
         )
         yield ChatEvent("message.completed", self._message_event(final, ctx))
+
+    def _interrupt(self, created: Future[MessageRecord], message: Message) -> None:
+        """In the writer, after the append `created`: keep the answer so far, marked
+        `interrupted` (nothing to keep when the append itself failed)."""
+        if created.exception() is None:
+            self.store.update_message(created.result().id, message=message, status="interrupted")
 
     @staticmethod
     def _delay(error: ProviderError, attempt: int) -> float:
@@ -480,6 +501,7 @@ class TurnRunner:
         self, request: ModelRequest, answer: StreamedAnswer, record: MessageRecord
     ) -> AsyncIterator[ChatEvent]:
         last_flush = time.monotonic()
+        flush: Future[MessageRecord] | None = None
         async for event in self.provider.stream(request):
             if isinstance(event, TextDelta):
                 text = storable(event.text)
@@ -506,10 +528,18 @@ class TurnRunner:
                 )
             elif isinstance(event, Stop):
                 answer.stop = event
-            if time.monotonic() - last_flush >= FLUSH_INTERVAL:
-                # On the loop, not in a thread: a Stop that lands meanwhile writes the
-                # final status, and a flush still running in a thread could land after it.
-                self.store.update_message(record.id, message=answer.message(), status="streaming")
+            if time.monotonic() - last_flush >= FLUSH_INTERVAL and (flush is None or flush.done()):
+                # Not waited for: the writer keeps it ahead of the write that finishes the
+                # message. One at a time, so a slow disk skips flushes instead of queueing
+                # them; a failed one (a full disk) ends the turn like a failed write.
+                if flush is not None:
+                    flush.result()
+                flush = self.writes.submit(
+                    self.store.update_message,
+                    record.id,
+                    message=answer.message(),
+                    status="streaming",
+                )
                 last_flush = time.monotonic()
         if answer.stop is None:
             answer.stop = Stop(reason="other")
@@ -551,8 +581,10 @@ class TurnRunner:
     async def _store_batch(
         self, batch: ToolBatch, ctx: ConversationContext
     ) -> AsyncIterator[ChatEvent]:
-        record = self.store.append_message(
-            self.conversation_id, Message(role="tool", parts=batch.results)
+        record = await self.writes.run(
+            self.store.append_message,
+            self.conversation_id,
+            Message(role="tool", parts=batch.results),
         )
         for part in batch.results:
             if isinstance(part, ToolResultPart):

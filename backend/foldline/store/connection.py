@@ -89,10 +89,21 @@ class ConnectionPool:
                 del self._open[key]
 
     def close(self) -> None:
+        """Close this thread's connection and those of ended threads; let go of the rest.
+
+        Another live thread may be in the middle of a query (a worker still reading after
+        its caller was cancelled), and closing a connection under a running query crashes
+        the interpreter: the sqlite3 module does not guard against it. Once the pool lets
+        go of such a connection, it closes when that thread lets go of it too (at once,
+        for a thread that is not using it).
+        """
+        current = threading.current_thread()
         with self._lock:
             self._closed = True
-            for _, db in self._open.values():
-                db.close()
+            for thread_ref, db in self._open.values():
+                thread = thread_ref()
+                if thread is None or thread is current or not thread.is_alive():
+                    db.close()
             self._open.clear()
         self._local = threading.local()
 
