@@ -171,7 +171,7 @@ function recordAnchor() {
 }
 
 /** How far below the top of the scrolled view an element starts. */
-function offsetInView(element) {
+export function offsetInView(element) {
   return element.getBoundingClientRect().top - scroller.getBoundingClientRect().top;
 }
 
@@ -241,10 +241,12 @@ async function countMessages(conversation) {
 }
 
 /**
- * Open a conversation on its newest page, or (a search result) on the page around message
- * `at`, scrolled to it with the search `terms` marked.
+ * Open a conversation on its newest page, or on the page around message `at`: a search
+ * result is scrolled to the middle with the search `terms` marked; with `offset` (another
+ * version of a message was chosen) message `at` is put that far below the top of the view,
+ * where the person was looking.
  */
-export async function openWindow(conversation, { at = null, terms = [] } = {}) {
+export async function openWindow(conversation, { at = null, terms = [], offset = null } = {}) {
   view.generation++;
   const generation = view.generation;
   view.conversationId = conversation.id;
@@ -291,6 +293,12 @@ export async function openWindow(conversation, { at = null, terms = [] } = {}) {
   hooks.afterPage();
   updateEdges();
   const target = at === null ? null : view.elements.get(at);
+  if (target && offset !== null) {
+    scroller.scrollTop += offsetInView(target) - offset;
+    view.stickToBottom = distanceFromBottom() < 80;
+    recordAnchor();
+    return;
+  }
   if (target) {
     showMatch(target, terms);
     return;
@@ -455,4 +463,3 @@ export async function jumpToLatest() {
   }
   await openWindow({ id: view.conversationId, messageCount: view.total });
 }
-

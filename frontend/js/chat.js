@@ -25,16 +25,16 @@ import { apiStartIndex, currentFold, state } from "./state.js";
 
 export { jumpToLatest, openWindow as openConversation } from "./chat-window.js";
 
-/** What a message's buttons call (set by main.js). */
-const hooks = { onRetry: null, onUndo: null };
+/** What a message's buttons and the fold lines call (set by main.js). */
+const hooks = { onRetry: null, onUndo: null, onEdit: null, onRegenerate: null, onSwitch: null };
 
 const tools = {
   resultFor: (callId) => view.results.get(callId) ?? null,
   hasCall: (callId) => view.calls.has(callId),
 };
 
-export function initChat({ onRetry, onUndo }) {
-  Object.assign(hooks, { onRetry, onUndo });
+export function initChat(actions) {
+  Object.assign(hooks, actions);
   initWindow({ build, afterPage: renderFolds });
 }
 
@@ -46,6 +46,9 @@ function options(message, streaming = false) {
   return {
     tools,
     onRetry: hooks.onRetry,
+    onEdit: hooks.onEdit,
+    onRegenerate: hooks.onRegenerate,
+    onSwitch: hooks.onSwitch,
     canRetry: isLastMessage(message) && !state.busy,
     streaming,
   };
@@ -171,6 +174,38 @@ export function putToolResult(result) {
 
 export function messageAt(i) {
   return view.messages.get(i) ?? null;
+}
+
+/** The element of message `i` when it is loaded. */
+export function messageElement(i) {
+  return view.elements.get(i) ?? null;
+}
+
+/** Draw message `i` again from its data (e.g. when its inline editor is cancelled). */
+export function redrawMessage(i) {
+  const message = view.messages.get(i);
+  const element = view.elements.get(i);
+  if (message && element) {
+    fillMessage(element, message, options(message, view.streamingIndex === i));
+  }
+}
+
+/**
+ * Drop message `i` and everything after it from the screen: an edit or a regeneration
+ * replaces them by a new branch (they stay stored, and the switcher leads back to them).
+ */
+export function cutHistory(i) {
+  if (!view.conversationId || i < view.lo || i > view.hi) {
+    return;
+  }
+  for (let at = view.hi - 1; at >= i; at--) {
+    removeIndex(at);
+  }
+  view.hi = i;
+  view.total = i;
+  view.streamingIndex = null;
+  renderFolds();
+  afterLiveChange();
 }
 
 export function totalMessages() {

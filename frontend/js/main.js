@@ -2,6 +2,7 @@
 // keyboard shortcuts. Opening conversations is in opening.js.
 
 import { api, initToken } from "./api.js";
+import { startEdit, startRegenerate, switchVersion } from "./branches.js";
 import * as chat from "./chat.js";
 import { openCompactDialog } from "./compact.js";
 import { openConversationSettings } from "./conversation-settings.js";
@@ -367,6 +368,9 @@ async function main() {
   chat.initChat({
     onRetry: () => retryLast(),
     onUndo: (fold) => undoFold(fold),
+    onEdit: startEdit,
+    onRegenerate: startRegenerate,
+    onSwitch: switchVersion,
   });
   initMeter({
     compactNow: () => openCompactDialog(),

@@ -7,6 +7,7 @@
 // calls are loaded and which results are known.
 
 import { api } from "./api.js";
+import { branchButton, siblingAt, versionSwitcher, versionsOf } from "./branch-controls.js";
 import { copyText, flashCopied, h, icon } from "./dom.js";
 import { pinButton } from "./pins.js";
 import { formatTokens, formatWhen } from "./format.js";
@@ -217,7 +218,7 @@ function statusLine(message, { onRetry, canRetry }) {
   return null;
 }
 
-function metaRow(message) {
+function metaRow(message, { onEdit, onRegenerate, onSwitch }) {
   const copy = h(
     "button",
     {
@@ -241,13 +242,16 @@ function metaRow(message) {
     usage && (usage.outputTokens || usage.output_tokens)
       ? `${formatTokens(usage.outputTokens ?? usage.output_tokens)} tokens out`
       : "";
+  const switcher = versionSwitcher(message, onSwitch);
   return h(
     "div",
-    { class: "message-meta" },
+    { class: ["message-meta", switcher && "has-versions"] },
+    switcher,
     h("span", { class: "message-index", text: `#${message.index}` }),
     message.createdAt ? h("span", { text: formatWhen(message.createdAt) }) : null,
     usageText ? h("span", { text: usageText }) : null,
     messageText(message) ? copy : null,
+    branchButton(message, { onEdit, onRegenerate }),
     pinButton(message),
   );
 }
@@ -255,11 +259,12 @@ function metaRow(message) {
 /**
  * Build the element of one message. `tools.resultFor(callId)` gives a known result;
  * `tools.hasCall(callId)` says whether the call's card is loaded (its result is then
- * drawn there, not in the tool message).
+ * drawn there, not in the tool message). `onRetry`, `onEdit`, `onRegenerate` and
+ * `onSwitch` are what its buttons do; without one, its button is left out.
  */
-export function renderMessage(message, { tools, onRetry, canRetry = false, streaming = false }) {
+export function renderMessage(message, options) {
   const element = h("article", {
-    class: ["message", message.role, streaming && "streaming"],
+    class: ["message", message.role, options.streaming && "streaming"],
     dataset: {
       index: message.index,
       id: message.id ?? "",
@@ -267,8 +272,28 @@ export function renderMessage(message, { tools, onRetry, canRetry = false, strea
       status: message.status ?? "",
     },
   });
-  fillMessage(element, message, { tools, onRetry, canRetry, streaming });
+  fillMessage(element, message, options);
   return element;
+}
+
+/**
+ * Alt+Left / Alt+Right anywhere inside a message that has versions switches to the
+ * previous / next one (the switcher's buttons do the same for the mouse and Tab).
+ */
+function switchKeys(element, message, onSwitch) {
+  element.onkeydown =
+    onSwitch && versionsOf(message).length > 1
+      ? (event) => {
+          const step = { ArrowLeft: -1, ArrowRight: 1 }[event.key];
+          if (!event.altKey || !step || event.target.closest("textarea, input")) {
+            return;
+          }
+          event.preventDefault();
+          if (siblingAt(message, step)) {
+            onSwitch(message, step);
+          }
+        }
+      : null;
 }
 
 /**
@@ -288,7 +313,8 @@ export function fillMessage(element, message, options) {
   }
 }
 
-function drawMessage(element, message, { tools, onRetry, canRetry = false, streaming = false }) {
+function drawMessage(element, message, options) {
+  const { tools, onRetry, canRetry = false, streaming = false } = options;
   const parts = message.parts ?? [];
   const children = [];
 
@@ -350,7 +376,9 @@ function drawMessage(element, message, { tools, onRetry, canRetry = false, strea
     children.push(status);
   }
   if (message.role !== "tool" && !streaming) {
-    children.push(metaRow(message));
+    children.push(metaRow(message, options));
   }
+  element.dataset.versions = String(versionsOf(message).length);
+  switchKeys(element, message, options.onSwitch);
   element.replaceChildren(...children);
 }

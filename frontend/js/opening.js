@@ -62,7 +62,12 @@ const settingsNoticesShown = new Set();
 function announceSettingsNotice(id, context) {
   if (context?.settingsNotice && !settingsNoticesShown.has(id)) {
     settingsNoticesShown.add(id);
-    notify({ kind: "warn", title: "Settings set aside", text: context.settingsNotice, timeout: 15000 });
+    notify({
+      kind: "warn",
+      title: "Settings set aside",
+      text: context.settingsNotice,
+      timeout: 15000,
+    });
   }
 }
 
@@ -91,8 +96,14 @@ function rememberCurrent(id) {
   }
 }
 
-/** Open a conversation at its newest message, or at message `at` with `terms` marked. */
-export async function openConversation(id, { quietIfMissing = false, at = null, terms = [] } = {}) {
+/**
+ * Open a conversation at its newest message, or at message `at`: with search `terms`
+ * marked, or `offset` pixels below the top of the view (see chat-window.js).
+ */
+export async function openConversation(
+  id,
+  { quietIfMissing = false, at = null, terms = [], offset = null } = {},
+) {
   if (id !== state.currentId) {
     // Following another window's answer is only for showing it; this page did not start it.
     stopFollowing();
@@ -136,7 +147,7 @@ export async function openConversation(id, { quietIfMissing = false, at = null, 
   emit("context", null);
   // The messages first: counting the model's view (GET /context) is the slowest request
   // on a long conversation, so it starts once the newest page is on screen.
-  await Promise.all([refreshFolds(), chat.openConversation(conversation, { at, terms })]);
+  await Promise.all([refreshFolds(), chat.openConversation(conversation, { at, terms, offset })]);
   chat.renderFolds();
   renderPins();
   // An answer still being written (this page was reloaded, or another window sent it):

@@ -1,0 +1,138 @@
+// Versions of a conversation: editing the person's message, regenerating an answer, and
+// switching between the versions of a message (its siblings in the message tree).
+//
+// The history on screen is always one path through the tree, from the first message to
+// the active leaf. An edit or a regeneration starts a new branch at that message and
+// makes it the active path; the switcher (`‹ 2 / 3 ›`) makes another version's branch
+// active again, where it was last left. After a switch the history, its fold lines, the
+// meter and the pinned bar are all re-read for the new path.
+
+import { api } from "./api.js";
+import { messageEditor, siblingAt } from "./branch-controls.js";
+import * as chat from "./chat.js";
+import { formatTokens } from "./format.js";
+import { notify, notifyError } from "./notices.js";
+import { openConversation } from "./opening.js";
+import { state } from "./state.js";
+import { editMessage, isRunning, regenerate } from "./turn.js";
+
+/** Busy conversations refuse a new branch (409); say so before asking the server. */
+function refuseWhileBusy() {
+  if (!isRunning() && !state.busy) {
+    return false;
+  }
+  notify({
+    kind: "info",
+    title: "An answer is still running",
+    text: "Wait for it to finish, or stop it, before editing, regenerating or switching versions.",
+  });
+  return true;
+}
+
+/** The warning an edit of a folded message shows before it is sent. */
+function foldWarning(preview) {
+  const size = preview.contextWindow
+    ? ` of its ${formatTokens(preview.contextWindow)}-token window`
+    : "";
+  const text = `The model will see the earlier context again (${formatTokens(preview.viewTokens)} tokens${size}).`;
+  const dropped = preview.foldsDropped
+    ? ` This message was folded: the new version starts a branch without the ${
+        preview.foldsDropped === 1 ? "fold" : `${preview.foldsDropped} folds`
+      } made after it${preview.foldsKept ? "; earlier folds still apply" : ""}.`
+    : "";
+  return text + dropped;
+}
+
+/**
+ * Open the inline editor on the person's message. A folded message (`inContext: false`)
+ * first asks the server what the edit would do to the model's view and says so.
+ */
+export function startEdit(message, element) {
+  if (refuseWhileBusy() || !element || element.querySelector(".message-editor")) {
+    return;
+  }
+  const conversationId = state.currentId;
+  const text = (message.parts ?? [])
+    .filter((part) => part.kind === "text")
+    .map((part) => part.text)
+    .join("");
+  let preview = null;
+  const close = () => {
+    chat.redrawMessage(message.index);
+    chat.messageElement(message.index)?.querySelector(".edit-button")?.focus();
+  };
+  const editor = messageEditor(text, {
+    onCancel: close,
+    onSend: async (content) => {
+      if (refuseWhileBusy()) {
+        return;
+      }
+      editor.busy(true);
+      // The warning must be on screen before a folded message's edit goes out.
+      if (preview && !(await preview)) {
+        editor.busy(false);
+        return;
+      }
+      const sent = await editMessage(message, content);
+      if (!sent && element.isConnected) {
+        editor.busy(false);
+      }
+    },
+  });
+  element.classList.add("editing");
+  element.querySelector(".bubble")?.replaceWith(editor.element);
+  element.querySelector(".message-meta")?.remove();
+  editor.focus();
+  if (message.inContext === false) {
+    preview = api.editPreview(conversationId, message.id).then(
+      (result) => {
+        if (result?.folded) {
+          editor.warning(foldWarning(result));
+        }
+        return true;
+      },
+      (error) => {
+        notifyError("Could not check what the edit would fold", error);
+        return false;
+      },
+    );
+  }
+}
+
+export function startRegenerate(message) {
+  if (refuseWhileBusy()) {
+    return;
+  }
+  regenerate(message);
+}
+
+/**
+ * Show the previous (`step` -1) or next (+1) version of `message`: its branch becomes the
+ * active path, and the history is re-read around the message, which stays where it was
+ * on screen; the focus stays on the same arrow for the keyboard.
+ */
+export async function switchVersion(message, step) {
+  const target = siblingAt(message, step);
+  const conversationId = state.currentId;
+  if (!target || !conversationId || refuseWhileBusy()) {
+    return;
+  }
+  const element = chat.messageElement(message.index);
+  const offset = element ? element.getBoundingClientRect().top - scrollTop() : null;
+  try {
+    await api.setActiveLeaf(conversationId, target);
+  } catch (error) {
+    notifyError("Could not switch to that version", error);
+    return;
+  }
+  await openConversation(conversationId, { at: message.index, offset });
+  const arrow = step < 0 ? ".version-step.previous" : ".version-step.next";
+  const shown = chat.messageElement(message.index);
+  const button =
+    shown?.querySelector(`${arrow}:not(:disabled)`) ?? shown?.querySelector(".version-step");
+  button?.focus();
+}
+
+function scrollTop() {
+  return document.getElementById("chat-scroll").getBoundingClientRect().top;
+}
