@@ -62,6 +62,10 @@ def seed(db: Database, applied: set[str]) -> None:
         db.execute("UPDATE conversations SET fold_version = 1 WHERE id = 'c1'")
     if "m003_calibration" in applied:
         db.execute("INSERT INTO calibration VALUES ('anthropic', 'claude', 1.25, 7, ?)", (NOW,))
+    if "m008_message_tree" in applied:
+        db.execute("UPDATE messages SET parent_id = 'm0' WHERE id = 'm1'")
+        db.execute("UPDATE conversations SET active_leaf_id = 'm1' WHERE id = 'c1'")
+        db.execute("UPDATE compactions SET last_message_id = 'm0' WHERE conversation_id = 'c1'")
 
 
 @pytest.mark.parametrize("applied_count", range(len(MIGRATION_NAMES) + 1))
@@ -101,12 +105,22 @@ def test_upgrade_from_every_earlier_version(tmp_path: Path, applied_count: int) 
             folded = "m002_compactions" in applied
             state = store.current_compaction("c1")
             assert (state.summary_message if state else None) == ("old summary" if folded else None)
+            # Every conversation is one path: each message follows the one before, the
+            # last is the active leaf, and a fold's last message is the one before its
+            # boundary.
+            assert [store.get_message(m).parent_id for m in ("m0", "m1")] == [None, "m0"]
+            assert conversation.active_leaf_id == "m1"
+            assert [c.last_message_id for c in store.list_compactions("c1")] == (
+                ["m0"] if folded else []
+            )
             calibrated = "m003_calibration" in applied
             assert store.get_calibration("anthropic", "claude") == (
                 Calibration(1.25, 7) if calibrated else Calibration()
             )
         # And the search index keeps up with messages written after the upgrade.
         new = store.append_message(conversation_id, user("a fresh narwhal"))
+        assert new.parent_id == (None if applied_count == 0 else "m1")
+        assert new.seq == (0 if applied_count == 0 else 2)
         assert [r.id for r in store.search_messages("narwhal")] == [new.id]
         edited = store.update_message(new.id, message=user("a fresh orca"))
         assert store.search_messages("narwhal") == []
@@ -137,9 +151,10 @@ def test_a_table_rebuild_drops_the_search_triggers_and_opening_repairs_them(
     assert not triggers & set(SEARCH_TRIGGERS)  # the hazard is real...
     db.execute(
         "INSERT INTO messages (id, conversation_id, seq, role, parts, status, created_at, "
-        "updated_at) VALUES ('raw', ?, 1, 'user', ?, 'complete', ?, ?)",
-        (conversation.id, json.dumps([{"kind": "text", "text": "zebra unseen"}]), NOW, NOW),
+        "updated_at, parent_id) VALUES ('raw', ?, 1, 'user', ?, 'complete', ?, ?, ?)",
+        (conversation.id, json.dumps([{"kind": "text", "text": "zebra unseen"}]), NOW, NOW, old.id),
     )
+    db.execute("UPDATE conversations SET active_leaf_id = 'raw'")
     unseen = db.execute(
         "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'unseen'"
     ).fetchone()[0]

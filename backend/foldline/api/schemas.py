@@ -195,6 +195,9 @@ class ConversationOut(ApiModel):
     """In a search (`?q=`): the newest matching message, null when only the title matched."""
     pins: list[PinOut] = []
     """The pinned messages in display order; filled by `GET /api/conversations/{id}`."""
+    active_leaf_id: str | None = None
+    """The last message of the active path (null: no message yet); the display history
+    is the path from the first message to it."""
 
 
 class ConversationList(ApiModel):
@@ -329,9 +332,21 @@ class MessageOut(ApiModel):
     updated_at: str
     usage: dict[str, Any] | None
     error: str | None
+    parent_id: str | None = None
+    """The message this one follows in the tree (null for a first message)."""
+    sibling_ids: list[str] = []
+    """This message's id and its siblings' (other versions: same parent), oldest first;
+    just its own id when there are none."""
 
     @classmethod
-    def from_record(cls, record: Any, api_start_index: int, *, include_full: bool) -> MessageOut:
+    def from_record(
+        cls,
+        record: Any,
+        api_start_index: int,
+        *,
+        include_full: bool,
+        sibling_ids: list[str] | None = None,
+    ) -> MessageOut:
         """A store `MessageRecord` (typed `Any` so this module needs no store import)."""
         return cls(
             index=record.seq,
@@ -344,6 +359,8 @@ class MessageOut(ApiModel):
             updated_at=record.updated_at,
             usage=record.usage,
             error=record.error,
+            parent_id=record.parent_id,
+            sibling_ids=sibling_ids or [record.id],
         )
 
 
@@ -370,6 +387,25 @@ class FullPartOut(ApiModel):
 
 class SendMessage(RequestModel):
     content: Annotated[str, Field(min_length=1, max_length=MAX_CONTENT_CHARS)]
+
+
+class ActiveLeaf(RequestModel):
+    message_id: Annotated[str, Field(min_length=1, max_length=100)]
+    """Any message: the active leaf becomes the latest leaf in its subtree."""
+
+
+class EditPreview(ApiModel):
+    """What editing a message would do to the model's view."""
+
+    folded: bool
+    """True when the message is folded now: the new branch sees the earlier context again."""
+    folds_kept: int
+    """Folds of the current stack that still apply to the new branch."""
+    folds_dropped: int
+    """Folds of the current stack that summarize the edited message or later ones."""
+    view_tokens: int
+    """Tokens of the new branch's view before the edited message is added."""
+    context_window: int
 
 
 class CompactRequest(RequestModel):

@@ -26,7 +26,9 @@ def message_parts_to_json(message: Message) -> list[dict[str, Any]]:
     return [part_to_json(part) for part in message.parts]
 
 
-def record_to_json(record: Any, api_start_index: int) -> dict[str, Any]:
+def record_to_json(
+    record: Any, api_start_index: int, sibling_ids: list[str] | None = None
+) -> dict[str, Any]:
     """A store MessageRecord as the API's message object."""
     return {
         "index": record.seq,
@@ -39,6 +41,8 @@ def record_to_json(record: Any, api_start_index: int) -> dict[str, Any]:
         "updatedAt": record.updated_at,
         "usage": record.usage,
         "error": record.error,
+        "parentId": record.parent_id,
+        "siblingIds": sibling_ids or [record.id],
     }
 
 

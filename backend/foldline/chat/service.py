@@ -26,10 +26,13 @@ from foldline.chat.tools import CONTEXT_TOOLS, WorkspaceFiles
 from foldline.chat.turn import TurnRunner, storable
 from foldline.config import AppConfig
 from foldline.core.compaction import planned_split
+from foldline.core.messages import HistoryWindow
 from foldline.core.policy import BreakerState
+from foldline.core.tree import FoldLink, fold_chain
+from foldline.core.view import build_api_messages
 from foldline.providers.base import Provider
 from foldline.providers.registry import ModelListing, provider_for_model, resolve_model
-from foldline.store import Store
+from foldline.store import ConversationRecord, Store
 from foldline.store.records import DISK_FULL_MESSAGE, is_disk_full
 
 log = logging.getLogger(__name__)
@@ -44,6 +47,10 @@ class TurnInProgress(Exception):
 
 class ChatUnavailable(Exception):
     """The turn cannot start: no model chosen, or its provider is not configured (HTTP 400)."""
+
+
+class WrongMessage(Exception):
+    """An edit of an answer, a regenerate of the person's message... (HTTP 400)."""
 
 
 class TurnHandle:
@@ -235,6 +242,35 @@ class ChatService:
         runner = self._runner(conversation_id)
         return self._start(conversation_id, runner.retry())
 
+    def start_edit(self, conversation_id: str, message_id: str, content: str) -> TurnHandle:
+        """A new version of the person's message `message_id` (on the active path): a
+        sibling that becomes the tip of the active path, and a turn answering it."""
+        self._check_idle(conversation_id)
+        if not content.strip():
+            raise ChatUnavailable("The message is empty.")
+        record = self.store.message_on_path(conversation_id, message_id)
+        if record.message.role != "user":
+            raise WrongMessage("Only your own messages can be edited; regenerate an answer.")
+        runner = self._runner(conversation_id)
+        return self._start(conversation_id, runner.edit(record.parent_id, storable(content)))
+
+    def start_regenerate(self, conversation_id: str, message_id: str) -> TurnHandle:
+        """A new answer in place of the answer `message_id` (on the active path), written
+        as its sibling; the old answer stays, one switch away."""
+        self._check_idle(conversation_id)
+        record = self.store.message_on_path(conversation_id, message_id)
+        if record.message.role != "assistant" or record.parent_id is None:
+            raise WrongMessage("Only an answer can be regenerated; edit your own message.")
+        runner = self._runner(conversation_id)
+        return self._start(conversation_id, runner.regenerate(record.parent_id))
+
+    def switch_branch(self, conversation_id: str, message_id: str) -> ConversationRecord:
+        """Make the latest leaf under `message_id` the active leaf (not during a turn)."""
+        self._check_idle(conversation_id)
+        record = self.store.switch_branch(conversation_id, message_id)
+        self.loader.drop_anchor(conversation_id)
+        return record
+
     def start_compaction(
         self,
         conversation_id: str,
@@ -297,6 +333,36 @@ class ChatService:
 
     def context(self, conversation_id: str, *, include_messages: bool = True) -> dict[str, Any]:
         return self._load(conversation_id).to_json(include_messages=include_messages)
+
+    def edit_preview(self, conversation_id: str, message_id: str) -> dict[str, Any]:
+        """What editing `message_id` would do to the model's view: which folds of the
+        current stack the new branch keeps (those whose last message comes before it),
+        and how many tokens its view holds before the new message."""
+        record = self.store.message_on_path(conversation_id, message_id)
+        if record.message.role != "user":
+            raise WrongMessage("Only your own messages can be edited.")
+        ctx = self._load(conversation_id)
+        records = self.store.list_compactions(conversation_id, active_path_only=True)
+        states = {r.state.version: r.state for r in records}
+        links = {
+            r.state.version: FoldLink(r.state.version, r.parent_version, r.last_message_id)
+            for r in records
+        }
+        chain = fold_chain(ctx.state.version if ctx.state else 0, links)
+        kept = [link for link in chain if states[link.version].api_start_index <= record.seq]
+        state = states[kept[0].version] if kept else None
+        start = state.api_start_index if state else 0
+        before = self.store.list_messages(conversation_id, offset=start, limit=record.seq - start)
+        pins = [pin for pin in ctx.pins if pin.index < record.seq]
+        window = HistoryWindow(start, tuple(r.message for r in before))
+        view = build_api_messages(window, state, tuple(pins))
+        return {
+            "folded": record.seq < ctx.start_index,
+            "foldsKept": len(kept),
+            "foldsDropped": len(chain) - len(kept),
+            "viewTokens": ctx.counter.count_request(ctx.system, view, ctx.tools),
+            "contextWindow": ctx.budget.context_window,
+        }
 
     def preview_compaction(
         self, conversation_id: str, keep_recent_tokens: int | None = None

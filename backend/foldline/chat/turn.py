@@ -170,7 +170,8 @@ class TurnRunner:
         return await asyncio.to_thread(self.load)
 
     def _record_json(self, record: MessageRecord, ctx: ConversationContext) -> dict[str, Any]:
-        return {"message": record_to_json(record, ctx.start_index)}
+        siblings = self.store.sibling_ids(self.conversation_id, [record.id]).get(record.id)
+        return {"message": record_to_json(record, ctx.start_index, siblings)}
 
     async def _gate(
         self, turn: int, ctx: ConversationContext | None = None, **kwargs: Any
@@ -220,6 +221,28 @@ class TurnRunner:
         ctx = await self._load()
         yield ChatEvent("message.created", self._record_json(record, ctx))
         async for event in self._loop(record.seq, ctx):
+            yield event
+
+    async def edit(self, parent_id: str | None, content: str) -> AsyncIterator[ChatEvent]:
+        """A turn on a new branch: `content` follows `parent_id` (a message of the active
+        path; None = a new first message) as a sibling of the message it replaces."""
+        # The anchor counted the old path's messages; this path differs inside the view.
+        self.loader.drop_anchor(self.conversation_id)
+        record = await asyncio.to_thread(
+            self.store.branch, self.conversation_id, parent_id, user(content)
+        )
+        assert record is not None
+        ctx = await self._load()
+        yield ChatEvent("message.created", self._record_json(record, ctx))
+        async for event in self._loop(record.seq, ctx):
+            yield event
+
+    async def regenerate(self, parent_id: str) -> AsyncIterator[ChatEvent]:
+        """A new answer after `parent_id`, a sibling of the answer it replaces."""
+        self.loader.drop_anchor(self.conversation_id)
+        await asyncio.to_thread(self.store.branch, self.conversation_id, parent_id)
+        ctx = await self._load()
+        async for event in self._loop(ctx.history_length - 1, ctx):
             yield event
 
     async def retry(self) -> AsyncIterator[ChatEvent]:

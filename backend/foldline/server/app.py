@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from starlette.middleware import Middleware
 
 import foldline
-from foldline.chat.service import ChatService, ChatUnavailable, TurnInProgress
+from foldline.chat.service import ChatService, ChatUnavailable, TurnInProgress, WrongMessage
 from foldline.config import ConfigError
 from foldline.config_toml import ensure_config
 from foldline.mcp.manager import McpManager
@@ -43,7 +43,7 @@ from foldline.server.routes import (
 )
 from foldline.server.security import BodyLimitMiddleware, SecurityMiddleware, loopback_hosts
 from foldline.server.static import find_frontend_dir, mount_frontend
-from foldline.store import ConcurrentFold, NotFound, Store
+from foldline.store import ConcurrentFold, NotFound, NotOnPath, Store
 from foldline.store.doctor import check_database
 
 EXCEPTION_MAPPING: ExceptionMapping = {
@@ -51,6 +51,8 @@ EXCEPTION_MAPPING: ExceptionMapping = {
     TurnInProgress: (409, "turn_in_progress", "A turn is already running here."),
     ConcurrentFold: (409, "concurrent_fold", "The conversation was folded concurrently."),
     ChatUnavailable: (400, "chat_unavailable", "No model or provider is configured."),
+    WrongMessage: (400, "wrong_message", "That message cannot be edited or regenerated."),
+    NotOnPath: (400, "not_on_path", "That message is not on the active path."),
     ConfigError: (400, "config_error", "config.toml could not be read."),
 }
 

@@ -4,6 +4,7 @@ See `store.Store` for the API, `schema.COLUMN_DOCS` for what every column means 
 `migrations.py` for how the schema evolves.
 """
 
+from foldline.store.branches import NotOnPath
 from foldline.store.records import (
     CompactionRecord,
     ConcurrentFold,
@@ -24,6 +25,7 @@ __all__ = [
     "MessageRecord",
     "MessageStatus",
     "NotFound",
+    "NotOnPath",
     "PinRecord",
     "Store",
 ]

@@ -26,7 +26,8 @@ from foldline.store.records import (
 
 _MESSAGE_INSERT = (
     "INSERT INTO messages (id, conversation_id, seq, role, parts, status, usage, "
-    "token_count, error, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "token_count, error, created_at, updated_at, parent_id) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -39,6 +40,7 @@ class ConversationImport:
         self._conn = conn
         self._new_id = new_id
         self.record = replace(conversation, message_count=0)
+        self._last_id: str | None = None
         queries.insert_conversation(conn, self.record)
 
     @property
@@ -54,9 +56,10 @@ class ConversationImport:
                 raise ValueError(f"message {count} has seq {message.seq}; expected {count}")
             if message.status not in MESSAGE_STATUSES:
                 raise ValueError(f"unknown message status {message.status!r}")
+            message_id = self._new_id()
             rows.append(
                 (
-                    self._new_id(),
+                    message_id,
                     self.record.id,
                     message.seq,
                     message.message.role,
@@ -67,8 +70,10 @@ class ConversationImport:
                     message.error,
                     message.created_at,
                     message.updated_at,
+                    self._last_id,
                 )
             )
+            self._last_id = message_id
             count += 1
         self._conn.executemany(_MESSAGE_INSERT, rows)
         self.record = replace(self.record, message_count=count)
@@ -91,7 +96,7 @@ class ConversationImport:
         self._conn.executemany(
             COMPACTION_INSERT,
             [
-                compaction_values(self.record.id, c.state, c.state.version, c.parent_version)
+                compaction_values(self.record.id, c.state, c.state.version, c.parent_version, None)
                 for c in compactions
             ],
         )
@@ -100,7 +105,14 @@ class ConversationImport:
             [(pinned_at, self.record.id, seq) for seq, pinned_at in (pins or {}).items()],
         )
         self._conn.execute(
-            "UPDATE conversations SET fold_version = ? WHERE id = ?",
-            (current[0] if current else 0, self.record.id),
+            "UPDATE conversations SET fold_version = ?, active_leaf_id = ? WHERE id = ?",
+            (current[0] if current else 0, self._last_id, self.record.id),
+        )
+        # Imported as one path: each fold's last message is the one before its boundary.
+        self._conn.execute(
+            "UPDATE compactions SET last_message_id = (SELECT m.id FROM messages AS m "
+            "WHERE m.conversation_id = compactions.conversation_id AND m.on_path = 1 "
+            "AND m.seq = compactions.api_start_index - 1) WHERE conversation_id = ?",
+            (self.record.id,),
         )
         return self.record

@@ -74,7 +74,7 @@ def list_pins(conn: sqlite3.Connection, conversation_id: str) -> list[PinRecord]
     """The pinned messages of a conversation, in display order (NotFound for none such)."""
     rows = conn.execute(
         "SELECT id, seq, role, parts, pinned_at FROM messages "
-        "WHERE conversation_id = ? AND pinned_at IS NOT NULL ORDER BY seq",
+        "WHERE conversation_id = ? AND pinned_at IS NOT NULL AND on_path = 1 ORDER BY seq",
         (conversation_id,),
     ).fetchall()
     if not rows:

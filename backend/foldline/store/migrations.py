@@ -193,6 +193,41 @@ def m006_pins_and_carried_details(db: Database) -> None:
     db["compactions"].add_column("details_appended", int, not_null_default=0)
 
 
+@migrations(name="m008_message_tree")
+def m008_message_tree(db: Database) -> None:
+    # Messages form a tree: each has a parent, and `seq` becomes the depth. Every
+    # conversation so far is one path, so each message's parent is the one before it.
+    db["messages"].add_column("parent_id", str)
+    db["messages"].add_column("on_path", int, not_null_default=1)
+    db["messages"].add_column("leaf_fold_version", int)
+    db["conversations"].add_column("active_leaf_id", str)
+    db["compactions"].add_column("last_message_id", str)
+    db.execute(
+        "UPDATE messages SET parent_id = (SELECT p.id FROM messages AS p "
+        "WHERE p.conversation_id = messages.conversation_id AND p.seq = messages.seq - 1)"
+    )
+    db.execute(
+        "UPDATE conversations SET active_leaf_id = (SELECT m.id FROM messages AS m "
+        "WHERE m.conversation_id = conversations.id ORDER BY m.seq DESC LIMIT 1)"
+    )
+    db.execute(
+        "UPDATE compactions SET last_message_id = (SELECT m.id FROM messages AS m "
+        "WHERE m.conversation_id = compactions.conversation_id "
+        "AND m.seq = compactions.api_start_index - 1)"
+    )
+    # Siblings share a seq, so (conversation_id, seq) is unique only on the active path.
+    # Every read of the display history or of the model's window names `on_path = 1`
+    # literally, which lets SQLite use the partial index: each stays a range read whose
+    # cost does not depend on how many branches there are.
+    db.execute("DROP INDEX messages_by_conversation_seq")
+    db.execute("CREATE INDEX messages_by_conversation_seq ON messages (conversation_id, seq)")
+    db.execute(
+        "CREATE UNIQUE INDEX messages_on_path ON messages (conversation_id, seq) WHERE on_path = 1"
+    )
+    # Switching branches walks down a subtree (children by parent).
+    db.execute("CREATE INDEX messages_by_parent ON messages (parent_id)")
+
+
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations.pending(Database(memory=True)))
 """The migration names in order: everything an empty database has pending (`pending` is
 read-only, and its list is the registration order)."""

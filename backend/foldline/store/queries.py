@@ -51,9 +51,10 @@ def get_conversation(conn: sqlite3.Connection, conversation_id: str) -> Conversa
 
 
 def next_seq(conn: sqlite3.Connection, conversation_id: str) -> int:
-    """The seq of the next message = the message count (seq is dense), via the index."""
+    """The seq of the next message = the active path's length (seq is dense on it)."""
     row = conn.execute(
-        "SELECT (SELECT coalesce(max(seq) + 1, 0) FROM messages WHERE conversation_id = ?1) "
+        "SELECT (SELECT coalesce(max(seq) + 1, 0) FROM messages "
+        "WHERE conversation_id = ?1 AND on_path = 1) "
         "FROM conversations WHERE id = ?1",
         (conversation_id,),
     ).fetchone()
@@ -84,7 +85,10 @@ def list_compactions(conn: sqlite3.Connection, conversation_id: str) -> list[Com
     ).fetchall()
     return [
         CompactionRecord(
-            state=compaction_from_row(row), is_current=row[0] == current, parent_version=row[13]
+            state=compaction_from_row(row),
+            is_current=row[0] == current,
+            parent_version=row[13],
+            last_message_id=row[18],
         )
         for row in rows
     ]

@@ -93,6 +93,9 @@ class ConversationRecord:
     created_at: str
     updated_at: str
     message_count: int
+    """Messages on the active path (the display history's length)."""
+    active_leaf_id: str | None = None
+    """The last message of the active path (None: no message yet)."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,8 @@ class MessageRecord:
     created_at: str
     updated_at: str
     error: str | None
+    parent_id: str | None = None
+    """The message this one follows in the tree (None for a first message)."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +131,8 @@ class CompactionRecord:
     parent_version: int = 0
     """The version that was current when this one was committed (0 = no fold); undoing
     this version makes that one current again."""
+    last_message_id: str | None = None
+    """The last message the fold summarized: it applies to the paths through it."""
 
 
 def utc_timestamp(moment: datetime) -> str:
@@ -151,20 +158,21 @@ def dump_json_or_none(value: dict[str, Any] | None) -> str | None:
 # the order; `row[i]` indexing is much faster than building dicts on hot paths.
 CONVERSATION_COLUMNS = (
     "c.id, c.title, c.model, c.system_prompt, c.settings, c.created_at, c.updated_at, "
-    "(SELECT coalesce(max(m.seq) + 1, 0) FROM messages AS m WHERE m.conversation_id = c.id)"
+    "(SELECT coalesce(max(m.seq) + 1, 0) FROM messages AS m "
+    "WHERE m.conversation_id = c.id AND m.on_path = 1), c.active_leaf_id"
 )
 
 # Unqualified, so the same list serves SELECTs and `UPDATE ... RETURNING`.
 MESSAGE_COLUMNS = (
     "id, conversation_id, seq, role, parts, status, usage, token_count, created_at, "
-    "updated_at, error"
+    "updated_at, error, parent_id"
 )
 
 COMPACTION_COLUMNS = (
     "k.version, k.compacted_at, k.summary_message, k.api_start_index, k.from_index, "
     "k.to_index, k.message_count, k.strategy, k.trigger, k.tokens_before, k.tokens_after, "
     "k.model, k.degraded, k.parent_version, k.carried_details, k.details_total, "
-    "k.details_kept, k.details_appended"
+    "k.details_kept, k.details_appended, k.last_message_id"
 )
 
 
@@ -178,6 +186,7 @@ def conversation_from_row(row: sqlite3.Row | tuple[Any, ...]) -> ConversationRec
         created_at=row[5],
         updated_at=row[6],
         message_count=row[7],
+        active_leaf_id=row[8],
     )
 
 
@@ -193,6 +202,7 @@ def message_from_row(row: sqlite3.Row | tuple[Any, ...]) -> MessageRecord:
         created_at=row[8],
         updated_at=row[9],
         error=row[10],
+        parent_id=row[11],
     )
 
 
@@ -217,7 +227,11 @@ def compaction_from_row(row: sqlite3.Row | tuple[Any, ...]) -> CompactionState:
 
 
 def compaction_values(
-    conversation_id: str, state: CompactionState, version: int, parent_version: int
+    conversation_id: str,
+    state: CompactionState,
+    version: int,
+    parent_version: int,
+    last_message_id: str | None,
 ) -> tuple[Any, ...]:
     """Parameters for `INSERT INTO compactions` in the order of `COMPACTION_INSERT`."""
     return (
@@ -240,6 +254,7 @@ def compaction_values(
         state.details_total,
         state.details_kept,
         state.details_appended,
+        last_message_id,
     )
 
 
@@ -247,6 +262,6 @@ COMPACTION_INSERT = (
     "INSERT INTO compactions (conversation_id, version, parent_version, compacted_at, "
     "summary_message, api_start_index, from_index, to_index, message_count, strategy, "
     "trigger, tokens_before, tokens_after, model, degraded, carried_details, details_total, "
-    "details_kept, details_appended) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "details_kept, details_appended, last_message_id) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )

@@ -28,15 +28,18 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "updated_at": "Last change (rename, new message, fold, undo; ISO-8601 UTC): "
         "orders the sidebar, newest first.",
         "fold_version": "Version of the current fold in `compactions` (0 = no fold): the "
-        "single pointer that commit and undo move.",
+        "single pointer that commit and undo move. It always applies to the active path.",
+        "active_leaf_id": "The last message of the active path (NULL = no message): the "
+        "display history is the path from the first message to it.",
     },
     "messages": {
         "pk": "Row key (INTEGER PRIMARY KEY): the stable key of the full-text index; "
         "never shown outside the store.",
         "id": "Stable public id (32 hex digits) of the message.",
         "conversation_id": "The conversation the message belongs to.",
-        "seq": "Display index in the conversation: 0-based, dense, unique per conversation; "
-        "`apiStartIndex` counts in these.",
+        "seq": "Depth in the message tree (0 = a first message): the display index on "
+        "any path through it, so siblings share it; unique per conversation among the "
+        "rows with on_path = 1. `apiStartIndex` counts in these.",
         "role": "user, assistant or tool.",
         "parts": "JSON array of the message's parts, each with a `kind` (text, reasoning, "
         "tool-call, tool-result, attachment), as the engine's Message values dump them.",
@@ -51,6 +54,13 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "updated_at": "Last write to the message, e.g. the latest streamed flush (ISO-8601 UTC).",
         "pinned_at": "When the person pinned the message (ISO-8601 UTC; NULL = not pinned): a "
         "pinned message reaches the model verbatim in every request, whatever is folded.",
+        "parent_id": "The message this one follows (NULL for a first message); an edit or "
+        "a regenerated answer is a sibling: a second child of the same parent.",
+        "on_path": "1 when the message is on the active path (the path to "
+        "conversations.active_leaf_id), else 0: kept in step by every branch switch so "
+        "the history's reads stay range reads.",
+        "leaf_fold_version": "On a leaf the person left: the fold version that was current "
+        "on its path then, restored when they come back (NULL = never left).",
     },
     "compactions": {
         "conversation_id": "The conversation this fold belongs to.",
@@ -76,6 +86,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "details_total": "How many of the person's details this fold had to carry.",
         "details_kept": "How many of them the summary contained by itself.",
         "details_appended": "How many were appended verbatim under 'From the person, verbatim'.",
+        "last_message_id": "The last message the fold summarized (seq = api_start_index - 1; "
+        "NULL when it folded none): the fold applies to the paths through it.",
     },
     "calibration": {
         "provider": "Provider name as configured (anthropic, openai, a local server's name).",

@@ -26,7 +26,7 @@ from foldline.core.calibration import Calibration
 from foldline.core.messages import Message
 from foldline.core.state import CompactionState
 from foldline.paths import make_private_files
-from foldline.store import lookups, queries, usage
+from foldline.store import branches, lookups, queries, usage
 from foldline.store.connection import ConnectionPool
 from foldline.store.importing import ConversationImport
 from foldline.store.migrations import migrations
@@ -263,13 +263,26 @@ class Store:
         usage: dict[str, Any] | None = None,
         token_count: int | None = None,
     ) -> list[MessageRecord]:
-        """Add several messages in one transaction (all or none), in order."""
+        """Add several messages after the active leaf in one transaction (all or none),
+        in order; the last one becomes the active leaf."""
         _check_status(status)
-        now = self._now()
-        usage_json = dump_json_or_none(usage)
         with self._pool.write() as conn:
-            first_seq = queries.next_seq(conn, conversation_id)
-            records = [
+            return self._append(conn, conversation_id, messages, status, usage, token_count)
+
+    def _append(
+        self,
+        conn: sqlite3.Connection,
+        conversation_id: str,
+        messages: Sequence[Message],
+        status: MessageStatus = "complete",
+        usage: dict[str, Any] | None = None,
+        token_count: int | None = None,
+    ) -> list[MessageRecord]:
+        now = self._now()
+        parent_id, first_seq = branches.tip(conn, conversation_id)
+        records: list[MessageRecord] = []
+        for offset, message in enumerate(messages):
+            records.append(
                 MessageRecord(
                     id=new_id(),
                     conversation_id=conversation_id,
@@ -281,32 +294,70 @@ class Store:
                     created_at=now,
                     updated_at=now,
                     error=None,
+                    parent_id=records[-1].id if records else parent_id,
                 )
-                for offset, message in enumerate(messages)
-            ]
-            conn.executemany(
-                "INSERT INTO messages (id, conversation_id, seq, role, parts, status, usage, "
-                "token_count, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        r.id,
-                        conversation_id,
-                        r.seq,
-                        r.message.role,
-                        dump_parts(r.message),
-                        status,
-                        usage_json,
-                        token_count,
-                        now,
-                        now,
-                    )
-                    for r in records
-                ],
             )
-            conn.execute(
-                "UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation_id)
-            )
+        usage_json = dump_json_or_none(usage)
+        conn.executemany(
+            "INSERT INTO messages (id, conversation_id, seq, role, parts, status, usage, "
+            "token_count, created_at, updated_at, parent_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    r.id,
+                    conversation_id,
+                    r.seq,
+                    r.message.role,
+                    dump_parts(r.message),
+                    status,
+                    usage_json,
+                    token_count,
+                    now,
+                    now,
+                    r.parent_id,
+                )
+                for r in records
+            ],
+        )
+        leaf = records[-1].id if records else parent_id
+        conn.execute(
+            "UPDATE conversations SET updated_at = ?, active_leaf_id = ? WHERE id = ?",
+            (now, leaf, conversation_id),
+        )
         return records
+
+    # -- the message tree ----------------------------------------------------------------
+
+    def branch(
+        self, conversation_id: str, parent_id: str | None, message: Message | None = None
+    ) -> MessageRecord | None:
+        """End the active path at `parent_id` (a message on it; None = before the first
+        message) and append `message` there as a new branch, in one transaction. Without
+        a message the path just ends there, for an answer to be written next (regenerate).
+        The fold pointer moves back to the deepest fold that applies to the new path."""
+        with self._pool.write() as conn:
+            branches.cut_path(conn, conversation_id, parent_id, self._now())
+            if message is None:
+                return None
+            return self._append(conn, conversation_id, [message])[0]
+
+    def switch_branch(self, conversation_id: str, message_id: str) -> ConversationRecord:
+        """Make the most recently created leaf under `message_id` the active leaf."""
+        with self._pool.write() as conn:
+            branches.switch_to(conn, conversation_id, message_id, self._now())
+            return queries.get_conversation(conn, conversation_id)
+
+    def sibling_ids(self, conversation_id: str, message_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Each message's id and its siblings' (same parent), oldest first."""
+        return branches.sibling_ids(self._pool.get().conn, conversation_id, message_ids)
+
+    def message_on_path(self, conversation_id: str, message_id: str) -> MessageRecord:
+        """A message of the active path (NotFound; `branches.NotOnPath` off the path)."""
+        record = self.get_message(message_id)
+        if record.conversation_id != conversation_id:
+            raise NotFound(f"no message {message_id!r} in conversation {conversation_id!r}")
+        branches.message_on_path(self._pool.get().conn, conversation_id, message_id)
+        return record
 
     def update_message(
         self,
@@ -366,7 +417,8 @@ class Store:
         with self._pool.snapshot() as conn:
             rows = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS} FROM messages "
-                "WHERE conversation_id = ? AND seq >= ? AND seq < ? ORDER BY seq",
+                "WHERE conversation_id = ? AND on_path = 1 AND seq >= ? AND seq < ? "
+                "ORDER BY seq",
                 (conversation_id, offset, offset + limit),
             ).fetchall()
             if not rows:
@@ -389,7 +441,7 @@ class Store:
             start = state.api_start_index if state else 0
             rows = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS} FROM messages "
-                "WHERE conversation_id = ? AND seq >= ? ORDER BY seq",
+                "WHERE conversation_id = ? AND on_path = 1 AND seq >= ? ORDER BY seq",
                 (conversation_id, start),
             ).fetchall()
         return state, [message_from_row(row) for row in rows]
@@ -417,10 +469,19 @@ class Store:
     def current_compaction(self, conversation_id: str) -> CompactionState | None:
         return queries.current_compaction(self._pool.get().conn, conversation_id)
 
-    def list_compactions(self, conversation_id: str) -> list[CompactionRecord]:
-        """Every fold version, oldest first, with which one is current."""
+    def list_compactions(
+        self, conversation_id: str, *, active_path_only: bool = False
+    ) -> list[CompactionRecord]:
+        """Every fold version, oldest first, with which one is current; with
+        `active_path_only`, only the folds that apply to the active path."""
         with self._pool.snapshot() as conn:
-            return queries.list_compactions(conn, conversation_id)
+            records = queries.list_compactions(conn, conversation_id)
+            if not active_path_only:
+                return records
+            on_path = branches.on_path_ids(
+                conn, conversation_id, (r.last_message_id for r in records)
+            )
+        return [r for r in records if r.last_message_id in on_path or r.last_message_id is None]
 
     def commit_fold(
         self,
@@ -463,9 +524,10 @@ class Store:
                 "SELECT coalesce(max(version), 0) + 1 FROM compactions WHERE conversation_id = ?",
                 (conversation_id,),
             ).fetchone()[0]
+            last_id = branches.last_folded_id(conn, conversation_id, state.api_start_index)
             conn.execute(
                 COMPACTION_INSERT,
-                compaction_values(conversation_id, state, version, current_version),
+                compaction_values(conversation_id, state, version, current_version, last_id),
             )
             conn.execute(
                 "UPDATE conversations SET fold_version = ?, updated_at = ? WHERE id = ?",
@@ -519,7 +581,8 @@ class Store:
             conversation = queries.get_conversation(conn, conversation_id)
             compactions = queries.list_compactions(conn, conversation_id)
             cursor = conn.execute(
-                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY seq",
+                f"SELECT {MESSAGE_COLUMNS} FROM messages "
+                "WHERE conversation_id = ? AND on_path = 1 ORDER BY seq",
                 (conversation_id,),
             )
             yield conversation, (message_from_row(row) for row in cursor), compactions

@@ -29,7 +29,7 @@ router = APIRouter(prefix="/api/conversations", tags=["compactions"])
 @router.get("/{conversation_id}/compactions", response_model=CompactionList)
 def list_compactions(conversation_id: str, store: StoreDep) -> CompactionList:
     store.get_conversation(conversation_id)
-    records = store.list_compactions(conversation_id)
+    records = store.list_compactions(conversation_id, active_path_only=True)
     costs = store.fold_usage(conversation_id)
     items = [
         CompactionVersionOut.model_validate(

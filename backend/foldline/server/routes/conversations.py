@@ -9,6 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 
 from foldline.api.schemas import (
+    ActiveLeaf,
     CompactionOut,
     ConversationCreate,
     ConversationList,
@@ -41,6 +42,7 @@ def conversation_out(
         message_count=record.message_count,
         compaction=compaction,
         pins=pins or [],
+        active_leaf_id=record.active_leaf_id,
     )
 
 
@@ -100,6 +102,19 @@ def patch_conversation(
     )
     state = store.current_compaction(conversation_id)
     return conversation_out(record, CompactionOut.from_state(state) if state else None)
+
+
+@router.put("/{conversation_id}/active-leaf", response_model=ConversationOut)
+def put_active_leaf(
+    conversation_id: str, body: ActiveLeaf, store: StoreDep, chat: ChatDep
+) -> ConversationOut:
+    """Switch branches: the active leaf becomes the most recently created leaf under
+    `messageId` (where that branch was last left), and the fold current on that path."""
+    store.get_conversation(conversation_id)
+    record = chat.switch_branch(conversation_id, body.message_id)
+    state = store.current_compaction(conversation_id)
+    pins = [pin_out(pin) for pin in store.list_pins(conversation_id)]
+    return conversation_out(record, CompactionOut.from_state(state) if state else None, pins)
 
 
 @router.delete(

@@ -1,14 +1,15 @@
-"""The display history of a conversation, sending a message and retrying (SSE streams)."""
+"""The display history of a conversation (the active path), sending a message,
+retrying, editing and regenerating (SSE streams)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from foldline.api.schemas import FullPartOut, MessageOut, MessagePage, SendMessage
+from foldline.api.schemas import EditPreview, FullPartOut, MessageOut, MessagePage, SendMessage
 from foldline.chat.service import TurnHandle
 from foldline.core.messages import ToolResultPart
 from foldline.server.deps import ChatDep, StoreDep
@@ -40,8 +41,12 @@ def list_messages(
     state = store.current_compaction(conversation_id)
     api_start = state.api_start_index if state else 0
     records = store.list_messages(conversation_id, offset=offset, limit=limit)
+    siblings = store.sibling_ids(conversation_id, [r.id for r in records])
     return MessagePage(
-        items=[MessageOut.from_record(r, api_start, include_full=full) for r in records],
+        items=[
+            MessageOut.from_record(r, api_start, include_full=full, sibling_ids=siblings.get(r.id))
+            for r in records
+        ],
         total=conversation.message_count,
         offset=offset,
         limit=limit,
@@ -114,3 +119,53 @@ async def retry(
     """Run the model again on the history as it is, without a new user message."""
     async for event in turn_event_stream(turn):
         yield event
+
+
+async def start_edit_turn(
+    conversation_id: str, message_id: str, body: SendMessage, store: StoreDep, chat: ChatDep
+) -> TurnHandle:
+    store.get_conversation(conversation_id)
+    return chat.start_edit(conversation_id, message_id, body.content)
+
+
+@router.post(
+    "/{conversation_id}/messages/{message_id}/edit",
+    response_class=EventSourceResponse,
+    responses=SSE_RESPONSES,
+)
+async def edit_message(
+    turn: Annotated[TurnHandle, Depends(start_edit_turn)],
+) -> AsyncIterator[ServerSentEvent]:
+    """A new version of the person's message as its sibling, on a new branch that
+    becomes the active path, and the answer to it (the same events as a send)."""
+    async for event in turn_event_stream(turn):
+        yield event
+
+
+async def start_regenerate_turn(
+    conversation_id: str, message_id: str, store: StoreDep, chat: ChatDep
+) -> TurnHandle:
+    store.get_conversation(conversation_id)
+    return chat.start_regenerate(conversation_id, message_id)
+
+
+@router.post(
+    "/{conversation_id}/messages/{message_id}/regenerate",
+    response_class=EventSourceResponse,
+    responses=SSE_RESPONSES,
+)
+async def regenerate_message(
+    turn: Annotated[TurnHandle, Depends(start_regenerate_turn)],
+) -> AsyncIterator[ServerSentEvent]:
+    """A new answer written as a sibling of this one (the old one stays a switch away)."""
+    async for event in turn_event_stream(turn):
+        yield event
+
+
+@router.get("/{conversation_id}/messages/{message_id}/edit-preview", response_model=EditPreview)
+def edit_preview(
+    conversation_id: str, message_id: str, store: StoreDep, chat: ChatDep
+) -> dict[str, Any]:
+    """What editing this message would do to the model's view (before the edit is sent)."""
+    store.get_conversation(conversation_id)
+    return chat.edit_preview(conversation_id, message_id)

@@ -1,0 +1,213 @@
+"""SQL for the message tree: the active path, branching, switching, siblings.
+
+`messages.on_path` marks the active path (the path to `conversations.active_leaf_id`),
+so every read of the display history stays a range read on `(conversation_id, seq)
+WHERE on_path = 1`. Moving the active path rewrites the flags of the two segments that
+differ, never the shared prefix. The current fold always applies to the active path:
+when the path moves, the fold pointer of the leaf left is remembered on that leaf, and
+the pointer moves to the fold the new path had when it was left, or else walks back the
+fold chain (`core.tree.applicable_fold`).
+
+Functions of a connection, run inside the caller's write transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+from foldline.core.tree import FoldLink, applicable_fold
+from foldline.store.records import NotFound
+
+
+class NotOnPath(ValueError):
+    """The message is not on the active path (an edit or regenerate must be)."""
+
+
+def tip(conn: sqlite3.Connection, conversation_id: str) -> tuple[str | None, int]:
+    """The active leaf's id and the seq a message appended after it gets."""
+    row = conn.execute(
+        "SELECT c.active_leaf_id, coalesce(m.seq + 1, 0) FROM conversations AS c "
+        "LEFT JOIN messages AS m ON m.id = c.active_leaf_id WHERE c.id = ?",
+        (conversation_id,),
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no conversation with id {conversation_id!r}")
+    return row[0], row[1]
+
+
+def fold_links(conn: sqlite3.Connection, conversation_id: str) -> dict[int, FoldLink]:
+    """Every fold version of the conversation as the pointer walk sees it (a few rows)."""
+    rows = conn.execute(
+        "SELECT version, parent_version, last_message_id FROM compactions "
+        "WHERE conversation_id = ?",
+        (conversation_id,),
+    ).fetchall()
+    return {row[0]: FoldLink(row[0], row[1], row[2]) for row in rows}
+
+
+def on_path_ids(
+    conn: sqlite3.Connection, conversation_id: str, ids: Iterable[str | None]
+) -> set[str]:
+    """Which of `ids` are on the active path."""
+    wanted = [i for i in ids if i is not None]
+    if not wanted:
+        return set()
+    marks = ", ".join("?" for _ in wanted)
+    rows = conn.execute(
+        f"SELECT id FROM messages WHERE conversation_id = ? AND on_path = 1 AND id IN ({marks})",
+        (conversation_id, *wanted),
+    ).fetchall()
+    return {row[0] for row in rows}
+
+
+def _repoint_fold(conn: sqlite3.Connection, conversation_id: str, start: int) -> int:
+    """Make the deepest fold of `start`'s chain that applies to the active path current."""
+    links = fold_links(conn, conversation_id)
+    on_path = on_path_ids(conn, conversation_id, (link.last_message_id for link in links.values()))
+    version = applicable_fold(start, links, on_path)
+    conn.execute(
+        "UPDATE conversations SET fold_version = ? WHERE id = ?", (version, conversation_id)
+    )
+    return version
+
+
+def _leave_leaf(conn: sqlite3.Connection, conversation_id: str) -> int:
+    """Remember the current fold on the active leaf being left; returns that fold."""
+    row = conn.execute(
+        "SELECT active_leaf_id, fold_version FROM conversations WHERE id = ?",
+        (conversation_id,),
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no conversation with id {conversation_id!r}")
+    leaf, version = row
+    if leaf is not None:
+        conn.execute("UPDATE messages SET leaf_fold_version = ? WHERE id = ?", (version, leaf))
+    return version
+
+
+def message_on_path(
+    conn: sqlite3.Connection, conversation_id: str, message_id: str
+) -> tuple[int, str | None]:
+    """(seq, parent_id) of a message on the active path; NotFound / NotOnPath otherwise."""
+    row = conn.execute(
+        "SELECT seq, parent_id, on_path FROM messages WHERE id = ? AND conversation_id = ?",
+        (message_id, conversation_id),
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no message {message_id!r} in conversation {conversation_id!r}")
+    if not row[2]:
+        raise NotOnPath(f"message {message_id!r} is not on the active path; switch to it first")
+    return row[0], row[1]
+
+
+def cut_path(
+    conn: sqlite3.Connection, conversation_id: str, parent_id: str | None, now: str
+) -> None:
+    """End the active path at `parent_id` (None: before the first message), so the next
+    message appended starts a new branch there. The leaf left keeps its fold pointer;
+    the pointer moves back to the deepest fold that still applies."""
+    seq = -1 if parent_id is None else message_on_path(conn, conversation_id, parent_id)[0]
+    pointer = _leave_leaf(conn, conversation_id)
+    conn.execute(
+        "UPDATE messages SET on_path = 0 WHERE conversation_id = ? AND on_path = 1 AND seq > ?",
+        (conversation_id, seq),
+    )
+    conn.execute(
+        "UPDATE conversations SET active_leaf_id = ?, updated_at = ? WHERE id = ?",
+        (parent_id, now, conversation_id),
+    )
+    _repoint_fold(conn, conversation_id, pointer)
+
+
+def latest_leaf(conn: sqlite3.Connection, conversation_id: str, message_id: str) -> str:
+    """The most recently created leaf in the subtree of `message_id` (NotFound if the
+    message is not in this conversation)."""
+    row = conn.execute(
+        "WITH RECURSIVE subtree(id, pk, created_at) AS ("
+        "  SELECT id, pk, created_at FROM messages WHERE id = ? AND conversation_id = ?"
+        "  UNION ALL SELECT m.id, m.pk, m.created_at FROM messages AS m"
+        "  JOIN subtree ON m.parent_id = subtree.id"
+        ") SELECT subtree.id FROM subtree WHERE NOT EXISTS ("
+        "  SELECT 1 FROM messages AS child WHERE child.parent_id = subtree.id"
+        ") ORDER BY subtree.created_at DESC, subtree.pk DESC LIMIT 1",
+        (message_id, conversation_id),
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no message {message_id!r} in conversation {conversation_id!r}")
+    return row[0]
+
+
+def switch_to(conn: sqlite3.Connection, conversation_id: str, message_id: str, now: str) -> str:
+    """Make the latest leaf under `message_id` the active leaf; returns its id.
+
+    Only the differing segments are rewritten: the new branch from where it leaves the
+    active path, and the old path's rows from that depth on. The fold pointer becomes
+    the one remembered on the new leaf (walked back if it no longer applies), else the
+    current one walked back.
+    """
+    leaf = latest_leaf(conn, conversation_id, message_id)
+    current, _ = tip(conn, conversation_id)
+    if leaf == current:
+        return leaf
+    # Up from the new leaf to the first message already on the active path (or a root).
+    segment = conn.execute(
+        "WITH RECURSIVE up(id, parent_id, seq, on_path) AS ("
+        "  SELECT id, parent_id, seq, on_path FROM messages WHERE id = ?"
+        "  UNION ALL SELECT m.id, m.parent_id, m.seq, m.on_path FROM messages AS m"
+        "  JOIN up ON m.id = up.parent_id WHERE up.on_path = 0"
+        ") SELECT id, seq FROM up WHERE on_path = 0",
+        (leaf,),
+    ).fetchall()
+    pointer = _leave_leaf(conn, conversation_id)
+    # Not empty: a leaf on the active path can only be its tip, handled above.
+    depth = min(row[1] for row in segment)
+    conn.execute(
+        "UPDATE messages SET on_path = 0 WHERE conversation_id = ? AND on_path = 1 AND seq >= ?",
+        (conversation_id, depth),
+    )
+    conn.executemany("UPDATE messages SET on_path = 1 WHERE id = ?", [(row[0],) for row in segment])
+    remembered = conn.execute(
+        "SELECT leaf_fold_version FROM messages WHERE id = ?", (leaf,)
+    ).fetchone()[0]
+    conn.execute(
+        "UPDATE conversations SET active_leaf_id = ?, updated_at = ? WHERE id = ?",
+        (leaf, now, conversation_id),
+    )
+    _repoint_fold(conn, conversation_id, pointer if remembered is None else remembered)
+    return leaf
+
+
+def sibling_ids(
+    conn: sqlite3.Connection, conversation_id: str, message_ids: Iterable[str]
+) -> dict[str, list[str]]:
+    """For each message: its id and its siblings' (same parent), oldest first."""
+    wanted = list(message_ids)
+    if not wanted:
+        return {}
+    marks = ", ".join("?" for _ in wanted)
+    rows = conn.execute(
+        "SELECT m.id, s.id FROM messages AS m JOIN messages AS s "
+        "  ON s.conversation_id = m.conversation_id AND s.seq = m.seq "
+        "  AND s.parent_id IS m.parent_id "
+        f"WHERE m.conversation_id = ? AND m.id IN ({marks}) "
+        "ORDER BY m.id, s.created_at, s.pk",
+        (conversation_id, *wanted),
+    ).fetchall()
+    siblings: dict[str, list[str]] = {}
+    for message_id, sibling in rows:
+        siblings.setdefault(message_id, []).append(sibling)
+    return siblings
+
+
+def last_folded_id(
+    conn: sqlite3.Connection, conversation_id: str, api_start_index: int
+) -> str | None:
+    """The active path's message just before `api_start_index`: a fold's last message."""
+    if api_start_index <= 0:
+        return None
+    row = conn.execute(
+        "SELECT id FROM messages WHERE conversation_id = ? AND on_path = 1 AND seq = ?",
+        (conversation_id, api_start_index - 1),
+    ).fetchone()
+    return None if row is None else row[0]

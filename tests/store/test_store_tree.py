@@ -1,0 +1,156 @@
+"""The message tree in the store: branches, the active path, and each path's folds."""
+
+from __future__ import annotations
+
+import pytest
+from store_helpers import fold_state
+
+from foldline.core.messages import assistant, user
+from foldline.store import NotFound, Store
+from foldline.store.branches import NotOnPath
+
+
+def path_ids(store: Store, conversation_id: str) -> list[str]:
+    return [r.id for r in store.list_messages(conversation_id, limit=1000)]
+
+
+def on_path_flags(store: Store, conversation_id: str) -> dict[str, int]:
+    rows = store._pool.get().conn.execute(
+        "SELECT id, on_path FROM messages WHERE conversation_id = ?", (conversation_id,)
+    )
+    return dict(rows.fetchall())
+
+
+def texts(store: Store, conversation_id: str) -> list[str]:
+    return [r.message.text for r in store.list_messages(conversation_id, limit=1000)]
+
+
+def chat(store: Store, conversation_id: str, n: int) -> list[str]:
+    """n exchanges "q{i}" / "a{i}" appended to the active path; their ids."""
+    ids = []
+    for i in range(n):
+        ids.append(store.append_message(conversation_id, user(f"q{i}")).id)
+        ids.append(store.append_message(conversation_id, assistant(f"a{i}")).id)
+    return ids
+
+
+def test_appends_form_one_path_ending_at_the_active_leaf(store: Store) -> None:
+    cid = store.create_conversation().id
+    ids = chat(store, cid, 2)
+    records = store.list_messages(cid)
+    assert [r.parent_id for r in records] == [None, *ids[:-1]]
+    assert [r.seq for r in records] == [0, 1, 2, 3]
+    assert store.get_conversation(cid).active_leaf_id == ids[-1]
+    assert store.sibling_ids(cid, ids) == {i: [i] for i in ids}
+
+
+def test_an_edit_is_a_sibling_and_the_old_branch_comes_back(store: Store) -> None:
+    cid = store.create_conversation().id
+    q0, a0, q1, a1, q2, a2 = chat(store, cid, 3)
+    edited = store.branch(cid, a0, user("q1 edited"))
+    assert edited is not None and (edited.seq, edited.parent_id) == (2, a0)
+    store.append_message(cid, assistant("a1 on the edit"))
+    assert texts(store, cid) == ["q0", "a0", "q1 edited", "a1 on the edit"]
+    conversation = store.get_conversation(cid)
+    assert conversation.message_count == 4
+    assert store.sibling_ids(cid, [q1, edited.id]) == {
+        q1: [q1, edited.id],
+        edited.id: [q1, edited.id],
+    }
+    # Back to the first version: where that branch was left (its latest leaf).
+    back = store.switch_branch(cid, q1)
+    assert back.active_leaf_id == a2
+    assert path_ids(store, cid) == [q0, a0, q1, a1, q2, a2]
+    flags = on_path_flags(store, cid)
+    assert sum(flags.values()) == 6 and flags[edited.id] == 0
+    assert store.switch_branch(cid, a2).active_leaf_id == a2
+    # The first message's subtree was last written on the edit's branch.
+    assert store.switch_branch(cid, q0).active_leaf_id != a2
+    assert texts(store, cid)[2:] == ["q1 edited", "a1 on the edit"]
+
+
+def test_the_latest_leaf_of_a_subtree_is_where_its_branch_was_left(store: Store) -> None:
+    cid = store.create_conversation().id
+    q0, a0 = chat(store, cid, 1)
+    first = store.branch(cid, q0)
+    assert first is None and path_ids(store, cid) == [q0]
+    a0b = store.append_message(cid, assistant("a0 again")).id
+    store.append_message(cid, user("more on b"))
+    latest = store.append_message(cid, assistant("latest on b")).id
+    store.switch_branch(cid, a0)
+    assert path_ids(store, cid) == [q0, a0]
+    # The root's subtree: its most recent leaf is on branch b.
+    assert store.switch_branch(cid, q0).active_leaf_id == latest
+    assert store.list_messages(cid)[1].id == a0b
+
+
+def test_editing_the_first_message_starts_a_second_root(store: Store) -> None:
+    cid = store.create_conversation().id
+    q0, _a0 = chat(store, cid, 1)
+    root = store.branch(cid, None, user("hello again"))
+    assert root is not None and (root.seq, root.parent_id) == (0, None)
+    assert store.sibling_ids(cid, [root.id])[root.id] == [q0, root.id]
+    assert path_ids(store, cid) == [root.id]
+
+
+def test_branching_refuses_a_message_off_the_active_path(store: Store) -> None:
+    cid = store.create_conversation().id
+    q0, a0 = chat(store, cid, 1)
+    store.branch(cid, q0, assistant("other"))
+    with pytest.raises(NotOnPath):
+        store.branch(cid, a0, user("x"))
+    with pytest.raises(NotFound):
+        store.branch(cid, "nope", user("x"))
+    with pytest.raises(NotFound):
+        store.switch_branch(cid, "nope")
+
+
+def test_each_path_keeps_its_own_folds(store: Store) -> None:
+    cid = store.create_conversation().id
+    ids = chat(store, cid, 4)  # q0 a0 q1 a1 q2 a2 q3 a3
+    one = store.commit_fold(cid, fold_state(1, 2), expected_version=0)
+    two = store.commit_fold(cid, fold_state(2, 4, previous_start=2), expected_version=1)
+    assert [c.last_message_id for c in store.list_compactions(cid)] == [ids[1], ids[3]]
+
+    # An edit after the current fold's boundary keeps it.
+    store.branch(cid, ids[5], user("q3 edited"))
+    assert store.current_compaction(cid).version == two.version
+    store.switch_branch(cid, ids[7])
+    # An edit of a folded message (q1, behind fold 2) sees only fold 1.
+    store.branch(cid, ids[1], user("q1 edited"))
+    assert store.current_compaction(cid).version == one.version
+    assert [c.state.version for c in store.list_compactions(cid, active_path_only=True)] == [1]
+    store.append_message(cid, assistant("a1 on the edit"))
+    three = store.commit_fold(cid, fold_state(3, 4, previous_start=2), expected_version=1)
+    edit_leaf = store.get_conversation(cid).active_leaf_id
+    assert edit_leaf is not None
+
+    # Back on the first path: its own fold pointer (2), and fold 3 is not its.
+    # (q1's subtree was last written on the "q3 edited" branch, so name a3's leaf.)
+    assert store.switch_branch(cid, ids[2]).active_leaf_id != ids[7]
+    assert store.switch_branch(cid, ids[7]).active_leaf_id == ids[7]
+    assert store.current_compaction(cid).version == two.version
+    assert [c.state.version for c in store.list_compactions(cid, active_path_only=True)] == [1, 2]
+    # Undo on this path goes back to its parent, and the branch is untouched by it.
+    store.undo_fold(cid, two.version)
+    assert store.current_compaction(cid).version == one.version
+    store.switch_branch(cid, edit_leaf)
+    assert store.current_compaction(cid).version == three.version
+    store.switch_branch(cid, ids[7])
+    assert store.current_compaction(cid).version == one.version
+
+
+def test_a_path_left_without_a_remembered_fold_walks_the_chain(store: Store) -> None:
+    cid = store.create_conversation().id
+    ids = chat(store, cid, 3)  # q0 a0 q1 a1 q2 a2
+    store.commit_fold(cid, fold_state(1, 2), expected_version=0)
+    store.commit_fold(cid, fold_state(2, 4, previous_start=2), expected_version=1)
+    other = store.branch(cid, ids[1], user("another q1"))
+    assert other is not None
+    store.switch_branch(cid, ids[2])
+    assert store.current_compaction(cid).version == 2
+    # No remembered pointer (as an import leaves the leaves): the pointer walks back from
+    # the current fold to the deepest one that applies to the new path.
+    store._pool.get().conn.execute("UPDATE messages SET leaf_fold_version = NULL")
+    store.switch_branch(cid, other.id)
+    assert store.current_compaction(cid).version == 1
