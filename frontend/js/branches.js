@@ -13,7 +13,7 @@ import * as chat from "./chat.js";
 import { formatTokens } from "./format.js";
 import { notify, notifyError } from "./notices.js";
 import { openConversation } from "./opening.js";
-import { state } from "./state.js";
+import { apiStartIndex, state } from "./state.js";
 import { editMessage, isRunning, regenerate } from "./turn.js";
 
 /** Busy conversations refuse a new branch (409); say so before asking the server. */
@@ -44,8 +44,8 @@ function foldWarning(preview) {
 }
 
 /**
- * Open the inline editor on the person's message. A folded message (`inContext: false`)
- * first asks the server what the edit would do to the model's view and says so.
+ * Open the inline editor on the person's message. For a folded message it first asks the
+ * server what the edit would do to the model's view, and says so before it can be sent.
  */
 export function startEdit(message, element) {
   if (refuseWhileBusy() || !element || element.querySelector(".message-editor")) {
@@ -83,7 +83,8 @@ export function startEdit(message, element) {
   element.querySelector(".bubble")?.replaceWith(editor.element);
   element.querySelector(".message-meta")?.remove();
   editor.focus();
-  if (message.inContext === false) {
+  // The current fold says what is folded now (a message's `inContext` may predate it).
+  if (message.index < apiStartIndex()) {
     preview = api.editPreview(conversationId, message.id).then(
       (result) => {
         if (result?.folded) {
@@ -126,10 +127,11 @@ export async function switchVersion(message, step) {
     return;
   }
   await openConversation(conversationId, { at: message.index, offset });
-  const arrow = step < 0 ? ".version-step.previous" : ".version-step.next";
-  const shown = chat.messageElement(message.index);
-  const button =
-    shown?.querySelector(`${arrow}:not(:disabled)`) ?? shown?.querySelector(".version-step");
+  // The arrow pressed, or the other one once the end of the versions is reached.
+  const arrow = step < 0 ? ".previous" : ".next";
+  const arrows = chat.messageElement(message.index)?.querySelectorAll(".version-step") ?? [];
+  const enabled = [...arrows].filter((button) => !button.disabled);
+  const button = enabled.find((candidate) => candidate.matches(arrow)) ?? enabled[0];
   button?.focus();
 }
 

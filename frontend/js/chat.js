@@ -205,7 +205,9 @@ export function cutHistory(i) {
   view.total = i;
   view.streamingIndex = null;
   renderFolds();
-  afterLiveChange();
+  // The new branch grows from here: follow it as a sent message is followed.
+  scrollToBottom();
+  updateEdges();
 }
 
 export function totalMessages() {

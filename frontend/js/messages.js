@@ -302,6 +302,8 @@ function switchKeys(element, message, onSwitch) {
  */
 export function fillMessage(element, message, options) {
   element.classList.toggle("streaming", Boolean(options.streaming));
+  // A message shown before the server stored it gets its id when the stored copy arrives.
+  element.dataset.id = message?.id ?? "";
   element.dataset.status = message?.status ?? "";
   try {
     drawMessage(element, message, options);
