@@ -110,3 +110,16 @@ def test_wrong_messages_are_refused_with_a_reason(client: TestClient) -> None:
     off_path = client.post(f"{base}/messages/{old[2]['id']}/edit", json={"content": "again"})
     assert off_path.status_code == 400
     assert off_path.json()["error"]["code"] == "not_on_path"
+
+
+def test_search_hits_say_which_branch_they_are_on(client: TestClient) -> None:
+    conversation = _conversation_with_two_turns(client)
+    base = f"/api/conversations/{conversation}"
+    old = _messages(client, conversation)
+    client.post(f"{base}/messages/{old[2]['id']}/edit", json={"content": "about a wombat"})
+    found = client.get("/api/conversations", params={"q": "second question"}).json()["items"]
+    assert [item["id"] for item in found] == [conversation]
+    assert found[0]["searchHit"]["messageId"] == old[2]["id"]
+    assert found[0]["searchHit"]["onActivePath"] is False
+    here = client.get("/api/conversations", params={"q": "wombat"}).json()["items"]
+    assert here[0]["searchHit"]["onActivePath"] is True

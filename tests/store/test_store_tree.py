@@ -154,3 +154,18 @@ def test_a_path_left_without_a_remembered_fold_walks_the_chain(store: Store) -> 
     store._pool.get().conn.execute("UPDATE messages SET leaf_fold_version = NULL")
     store.switch_branch(cid, other.id)
     assert store.current_compaction(cid).version == 1
+
+
+def test_search_finds_every_branch_and_says_which(store: Store) -> None:
+    cid = store.create_conversation().id
+    q0, a0 = chat(store, cid, 1)
+    store.branch(cid, q0, assistant("a quokka on the other branch"))
+    store.switch_branch(cid, a0)
+    hit = store.search_hit(cid, "quokka")
+    assert hit is not None and (hit.seq, hit.on_active_path) == (1, False)
+    assert "quokka" in hit.snippet
+    assert [c.id for c in store.list_conversations(q="quokka")] == [cid]
+    # A match on the active path wins over a newer one elsewhere.
+    here = store.append_message(cid, user("a quokka here too"))
+    hit = store.search_hit(cid, "quokka")
+    assert hit is not None and (hit.message_id, hit.on_active_path) == (here.id, True)

@@ -156,9 +156,13 @@ class SearchHitOut(ApiModel):
     """Where a search matched in a conversation's messages."""
 
     index: int
-    """Display index of the newest matching message."""
+    """Display index (depth) of the newest matching message."""
     snippet: str
     """Its text around the first matching term."""
+    message_id: str
+    on_active_path: bool
+    """False when the message is on another branch: `PUT …/active-leaf {messageId}`
+    opens that branch."""
 
 
 class PinOut(ApiModel):

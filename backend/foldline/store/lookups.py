@@ -16,22 +16,24 @@ from foldline.store.records import (
     MessageRecord,
     NotFound,
     PinRecord,
+    SearchHit,
     load_message,
     message_from_row,
 )
 from foldline.store.search import fts_query, snippet
 
 
-def search_hit(conn: sqlite3.Connection, conversation_id: str, q: str) -> tuple[int, str] | None:
-    """The newest message of the conversation matching `q`: its index and a snippet."""
+def search_hit(conn: sqlite3.Connection, conversation_id: str, q: str) -> SearchHit | None:
+    """The newest message of the conversation matching `q`, on the active path if one
+    matches there, else on another branch."""
     match = fts_query(q)
     if match is None:
         return None
     row = conn.execute(
-        "SELECT m.seq, m.parts FROM messages_fts "
+        "SELECT m.seq, m.parts, m.id, m.on_path FROM messages_fts "
         "JOIN messages AS m ON m.pk = messages_fts.rowid "
         "WHERE messages_fts MATCH ? AND m.conversation_id = ? "
-        "ORDER BY m.seq DESC LIMIT 1",
+        "ORDER BY m.on_path DESC, m.seq DESC, m.pk DESC LIMIT 1",
         (match, conversation_id),
     ).fetchone()
     if row is None:
@@ -42,7 +44,7 @@ def search_hit(conn: sqlite3.Connection, conversation_id: str, q: str) -> tuple[
         for part in parts
         if isinstance(part, dict)
     )
-    return row[0], snippet(text, q)
+    return SearchHit(row[0], snippet(text, q), row[2], bool(row[3]))
 
 
 def search_messages(

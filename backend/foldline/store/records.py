@@ -115,6 +115,17 @@ class MessageRecord:
 
 
 @dataclass(frozen=True)
+class SearchHit:
+    """Where a search matched in one conversation: a message on any branch."""
+
+    seq: int
+    snippet: str
+    message_id: str
+    on_active_path: bool
+    """False when the message is on a branch the person is not on now."""
+
+
+@dataclass(frozen=True)
 class PinRecord:
     """A pinned message: its id, display index, content and when it was pinned."""
 

@@ -43,6 +43,7 @@ from foldline.store.records import (
     MessageStatus,
     NotFound,
     PinRecord,
+    SearchHit,
     compaction_values,
     conversation_from_row,
     dump_json_or_none,
@@ -184,8 +185,8 @@ class Store:
             ).fetchall()
         return [conversation_from_row(row) for row in rows]
 
-    def search_hit(self, conversation_id: str, q: str) -> tuple[int, str] | None:
-        """The newest message of the conversation matching `q`: its index and a snippet."""
+    def search_hit(self, conversation_id: str, q: str) -> SearchHit | None:
+        """The newest message of the conversation matching `q` (see `lookups`)."""
         return lookups.search_hit(self._pool.get().conn, conversation_id, q)
 
     def update_conversation(

@@ -3,6 +3,8 @@
 - `ScriptedModel`: a fake `Provider` answering from a queue of steps (`text_step`,
   `tool_step(call(...))`, `error_step(ProviderError(...))`, callables), recording every
   request in `.calls`; `assert_complete()` fails when steps are left.
+- `ConversationTree` (`tree_model`): a reference model of the message tree and its
+  fold pointers, which property tests drive beside the store.
 - `FakeProviderServer`: the Anthropic Messages and OpenAI Chat Completions APIs served
   on loopback for the real SDKs, with context windows, tool pairing, prompt caching and
   injected failures (`fail_next`), counted by its own `FakeTokenizer`; its models

@@ -59,7 +59,12 @@ def list_conversations(
         for item in items:
             hit = store.search_hit(item.id, query)
             if hit is not None:
-                item.search_hit = SearchHitOut(index=hit[0], snippet=hit[1])
+                item.search_hit = SearchHitOut(
+                    index=hit.seq,
+                    snippet=hit.snippet,
+                    message_id=hit.message_id,
+                    on_active_path=hit.on_active_path,
+                )
     return ConversationList(items=items, total=len(items))
 
 
