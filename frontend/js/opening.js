@@ -98,11 +98,13 @@ function rememberCurrent(id) {
 
 /**
  * Open a conversation at its newest message, or at message `at`: with search `terms`
- * marked, or `offset` pixels below the top of the view (see chat-window.js).
+ * marked, or `offset` pixels below the top of the view (see chat-window.js). With
+ * `branchOf` (a message on another branch, e.g. a search match) that branch is made the
+ * one shown first.
  */
 export async function openConversation(
   id,
-  { quietIfMissing = false, at = null, terms = [], offset = null } = {},
+  { quietIfMissing = false, at = null, terms = [], offset = null, branchOf = null } = {},
 ) {
   if (id !== state.currentId) {
     // Following another window's answer is only for showing it; this page did not start it.
@@ -121,6 +123,13 @@ export async function openConversation(
   rememberCurrent(id);
   if (isDrawerOpen()) {
     setDrawer(false);
+  }
+  if (branchOf) {
+    try {
+      await api.setActiveLeaf(id, branchOf);
+    } catch (error) {
+      notifyError("Could not show the version with the match", error);
+    }
   }
   let conversation;
   try {

@@ -284,3 +284,26 @@ def test_phone_width_switcher_and_editor(ui):
     target.locator(".edit-button").click()
     expect(target.locator("textarea.edit-input")).to_be_focused()
     ui.shot("branches-phone-editor")
+    page.emulate_media(color_scheme="dark")
+    ui.shot("branches-phone-editor-dark")
+
+
+def test_a_search_match_in_another_version_opens_that_version(ui):
+    ui.open()
+    page = ui.page
+    ui.send("Apples are red")
+    ui.send("Pears are green")
+    edit(page, 2, "Pears are yellow")
+    ui.idle()
+
+    page.locator("#search").fill("green")
+    item = page.locator(".conversation-item")
+    expect(item).to_have_count(1)
+    expect(item.locator(".item-snippet .other-version")).to_have_text("other version")
+    item.click()
+    # The version with the match is the one shown, the newest match marked.
+    expect(message(page, 2).locator(".bubble")).to_have_text("Pears are green")
+    expect(switcher(page, 2).locator(".version-position")).to_have_text("1 / 2")
+    expect(message(page, 3).locator(".content")).to_have_text("echo: Pears are green")
+    expect(message(page, 3)).to_have_class(re.compile("search-hit"))
+    expect(message(page, 3).locator("mark")).to_have_text("green")
