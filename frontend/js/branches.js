@@ -13,6 +13,7 @@ import * as chat from "./chat.js";
 import { formatTokens } from "./format.js";
 import { notify, notifyError } from "./notices.js";
 import { openConversation } from "./opening.js";
+import { refreshList } from "./sidebar.js";
 import { apiStartIndex, state } from "./state.js";
 import { editMessage, isRunning, regenerate } from "./turn.js";
 
@@ -126,7 +127,11 @@ export async function switchVersion(message, step) {
     notifyError("Could not switch to that version", error);
     return;
   }
-  await openConversation(conversationId, { at: message.index, offset });
+  // The list shows the message count of each conversation's active path.
+  await Promise.all([
+    openConversation(conversationId, { at: message.index, offset }),
+    refreshList(),
+  ]);
   // The arrow pressed, or the other one once the end of the versions is reached.
   const arrow = step < 0 ? ".previous" : ".next";
   const arrows = chat.messageElement(message.index)?.querySelectorAll(".version-step") ?? [];

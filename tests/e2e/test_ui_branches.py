@@ -138,6 +138,7 @@ def test_edit_regenerate_and_switch_between_branches(ui):
         "echo: Plums are purple",
     ]
     expect(switcher(page, 2).locator(".version-position")).to_have_text("1 / 2")
+    expect(page.locator(".conversation-item .item-meta")).to_contain_text("6 messages")
     assert ui.app.api("GET", f"/api/conversations/{conversation_id}")["activeLeafId"] == (
         message(page, 5).get_attribute("data-id")
     )
