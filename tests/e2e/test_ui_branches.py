@@ -50,6 +50,16 @@ def meter_matches_context(ui, conversation_id: str) -> dict:
     return context
 
 
+def shots(ui, name: str) -> None:
+    """Screenshots of the page as it is, in the light and the dark theme (no notices)."""
+    for notice in ui.page.locator(".notice").all():
+        notice.get_by_role("button", name="Dismiss").click()
+    ui.shot(f"{name}-light")
+    ui.page.emulate_media(color_scheme="dark")
+    ui.shot(f"{name}-dark")
+    ui.page.emulate_media(color_scheme="light")
+
+
 def edit(page, index: int, text: str) -> None:
     target = message(page, index)
     target.hover()
@@ -116,7 +126,7 @@ def test_edit_regenerate_and_switch_between_branches(ui):
         "echo: Apples are red",
         "Pears are yellow",
     ]
-    ui.shot("branches-regenerated")
+    shots(ui, "branches-regenerated")
 
     # Back to the first answer, then to the first version of the question: the whole
     # original branch is back, the plums included.
@@ -242,7 +252,7 @@ def test_edits_before_and_after_the_fold(ui):
         f"The model will see the earlier context again ({format_tokens(preview['viewTokens'])}"
         " tokens"
     )
-    ui.shot("branches-fold-warning")
+    shots(ui, "branches-fold-warning")
     box = first.locator("textarea.edit-input")
     box.fill("Message 1, shorter this time.")
     box.press("Enter")
@@ -284,9 +294,7 @@ def test_phone_width_switcher_and_editor(ui):
     target = message(page, 0)
     target.locator(".edit-button").click()
     expect(target.locator("textarea.edit-input")).to_be_focused()
-    ui.shot("branches-phone-editor")
-    page.emulate_media(color_scheme="dark")
-    ui.shot("branches-phone-editor-dark")
+    shots(ui, "branches-phone-editor")
 
 
 def test_a_search_match_in_another_version_opens_that_version(ui):
