@@ -6,7 +6,7 @@ import json
 import pytest
 from store_helpers import exchange, fold_state, rich_history
 
-from foldline.core.messages import assistant
+from foldline.core.messages import assistant, user
 from foldline.store import Store
 from foldline.store.export import export_json, export_markdown, import_json
 
@@ -32,17 +32,25 @@ def folded(store: Store) -> str:
 
 
 def without_ids(document: dict) -> dict:
+    """The document with every id (new on import) replaced by the message's position."""
     stripped = copy.deepcopy(document)
     del stripped["conversation"]["id"]
+    position = {m["id"]: n for n, m in enumerate(stripped["messages"])}
+    position[None] = None
+    conversation = stripped["conversation"]
+    conversation["activeLeafId"] = position[conversation["activeLeafId"]]
     for message in stripped["messages"]:
         del message["id"]
+        message["parentId"] = position[message["parentId"]]
+    for fold in stripped["compactions"]:
+        fold["lastMessageId"] = position[fold["lastMessageId"]]
     return stripped
 
 
 def test_export_is_lossless_json(store: Store, folded: str) -> None:
     document = export_json(store, folded)
     assert json.loads(json.dumps(document)) == document
-    assert (document["format"], document["formatVersion"]) == ("foldline.conversation", 1)
+    assert (document["format"], document["formatVersion"]) == ("foldline.conversation", 2)
     conversation = store.get_conversation(folded)
     assert document["conversation"] == {
         "id": folded,
@@ -52,9 +60,11 @@ def test_export_is_lossless_json(store: Store, folded: str) -> None:
         "settings": {"x": [1, 2]},
         "createdAt": conversation.created_at,
         "updatedAt": conversation.updated_at,
+        "activeLeafId": conversation.active_leaf_id,
     }
     records = store.list_messages(folded, limit=1000)
     assert [m["index"] for m in document["messages"]] == list(range(len(records)))
+    assert [m["parentId"] for m in document["messages"]] == [None, *[r.id for r in records[:-1]]]
     last = document["messages"][-1]
     assert (last["status"], last["error"], last["tokenCount"]) == ("error", "overloaded", 7)
     assert document["messages"][5]["usage"] == {"input_tokens": 0}
@@ -67,6 +77,7 @@ def test_export_is_lossless_json(store: Store, folded: str) -> None:
     ]
     assert folds[2]["summarizedRange"] == {"fromIndex": 5, "toIndex": 13, "messageCount": 8}
     assert folds[2]["degraded"] is True
+    assert [f["lastMessageId"] for f in folds] == [records[i].id for i in (4, 8, 12)]
 
 
 def test_import_then_export_reproduces_the_export(store: Store, folded: str) -> None:
@@ -126,9 +137,12 @@ def _fold_before_parent(document: dict) -> None:
     ("change", "message"),
     [
         (_set(["format"], "something.else"), "not a Foldline"),
-        (_set(["formatVersion"], 2), "formatVersion"),
+        (_set(["formatVersion"], 3), "formatVersion"),
         (_set(["messages", 0, "status"], "done"), "messages.0.status"),
-        (_set(["messages", 1, "index"], 7), r"messages\[1\].index"),
+        (_set(["messages", 1, "index"], 7), "has index 7; after its parent it must be 1"),
+        (_set(["messages", 3, "parentId"], "unknown"), "must be listed before it"),
+        (_set(["conversation", "activeLeafId"], "unknown"), "active leaf"),
+        (_set(["compactions", 0, "lastMessageId"], "unknown"), "last message"),
         (_set(["messages", 0, "parts", 0, "kind"], "video"), "messages.0.parts.0"),
         (_set(["messages", 0, "role"], "system"), "messages.0.role"),
         (_set(["messages", 0, "createdAt"], "yesterday"), "ISO-8601"),
@@ -201,3 +215,68 @@ def test_markdown_code_fences_survive_backticks_in_content(store: Store) -> None
     conversation = store.create_conversation(system_prompt="use ``` fences ````")
     text = export_markdown(store, conversation.id)
     assert "`````\nuse ``` fences ````\n`````" in text
+
+
+def test_a_tree_round_trips_with_its_branches_and_each_path_s_folds(store: Store) -> None:
+    cid = store.create_conversation().id
+    store.append_messages(cid, [m for n in range(3) for m in exchange(n)])  # 12 messages
+    store.commit_fold(cid, fold_state(1, 4), expected_version=0)
+    first_path = store.list_messages(cid)
+    store.set_pinned(cid, first_path[1].id, True)
+    edited = store.branch(cid, first_path[7].id, user("an edited question"))
+    assert edited is not None
+    store.append_message(cid, assistant("its answer"))
+    store.commit_fold(cid, fold_state(2, 9, previous_start=4), expected_version=1)
+    store.switch_branch(cid, first_path[-1].id)  # back on the first path: fold 1
+
+    original = export_json(store, cid)
+    assert len(original["messages"]) == 14
+    imported = import_json(store, json.loads(json.dumps(original)))
+    assert without_ids(export_json(store, imported.id)) == without_ids(original)
+    assert [r.message for r in store.list_messages(imported.id)] == [r.message for r in first_path]
+    assert store.current_compaction(imported.id).version == 1
+    assert [p.seq for p in store.list_pins(imported.id)] == [1]
+    # The branch comes with its own fold, remembered on its leaf.
+    other = store.list_messages(imported.id, offset=8, limit=1)[0]
+    sibling = store.sibling_ids(imported.id, [other.id])[other.id][1]
+    store.switch_branch(imported.id, sibling)
+    assert store.list_messages(imported.id)[-1].message.text == "its answer"
+    assert store.current_compaction(imported.id).version == 2
+
+
+def test_a_version_1_file_imports_as_one_path(store: Store, folded: str) -> None:
+    document = export_json(store, folded)
+    document["formatVersion"] = 1
+    del document["conversation"]["activeLeafId"]
+    for message in document["messages"]:
+        del message["parentId"], message["leafFoldVersion"]
+    for fold in document["compactions"]:
+        del fold["lastMessageId"]
+    imported = import_json(store, document)
+    records = store.list_messages(imported.id, limit=1000)
+    assert [r.parent_id for r in records] == [None, *[r.id for r in records[:-1]]]
+    assert store.get_conversation(imported.id).active_leaf_id == records[-1].id
+    assert [c.last_message_id for c in store.list_compactions(imported.id)] == [
+        records[i].id for i in (4, 8, 12)
+    ]
+    assert store.current_compaction(imported.id) == store.current_compaction(folded)
+
+
+def test_markdown_shows_the_active_path_and_lists_the_other_branches(store: Store) -> None:
+    cid = store.create_conversation(title="Forked").id
+    store.append_messages(cid, [m for n in range(2) for m in exchange(n)])
+    path = store.list_messages(cid)
+    store.branch(cid, path[3].id, user("Another take on question 1\nsecond line"))
+    store.append_message(cid, assistant("the edit's answer"))
+    store.commit_fold(cid, fold_state(1, 5, summary="the fold of the edit"), expected_version=0)
+    store.branch(cid, path[0].id, assistant("a regenerated first answer"))
+    store.switch_branch(cid, path[-1].id)
+
+    text = export_markdown(store, cid)
+    assert "question 1" in text and "the edit's answer" not in text
+    assert "the fold of the edit" not in text  # that fold belongs to the other branch
+    other = text[text.index("## Other branches") :]
+    assert "- at #1 (Assistant, " in other and "a regenerated first answer" in other
+    assert "- at #4 (User, " in other and "Another take on question 1" in other
+    assert "second line" not in other
+    assert other.index("#1 (") < other.index("#4 (")

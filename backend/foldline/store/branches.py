@@ -14,10 +14,21 @@ Functions of a connection, run inside the caller's write transaction.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
+from foldline.core.messages import Message
 from foldline.core.tree import FoldLink, applicable_fold
-from foldline.store.records import NotFound
+from foldline.store.records import (
+    MESSAGE_COLUMNS,
+    CompactionRecord,
+    MessageRecord,
+    MessageStatus,
+    NotFound,
+    dump_json_or_none,
+    dump_parts,
+    message_from_row,
+)
 
 
 class NotOnPath(ValueError):
@@ -34,6 +45,64 @@ def tip(conn: sqlite3.Connection, conversation_id: str) -> tuple[str | None, int
     if row is None:
         raise NotFound(f"no conversation with id {conversation_id!r}")
     return row[0], row[1]
+
+
+def append_after_leaf(
+    conn: sqlite3.Connection,
+    conversation_id: str,
+    messages: Sequence[Message],
+    *,
+    now: str,
+    new_id: Callable[[], str],
+    status: MessageStatus = "complete",
+    usage: dict[str, Any] | None = None,
+    token_count: int | None = None,
+) -> list[MessageRecord]:
+    """Write `messages` as a chain after the active leaf; the last becomes the leaf."""
+    parent_id, first_seq = tip(conn, conversation_id)
+    records: list[MessageRecord] = []
+    for offset, message in enumerate(messages):
+        records.append(
+            MessageRecord(
+                id=new_id(),
+                conversation_id=conversation_id,
+                seq=first_seq + offset,
+                message=message,
+                status=status,
+                usage=usage,
+                token_count=token_count,
+                created_at=now,
+                updated_at=now,
+                error=None,
+                parent_id=records[-1].id if records else parent_id,
+            )
+        )
+    usage_json = dump_json_or_none(usage)
+    conn.executemany(
+        "INSERT INTO messages (id, conversation_id, seq, role, parts, status, usage, "
+        "token_count, created_at, updated_at, parent_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                r.id,
+                conversation_id,
+                r.seq,
+                r.message.role,
+                dump_parts(r.message),
+                status,
+                usage_json,
+                token_count,
+                now,
+                now,
+                r.parent_id,
+            )
+            for r in records
+        ],
+    )
+    conn.execute(
+        "UPDATE conversations SET updated_at = ?, active_leaf_id = ? WHERE id = ?",
+        (now, records[-1].id if records else parent_id, conversation_id),
+    )
+    return records
 
 
 def fold_links(conn: sqlite3.Connection, conversation_id: str) -> dict[int, FoldLink]:
@@ -61,7 +130,7 @@ def on_path_ids(
     return {row[0] for row in rows}
 
 
-def _repoint_fold(conn: sqlite3.Connection, conversation_id: str, start: int) -> int:
+def repoint_fold(conn: sqlite3.Connection, conversation_id: str, start: int) -> int:
     """Make the deepest fold of `start`'s chain that applies to the active path current."""
     links = fold_links(conn, conversation_id)
     on_path = on_path_ids(conn, conversation_id, (link.last_message_id for link in links.values()))
@@ -70,6 +139,14 @@ def _repoint_fold(conn: sqlite3.Connection, conversation_id: str, start: int) ->
         "UPDATE conversations SET fold_version = ? WHERE id = ?", (version, conversation_id)
     )
     return version
+
+
+def applying_to_path(
+    conn: sqlite3.Connection, conversation_id: str, records: list[CompactionRecord]
+) -> list[CompactionRecord]:
+    """The folds among `records` that apply to the active path."""
+    on_path = on_path_ids(conn, conversation_id, (r.last_message_id for r in records))
+    return [r for r in records if r.last_message_id is None or r.last_message_id in on_path]
 
 
 def _leave_leaf(conn: sqlite3.Connection, conversation_id: str) -> int:
@@ -88,17 +165,17 @@ def _leave_leaf(conn: sqlite3.Connection, conversation_id: str) -> int:
 
 def message_on_path(
     conn: sqlite3.Connection, conversation_id: str, message_id: str
-) -> tuple[int, str | None]:
-    """(seq, parent_id) of a message on the active path; NotFound / NotOnPath otherwise."""
+) -> MessageRecord:
+    """A message of the active path; NotFound / NotOnPath otherwise."""
     row = conn.execute(
-        "SELECT seq, parent_id, on_path FROM messages WHERE id = ? AND conversation_id = ?",
+        f"SELECT {MESSAGE_COLUMNS}, on_path FROM messages WHERE id = ? AND conversation_id = ?",
         (message_id, conversation_id),
     ).fetchone()
     if row is None:
         raise NotFound(f"no message {message_id!r} in conversation {conversation_id!r}")
-    if not row[2]:
+    if not row[-1]:
         raise NotOnPath(f"message {message_id!r} is not on the active path; switch to it first")
-    return row[0], row[1]
+    return message_from_row(row)
 
 
 def cut_path(
@@ -107,7 +184,7 @@ def cut_path(
     """End the active path at `parent_id` (None: before the first message), so the next
     message appended starts a new branch there. The leaf left keeps its fold pointer;
     the pointer moves back to the deepest fold that still applies."""
-    seq = -1 if parent_id is None else message_on_path(conn, conversation_id, parent_id)[0]
+    seq = -1 if parent_id is None else message_on_path(conn, conversation_id, parent_id).seq
     pointer = _leave_leaf(conn, conversation_id)
     conn.execute(
         "UPDATE messages SET on_path = 0 WHERE conversation_id = ? AND on_path = 1 AND seq > ?",
@@ -117,7 +194,7 @@ def cut_path(
         "UPDATE conversations SET active_leaf_id = ?, updated_at = ? WHERE id = ?",
         (parent_id, now, conversation_id),
     )
-    _repoint_fold(conn, conversation_id, pointer)
+    repoint_fold(conn, conversation_id, pointer)
 
 
 def latest_leaf(conn: sqlite3.Connection, conversation_id: str, message_id: str) -> str:
@@ -174,7 +251,7 @@ def switch_to(conn: sqlite3.Connection, conversation_id: str, message_id: str, n
         "UPDATE conversations SET active_leaf_id = ?, updated_at = ? WHERE id = ?",
         (leaf, now, conversation_id),
     )
-    _repoint_fold(conn, conversation_id, pointer if remembered is None else remembered)
+    repoint_fold(conn, conversation_id, pointer if remembered is None else remembered)
     return leaf
 
 
@@ -211,3 +288,16 @@ def last_folded_id(
         (conversation_id, api_start_index - 1),
     ).fetchone()
     return None if row is None else row[0]
+
+
+def branch_starts(conn: sqlite3.Connection, conversation_id: str) -> list[MessageRecord]:
+    """The first message of every branch that leaves the active path (a sibling of one of
+    its messages), by depth: where the other branches diverge."""
+    rows = conn.execute(
+        f"SELECT {MESSAGE_COLUMNS} FROM messages AS m "
+        "WHERE m.conversation_id = ? AND m.on_path = 0 AND (m.parent_id IS NULL OR EXISTS ("
+        "  SELECT 1 FROM messages AS p WHERE p.id = m.parent_id AND p.on_path = 1)) "
+        "ORDER BY m.seq, m.pk",
+        (conversation_id,),
+    ).fetchall()
+    return [message_from_row(row) for row in rows]

@@ -1,7 +1,7 @@
 """Export a conversation to JSON (lossless) or Markdown (readable), and import the JSON.
 
 The JSON format is a public contract (`"format": "foldline.conversation"`,
-`"formatVersion": 1`): camelCase keys like the HTTP API, except inside `parts`, which are
+`"formatVersion": 2`): camelCase keys like the HTTP API, except inside `parts`, which are
 the engine's own part values (`kind`, `call_id`, `is_error`, ...) so that a part
 round-trips without translation. It is described by the pydantic models below, which
 also validate an import before anything is written.
@@ -17,6 +17,12 @@ batches inside one transaction, so a conversation of any length moves in flat me
 Every number is range-checked and the folds are checked against the history they
 describe before anything is committed: a crafted file is refused with the field's name,
 never stored to break the conversation later.
+
+Version 2 carries the message tree: every branch's messages, parents first, each with its
+`parentId` (null for a first message) and `index` (its depth); the conversation's
+`activeLeafId`; each fold's `lastMessageId`; and on a leaf the person left, the fold that
+was current there (`leafFoldVersion`). A version 1 file (one path, no parents) imports as
+one path.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from foldline.store.records import (
     PARTS_ADAPTER,
     CompactionRecord,
     ConversationRecord,
+    Marks,
     MessageRecord,
     MessageStatus,
 )
@@ -60,7 +67,8 @@ __all__ = [
 ]
 
 FORMAT = "foldline.conversation"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
 MAX_INDEX = 2**31 - 1
 """The largest message index or count an import may claim."""
@@ -107,6 +115,7 @@ class ExportedConversation(_Schema):
     settings: dict[str, Any]
     created_at: str
     updated_at: str
+    active_leaf_id: str | None = None
 
     check_timestamps = field_validator("created_at", "updated_at")(_check_timestamp)
 
@@ -146,6 +155,8 @@ class ExportedMessage(_Schema):
     created_at: str
     updated_at: str
     pinned_at: str | None = None
+    parent_id: str | None = None
+    leaf_fold_version: int | None = Field(default=None, ge=0, le=MAX_VERSION)
 
     check_timestamps = field_validator("created_at", "updated_at")(_check_timestamp)
 
@@ -185,6 +196,7 @@ class ExportedFold(_Schema):
     details_total: int = Field(default=0, ge=0, le=MAX_INDEX)
     details_kept: int = Field(default=0, ge=0, le=MAX_INDEX)
     details_appended: int = Field(default=0, ge=0, le=MAX_INDEX)
+    last_message_id: str | None = None
 
 
 class ExportedModelCall(_Schema):
@@ -207,7 +219,9 @@ class ExportedModelCall(_Schema):
     check_timestamps = field_validator("created_at")(_check_timestamp)
 
 
-def _message_json(record: MessageRecord, pinned_at: str | None) -> ExportedMessage:
+def _message_json(
+    record: MessageRecord, pinned_at: str | None, leaf_fold_version: int | None
+) -> ExportedMessage:
     return ExportedMessage(
         id=record.id,
         index=record.seq,
@@ -220,6 +234,8 @@ def _message_json(record: MessageRecord, pinned_at: str | None) -> ExportedMessa
         created_at=record.created_at,
         updated_at=record.updated_at,
         pinned_at=pinned_at,
+        parent_id=record.parent_id,
+        leaf_fold_version=leaf_fold_version,
     )
 
 
@@ -247,6 +263,7 @@ def _fold_json(record: CompactionRecord) -> ExportedFold:
         details_total=state.details_total,
         details_kept=state.details_kept,
         details_appended=state.details_appended,
+        last_message_id=record.last_message_id,
     )
 
 
@@ -261,11 +278,12 @@ def _conversation_json(conversation: ConversationRecord) -> dict[str, Any]:
         settings=conversation.settings,
         created_at=conversation.created_at,
         updated_at=conversation.updated_at,
+        active_leaf_id=conversation.active_leaf_id,
     ).model_dump(mode="json", by_alias=True)
 
 
-def _message_dict(record: MessageRecord, pinned_at: str | None) -> dict[str, Any]:
-    exported = _message_json(record, pinned_at).model_dump(mode="json", by_alias=True)
+def _message_dict(record: MessageRecord, marks: tuple[str | None, int | None]) -> dict[str, Any]:
+    exported = _message_json(record, *marks).model_dump(mode="json", by_alias=True)
     # Parts keep the engine's field names; None-valued optional fields are left out, as
     # in the database.
     exported["parts"] = PARTS_ADAPTER.dump_python(
@@ -279,16 +297,22 @@ def _dumps(value: Any) -> bytes:
 
 
 def write_export(store: Store, conversation_id: str, out: IO[bytes]) -> None:
-    """Write the JSON export to `out`, one message at a time, from one read snapshot."""
-    pins = {pin.seq: pin.pinned_at for pin in store.list_pins(conversation_id)}
-    with store.reading_conversation(conversation_id) as (conversation, messages, compactions):
+    """Write the JSON export to `out`, one message at a time, from one read snapshot:
+    every branch, parents before children."""
+    with store.reading_conversation(conversation_id, every_branch=True) as (
+        conversation,
+        messages,
+        compactions,
+        marks,
+    ):
         out.write(b'{"format":' + _dumps(FORMAT))
         out.write(b',"formatVersion":' + _dumps(FORMAT_VERSION))
         out.write(b',"conversation":' + _dumps(_conversation_json(conversation)))
         out.write(b',"messages":[')
         for position, record in enumerate(messages):
             out.write(
-                (b"," if position else b"") + _dumps(_message_dict(record, pins.get(record.seq)))
+                (b"," if position else b"")
+                + _dumps(_message_dict(record, marks.get(record.id, (None, None))))
             )
         folds = [_fold_json(c).model_dump(mode="json", by_alias=True) for c in compactions]
         out.write(b'],"compactions":' + _dumps(folds))
@@ -385,6 +409,7 @@ def _message_record(message: ExportedMessage, conversation_id: str) -> MessageRe
         created_at=message.created_at,
         updated_at=message.updated_at,
         error=message.error,
+        parent_id=message.parent_id,
     )
 
 
@@ -414,22 +439,27 @@ def _fold_record(fold: ExportedFold) -> CompactionRecord:
         ),
         is_current=fold.current,
         parent_version=fold.parent_version,
+        last_message_id=fold.last_message_id,
     )
 
 
 def _messages(
-    reader: JsonReader, conversation_id: str, pins: dict[int, str]
+    reader: JsonReader,
+    conversation_id: str,
+    marks: Marks,
+    version: int,
 ) -> Iterator[MessageRecord]:
-    """The messages, validated one at a time; their pins are collected into `pins`."""
+    """The messages, validated one at a time; pins and remembered fold pointers are
+    collected into `marks` (exported id -> (pinned_at, leaf_fold_version))."""
     for position, item in enumerate(reader.array_items()):
         message = _validated(ExportedMessage, item, f"messages.{position}")
-        if message.index != position:
+        if version == 1 and message.index != position:
             raise ValueError(
                 f"messages[{position}].index is {message.index}; messages must be listed "
                 f"in display order with index 0, 1, 2..."
             )
-        if message.pinned_at is not None:
-            pins[message.index] = message.pinned_at
+        if message.pinned_at is not None or message.leaf_fold_version is not None:
+            marks[message.id] = (message.pinned_at, message.leaf_fold_version)
         yield _message_record(message, conversation_id)
 
 
@@ -464,7 +494,8 @@ def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
     seen: dict[str, Any] = {}
     folds: list[ExportedFold] = []
     calls: list[ExportedModelCall] = []
-    pins: dict[int, str] = {}
+    marks: Marks = {}
+    active_leaf: str | None = None
     with ExitStack() as transaction:
         writer = None
         for key in reader.object_keys():
@@ -485,7 +516,9 @@ def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
                     )
                 if reader.peek() != "[":
                     raise ValueError("invalid Foldline export: messages must be a list")
-                for batch in _batches(_messages(reader, writer.record.id, pins)):
+                version = seen["formatVersion"]
+                messages = _messages(reader, writer.record.id, marks, version)
+                for batch in _batches(messages):
                     writer.add_messages(batch)
                 seen[key] = True
                 continue
@@ -495,10 +528,12 @@ def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
                 raise ValueError(
                     f'not a Foldline conversation export ("format" must be "{FORMAT}")'
                 )
-            if key == "formatVersion" and (type(value) is not int or value != FORMAT_VERSION):
+            if key == "formatVersion" and (
+                type(value) is not int or value not in READABLE_VERSIONS
+            ):
                 raise ValueError(
                     f"unsupported formatVersion {value!r}; this version of Foldline reads "
-                    f"{FORMAT_VERSION}"
+                    f"{' and '.join(map(str, READABLE_VERSIONS))}"
                 )
             if key == "conversation":
                 exported = _validated(ExportedConversation, value, "conversation")
@@ -512,6 +547,7 @@ def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
                     updated_at=exported.updated_at,
                     message_count=0,
                 )
+                active_leaf = exported.active_leaf_id
                 writer = transaction.enter_context(store.import_conversation(record))
             if key == "modelCalls":
                 if not isinstance(value, list):
@@ -532,7 +568,7 @@ def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
         if missing or writer is None:
             raise ValueError(f"invalid Foldline export: missing {', '.join(missing)}")
         _check_folds(folds, writer.message_count)
-        record = writer.finish([_fold_record(fold) for fold in folds], pins)
+        record = writer.finish([_fold_record(fold) for fold in folds], marks, active_leaf)
     # Calls keep their tokens, cost and fold; their link to a message (whose id is new)
     # is not kept.
     store.record_calls(

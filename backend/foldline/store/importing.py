@@ -8,16 +8,18 @@ fails half-way (invalid data further on, a full disk) rolls back and leaves noth
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
-from foldline.store import queries
+from foldline.store import branches, queries
 from foldline.store.records import (
     COMPACTION_INSERT,
     MESSAGE_STATUSES,
     CompactionRecord,
     ConversationRecord,
+    Marks,
     MessageRecord,
     compaction_values,
     dump_json_or_none,
@@ -26,37 +28,79 @@ from foldline.store.records import (
 
 _MESSAGE_INSERT = (
     "INSERT INTO messages (id, conversation_id, seq, role, parts, status, usage, "
-    "token_count, error, created_at, updated_at, parent_id) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "token_count, error, created_at, updated_at, parent_id, on_path) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
 )
 
 
 class ConversationImport:
-    """The conversation row is written first; messages follow in order, folds last."""
+    """The conversation row is written first; messages follow in order, folds last.
+
+    Messages arrive parents first (a tree is listed by depth). Each gets a new id derived
+    from its exported id and a salt drawn for this import, so a parent's new id is found
+    again without keeping a map of every id in memory. Every message is written off the
+    active path; `finish` marks the path to the active leaf.
+    """
 
     def __init__(
         self, conn: sqlite3.Connection, conversation: ConversationRecord, new_id: Callable[[], str]
     ) -> None:
         self._conn = conn
-        self._new_id = new_id
+        self._salt = new_id()
         self.record = replace(conversation, message_count=0)
-        self._last_id: str | None = None
+        self.depth = 0
+        """One more than the deepest message's index (the history's length on one path)."""
+        self._last: tuple[str, int] | None = None
         queries.insert_conversation(conn, self.record)
 
     @property
     def message_count(self) -> int:
-        return self.record.message_count
+        return self.depth
+
+    def new_id(self, exported_id: str) -> str:
+        """The id an exported message id gets in this import."""
+        return hashlib.sha256(f"{self._salt}:{exported_id}".encode()).hexdigest()[:32]
+
+    def _seq_of(self, message_id: str, batch: Mapping[str, int]) -> int | None:
+        if self._last is not None and self._last[0] == message_id:
+            return self._last[1]
+        if message_id in batch:
+            return batch[message_id]
+        row = self._conn.execute(
+            "SELECT seq FROM messages WHERE id = ? AND conversation_id = ?",
+            (message_id, self.record.id),
+        ).fetchone()
+        return None if row is None else row[0]
 
     def add_messages(self, messages: Iterable[MessageRecord]) -> None:
-        """Append messages; their `seq` must continue 0, 1, 2... from the ones before."""
+        """Append messages. Each follows its `parent_id` (an exported id listed before it)
+        at the next index; a message without a parent and with an index above 0 follows
+        the message before it (a file of one path), one at index 0 starts a tree."""
         rows = []
-        count = self.record.message_count
+        batch: dict[str, int] = {}
         for message in messages:
-            if message.seq != count:
-                raise ValueError(f"message {count} has seq {message.seq}; expected {count}")
             if message.status not in MESSAGE_STATUSES:
                 raise ValueError(f"unknown message status {message.status!r}")
-            message_id = self._new_id()
+            if message.parent_id is not None:
+                parent: str | None = self.new_id(message.parent_id)
+                parent_seq = self._seq_of(parent, batch)  # type: ignore[arg-type]
+                if parent_seq is None:
+                    raise ValueError(
+                        f"message {message.id!r}: its parent {message.parent_id!r} must be "
+                        "listed before it"
+                    )
+            elif message.seq > 0 and self._last is not None:
+                parent, parent_seq = self._last
+            else:
+                parent, parent_seq = None, -1
+            if message.seq != parent_seq + 1:
+                raise ValueError(
+                    f"message {message.id!r} has index {message.seq}; after its parent it "
+                    f"must be {parent_seq + 1}"
+                )
+            message_id = self.new_id(message.id)
+            if message_id in batch:
+                raise ValueError(f"message id {message.id!r} appears twice")
             rows.append(
                 (
                     message_id,
@@ -70,20 +114,28 @@ class ConversationImport:
                     message.error,
                     message.created_at,
                     message.updated_at,
-                    self._last_id,
+                    parent,
                 )
             )
-            self._last_id = message_id
-            count += 1
-        self._conn.executemany(_MESSAGE_INSERT, rows)
-        self.record = replace(self.record, message_count=count)
+            batch[message_id] = message.seq
+            self._last = (message_id, message.seq)
+            self.depth = max(self.depth, message.seq + 1)
+        try:
+            self._conn.executemany(_MESSAGE_INSERT, rows)
+        except sqlite3.IntegrityError:
+            raise ValueError("a message id appears twice") from None
 
     def finish(
-        self, compactions: Sequence[CompactionRecord], pins: Mapping[int, str] | None = None
+        self,
+        compactions: Sequence[CompactionRecord],
+        marks: Marks | None = None,
+        active_leaf: str | None = None,
     ) -> ConversationRecord:
-        """Write the folds (at most one current, each inside the messages written) and
-        the pins (display index -> when it was pinned)."""
-        count = self.record.message_count
+        """Write the folds (at most one current, each inside the messages written), the
+        pins and remembered fold pointers (`marks`: exported id -> (pinned_at,
+        leaf_fold_version)), and the active path: to `active_leaf` (an exported id;
+        None = the last message written)."""
+        count = self.depth
         versions = {c.state.version for c in compactions}
         for compaction in compactions:
             if not 0 <= compaction.state.api_start_index <= count:
@@ -93,26 +145,51 @@ class ConversationImport:
         current = [c.state.version for c in compactions if c.is_current]
         if len(current) > 1:
             raise ValueError("at most one fold version can be current")
-        self._conn.executemany(
-            COMPACTION_INSERT,
-            [
-                compaction_values(self.record.id, c.state, c.state.version, c.parent_version, None)
-                for c in compactions
-            ],
-        )
-        self._conn.executemany(
-            "UPDATE messages SET pinned_at = ? WHERE conversation_id = ? AND seq = ?",
-            [(pinned_at, self.record.id, seq) for seq, pinned_at in (pins or {}).items()],
+        leaf = self._last[0] if active_leaf is None and self._last else None
+        if active_leaf is not None:
+            leaf = self.new_id(active_leaf)
+            if self._seq_of(leaf, {}) is None:
+                raise ValueError(f"the active leaf {active_leaf!r} is not a listed message")
+        self._conn.execute(
+            "WITH RECURSIVE up(id, parent_id) AS ("
+            "  SELECT id, parent_id FROM messages WHERE id = ?"
+            "  UNION ALL SELECT m.id, m.parent_id FROM messages AS m JOIN up ON m.id = up.parent_id"
+            ") UPDATE messages SET on_path = 1 WHERE id IN (SELECT id FROM up)",
+            (leaf,),
         )
         self._conn.execute(
-            "UPDATE conversations SET fold_version = ?, active_leaf_id = ? WHERE id = ?",
-            (current[0] if current else 0, self._last_id, self.record.id),
+            "UPDATE conversations SET active_leaf_id = ? WHERE id = ?", (leaf, self.record.id)
         )
-        # Imported as one path: each fold's last message is the one before its boundary.
+        folds = []
+        for c in compactions:
+            last = None if c.last_message_id is None else self.new_id(c.last_message_id)
+            if last is not None and self._seq_of(last, {}) != c.state.api_start_index - 1:
+                raise ValueError(
+                    f"fold v{c.state.version}: its last message {c.last_message_id!r} must be "
+                    f"a listed message at index {c.state.api_start_index - 1}"
+                )
+            folds.append(
+                compaction_values(self.record.id, c.state, c.state.version, c.parent_version, last)
+            )
+        self._conn.executemany(COMPACTION_INSERT, folds)
+        # A file of one path names no last messages: each fold's is the active path's
+        # message just before its boundary.
         self._conn.execute(
             "UPDATE compactions SET last_message_id = (SELECT m.id FROM messages AS m "
             "WHERE m.conversation_id = compactions.conversation_id AND m.on_path = 1 "
-            "AND m.seq = compactions.api_start_index - 1) WHERE conversation_id = ?",
+            "AND m.seq = compactions.api_start_index - 1) "
+            "WHERE conversation_id = ? AND last_message_id IS NULL",
             (self.record.id,),
+        )
+        self._conn.executemany(
+            "UPDATE messages SET pinned_at = ?, leaf_fold_version = ? WHERE id = ?",
+            [(pin, pointer, self.new_id(old)) for old, (pin, pointer) in (marks or {}).items()],
+        )
+        # The current fold must apply to the active path: walked back if it does not.
+        branches.repoint_fold(self._conn, self.record.id, current[0] if current else 0)
+        self.record = replace(
+            self.record,
+            message_count=queries.next_seq(self._conn, self.record.id),
+            active_leaf_id=leaf,
         )
         return self.record

@@ -13,6 +13,7 @@ from typing import Any
 from foldline.store import queries
 from foldline.store.records import (
     MESSAGE_COLUMNS,
+    Marks,
     MessageRecord,
     NotFound,
     PinRecord,
@@ -104,3 +105,14 @@ def set_pinned(
     conn.execute("UPDATE messages SET pinned_at = ? WHERE id = ?", (pinned_at, message_id))
     conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation_id))
     return pinned_at
+
+
+def message_marks(conn: sqlite3.Connection, conversation_id: str) -> Marks:
+    """The messages with a pin or a remembered fold pointer: id -> (pinned_at,
+    leaf_fold_version). Few rows: the pins and the leaves the person left."""
+    rows = conn.execute(
+        "SELECT id, pinned_at, leaf_fold_version FROM messages WHERE conversation_id = ? "
+        "AND (pinned_at IS NOT NULL OR leaf_fold_version IS NOT NULL)",
+        (conversation_id,),
+    ).fetchall()
+    return {row[0]: (row[1], row[2]) for row in rows}

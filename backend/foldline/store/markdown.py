@@ -1,9 +1,11 @@
-"""A conversation as readable Markdown: every message, tool calls, and each fold line.
+"""A conversation as readable Markdown: the active path, tool calls, each fold line, and
+a list of the other branches.
 
 Meant for people (sharing, archiving), not for re-import; the JSON export is the lossless
-one. Each fold version is drawn where its boundary (`apiStartIndex`) falls, with its
-summary, and marked current, superseded (an earlier fold the current one builds on) or
-undone.
+one (every branch). Each fold version of the active path is drawn where its boundary
+(`apiStartIndex`) falls, with its summary, and marked current, superseded (an earlier fold
+the current one builds on) or undone. The other branches are listed at the end: where
+each leaves the active path, and its first line.
 """
 
 from __future__ import annotations
@@ -120,8 +122,32 @@ def _versions(count: int) -> str:
     return "1 version" if count == 1 else f"{count} versions"
 
 
+def _first_line(record: MessageRecord, limit: int = 120) -> str:
+    text = record.message.text.strip() or "(no text)"
+    line = text.splitlines()[0]
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _branches_markdown(starts: list[MessageRecord]) -> str:
+    lines = ["## Other branches", ""]
+    lines.append(
+        "Other versions of messages of the history above, each the start of a branch "
+        "(the JSON export holds them in full):"
+    )
+    lines.append("")
+    for record in starts:
+        role = ROLE_LABELS.get(record.message.role, record.message.role)
+        lines.append(f"- at #{record.seq} ({role}, {record.created_at}): {_first_line(record)}")
+    return "\n".join(lines)
+
+
 def export_markdown(store: Store, conversation_id: str) -> str:
     conversation, messages, compactions = store.read_conversation(conversation_id)
+    # Only the folds of the active path: the others summarize other branches.
+    on_path = {record.id for record in messages}
+    compactions = [
+        c for c in compactions if c.last_message_id is None or c.last_message_id in on_path
+    ]
     status = _fold_status(compactions)
     folds_at: dict[int, list[CompactionRecord]] = {}
     for record in compactions:
@@ -148,4 +174,7 @@ def export_markdown(store: Store, conversation_id: str) -> str:
             blocks.append(_fold_markdown(record, status[record.state.version]))
         if index < len(messages):
             blocks.append(_message_markdown(messages[index]))
+    starts = store.branch_starts(conversation_id)
+    if starts:
+        blocks.append(_branches_markdown(starts))
     return "\n\n".join(blocks) + "\n"

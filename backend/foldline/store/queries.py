@@ -10,6 +10,7 @@ import json
 import sqlite3
 from collections.abc import Mapping
 
+from foldline.core.calibration import Calibration
 from foldline.core.messages import Message
 from foldline.core.state import CompactionState
 from foldline.store.records import (
@@ -120,3 +121,22 @@ def replace_messages(
         )
         if cursor.rowcount == 0:
             raise NotFound(f"no message with id {message_id!r} in {conversation_id!r}")
+
+
+def get_calibration(conn: sqlite3.Connection, provider: str, model: str) -> Calibration:
+    row = conn.execute(
+        "SELECT ratio, samples FROM calibration WHERE provider = ? AND model = ?",
+        (provider, model),
+    ).fetchone()
+    return Calibration() if row is None else Calibration(ratio=row[0], samples=row[1])
+
+
+def set_calibration(
+    conn: sqlite3.Connection, provider: str, model: str, calibration: Calibration, now: str
+) -> None:
+    conn.execute(
+        "INSERT INTO calibration (provider, model, ratio, samples, updated_at) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (provider, model) DO UPDATE SET "
+        "ratio = excluded.ratio, samples = excluded.samples, updated_at = excluded.updated_at",
+        (provider, model, calibration.ratio, calibration.samples, now),
+    )

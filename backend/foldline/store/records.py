@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -276,3 +277,11 @@ COMPACTION_INSERT = (
     "details_kept, details_appended, last_message_id) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+
+
+Marks = dict[str, tuple[str | None, int | None]]
+"""Per marked message id: (pinned_at, leaf_fold_version), what an export carries besides
+the message itself (only the pinned messages and the leaves the person left)."""
+
+ConversationRead = tuple[ConversationRecord, Iterator[MessageRecord], list[CompactionRecord], Marks]
+"""A conversation's row, its messages one at a time, its folds and its marks."""

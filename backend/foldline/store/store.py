@@ -37,6 +37,7 @@ from foldline.store.records import (
     MESSAGE_STATUSES,
     CompactionRecord,
     ConcurrentFold,
+    ConversationRead,
     ConversationRecord,
     CorruptDatabase,
     MessageRecord,
@@ -268,64 +269,16 @@ class Store:
         in order; the last one becomes the active leaf."""
         _check_status(status)
         with self._pool.write() as conn:
-            return self._append(conn, conversation_id, messages, status, usage, token_count)
-
-    def _append(
-        self,
-        conn: sqlite3.Connection,
-        conversation_id: str,
-        messages: Sequence[Message],
-        status: MessageStatus = "complete",
-        usage: dict[str, Any] | None = None,
-        token_count: int | None = None,
-    ) -> list[MessageRecord]:
-        now = self._now()
-        parent_id, first_seq = branches.tip(conn, conversation_id)
-        records: list[MessageRecord] = []
-        for offset, message in enumerate(messages):
-            records.append(
-                MessageRecord(
-                    id=new_id(),
-                    conversation_id=conversation_id,
-                    seq=first_seq + offset,
-                    message=message,
-                    status=status,
-                    usage=usage,
-                    token_count=token_count,
-                    created_at=now,
-                    updated_at=now,
-                    error=None,
-                    parent_id=records[-1].id if records else parent_id,
-                )
+            return branches.append_after_leaf(
+                conn,
+                conversation_id,
+                messages,
+                now=self._now(),
+                new_id=new_id,
+                status=status,
+                usage=usage,
+                token_count=token_count,
             )
-        usage_json = dump_json_or_none(usage)
-        conn.executemany(
-            "INSERT INTO messages (id, conversation_id, seq, role, parts, status, usage, "
-            "token_count, created_at, updated_at, parent_id) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    r.id,
-                    conversation_id,
-                    r.seq,
-                    r.message.role,
-                    dump_parts(r.message),
-                    status,
-                    usage_json,
-                    token_count,
-                    now,
-                    now,
-                    r.parent_id,
-                )
-                for r in records
-            ],
-        )
-        leaf = records[-1].id if records else parent_id
-        conn.execute(
-            "UPDATE conversations SET updated_at = ?, active_leaf_id = ? WHERE id = ?",
-            (now, leaf, conversation_id),
-        )
-        return records
 
     # -- the message tree ----------------------------------------------------------------
 
@@ -337,10 +290,13 @@ class Store:
         a message the path just ends there, for an answer to be written next (regenerate).
         The fold pointer moves back to the deepest fold that applies to the new path."""
         with self._pool.write() as conn:
-            branches.cut_path(conn, conversation_id, parent_id, self._now())
+            now = self._now()
+            branches.cut_path(conn, conversation_id, parent_id, now)
             if message is None:
                 return None
-            return self._append(conn, conversation_id, [message])[0]
+            return branches.append_after_leaf(
+                conn, conversation_id, [message], now=now, new_id=new_id
+            )[0]
 
     def switch_branch(self, conversation_id: str, message_id: str) -> ConversationRecord:
         """Make the most recently created leaf under `message_id` the active leaf."""
@@ -352,13 +308,13 @@ class Store:
         """Each message's id and its siblings' (same parent), oldest first."""
         return branches.sibling_ids(self._pool.get().conn, conversation_id, message_ids)
 
+    def branch_starts(self, conversation_id: str) -> list[MessageRecord]:
+        """The first message of each branch that leaves the active path, by depth."""
+        return branches.branch_starts(self._pool.get().conn, conversation_id)
+
     def message_on_path(self, conversation_id: str, message_id: str) -> MessageRecord:
         """A message of the active path (NotFound; `branches.NotOnPath` off the path)."""
-        record = self.get_message(message_id)
-        if record.conversation_id != conversation_id:
-            raise NotFound(f"no message {message_id!r} in conversation {conversation_id!r}")
-        branches.message_on_path(self._pool.get().conn, conversation_id, message_id)
-        return record
+        return branches.message_on_path(self._pool.get().conn, conversation_id, message_id)
 
     def update_message(
         self,
@@ -477,12 +433,9 @@ class Store:
         `active_path_only`, only the folds that apply to the active path."""
         with self._pool.snapshot() as conn:
             records = queries.list_compactions(conn, conversation_id)
-            if not active_path_only:
-                return records
-            on_path = branches.on_path_ids(
-                conn, conversation_id, (r.last_message_id for r in records)
-            )
-        return [r for r in records if r.last_message_id in on_path or r.last_message_id is None]
+            if active_path_only:
+                return branches.applying_to_path(conn, conversation_id, records)
+            return records
 
     def commit_fold(
         self,
@@ -569,24 +522,28 @@ class Store:
         self, conversation_id: str
     ) -> tuple[ConversationRecord, list[MessageRecord], list[CompactionRecord]]:
         """The whole conversation from one read snapshot (for export)."""
-        with self.reading_conversation(conversation_id) as (conversation, messages, compactions):
-            return conversation, list(messages), compactions
+        with self.reading_conversation(conversation_id) as (conversation, messages, folds, _):
+            return conversation, list(messages), folds
 
     @contextmanager
     def reading_conversation(
-        self, conversation_id: str
-    ) -> Iterator[tuple[ConversationRecord, Iterator[MessageRecord], list[CompactionRecord]]]:
-        """The conversation, its messages one at a time (in display order) and its folds,
-        all from one read snapshot: an export of any size reads in constant memory."""
+        self, conversation_id: str, *, every_branch: bool = False
+    ) -> Iterator[ConversationRead]:
+        """The conversation, its messages one at a time (the active path in display
+        order; with `every_branch`, every message, parents first), its folds and the
+        messages' marks (id -> (pinned_at, leaf_fold_version), for the marked ones), all
+        from one read snapshot: an export of any size reads in constant memory."""
+        path = "" if every_branch else "AND on_path = 1 "
         with self._pool.snapshot() as conn:
             conversation = queries.get_conversation(conn, conversation_id)
             compactions = queries.list_compactions(conn, conversation_id)
+            marks = lookups.message_marks(conn, conversation_id)
             cursor = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS} FROM messages "
-                "WHERE conversation_id = ? AND on_path = 1 ORDER BY seq",
+                f"WHERE conversation_id = ? {path}ORDER BY seq, pk",
                 (conversation_id,),
             )
-            yield conversation, (message_from_row(row) for row in cursor), compactions
+            yield conversation, (message_from_row(row) for row in cursor), compactions, marks
 
     @contextmanager
     def import_conversation(self, conversation: ConversationRecord) -> Iterator[ConversationImport]:
@@ -641,22 +598,8 @@ class Store:
 
     def get_calibration(self, provider: str, model: str) -> Calibration:
         """The learned ratio for this provider and model (ratio 1.0, 0 samples if none)."""
-        row = (
-            self._pool.get()
-            .conn.execute(
-                "SELECT ratio, samples FROM calibration WHERE provider = ? AND model = ?",
-                (provider, model),
-            )
-            .fetchone()
-        )
-        return Calibration() if row is None else Calibration(ratio=row[0], samples=row[1])
+        return queries.get_calibration(self._pool.get().conn, provider, model)
 
     def set_calibration(self, provider: str, model: str, calibration: Calibration) -> None:
         with self._pool.write() as conn:
-            conn.execute(
-                "INSERT INTO calibration (provider, model, ratio, samples, updated_at) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (provider, model) DO UPDATE SET "
-                "ratio = excluded.ratio, samples = excluded.samples, "
-                "updated_at = excluded.updated_at",
-                (provider, model, calibration.ratio, calibration.samples, self._now()),
-            )
+            queries.set_calibration(conn, provider, model, calibration, self._now())
