@@ -57,7 +57,9 @@ export function startEdit(message, element) {
     .filter((part) => part.kind === "text")
     .map((part) => part.text)
     .join("");
+  // For a folded message: resolves once the warning is on screen.
   let preview = null;
+  let warned = false;
   const close = () => {
     chat.redrawMessage(message.index);
     chat.messageElement(message.index)?.querySelector(".edit-button")?.focus();
@@ -68,9 +70,12 @@ export function startEdit(message, element) {
       if (refuseWhileBusy()) {
         return;
       }
+      // The warning must have been on screen before a folded message's edit goes out:
+      // a press that comes before it only shows it, and the next one sends.
+      const seen = warned;
       editor.busy(true);
-      // The warning must be on screen before a folded message's edit goes out.
-      if (preview && !(await preview)) {
+      await preview;
+      if (warned && !seen) {
         editor.busy(false);
         return;
       }
@@ -80,23 +85,21 @@ export function startEdit(message, element) {
       }
     },
   });
-  element.classList.add("editing");
   element.querySelector(".bubble")?.replaceWith(editor.element);
   element.querySelector(".message-meta")?.remove();
   editor.focus();
   // The current fold says what is folded now (a message's `inContext` may predate it).
   if (message.index < apiStartIndex()) {
+    const warn = (note) => {
+      editor.warning(note);
+      warned = true;
+    };
     preview = api.editPreview(conversationId, message.id).then(
-      (result) => {
-        if (result?.folded) {
-          editor.warning(foldWarning(result));
-        }
-        return true;
-      },
-      (error) => {
-        notifyError("Could not check what the edit would fold", error);
-        return false;
-      },
+      (result) => result?.folded && warn(foldWarning(result)),
+      () =>
+        warn(
+          "This message is folded: the model will see the earlier context again (its size could not be checked).",
+        ),
     );
   }
 }
