@@ -238,23 +238,37 @@ def test_edits_before_and_after_the_fold(ui):
     first = message(page, 2)
     assert start > 2
     expect(first).to_have_class(re.compile("folded"))
+    # The server's answer to the preview is held back, and Enter pressed before it: the
+    # edit waits for the warning, and is sent only by a press after it was shown.
+    held = []
+    page.route("**/edit-preview", lambda route: held.append(route))
     first.hover()
     first.locator(".edit-button").click()
+    box = first.locator("textarea.edit-input")
+    box.fill("Message 1, shorter this time.")
+    box.press("Enter")
+    expect(box).to_have_attribute("readonly", "")
+    assert len(held) == 1
+    calls_before = len(ui.app.script.calls)
+    held[0].continue_()
+    warning = first.locator(".edit-warning")
+    expect(warning).to_be_visible()
+    expect(box).not_to_have_attribute("readonly", "")
+    expect(box).to_have_value("Message 1, shorter this time.")
+    assert len(ui.app.script.calls) == calls_before
+    expect(page.locator(".message")).to_have_count(int(last_user.get_attribute("data-index")) + 2)
+    page.unroute("**/edit-preview")
     preview = ui.app.api(
         "GET",
         f"/api/conversations/{conversation_id}/messages/{first.get_attribute('data-id')}"
         "/edit-preview",
     )
     assert preview["folded"] is True
-    warning = first.locator(".edit-warning")
-    expect(warning).to_be_visible()
     expect(warning).to_contain_text(
         f"The model will see the earlier context again ({format_tokens(preview['viewTokens'])}"
         " tokens"
     )
     shots(ui, "branches-fold-warning")
-    box = first.locator("textarea.edit-input")
-    box.fill("Message 1, shorter this time.")
     box.press("Enter")
     ui.idle()
 
