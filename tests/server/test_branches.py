@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
+from foldline.core.state import CompactionState, SummarizedRange
+from foldline.store import Store
+
 
 def _messages(client: TestClient, conversation: str) -> list[dict]:
     reply = client.get(f"/api/conversations/{conversation}/messages")
@@ -123,3 +126,34 @@ def test_search_hits_say_which_branch_they_are_on(client: TestClient) -> None:
     assert found[0]["searchHit"]["onActivePath"] is False
     here = client.get("/api/conversations", params={"q": "wombat"}).json()["items"]
     assert here[0]["searchHit"]["onActivePath"] is True
+
+
+def test_the_fold_list_and_the_meter_follow_the_branch(client: TestClient, store: Store) -> None:
+    conversation = _conversation_with_two_turns(client)
+    base = f"/api/conversations/{conversation}"
+    old = _messages(client, conversation)
+    fold = CompactionState(
+        version=1,
+        compacted_at="2025-01-01T00:00:00Z",
+        summary_message="the first exchange",
+        api_start_index=2,
+        summarized_range=SummarizedRange(from_index=0, to_index=2, message_count=2),
+        strategy="structured",
+        trigger="manual",
+        tokens_before=100,
+        tokens_after=10,
+    )
+    store.commit_fold(conversation, fold, expected_version=0)
+
+    client.post(f"{base}/messages/{old[0]['id']}/edit", json={"content": "a new start"})
+    assert client.get(f"{base}/compactions").json() == {"items": [], "currentVersion": 0}
+    context = client.get(f"{base}/context").json()
+    assert context["compaction"] is None and context["messagesInHistory"] == 2
+    assert client.post(f"{base}/compactions/1/undo").status_code == 409
+
+    client.put(f"{base}/active-leaf", json={"messageId": old[0]["id"]})
+    folds = client.get(f"{base}/compactions").json()
+    assert [(f["version"], f["isCurrent"]) for f in folds["items"]] == [(1, True)]
+    context = client.get(f"{base}/context").json()
+    assert context["compaction"]["version"] == 1 and context["messagesInHistory"] == 4
+    assert client.post(f"{base}/compactions/1/undo").status_code == 200

@@ -50,7 +50,8 @@ class ChatUnavailable(Exception):
 
 
 class WrongMessage(Exception):
-    """An edit of an answer, a regenerate of the person's message... (HTTP 400)."""
+    """The message is of the wrong kind: an edit of an answer, a regenerate of a question
+    (HTTP 400)."""
 
 
 class TurnHandle:
