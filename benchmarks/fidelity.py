@@ -87,63 +87,60 @@ class Fact:
     """The probe question of `--live`."""
 
 
+FACT_KINDS: tuple[tuple[int, Callable[[random.Random, int], str], str, str], ...] = (
+    (
+        7,
+        lambda rng, i: f"{rng.randint(10, 99)},{rng.randint(100, 999)}",
+        "The budget for phase {upper} is {key} credits.",
+        "What is the budget for phase {upper}?",
+    ),
+    (
+        7,
+        lambda rng, i: str(rng.randint(3000, 9999)),
+        "Service number {lower} listens on port {key}.",
+        "Which port does service {lower} listen on?",
+    ),
+    (
+        7,
+        lambda rng, i: (
+            f"/srv/app{i}/{rng.choice(['conf', 'data', 'keys'])}/{rng.randint(100, 999)}.toml"
+        ),
+        "The settings for worker {i} are in {key} on the host.",
+        "Where are the settings for worker {i}?",
+    ),
+    (
+        6,
+        lambda rng, i: (
+            f"load_{rng.choice(['window', 'index', 'pins', 'folds'])}_{i}{rng.randint(10, 99)}"
+        ),
+        "The function to call for step {i} is `{key}`.",
+        "Which function is called for step {i}?",
+    ),
+    (
+        3,
+        lambda rng, i: f"Project {rng.choice(['Falcon', 'Heron', 'Osprey'])} {rng.randint(10, 99)}",
+        'We call release {i} "{key}" in public.',
+        "What do we call release {i} in public?",
+    ),
+    (
+        3,
+        lambda rng, i: f"https://docs.example.com/guide/{rng.randint(1000, 9999)}",
+        "The reference for topic {i} is {key} for everyone.",
+        "What is the reference URL for topic {i}?",
+    ),
+)
+"""The facts with a value: how many, the value drawn for the i-th (its key), the sentence
+the person writes and the probe question (`{i}`, `{upper}` A, B, …, `{lower}` a, b, …)."""
+
+
 def make_facts(rng: random.Random) -> list[Fact]:
-    """40 facts of six kinds, with unique keys."""
+    """40 facts of six kinds, with unique keys: those of FACT_KINDS, then rules (a rule's
+    sentence is its own key)."""
     facts: list[Fact] = []
-    for i in range(7):
-        n = f"{rng.randint(10, 99)},{rng.randint(100, 999)}"
-        facts.append(
-            Fact(
-                f"The budget for phase {chr(65 + i)} is {n} credits.",
-                n,
-                f"What is the budget for phase {chr(65 + i)}?",
-            )
-        )
-    for i in range(7):
-        port = str(rng.randint(3000, 9999))
-        facts.append(
-            Fact(
-                f"Service number {chr(97 + i)} listens on port {port}.",
-                port,
-                f"Which port does service {chr(97 + i)} listen on?",
-            )
-        )
-    for i in range(7):
-        path = f"/srv/app{i}/{rng.choice(['conf', 'data', 'keys'])}/{rng.randint(100, 999)}.toml"
-        facts.append(
-            Fact(
-                f"The settings for worker {i} are in {path} on the host.",
-                path,
-                f"Where are the settings for worker {i}?",
-            )
-        )
-    for i in range(6):
-        name = f"load_{rng.choice(['window', 'index', 'pins', 'folds'])}_{i}{rng.randint(10, 99)}"
-        facts.append(
-            Fact(
-                f"The function to call for step {i} is `{name}`.",
-                name,
-                f"Which function is called for step {i}?",
-            )
-        )
-    for i in range(3):
-        code = f"Project {rng.choice(['Falcon', 'Heron', 'Osprey'])} {rng.randint(10, 99)}"
-        facts.append(
-            Fact(
-                f'We call release {i} "{code}" in public.',
-                code,
-                f"What do we call release {i} in public?",
-            )
-        )
-    for i in range(3):
-        url = f"https://docs.example.com/guide/{rng.randint(1000, 9999)}"
-        facts.append(
-            Fact(
-                f"The reference for topic {i} is {url} for everyone.",
-                url,
-                f"What is the reference URL for topic {i}?",
-            )
-        )
+    for count, draw, sentence, question in FACT_KINDS:
+        for i in range(count):
+            names = {"i": i, "upper": chr(65 + i), "lower": chr(97 + i), "key": draw(rng, i)}
+            facts.append(Fact(sentence.format(**names), names["key"], question.format(**names)))
     verbs = [
         "deploy on a Friday",
         "commit secrets",

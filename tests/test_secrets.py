@@ -13,6 +13,7 @@ import keyring.backend
 import keyring.errors
 import pytest
 from keyring.backends import fail
+from memory_keyring import MemoryKeyring
 
 from foldline.secrets import (
     SERVICE,
@@ -24,24 +25,6 @@ from foldline.secrets import (
     secrets_path,
     set_api_key,
 )
-
-
-class MemoryKeyring(keyring.backend.KeyringBackend):
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.passwords: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.passwords.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.passwords[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        if self.passwords.pop((service, username), None) is None:
-            raise keyring.errors.PasswordDeleteError("not found")
 
 
 class LockedKeyring(MemoryKeyring):

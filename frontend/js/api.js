@@ -289,6 +289,9 @@ export const api = {
   /** The MCP calls waiting for approval in a conversation: `{items: [...]}`. */
   pendingApprovals: (id) => json("GET", `/api/conversations/${enc(id)}/tool-calls/pending`),
   mcpServers: () => json("GET", "/api/mcp/servers"),
+  /** `{name, transport: "stdio"|"http", command?, args?, env?, cwd?, url?, headers?,
+   * approval?, timeout?, enabled?}` → the new McpServer (secrets masked). */
+  addMcpServer: (server) => json("POST", "/api/mcp/servers", { body: server }),
   restartMcpServer: (name) => json("POST", `/api/mcp/servers/${enc(name)}/restart`, { body: {} }),
   importMcp: (text) => json("POST", "/api/mcp/import", { body: { text } }),
   /** `{approval?, timeout?, enabled?, tools?: {TOOL: {approval?, enabled?}}}` */

@@ -9,15 +9,10 @@
 import { api } from "./api.js";
 import { openModal } from "./dialog.js";
 import { h, icon } from "./dom.js";
-import { mcpPanel } from "./mcp.js";
+import { mcpPanel } from "./mcp-panel.js";
+import { EMPTY_MODEL, modelsPanel } from "./models-panel.js";
 import { notifyError } from "./notices.js";
-import {
-  EMPTY_MODEL,
-  compactionPanel,
-  generalPanel,
-  modelsPanel,
-  providersPanel,
-} from "./settings-panels.js";
+import { compactionPanel, generalPanel, providersPanel } from "./settings-panels.js";
 import { emit, state } from "./state.js";
 
 export async function loadSettings() {

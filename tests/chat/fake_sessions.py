@@ -59,7 +59,7 @@ def fake_server(model: ScriptedModel) -> Iterator[FakeProviderServer]:
         yield fake
 
 
-def noting_model(summaries: Callable[[ModelRequest], str]) -> ScriptedModel:
+def noting_model(summaries: Callable[[ModelRequest], str | Reply]) -> ScriptedModel:
     """A model that answers every turn with "Noted." and filler, and folds with SUMMARIES."""
     return ScriptedModel(
         when_empty=lambda request: Reply(text="Noted. " + filler(0, 120)), summaries=summaries

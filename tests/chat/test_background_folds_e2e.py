@@ -14,16 +14,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from fake_sessions import MODEL, WIRES, filler, make_service, run
+from fake_sessions import MODEL, WIRES, fake_server, filler, make_service, noting_model, run
 
 from foldline.chat.events import ChatEvent
 from foldline.chat.service import ChatService
 from foldline.store import Store
 from foldline.testing import (
     FakeProviderServer,
-    ModelLimits,
     Reply,
-    ScriptedModel,
     structured_summary,
 )
 
@@ -38,14 +36,7 @@ def slow_summary(request) -> Reply:  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def server() -> Iterator[FakeProviderServer]:
-    model = ScriptedModel(
-        when_empty=lambda request: Reply(text="Noted. " + filler(0, 120)),
-        summaries=slow_summary,
-    )
-    limits = ModelLimits(context_window=8192, max_output_tokens=1024)
-    with FakeProviderServer(
-        model, models={MODEL["anthropic"]: limits, MODEL["openai"]: limits}, api_key="k"
-    ) as fake:
+    with fake_server(noting_model(slow_summary)) as fake:
         yield fake
 
 
@@ -63,6 +54,17 @@ async def turns_until_preparing(
         if events[-2].data["backgroundFold"] is not None:
             return events
     raise AssertionError("no fold was ever prepared")
+
+
+async def preparing_a_fold(
+    server: FakeProviderServer, store: Store, tmp_path: Path
+) -> tuple[ChatService, str, list[ChatEvent]]:
+    """A service and an Anthropic-wire conversation whose last turn (its events returned)
+    started preparing a fold in the background."""
+    service = make_service(server, store, tmp_path)
+    conversation = store.create_conversation(model=MODEL["anthropic"])
+    events = await turns_until_preparing(service, conversation.id)
+    return service, conversation.id, events
 
 
 @pytest.mark.parametrize("wire", WIRES)
@@ -106,25 +108,21 @@ async def test_a_prepared_fold_is_committed_with_no_summary_call_in_the_turn(
 async def test_under_the_hard_threshold_a_turn_does_not_wait_for_the_summary(
     server: FakeProviderServer, store: Store, tmp_path: Path
 ) -> None:
-    service = make_service(server, store, tmp_path)
-    conversation = store.create_conversation(model=MODEL["anthropic"])
-    await turns_until_preparing(service, conversation.id)
+    service, conversation_id, _ = await preparing_a_fold(server, store, tmp_path)
     # The summary is still being written when the next turn runs to its end.
-    events = await run(service, conversation.id, "Quick question. " + filler(50, 300))
+    events = await run(service, conversation_id, "Quick question. " + filler(50, 300))
     assert not [e for e in events if e.name.startswith("compaction.")]
     assert events[-2].data["fraction"] < 0.95
     assert events[-2].data["backgroundFold"] == {"status": "preparing", "kind": "fold"}
-    await service.background.wait(conversation.id)
+    await service.background.wait(conversation_id)
 
 
 async def test_at_the_hard_threshold_the_turn_waits_for_the_prepared_summary(
     server: FakeProviderServer, store: Store, tmp_path: Path
 ) -> None:
-    service = make_service(server, store, tmp_path)
-    conversation = store.create_conversation(model=MODEL["anthropic"])
-    await turns_until_preparing(service, conversation.id)
+    service, conversation_id, _ = await preparing_a_fold(server, store, tmp_path)
     # A message large enough to take the view past the hard threshold at once.
-    events = await run(service, conversation.id, "Paste. " + filler(60, 1100))
+    events = await run(service, conversation_id, "Paste. " + filler(60, 1100))
 
     started = [e for e in events if e.name == "compaction.started"]
     completed = [e for e in events if e.name == "compaction.completed"]
@@ -160,33 +158,29 @@ async def test_an_undo_drops_the_prepared_summary_and_keeps_its_cost(
 async def test_deleting_a_conversation_cancels_its_background_work(
     server: FakeProviderServer, store: Store, tmp_path: Path
 ) -> None:
-    service = make_service(server, store, tmp_path)
-    conversation = store.create_conversation(model=MODEL["anthropic"])
-    await turns_until_preparing(service, conversation.id)
-    task = service.background.prepared[conversation.id].task
+    service, conversation_id, _ = await preparing_a_fold(server, store, tmp_path)
+    task = service.background.prepared[conversation_id].task
     assert not task.done()  # the summary takes SUMMARY_DELAY: it is still being written
-    service.background.cancel(conversation.id)
-    store.delete_conversation(conversation.id)
-    await service.background.wait(conversation.id)
+    service.background.cancel(conversation_id)
+    store.delete_conversation(conversation_id)
+    await service.background.wait(conversation_id)
     # A task waiting on a worker thread takes a few loop turns to end once cancelled;
     # had the cancel not reached it, it would end with its summary instead.
     await asyncio.wait({task})
     assert task.cancelled()
-    assert service.background.status(conversation.id) is None
+    assert service.background.status(conversation_id) is None
 
 
 async def test_after_a_pause_longer_than_the_cache_lifetime_a_ready_fold_lands_early(
     server: FakeProviderServer, store: Store, tmp_path: Path
 ) -> None:
-    service = make_service(server, store, tmp_path)
-    conversation = store.create_conversation(model=MODEL["anthropic"])
-    events = await turns_until_preparing(service, conversation.id)
+    service, conversation_id, events = await preparing_a_fold(server, store, tmp_path)
     assert events[-2].data["fraction"] < 0.80  # not due yet
-    await service.background.wait(conversation.id)
+    await service.background.wait(conversation_id)
     # Six minutes later (the clock, not the test, waits): the prompt cache is cold.
     service.background.clock = lambda: datetime.now(UTC) + timedelta(minutes=6)
 
-    events = await run(service, conversation.id, "Back from a break.")
+    events = await run(service, conversation_id, "Back from a break.")
     completed = [e for e in events if e.name == "compaction.completed"]
     started = [e for e in events if e.name == "compaction.started"]
     assert completed and completed[0].data["prepared"] is True
@@ -196,9 +190,7 @@ async def test_after_a_pause_longer_than_the_cache_lifetime_a_ready_fold_lands_e
 async def test_without_a_pause_a_ready_fold_waits_until_it_is_due(
     server: FakeProviderServer, store: Store, tmp_path: Path
 ) -> None:
-    service = make_service(server, store, tmp_path)
-    conversation = store.create_conversation(model=MODEL["anthropic"])
-    await turns_until_preparing(service, conversation.id)
-    await service.background.wait(conversation.id)
-    events = await run(service, conversation.id, "Short one.")
+    service, conversation_id, _ = await preparing_a_fold(server, store, tmp_path)
+    await service.background.wait(conversation_id)
+    events = await run(service, conversation_id, "Short one.")
     assert not [e for e in events if e.name.startswith("compaction.")]

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fake_sessions import MODEL, WIRES, filler, make_service, run
+from fake_sessions import MODEL, WIRES, chat_requests, fake_server, filler, make_service, run
 
 from foldline.chat.folding import resummary_base
 from foldline.chat.service import ChatService
@@ -23,7 +23,6 @@ from foldline.store import CompactionRecord, Store
 from foldline.testing import (
     SUMMARY_HEADINGS,
     FakeProviderServer,
-    ModelLimits,
     Reply,
     ScriptedModel,
     request_text,
@@ -47,10 +46,7 @@ def server() -> Iterator[FakeProviderServer]:
         when_empty=lambda request: Reply(text="Sure. " + filler(0, 100)),
         summaries=turns_summary,
     )
-    limits = ModelLimits(context_window=8192, max_output_tokens=1024)
-    with FakeProviderServer(
-        model, models={MODEL["anthropic"]: limits, MODEL["openai"]: limits}, api_key="k"
-    ) as fake:
+    with fake_server(model) as fake:
         yield fake
 
 
@@ -69,10 +65,6 @@ async def degraded_conversation(
     degraded = store.current_compaction(conversation.id)
     assert degraded is not None and degraded.degraded and degraded.strategy == "emergency"
     return conversation.id, degraded
-
-
-def chat_requests(server: FakeProviderServer):  # type: ignore[no-untyped-def]
-    return [r for r in server.requests if not r.is_summary and r.body is not None]
 
 
 @pytest.mark.parametrize("wire", WIRES)

@@ -34,9 +34,25 @@ from foldline.core.messages import (
     user,
 )
 from foldline.core.prompts import STRUCTURED_HEADINGS
+from foldline.core.state import CompactionState, SummarizedRange
 
 TOOL_NAMES = ("read_file", "bash", "grep", "write_file", "getContextStats")
 PRUNED_AT = "2025-01-01T00:00:00Z"
+
+
+def state_at(index: int, summary: str = "S", version: int = 1) -> CompactionState:
+    """A fold (automatic, structured) of everything before INDEX."""
+    return CompactionState(
+        version=version,
+        compacted_at="t",
+        summary_message=summary,
+        api_start_index=index,
+        summarized_range=SummarizedRange(from_index=0, to_index=index, message_count=index),
+        strategy="structured",
+        trigger="auto",
+        tokens_before=0,
+        tokens_after=0,
+    )
 
 
 def text_of(size: int, seed: int = 0) -> str:

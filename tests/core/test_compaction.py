@@ -24,6 +24,7 @@ from strategies import (
     CharCounter,
     ScriptedSummarizer,
     conversations,
+    state_at,
     structured_summary,
     text_of,
 )
@@ -147,17 +148,7 @@ async def test_the_summary_stacks_on_the_previous_one(summarizer: ScriptedSummar
 
 async def test_reads_only_the_window_after_the_fold() -> None:
     display = agent_session(20)
-    state = CompactionState(
-        version=1,
-        compacted_at="t",
-        summary_message="S",
-        api_start_index=40,
-        summarized_range=SummarizedRange(from_index=0, to_index=40, message_count=40),
-        strategy="structured",
-        trigger="auto",
-        tokens_before=0,
-        tokens_after=0,
-    )
+    state = state_at(40)
     outcome = await run_fold(
         HistoryWindow(40, tuple(display[40:])), ScriptedSummarizer(COUNTER), state=state
     )

@@ -6,7 +6,7 @@ from fold_setup import run_emergency
 from hypothesis import given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
-from strategies import CharCounter, conversations, text_of
+from strategies import CharCounter, conversations, state_at, text_of
 
 from foldline.core.budget import Budget
 from foldline.core.digest import extractive_digest
@@ -22,7 +22,6 @@ from foldline.core.messages import (
 )
 from foldline.core.planning import safe_split_points
 from foldline.core.settings import CompactionSettings
-from foldline.core.state import CompactionState, SummarizedRange
 from foldline.core.view import build_api_messages, summary_to_message
 
 COUNTER = CharCounter()
@@ -81,20 +80,6 @@ def test_digest_puts_the_requests_first_newest_first_when_short_of_room() -> Non
     assert COUNT(digest) <= 1200
 
 
-def fold_state(index: int) -> CompactionState:
-    return CompactionState(
-        version=3,
-        compacted_at="t",
-        summary_message="S" * 400,
-        api_start_index=index,
-        summarized_range=SummarizedRange(from_index=0, to_index=index, message_count=index),
-        strategy="structured",
-        trigger="auto",
-        tokens_before=0,
-        tokens_after=0,
-    )
-
-
 def test_emergency_fold_makes_a_degraded_versioned_state() -> None:
     display = [*session(), user("go on " + text_of(40_000)), assistant("done")]
     budget = Budget(context_window=9000, max_output_tokens=1000)
@@ -129,7 +114,7 @@ def test_emergency_fold_stacks_on_a_previous_fold_and_reads_only_the_window() ->
     budget = Budget(context_window=3000, max_output_tokens=500)
     state = run_emergency(
         window,
-        fold_state(9),
+        state_at(9, summary="S" * 400, version=3),
         counter=COUNTER,
         system="",
         tools=[],
@@ -168,7 +153,7 @@ def test_emergency_fold_succeeds_on_every_input_and_fits_the_budget(
     state = None
     if with_state:
         index = data.draw(st.integers(0, len(display)))
-        state = fold_state(index).model_copy(update={"summary_message": text_of(3000)})
+        state = state_at(index, summary=text_of(3000), version=3)
     result = run_emergency(
         display,
         state,

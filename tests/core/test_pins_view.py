@@ -4,32 +4,17 @@ from __future__ import annotations
 
 import pytest
 from fold_setup import COUNTER, agent_session, fold_inputs, run_fold
-from strategies import ScriptedSummarizer
+from strategies import ScriptedSummarizer, state_at
 
 from foldline.core.messages import HistoryWindow, assistant, user
 from foldline.core.pins import PINS_HEADING, Pin, pins_block, pins_cap, pins_tokens
-from foldline.core.state import CompactionState, SummarizedRange
 from foldline.core.view import build_api_messages
-
-
-def state_at(index: int) -> CompactionState:
-    return CompactionState(
-        version=2,
-        compacted_at="t",
-        summary_message="S",
-        api_start_index=index,
-        summarized_range=SummarizedRange(from_index=0, to_index=index, message_count=index),
-        strategy="structured",
-        trigger="auto",
-        tokens_before=0,
-        tokens_after=0,
-    )
 
 
 def test_folded_pins_ride_after_the_summary_and_pins_in_view_are_not_repeated() -> None:
     display = [user("pin me: budget 1234"), assistant("ok"), user("later"), assistant("fine")]
     pins = [Pin(0, display[0]), Pin(2, display[2])]
-    view = build_api_messages(display, state_at(2), pins)
+    view = build_api_messages(display, state_at(2, version=2), pins)
     first = view[0].text
     assert first.index("</summary>") < first.index(PINS_HEADING)
     assert "[#0 user]\npin me: budget 1234" in first and "[#2 user]" not in first

@@ -12,7 +12,7 @@ from fold_setup import COUNTER, SYSTEM, TOOLS, agent_session
 from hypothesis import given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
-from strategies import conversations, message_soups
+from strategies import conversations, message_soups, state_at
 
 from foldline.core.messages import (
     Message,
@@ -128,25 +128,11 @@ def test_choose_split_never_cuts_inside_the_last_user_turn() -> None:
         assert split is not None and split <= last_user
     # After a fold at 4 the earliest point is inside turn 1 (after its tool result, 7),
     # never one the fold already covered.
-    state = _state(4)
+    state = state_at(4)
     assert choose_split(display, state, COUNTER.count_message, 10**6) == 7
 
 
 # --- plan_split: the preferences of a budgeted fold ------------------------------------
-
-
-def _state(split: int) -> CompactionState:
-    return CompactionState(
-        version=1,
-        compacted_at="",
-        summary_message="earlier work",
-        api_start_index=split,
-        summarized_range=SummarizedRange(from_index=0, to_index=split, message_count=split),
-        strategy="structured",
-        trigger="auto",
-        tokens_before=0,
-        tokens_after=0,
-    )
 
 
 Tails = tuple[dict[int, int], dict[int, int]]
@@ -263,7 +249,7 @@ def test_plan_split_follows_its_preferences(
 ) -> None:
     points = safe_split_points(display, 0)
     fold_at = [p for p in points if p < len(display)][:folded]
-    state = _state(fold_at[-1]) if fold_at else None
+    state = state_at(fold_at[-1]) if fold_at else None
     settings = CompactionSettings(keep_recent_tokens=keep, target=target)
     planner = FoldPlanner(display, state, COUNTER, SYSTEM, TOOLS)
     chosen = plan_split(
@@ -288,7 +274,7 @@ def test_the_planner_counts_what_the_tail_would_be() -> None:
     wrappings = [
         COUNTER.count_message(
             summary_to_message(
-                _state(0).model_copy(
+                state_at(0).model_copy(
                     update={
                         "summary_message": "",
                         "degraded": degraded,
@@ -432,7 +418,7 @@ def test_choose_split_without_a_user_message_in_the_window() -> None:
         tool_results(ToolResultPart(call_id="b", name="bash", output="y" * 400)),
         assistant("done"),
     ]
-    state = _state(1)
+    state = state_at(1)
     # From 1 on there is no user message: any safe point up to the last message counts,
     # never the end (that would fold everything).
     assert safe_split_points(display, 1) == [3, 5, 6]
@@ -480,7 +466,7 @@ def test_when_nothing_fits_but_the_view_does_the_smallest_tail_is_kept() -> None
 
 def test_an_over_budget_view_counts_the_current_summary() -> None:
     display = agent_session(3)
-    state = _state(4).model_copy(update={"summary_message": "s" * 4_000})
+    state = state_at(4).model_copy(update={"summary_message": "s" * 4_000})
     planner = FoldPlanner(display, state, COUNTER, SYSTEM, TOOLS)
     summary = COUNTER.count_message(summary_to_message(state))
     with_summary = planner.view_tokens(4, state)

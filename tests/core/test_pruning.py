@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
-from strategies import CharCounter, conversations, message_soups
+from strategies import CharCounter, conversations, message_soups, state_at
 
 from foldline.core.messages import (
     HistoryWindow,
@@ -25,7 +25,6 @@ from foldline.core.pruning import (
     protect_tokens,
 )
 from foldline.core.settings import CompactionSettings
-from foldline.core.state import CompactionState, SummarizedRange
 from foldline.core.view import PRUNED_PLACEHOLDER, build_api_messages
 
 COUNT = CharCounter().count_text
@@ -123,17 +122,7 @@ def test_thresholds_scale_with_a_small_budget() -> None:
 
 def test_only_the_view_after_the_fold_is_considered() -> None:
     display = history([800] * 6)  # c3 at index 7-8; c4 crosses the protection line
-    state = CompactionState(
-        version=1,
-        compacted_at="t",
-        summary_message="s",
-        api_start_index=7,
-        summarized_range=SummarizedRange(from_index=0, to_index=7, message_count=7),
-        strategy="structured",
-        trigger="auto",
-        tokens_before=0,
-        tokens_after=0,
-    )
+    state = state_at(7)
     plan = plan_prune(display, state, COUNT, SMALL, input_budget=None)
     assert all(t.index >= 7 for t in plan.targets)
     assert {cid for t in plan.targets for cid in t.call_ids} == {"c3"}
@@ -211,20 +200,6 @@ def test_pruning_is_idempotent_and_respects_its_protections(
 # --- the plan, restated ---------------------------------------------------------------
 
 
-def _state(start: int) -> CompactionState:
-    return CompactionState(
-        version=1,
-        compacted_at="t",
-        summary_message="s",
-        api_start_index=start,
-        summarized_range=SummarizedRange(from_index=0, to_index=start, message_count=start),
-        strategy="structured",
-        trigger="auto",
-        tokens_before=0,
-        tokens_after=0,
-    )
-
-
 def expected_plan(
     display: list[Message],
     start: int,
@@ -290,7 +265,7 @@ def test_plan_prune_follows_its_rules(
     display: list[Message], settings: CompactionSettings, input_budget: int | None, start: int
 ) -> None:
     start = min(start, len(display))
-    state = _state(start) if start else None
+    state = state_at(start) if start else None
     assert plan_prune(display, state, COUNT, settings, input_budget) == expected_plan(
         display, start, settings, input_budget
     )

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import conversations, message_soups
+from strategies import conversations, message_soups, state_at
 
 from foldline.core.messages import (
     AttachmentPart,
@@ -21,7 +21,6 @@ from foldline.core.messages import (
     user,
 )
 from foldline.core.planning import safe_split_points
-from foldline.core.state import CompactionState, SummarizedRange
 from foldline.core.view import (
     INTERRUPTED_RESULT,
     PRUNED_PLACEHOLDER,
@@ -38,20 +37,6 @@ def call(call_id: str, name: str = "bash") -> ToolCallPart:
 
 def result(call_id: str, output: str = "ok", **kw: object) -> ToolResultPart:
     return ToolResultPart(call_id=call_id, name="bash", output=output, **kw)
-
-
-def state_at(index: int, summary: str = "S", version: int = 1) -> CompactionState:
-    return CompactionState(
-        version=version,
-        compacted_at="t",
-        summary_message=summary,
-        api_start_index=index,
-        summarized_range=SummarizedRange(from_index=0, to_index=index, message_count=index),
-        strategy="structured",
-        trigger="auto",
-        tokens_before=0,
-        tokens_after=0,
-    )
 
 
 def assert_pairs_valid(messages: Sequence[Message]) -> None:

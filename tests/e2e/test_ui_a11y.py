@@ -107,6 +107,10 @@ def test_no_serious_violations_on_the_main_screens(browser: Browser, foldline, s
         page.locator("#settings-button").click()
         expect(page.locator("dialog[open]")).to_be_visible()
         found += violations(page, "settings")
+        page.locator('[data-tab="mcp"]').click()
+        page.locator("#mcp-add > summary").click()
+        page.locator('[data-add-pair="variable"]').click()
+        found += violations(page, "settings, Add MCP server")
         page.keyboard.press("Escape")
 
         page.set_viewport_size({"width": 390, "height": 844})

@@ -1,5 +1,6 @@
 """MCP in the UI: the approval card (Allow once, Always allow this tool, Deny) in a real
-turn against the test MCP server, and the servers' state, restart and import in Settings."""
+turn against the test MCP server, and in Settings the servers' state, restart, Add server
+and the import."""
 
 from __future__ import annotations
 
@@ -45,6 +46,15 @@ def start(start_foldline, fake_provider):
             base_url=fake_provider.openai_url, python=sys.executable, script=SERVER_SCRIPT
         )
     )
+
+
+def open_mcp_settings(ui):
+    """Open the app, then Settings on its Tools (MCP) tab; the dialog's locator."""
+    ui.open()
+    ui.page.locator("#settings-button").click()
+    dialog = ui.page.locator("#settings-dialog")
+    dialog.locator('[data-tab="mcp"]').click()
+    return dialog
 
 
 def test_approval_card_allow_always_and_deny(start_foldline, fake_provider, make_ui):
@@ -108,11 +118,7 @@ def test_approval_card_allow_always_and_deny(start_foldline, fake_provider, make
 def test_settings_show_servers_restart_and_import(start_foldline, fake_provider, make_ui):
     app = start(start_foldline, fake_provider)
     ui = make_ui(app)
-    ui.open()
-    page = ui.page
-    page.locator("#settings-button").click()
-    dialog = page.locator("#settings-dialog")
-    dialog.locator('[data-tab="mcp"]').click()
+    dialog = open_mcp_settings(ui)
     server = dialog.locator('.mcp-server[data-server="tests"]')
     expect(server).to_contain_text("not started yet")
     expect(server).not_to_contain_text("ui-secret-value")
@@ -151,6 +157,80 @@ def test_settings_show_servers_restart_and_import(start_foldline, fake_provider,
     expect(broken).to_have_attribute("data-state", "failed", timeout=60_000)
     expect(broken.locator(".mcp-error")).to_be_visible()
     ui.shot("mcp-settings")
+
+
+def test_settings_add_a_server_with_the_form(start_foldline, fake_provider, make_ui):
+    app = start(start_foldline, fake_provider)
+    ui = make_ui(app)
+    page = ui.page
+    dialog = open_mcp_settings(ui)
+    expect(dialog.locator('.mcp-server[data-server="tests"]')).to_be_visible()
+    dialog.locator("#mcp-add > summary").click()
+    form = dialog.locator("#mcp-add-form")
+
+    # A name already taken: the server says so, and everything typed stays.
+    ui.allow(r"status of (409|422)")
+    form.locator("#mcp-add-name").fill("tests")
+    form.locator("#mcp-add-command").fill(sys.executable)
+    form.locator("#mcp-add-args").fill(str(SERVER_SCRIPT))
+    form.locator('[data-add-pair="variable"]').click()
+    form.locator('[data-pair-name="variable"]').fill("ADDED_TOKEN")
+    form.locator('[data-pair-value="variable"]').fill("form-secret-value")
+    form.locator("#mcp-add-approval").select_option("always")
+    form.locator("#mcp-add-submit").click()
+    problem = form.locator("#mcp-add-error")
+    expect(problem).to_contain_text("exists already")
+    expect(form.locator('[data-pair-value="variable"]')).to_have_value("form-secret-value")
+    expect(form.locator("#mcp-add-args")).to_have_value(str(SERVER_SCRIPT))
+
+    # An HTTP server takes a URL: switching transport shows its own fields.
+    form.locator("#mcp-add-transport").select_option("http")
+    expect(form.locator("#mcp-add-command")).to_be_hidden()
+    form.locator("#mcp-add-url").fill("ftp://wrong.example/mcp")
+    form.locator("#mcp-add-name").fill("added")
+    form.locator("#mcp-add-submit").click()
+    expect(problem).to_contain_text("http://")
+    assert "added" not in tomllib.loads((app.data_dir / "config.toml").read_text())["mcp_servers"]
+
+    form.locator("#mcp-add-transport").select_option("stdio")
+    expect(form.locator("#mcp-add-command")).to_have_value(sys.executable)
+    expect(problem).to_be_hidden()
+    # The whole form in one picture: a taller window, the card scrolled to the top.
+    size = page.viewport_size
+    page.set_viewport_size({"width": 1280, "height": 1000})
+    dialog.locator("#mcp-add > summary").evaluate("node => node.scrollIntoView()")
+    ui.shot("mcp-add-server")
+    page.set_viewport_size(size)
+    form.locator("#mcp-add-submit").click()
+    added = dialog.locator('.mcp-server[data-server="added"]')
+    expect(added).to_contain_text("not started yet")
+    expect(added).to_contain_text("ADDED_TOKEN=••••")
+    expect(dialog).not_to_contain_text("form-secret-value")
+    expect(form).to_be_hidden()  # the card folds away, emptied, once the server took it
+    saved = tomllib.loads((app.data_dir / "config.toml").read_text())["mcp_servers"]["added"]
+    assert saved == {
+        "command": sys.executable,
+        "args": [str(SERVER_SCRIPT)],
+        "env": {"ADDED_TOKEN": "form-secret-value"},
+        "approval": "always",
+    }
+
+    # It is a real server: Restart starts it and lists its tools.
+    added.locator("[data-restart]").click()
+    expect(added).to_have_attribute("data-state", "running", timeout=60_000)
+    expect(added.locator(".mcp-tools")).to_contain_text("added__echo")
+    ui.shot("mcp-added-server")
+
+    # The variable typed into the form reaches the server's process.
+    app.script.add(
+        tool_step(call("added__secret_env", {"name": "ADDED_TOKEN"})), text_step("It is set.")
+    )
+    page.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+    ui.send("Is the token there?")
+    last_request = app.fake.requests[-1].model_request
+    assert last_request is not None
+    assert last_request.messages[-1].tool_results[0].output == "set"
 
 
 def test_an_image_from_a_tool_is_shown_in_its_card(start_foldline, fake_provider, make_ui):

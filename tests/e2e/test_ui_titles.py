@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
+from fake_model_config import FAKE_MODEL_CONFIG
 from playwright.sync_api import expect
 
 from foldline.testing import Reply
 
-CONFIG = """\
-[defaults]
-model = "fake-model"
-
-[providers.fake]
-kind = "openai-compatible"
-base_url = "{base_url}"
-
-[models."fake-model"]
-provider = "fake"
-context_window = 4000
-max_output_tokens = 500
-
+CONFIG = (
+    FAKE_MODEL_CONFIG
+    + """
 [compaction]
 auto_title = true
 """
+)
 
 
 def test_the_sidebar_shows_the_made_title(start_foldline, make_ui, fake_provider):

@@ -4,13 +4,15 @@ servers' status with secrets masked, restart, per-tool settings and the import."
 from __future__ import annotations
 
 import json
+import sys
 import threading
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
 import pytest
-from mcp_host_helpers import BASE_CONFIG, stdio_toml
+from mcp_host_helpers import BASE_CONFIG, SERVER_SCRIPT, stdio_toml
 
 from foldline.chat.service import ChatService
 from foldline.mcp.manager import McpManager
@@ -189,3 +191,92 @@ def test_the_claude_desktop_import_writes_config_and_starts_nothing(live: Live) 
     assert bad.status_code == 422 and "not valid JSON" in bad.json()["error"]["message"]
     assert live.http.delete("/api/mcp/servers/fs").status_code == 204
     assert "fs" not in (live.data_dir / "config.toml").read_text()
+
+
+def test_a_server_added_over_the_api_is_written_masked_and_starts(
+    live: Live, http_mcp_url: str
+) -> None:
+    before = live.http.get("/api/mcp/servers").json()["servers"]
+    added = live.http.post(
+        "/api/mcp/servers",
+        json={
+            "name": "added",
+            "transport": "stdio",
+            "command": sys.executable,
+            "args": [SERVER_SCRIPT],
+            "env": {"ADDED_TOKEN": "added-secret-value"},
+            "approval": "always",
+        },
+    )
+    assert added.status_code == 201, added.text
+    server = added.json()
+    assert (server["state"], server["transport"], server["approval"]) == (
+        "stopped",
+        "stdio",
+        "always",
+    )
+    assert server["env"] == {"ADDED_TOKEN": "••••ue"}
+    assert live.manager.connections["added"].state == "stopped"  # nothing started
+    saved = tomllib.loads((live.data_dir / "config.toml").read_text())["mcp_servers"]
+    assert saved["added"]["env"] == {"ADDED_TOKEN": "added-secret-value"}
+    assert saved["added"]["args"] == [SERVER_SCRIPT]
+    listed = live.http.get("/api/mcp/servers").json()["servers"]
+    assert [s["name"] for s in listed] == [*[s["name"] for s in before], "added"]
+
+    remote = live.http.post(
+        "/api/mcp/servers",
+        json={
+            "name": "remote",
+            "transport": "http",
+            "url": http_mcp_url,
+            "headers": {"Authorization": "Bearer remote-secret-header"},
+            "enabled": True,
+        },
+    )
+    assert remote.status_code == 201, remote.text
+    assert "remote-secret-header" not in remote.text
+    for name in ("added", "remote"):
+        started = live.http.post(f"/api/mcp/servers/{name}/restart").json()
+        assert started["state"] == "running", started["error"]
+        assert f"{name}__echo" in [tool["offeredAs"] for tool in started["tools"]]
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "message"),
+    [
+        ({"name": "tests", "transport": "stdio", "command": "x"}, 409, "exists already"),
+        ({"name": "a b", "transport": "stdio", "command": "x"}, 422, "letters, digits"),
+        ({"name": "n", "transport": "stdio", "command": "  "}, 422, "needs a command"),
+        ({"name": "n", "transport": "http"}, 422, "needs a URL"),
+        (
+            {"name": "n", "transport": "stdio", "command": "x", "url": "http://h/mcp"},
+            422,
+            "takes no `url`",
+        ),
+        ({"name": "n", "transport": "http", "url": "http://h", "env": {"K": "v"}}, 422, "`env`"),
+        ({"name": "n", "transport": "http", "url": "ftp://h"}, 422, "http://"),
+        ({"name": "n", "transport": "stdio", "command": "x", "env": {"1X": "v"}}, 422, "'1X'"),
+        ({"name": "n", "transport": "stdio", "command": "x", "env": {"": "v"}}, 422, "no name"),
+        (
+            {"name": "n", "transport": "http", "url": "http://h", "headers": {"A": "b\r\nC: d"}},
+            422,
+            "line break",
+        ),
+        (
+            {"name": "n", "transport": "http", "url": "http://h", "headers": {"A B": "c"}},
+            422,
+            "header 'A B'",
+        ),
+        ({"name": "n", "transport": "stdio", "command": "x", "timeout": 0}, 422, "timeout"),
+        ({"name": "n", "command": "x"}, 422, "transport"),
+        ({"name": "n", "transport": "ws", "command": "x"}, 422, "transport"),
+    ],
+)
+def test_a_bad_new_server_is_refused_with_its_reason_and_nothing_is_written(
+    live: Live, body: dict, status: int, message: str
+) -> None:
+    config = (live.data_dir / "config.toml").read_text()
+    response = live.http.post("/api/mcp/servers", json=body)
+    assert response.status_code == status
+    assert message in response.json()["error"]["message"]
+    assert (live.data_dir / "config.toml").read_text() == config

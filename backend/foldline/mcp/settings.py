@@ -37,6 +37,9 @@ Approval = Literal["ask", "always", "never"]
 calls are refused (the model reads an error result)."""
 
 SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+"""An HTTP header name is a token (RFC 9110): no spaces, colons or quotes."""
 DEFAULT_TIMEOUT_SECONDS = 60.0
 
 
@@ -102,6 +105,60 @@ def check_server_name(name: str) -> None:
         )
 
 
+def _validation_message(error: ValidationError, within: str = "") -> str:
+    """The first problem of a validation error as one line: `where: what`."""
+    detail = error.errors()[0]
+    parts = [within] if within else []
+    where = ".".join(parts + [str(part) for part in detail["loc"]])
+    message = str(detail["msg"]).removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message
+
+
+def new_server(
+    name: str, transport: Literal["stdio", "http"], fields: Mapping[str, Any]
+) -> McpServerConfig:
+    """A server added in Settings, checked field by field with a message a person can act
+    on (a `ValueError`): the fields of the other transport, empty or malformed names,
+    line breaks in headers. `fields` holds the table's keys (`command`, `args`, `env`,
+    `cwd`, `url`, `headers`, `approval`, `timeout`, `enabled`)."""
+    check_server_name(name)
+    required, other_transport = (
+        ("command", ("url", "headers"))
+        if transport == "stdio"
+        else ("url", ("command", "args", "env", "cwd"))
+    )
+    given = [key for key in other_transport if fields.get(key)]
+    if given:
+        listed = ", ".join(f"`{key}`" for key in given)
+        raise ValueError(f"a {transport} server takes no {listed}")
+    if not str(fields.get(required) or "").strip():
+        what = "a command to run" if transport == "stdio" else "a URL"
+        raise ValueError(f"a {transport} server needs {what} (`{required}`)")
+    for kind in ("env", "headers"):
+        if "" in (fields.get(kind) or {}):
+            what = "an environment variable" if kind == "env" else "a header"
+            raise ValueError(f"{what} has a value but no name")
+    for key in fields.get("env") or {}:
+        if not ENV_NAME.match(key):
+            raise ValueError(
+                f"environment variable {key!r}: use letters, digits and `_`, "
+                "not starting with a digit"
+            )
+    for key, value in (fields.get("headers") or {}).items():
+        if not HEADER_NAME.match(key):
+            raise ValueError(f"header {key!r}: a header name has no spaces, colons or quotes")
+        if "\r" in value or "\n" in value:
+            raise ValueError(f"header {key!r}: a value cannot hold a line break")
+    table = {key: value for key, value in fields.items() if key not in other_transport}
+    table[required] = str(fields[required]).strip()
+    if table.get("cwd") is not None and not str(table["cwd"]).strip():
+        table["cwd"] = None
+    try:
+        return McpServerConfig.model_validate(table)
+    except ValidationError as error:
+        raise ValueError(_validation_message(error)) from error
+
+
 def mask(value: str) -> str:
     """A secret's mask: its length is not even hinted beyond a short tail."""
     return "••••" + value[-2:] if len(value) > 8 else "••••"
@@ -164,9 +221,5 @@ def parse_claude_desktop(text: str) -> dict[str, McpServerConfig]:
         try:
             imported[name] = McpServerConfig.model_validate(fields)
         except ValidationError as error:
-            detail = error.errors()[0]
-            where = ".".join(str(part) for part in detail["loc"])
-            raise McpImportError(
-                f"mcpServers.{name}{'.' + where if where else ''}: {detail['msg']}"
-            ) from error
+            raise McpImportError(_validation_message(error, f"mcpServers.{name}")) from error
     return imported

@@ -1,8 +1,9 @@
-"""MCP servers: their status and settings, restart, the Claude Desktop import, approvals.
+"""MCP servers: their status and settings, adding one, restart, the Claude Desktop
+import, approvals.
 
 Environment values and headers never leave the server: answers carry masks. No route
-starts a server except Restart; the import only writes config.toml, and the servers it
-names start at the next turn that needs them.
+starts a server except Restart; adding and the import only write config.toml, and the
+servers they name start at the next turn that needs them.
 """
 
 from __future__ import annotations
@@ -10,16 +11,19 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Request
+from pydantic import Field
 
 from foldline.api.schemas import ApiModel, RequestModel
 from foldline.config import AppConfig
 from foldline.mcp.approval import UnknownApproval
 from foldline.mcp.manager import McpManager, ServerDisabled, ServerStatus
 from foldline.mcp.settings import (
+    DEFAULT_TIMEOUT_SECONDS,
     Approval,
     McpImportError,
     McpServerConfig,
     mask,
+    new_server,
     parse_claude_desktop,
 )
 from foldline.server.config_source import ConfigSource
@@ -77,6 +81,23 @@ class McpServerOut(ApiModel):
 
 class McpServerList(ApiModel):
     servers: list[McpServerOut]
+
+
+class McpServerNew(RequestModel):
+    """A server added in Settings: stdio (`command`, `args`, `env`, `cwd`) or streamable
+    HTTP (`url`, `headers`); the other transport's fields must be left out."""
+
+    name: str
+    transport: Literal["stdio", "http"]
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    approval: Approval = "ask"
+    timeout: float = DEFAULT_TIMEOUT_SECONDS
+    enabled: bool = True
 
 
 class McpServerPatch(RequestModel):
@@ -169,6 +190,26 @@ def _one(mcp: McpManager, name: str) -> McpServerOut:
         if status.name == name:
             return server_out(status)
     raise ApiError(404, "not_found", f"No MCP server named `{name}`.")
+
+
+@router.post("/api/mcp/servers", response_model=McpServerOut, status_code=201)
+async def add_server(body: McpServerNew, mcp: McpDep, source: ConfigSourceDep) -> McpServerOut:
+    """Check a new server and write it to config.toml; it starts when a turn needs it."""
+    config = source()
+    if body.name in config.mcp_servers:
+        raise ApiError(
+            409,
+            "mcp_server_exists",
+            f"An MCP server named `{body.name}` exists already: change it, or remove it first.",
+        )
+    try:
+        fields = body.model_dump(by_alias=False, exclude={"name", "transport"})
+        server = new_server(body.name, body.transport, fields)
+    except ValueError as error:
+        raise ApiError(422, "invalid_settings", str(error)) from error
+    _save_servers(source, config, {**config.mcp_servers, body.name: server})
+    await mcp.sync()  # its secrets are scrubbed from the log from now on
+    return _one(mcp, body.name)
 
 
 @router.post("/api/mcp/servers/{name}/restart", response_model=McpServerOut)
