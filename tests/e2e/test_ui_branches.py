@@ -166,6 +166,7 @@ def test_edit_regenerate_and_switch_between_branches(ui):
     expect(switcher(page, 2).get_by_role("button", name="Previous version")).to_be_focused()
     page.keyboard.press("Enter")
     expect(switcher(page, 2).locator(".version-position")).to_have_text("1 / 2")
+    expect(switcher(page, 2).get_by_role("button", name="Next version")).to_be_focused()
     page.keyboard.press("Alt+ArrowRight")
     expect(switcher(page, 2).locator(".version-position")).to_have_text("2 / 2")
 
