@@ -4,13 +4,15 @@
 // The history on screen is always one path through the tree, from the first message to
 // the active leaf. An edit or a regeneration starts a new branch at that message and
 // makes it the active path; the switcher (`‹ 2 / 3 ›`) makes another version's branch
-// active again, where it was last left. After a switch the history, its fold lines, the
+// active again, at its newest message. After a switch the history, its fold lines, the
 // meter and the pinned bar are all re-read for the new path.
 
 import { api } from "./api.js";
 import { messageEditor, siblingAt } from "./branch-controls.js";
+import { offsetInView } from "./chat-window.js";
 import * as chat from "./chat.js";
 import { formatTokens } from "./format.js";
+import { messageText } from "./messages.js";
 import { notify, notifyError } from "./notices.js";
 import { openConversation } from "./opening.js";
 import { refreshList } from "./sidebar.js";
@@ -37,9 +39,11 @@ function foldWarning(preview) {
     : "";
   const text = `The model will see the earlier context again (${formatTokens(preview.viewTokens)} tokens${size}).`;
   const dropped = preview.foldsDropped
-    ? ` This message was folded: the new version starts a branch without the ${
-        preview.foldsDropped === 1 ? "fold" : `${preview.foldsDropped} folds`
-      } made after it${preview.foldsKept ? "; earlier folds still apply" : ""}.`
+    ? ` This message is folded: the new version starts a branch without the ${
+        preview.foldsDropped === 1
+          ? "fold that covers it"
+          : `${preview.foldsDropped} folds that cover it`
+      }${preview.foldsKept ? " (earlier folds still apply)" : ""}.`
     : "";
   return text + dropped;
 }
@@ -53,10 +57,7 @@ export function startEdit(message, element) {
     return;
   }
   const conversationId = state.currentId;
-  const text = (message.parts ?? [])
-    .filter((part) => part.kind === "text")
-    .map((part) => part.text)
-    .join("");
+  const text = messageText(message);
   // For a folded message: resolves once the warning is on screen.
   let preview = null;
   let warned = false;
@@ -105,10 +106,9 @@ export function startEdit(message, element) {
 }
 
 export function startRegenerate(message) {
-  if (refuseWhileBusy()) {
-    return;
+  if (!refuseWhileBusy()) {
+    regenerate(message);
   }
-  regenerate(message);
 }
 
 /**
@@ -123,7 +123,7 @@ export async function switchVersion(message, step) {
     return;
   }
   const element = chat.messageElement(message.index);
-  const offset = element ? element.getBoundingClientRect().top - scrollTop() : null;
+  const offset = element ? offsetInView(element) : null;
   try {
     await api.setActiveLeaf(conversationId, target);
   } catch (error) {
@@ -141,8 +141,4 @@ export async function switchVersion(message, step) {
   const enabled = [...arrows].filter((button) => !button.disabled);
   const button = enabled.find((candidate) => candidate.matches(arrow)) ?? enabled[0];
   button?.focus();
-}
-
-function scrollTop() {
-  return document.getElementById("chat-scroll").getBoundingClientRect().top;
 }
