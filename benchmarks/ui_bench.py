@@ -145,6 +145,7 @@ def seed(data_dir: Path, count: int) -> tuple[str, str]:
         # A second version of message 2 and of the last question (see `measure`).
         path = store.list_messages(conversation.id, offset=0, limit=count)
         store.branch(conversation.id, path[1].id, user("Question 1, edited: zanzibar"))
+        store.switch_branch(conversation.id, path[-1].id)
         store.branch(conversation.id, path[-3].id, user("The last question, edited"))
         store.switch_branch(conversation.id, path[-1].id)
         split = count // 2
