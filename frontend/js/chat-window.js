@@ -240,6 +240,27 @@ async function countMessages(conversation) {
   return page?.total ?? null;
 }
 
+/** The page to open on and the history's length, or null if another open came first. */
+async function firstPage(conversation, at, generation) {
+  let total = await countMessages(conversation);
+  if (generation !== view.generation) {
+    return null;
+  }
+  let page;
+  if (at !== null && Number.isInteger(at)) {
+    page = await fetchPage(Math.max(0, at - PAGE_SIZE / 2), PAGE_SIZE);
+    total = page?.total ?? total ?? 0;
+  } else if (total === null) {
+    // No count available: load from the start; the server still pages.
+    page = await fetchPage(0, PAGE_SIZE);
+    total = page?.total ?? page?.messages.length ?? 0;
+  } else {
+    page = await fetchPage(Math.max(0, total - PAGE_SIZE), PAGE_SIZE);
+    total = page?.total ?? total;
+  }
+  return page ? { page, total } : null;
+}
+
 /**
  * Open a conversation on its newest page, or on the page around message `at`: a search
  * result is scrolled to the middle with the search `terms` marked; with `offset` (another
@@ -255,26 +276,26 @@ export async function openWindow(conversation, { at = null, terms = [], offset =
   view.results.clear();
   view.calls.clear();
   view.streamingIndex = null;
-  inner.replaceChildren(h("div", { class: "page-edge" }, icon("loader", "small spin"), "Loading…"));
-  let total = await countMessages(conversation);
-  if (generation !== view.generation) {
+  if (offset === null) {
+    inner.replaceChildren(
+      h("div", { class: "page-edge" }, icon("loader", "small spin"), "Loading…"),
+    );
+  }
+  // Otherwise (another version of a message is being shown) the old list stays on screen
+  // until the new one replaces it, so the history does not blink; it must not page then.
+  setLoading(true);
+  let opened;
+  try {
+    opened = await firstPage(conversation, at, generation);
+  } finally {
+    if (generation === view.generation) {
+      setLoading(false);
+    }
+  }
+  if (!opened) {
     return;
   }
-  let page;
-  if (at !== null && Number.isInteger(at)) {
-    page = await fetchPage(Math.max(0, at - PAGE_SIZE / 2), PAGE_SIZE);
-    total = page?.total ?? total ?? 0;
-  } else if (total === null) {
-    // No count available: load from the start; the server still pages.
-    page = await fetchPage(0, PAGE_SIZE);
-    total = page?.total ?? page?.messages.length ?? 0;
-  } else {
-    page = await fetchPage(Math.max(0, total - PAGE_SIZE), PAGE_SIZE);
-    total = page?.total ?? total;
-  }
-  if (!page) {
-    return;
-  }
+  const { page, total } = opened;
   const messages = page.messages;
   view.total = Math.max(total, messages.length ? messages.at(-1).index + 1 : 0);
   view.lo = messages.length ? messages[0].index : view.total;
