@@ -169,3 +169,14 @@ def test_search_finds_every_branch_and_says_which(store: Store) -> None:
     here = store.append_message(cid, user("a quokka here too"))
     hit = store.search_hit(cid, "quokka")
     assert hit is not None and (hit.message_id, hit.on_active_path) == (here.id, True)
+
+
+def test_pins_ride_only_on_their_own_branch(store: Store) -> None:
+    cid = store.create_conversation().id
+    q0, a0, _q1, a1 = chat(store, cid, 2)
+    store.set_pinned(cid, a1, True)
+    store.set_pinned(cid, q0, True)
+    store.branch(cid, a0, user("another q1"))
+    assert [p.message_id for p in store.list_pins(cid)] == [q0]
+    store.switch_branch(cid, a1)
+    assert [p.message_id for p in store.list_pins(cid)] == [q0, a1]

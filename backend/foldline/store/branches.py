@@ -124,7 +124,9 @@ def on_path_ids(
         return set()
     marks = ", ".join("?" for _ in wanted)
     rows = conn.execute(
-        f"SELECT id FROM messages WHERE conversation_id = ? AND on_path = 1 AND id IN ({marks})",
+        # Named: SQLite would otherwise read the whole path to find a few ids.
+        f"SELECT id FROM messages INDEXED BY messages_by_id "
+        f"WHERE conversation_id = ? AND on_path = 1 AND id IN ({marks})",
         (conversation_id, *wanted),
     ).fetchall()
     return {row[0] for row in rows}
@@ -215,6 +217,16 @@ def latest_leaf(conn: sqlite3.Connection, conversation_id: str, message_id: str)
     return row[0]
 
 
+_SEGMENT = (
+    "WITH RECURSIVE up(id, parent_id, seq, on_path) AS ("
+    "  SELECT id, parent_id, seq, on_path FROM messages WHERE id = ?"
+    "  UNION ALL SELECT m.id, m.parent_id, m.seq, m.on_path FROM messages AS m"
+    "  JOIN up ON m.id = up.parent_id WHERE up.on_path = 0"
+    ")"
+)
+"""The messages from a leaf up to the first one on the active path (or a first message)."""
+
+
 def switch_to(conn: sqlite3.Connection, conversation_id: str, message_id: str, now: str) -> str:
     """Make the latest leaf under `message_id` the active leaf; returns its id.
 
@@ -227,23 +239,21 @@ def switch_to(conn: sqlite3.Connection, conversation_id: str, message_id: str, n
     current, _ = tip(conn, conversation_id)
     if leaf == current:
         return leaf
-    # Up from the new leaf to the first message already on the active path (or a root).
-    segment = conn.execute(
-        "WITH RECURSIVE up(id, parent_id, seq, on_path) AS ("
-        "  SELECT id, parent_id, seq, on_path FROM messages WHERE id = ?"
-        "  UNION ALL SELECT m.id, m.parent_id, m.seq, m.on_path FROM messages AS m"
-        "  JOIN up ON m.id = up.parent_id WHERE up.on_path = 0"
-        ") SELECT id, seq FROM up WHERE on_path = 0",
-        (leaf,),
-    ).fetchall()
     pointer = _leave_leaf(conn, conversation_id)
-    # Not empty: a leaf on the active path can only be its tip, handled above.
-    depth = min(row[1] for row in segment)
+    # The new branch leaves the active path below its first message off the path (a
+    # leaf on the path could only be its tip, handled above), so the old path's rows
+    # from that depth on leave it, then the branch's rows join it. Clearing first keeps
+    # the unique index of the path's depths valid at every step.
+    depth = conn.execute(f"{_SEGMENT} SELECT min(seq) FROM up WHERE on_path = 0", (leaf,))
     conn.execute(
         "UPDATE messages SET on_path = 0 WHERE conversation_id = ? AND on_path = 1 AND seq >= ?",
-        (conversation_id, depth),
+        (conversation_id, depth.fetchone()[0]),
     )
-    conn.executemany("UPDATE messages SET on_path = 1 WHERE id = ?", [(row[0],) for row in segment])
+    conn.execute(
+        f"{_SEGMENT} UPDATE messages SET on_path = 1 "
+        "WHERE id IN (SELECT id FROM up WHERE on_path = 0)",
+        (leaf,),
+    )
     remembered = conn.execute(
         "SELECT leaf_fold_version FROM messages WHERE id = ?", (leaf,)
     ).fetchone()[0]
@@ -264,7 +274,8 @@ def sibling_ids(
         return {}
     marks = ", ".join("?" for _ in wanted)
     rows = conn.execute(
-        "SELECT m.id, s.id FROM messages AS m JOIN messages AS s "
+        # `m` by id, named: SQLite would otherwise read the conversation's every message.
+        "SELECT m.id, s.id FROM messages AS m INDEXED BY messages_by_id JOIN messages AS s "
         "  ON s.conversation_id = m.conversation_id AND s.seq = m.seq "
         "  AND s.parent_id IS m.parent_id "
         f"WHERE m.conversation_id = ? AND m.id IN ({marks}) "

@@ -81,9 +81,11 @@ class ConversationImport:
         for message in messages:
             if message.status not in MESSAGE_STATUSES:
                 raise ValueError(f"unknown message status {message.status!r}")
+            parent: str | None = None
+            parent_seq: int | None = -1
             if message.parent_id is not None:
-                parent: str | None = self.new_id(message.parent_id)
-                parent_seq = self._seq_of(parent, batch)  # type: ignore[arg-type]
+                parent = self.new_id(message.parent_id)
+                parent_seq = self._seq_of(parent, batch)
                 if parent_seq is None:
                     raise ValueError(
                         f"message {message.id!r}: its parent {message.parent_id!r} must be "
@@ -91,8 +93,6 @@ class ConversationImport:
                     )
             elif message.seq > 0 and self._last is not None:
                 parent, parent_seq = self._last
-            else:
-                parent, parent_seq = None, -1
             if message.seq != parent_seq + 1:
                 raise ValueError(
                     f"message {message.id!r} has index {message.seq}; after its parent it "
@@ -145,8 +145,9 @@ class ConversationImport:
         current = [c.state.version for c in compactions if c.is_current]
         if len(current) > 1:
             raise ValueError("at most one fold version can be current")
-        leaf = self._last[0] if active_leaf is None and self._last else None
-        if active_leaf is not None:
+        if active_leaf is None:
+            leaf = self._last[0] if self._last else None
+        else:
             leaf = self.new_id(active_leaf)
             if self._seq_of(leaf, {}) is None:
                 raise ValueError(f"the active leaf {active_leaf!r} is not a listed message")
