@@ -34,8 +34,16 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic.alias_generators import to_camel, to_snake
+from pydantic.alias_generators import to_snake
 
+from foldline.api.schemas import (
+    CompactionSettingsOut,
+    DefaultsOut,
+    KeyStorageOut,
+    ModelSettingsOut,
+    ProviderSettingsOut,
+    SettingsOut,
+)
 from foldline.core.settings import MAX_TOKENS, CompactionSettings
 from foldline.mcp.settings import McpServerConfig, check_server_name
 from foldline.secrets import find_api_key, key_storage_status, mask_key
@@ -424,37 +432,36 @@ def default_model(config: AppConfig) -> str | None:
 # --- what the Settings UI sees ---------------------------------------------------------
 
 
-def public_settings(config: AppConfig) -> dict[str, Any]:
-    """The settings as the UI may see them (camelCase): never a key, only its mask."""
-    providers: dict[str, Any] = {}
+def public_settings(config: AppConfig) -> SettingsOut:
+    """The settings as the UI may see them: never a key, only its mask."""
+    providers: dict[str, ProviderSettingsOut] = {}
     for name, provider in config.providers.items():
         base_url, base_url_source = effective_base_url(config, name)
         found = find_provider_key(config, name)
-        providers[name] = {
-            "kind": provider.kind,
-            "baseUrl": base_url,
-            "baseUrlSource": base_url_source,
-            "hasKey": found is not None,
-            "maskedKey": mask_key(found[0]) if found else None,
-            "keySource": found[1] if found else None,
-            "keyEnv": key_env_var(config, name),
-        }
-    models = {
-        name: {to_camel(k): v for k, v in model.model_dump().items()}
-        for name, model in config.models.items()
-    }
-    compaction = {
-        to_camel(k): list(v) if isinstance(v, tuple) else v
-        for k, v in config.compaction.model_dump().items()
-    }
-    return {
-        "dataDir": str(config.data_dir) if config.data_dir else None,
-        "defaults": {"model": config.default_model},
-        "providers": providers,
-        "models": models,
-        "compaction": compaction,
-        "keyStorage": dict(key_storage_status(config.data_dir)) if config.data_dir else None,
-    }
+        providers[name] = ProviderSettingsOut(
+            kind=provider.kind,
+            base_url=base_url,
+            base_url_source=base_url_source,
+            has_key=found is not None,
+            masked_key=mask_key(found[0]) if found else None,
+            key_source=found[1] if found else None,
+            key_env=key_env_var(config, name),
+        )
+    return SettingsOut(
+        data_dir=str(config.data_dir) if config.data_dir else None,
+        defaults=DefaultsOut(model=config.default_model),
+        providers=providers,
+        models={
+            name: ModelSettingsOut.model_validate(model.model_dump())
+            for name, model in config.models.items()
+        },
+        compaction=CompactionSettingsOut.model_validate(config.compaction.model_dump()),
+        key_storage=(
+            KeyStorageOut.model_validate(key_storage_status(config.data_dir))
+            if config.data_dir
+            else None
+        ),
+    )
 
 
 def _validated(model: type[_Model], data: Mapping[str, Any], section: str) -> _Model:

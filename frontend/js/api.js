@@ -26,12 +26,11 @@ export function initToken() {
 
 /** An API failure with the server's code and a message fit to show a person. */
 export class ApiError extends Error {
-  constructor(message, { status = 0, code = "", retryable = false } = {}) {
+  constructor(message, { status = 0, code = "" } = {}) {
     super(message);
     this.name = "ApiError";
     this.status = status;
     this.code = code;
-    this.retryable = retryable;
   }
 }
 
@@ -51,36 +50,23 @@ function describeStatus(status) {
   return `The request failed (HTTP ${status}).`;
 }
 
-/** Turn any error body shape (FastAPI `detail`, `{error: {...}}`, `{code, message}`) into an ApiError. */
+/**
+ * The server's error (every failure answers an ErrorBody, `{error: {code, message}}`) as
+ * an ApiError; a body that is not one (a proxy's page, a cut connection) gets a message
+ * from the status.
+ */
 async function errorFrom(response) {
+  /** @type {ErrorBody|null} */
   let body = null;
   try {
     body = await response.json();
   } catch {
     body = null;
   }
-  let message = "";
-  let code = "";
-  let retryable = false;
-  const source = body && typeof body === "object" ? (body.error ?? body) : null;
-  if (source && typeof source === "object") {
-    code = typeof source.code === "string" ? source.code : "";
-    retryable = Boolean(source.retryable);
-    if (typeof source.message === "string") {
-      message = source.message;
-    } else if (typeof source.detail === "string") {
-      message = source.detail;
-    } else if (Array.isArray(source.detail)) {
-      message = source.detail.map((item) => item.msg ?? String(item)).join("; ");
-    } else if (source.detail && typeof source.detail === "object") {
-      message = source.detail.message ?? "";
-      code = source.detail.code ?? code;
-    }
-  }
-  return new ApiError(message || describeStatus(response.status), {
+  const error = body?.error;
+  return new ApiError(error?.message || describeStatus(response.status), {
     status: response.status,
-    code,
-    retryable,
+    code: error?.code ?? "",
   });
 }
 
@@ -120,7 +106,6 @@ async function send(method, path, { body, query, signal, accept = "application/j
     }
     throw new ApiError("Cannot reach the Foldline server. Is it still running?", {
       code: "network",
-      retryable: true,
     });
   }
   if (!response.ok) {
@@ -136,19 +121,6 @@ async function json(method, path, options) {
   }
   const text = await response.text();
   return text ? JSON.parse(text) : null;
-}
-
-/** The list inside a response that is either a bare array or an object holding one. */
-function listFrom(body, ...keys) {
-  if (Array.isArray(body)) {
-    return body;
-  }
-  for (const key of keys) {
-    if (body && Array.isArray(body[key])) {
-      return body[key];
-    }
-  }
-  return [];
 }
 
 /**
@@ -169,22 +141,22 @@ const enc = encodeURIComponent;
 export const api = {
   health: () => json("GET", "/api/health"),
 
+  /** @returns {Promise<ConversationOut[]>} */
   listConversations: async (q = "") =>
-    listFrom(await json("GET", "/api/conversations", { query: { q } }), "conversations", "items"),
+    (await json("GET", "/api/conversations", { query: { q } })).items,
   createConversation: (fields = {}) => json("POST", "/api/conversations", { body: fields }),
   getConversation: (id) => json("GET", `/api/conversations/${enc(id)}`),
   updateConversation: (id, fields) =>
     json("PATCH", `/api/conversations/${enc(id)}`, { body: fields }),
   deleteConversation: (id) => json("DELETE", `/api/conversations/${enc(id)}`),
 
-  /** One page of the display history: `{messages, total}` (total may be null if unknown). */
+  /** One page of the display history: `{messages, total}`. */
   listMessages: async (id, { offset, limit }) => {
-    const body = await json("GET", `/api/conversations/${enc(id)}/messages`, {
+    /** @type {MessagePage} */
+    const page = await json("GET", `/api/conversations/${enc(id)}/messages`, {
       query: { offset, limit },
     });
-    const messages = listFrom(body, "messages", "items");
-    const total = body && !Array.isArray(body) && Number.isInteger(body.total) ? body.total : null;
-    return { messages, total };
+    return { messages: page.items, total: page.total };
   },
   /** The untruncated output of tool-result part `partIndex` of a message. */
   fullOutput: (id, messageId, partIndex) =>
@@ -248,13 +220,8 @@ export const api = {
     json("GET", `/api/conversations/${enc(id)}/context`, {
       query: messages ? undefined : { messages: "false" },
     }),
-  compactions: async (id) =>
-    listFrom(
-      await json("GET", `/api/conversations/${enc(id)}/compactions`),
-      "compactions",
-      "versions",
-      "items",
-    ),
+  /** @returns {Promise<CompactionVersionOut[]>} every fold version, oldest first */
+  compactions: async (id) => (await json("GET", `/api/conversations/${enc(id)}/compactions`)).items,
   compactionPreview: (id, keepRecentTokens) =>
     json("GET", `/api/conversations/${enc(id)}/compactions/preview`, {
       query: keepRecentTokens ? { keepRecentTokens: String(keepRecentTokens) } : undefined,

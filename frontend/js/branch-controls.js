@@ -5,13 +5,19 @@
 
 import { h, icon } from "./dom.js";
 
-/** The ids of a message and its siblings (oldest first); one id when it has none. */
+/**
+ * The ids of a message and its siblings (oldest first); one id when it has none.
+ * @param {MessageOut} message
+ */
 export function versionsOf(message) {
   const ids = Array.isArray(message?.siblingIds) ? message.siblingIds : [];
   return ids.length ? ids : [message?.id ?? ""];
 }
 
-/** The sibling `step` versions away (-1 the previous, +1 the next), or null at the ends. */
+/**
+ * The sibling `step` versions away (-1 the previous, +1 the next), or null at the ends.
+ * @param {MessageOut} message
+ */
 export function siblingAt(message, step) {
   const ids = versionsOf(message);
   const at = ids.indexOf(message.id);
@@ -19,7 +25,10 @@ export function siblingAt(message, step) {
   return target ?? null;
 }
 
-/** `‹ k / n ›` under a message with siblings; the arrows are real buttons. */
+/**
+ * `‹ k / n ›` under a message with siblings; the arrows are real buttons.
+ * @param {MessageOut} message
+ */
 export function versionSwitcher(message, onSwitch) {
   const ids = versionsOf(message);
   if (ids.length < 2 || !onSwitch) {
@@ -52,7 +61,10 @@ export function versionSwitcher(message, onSwitch) {
   );
 }
 
-/** Edit (the person's messages) or Regenerate (answers), when the action is wired. */
+/**
+ * Edit (the person's messages) or Regenerate (answers), when the action is wired.
+ * @param {MessageOut} message
+ */
 export function branchButton(message, { onEdit, onRegenerate }) {
   if (!message.id) {
     return null;

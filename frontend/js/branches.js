@@ -32,7 +32,10 @@ function refuseWhileBusy() {
   return true;
 }
 
-/** The warning an edit of a folded message shows before it is sent. */
+/**
+ * The warning an edit of a folded message shows before it is sent.
+ * @param {EditPreview} preview
+ */
 function foldWarning(preview) {
   const size = preview.contextWindow
     ? ` of its ${formatTokens(preview.contextWindow)}-token window`
@@ -51,6 +54,7 @@ function foldWarning(preview) {
 /**
  * Open the inline editor on the person's message. For a folded message it first asks the
  * server what the edit would do to the model's view, and says so before it can be sent.
+ * @param {MessageOut} message
  */
 export function startEdit(message, element) {
   if (refuseWhileBusy() || !element || element.querySelector(".message-editor")) {
@@ -105,6 +109,7 @@ export function startEdit(message, element) {
   }
 }
 
+/** @param {MessageOut} message */
 export function startRegenerate(message) {
   if (!refuseWhileBusy()) {
     regenerate(message);
@@ -115,6 +120,7 @@ export function startRegenerate(message) {
  * Show the previous (`step` -1) or next (+1) version of `message`: its branch becomes the
  * active path, and the history is re-read around the message, which stays where it was
  * on screen; the focus stays on the same arrow for the keyboard.
+ * @param {MessageOut} message
  */
 export async function switchVersion(message, step) {
   const target = siblingAt(message, step);

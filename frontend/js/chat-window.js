@@ -230,35 +230,10 @@ export async function fetchPage(offset, limit) {
   return { messages, total };
 }
 
-/** How many messages the conversation has: from the conversation, else from a page's total. */
-async function countMessages(conversation) {
-  const known = conversation?.messageCount ?? conversation?.messagesCount;
-  if (Number.isInteger(known)) {
-    return known;
-  }
-  const page = await fetchPage(0, 1);
-  return page?.total ?? null;
-}
-
-/** The page to open on and the history's length, or null if another open came first. */
-async function firstPage(conversation, at, generation) {
-  let total = await countMessages(conversation);
-  if (generation !== view.generation) {
-    return null;
-  }
-  let page;
-  if (at !== null && Number.isInteger(at)) {
-    page = await fetchPage(Math.max(0, at - PAGE_SIZE / 2), PAGE_SIZE);
-    total = page?.total ?? total ?? 0;
-  } else if (total === null) {
-    // No count available: load from the start; the server still pages.
-    page = await fetchPage(0, PAGE_SIZE);
-    total = page?.total ?? page?.messages.length ?? 0;
-  } else {
-    page = await fetchPage(Math.max(0, total - PAGE_SIZE), PAGE_SIZE);
-    total = page?.total ?? total;
-  }
-  return page ? { page, total } : null;
+/** The first page to open on, or null if another open came first. */
+async function firstPage(conversation, at) {
+  const first = at !== null ? at - PAGE_SIZE / 2 : conversation.messageCount - PAGE_SIZE;
+  return fetchPage(Math.max(0, first), PAGE_SIZE);
 }
 
 /**
@@ -266,6 +241,7 @@ async function firstPage(conversation, at, generation) {
  * result is scrolled to the middle with the search `terms` marked; with `offset` (another
  * version of a message was chosen) message `at` is put that far below the top of the view,
  * where the person was looking.
+ * @param {ConversationOut} conversation
  */
 export async function openWindow(conversation, { at = null, terms = [], offset = null } = {}) {
   view.generation++;
@@ -284,18 +260,18 @@ export async function openWindow(conversation, { at = null, terms = [], offset =
   // Otherwise (another version of a message is being shown) the old list stays on screen
   // until the new one replaces it, so the history does not blink; it must not page then.
   setLoading(true);
-  let opened;
+  let page;
   try {
-    opened = await firstPage(conversation, at, generation);
+    page = await firstPage(conversation, at);
   } finally {
     if (generation === view.generation) {
       setLoading(false);
     }
   }
-  if (!opened) {
+  if (!page) {
     return;
   }
-  const { page, total } = opened;
+  const total = page.total;
   const messages = page.messages;
   view.total = Math.max(total, messages.length ? messages.at(-1).index + 1 : 0);
   view.lo = messages.length ? messages[0].index : view.total;
@@ -400,9 +376,7 @@ async function loadNewer() {
     if (!page) {
       return;
     }
-    if (Number.isInteger(page.total)) {
-      view.total = page.total;
-    }
+    view.total = page.total;
     const messages = page.messages.filter((m) => m.index >= view.hi);
     if (!messages.length) {
       view.total = view.hi;

@@ -101,7 +101,10 @@ function afterLiveChange() {
   updateEdges();
 }
 
-/** Add or replace a message at the live end of the history. */
+/**
+ * Add or replace a message at the live end of the history.
+ * @param {MessageOut} message
+ */
 export function putMessage(message, { streaming = false } = {}) {
   if (!view.conversationId) {
     return;
@@ -160,7 +163,10 @@ function refreshCardsFor(toolMessage) {
   }
 }
 
-/** Record a result that arrived before its tool message, and redraw its card. */
+/**
+ * Record a result that arrived before its tool message, and redraw its card.
+ * @param {ToolResultEventOut} result
+ */
 export function putToolResult(result) {
   view.results.set(result.callId, result);
   const owner = view.calls.get(result.callId);
@@ -239,14 +245,12 @@ export async function reconcileTail(fromIndex) {
       return;
     }
     view.streamingIndex = null;
-    if (Number.isInteger(page.total)) {
-      // Messages the server no longer has (an optimistic one it refused) go away.
-      for (let i = page.total; i < view.hi; i++) {
-        removeIndex(i);
-      }
-      view.hi = Math.min(view.hi, page.total);
-      view.total = page.total;
+    // Messages the server no longer has (an optimistic one it refused) go away.
+    for (let i = page.total; i < view.hi; i++) {
+      removeIndex(i);
     }
+    view.hi = Math.min(view.hi, page.total);
+    view.total = page.total;
     for (const message of page.messages) {
       if (message.index < view.lo) {
         continue;

@@ -15,6 +15,7 @@ const KEEP_CHOICES = [
   [32000, "About 32,000 tokens of recent messages"],
 ];
 
+/** @param {CompactionPreview} preview */
 function previewBox(preview) {
   if (!preview || !preview.messages || preview.toIndex === null || preview.toIndex === undefined) {
     return h(
@@ -187,13 +188,13 @@ export async function openCompactDialog() {
       return;
     }
     if (outcome?.completed?.degraded) {
-      const range = outcome.completed.summarizedRange ?? {};
+      const range = outcome.completed.summarizedRange;
       message.replaceChildren(
         h(
           "div",
           { class: "inline-error", dataset: { outcome: "degraded" } },
           icon("triangle-alert", "small"),
-          `The summarizer could not be used, so Foldline made an emergency fold instead: ${plural(range.messageCount ?? 0, "message")} replaced by an extractive digest (your requests verbatim, files and tools touched, the open task). It is marked “degraded” and will be re-summarized later.`,
+          `The summarizer could not be used, so Foldline made an emergency fold instead: ${plural(range.messageCount, "message")} replaced by an extractive digest (your requests verbatim, files and tools touched, the open task). It is marked “degraded” and will be re-summarized later.`,
         ),
       );
       return;

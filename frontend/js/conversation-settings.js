@@ -19,7 +19,7 @@ async function modelsByProvider(current) {
   const all = new Map();
   try {
     const listed = await api.listModels();
-    for (const model of listed?.models ?? []) {
+    for (const model of listed.models) {
       all.set(model.id, { name: model.id, ...model });
     }
   } catch {
@@ -42,11 +42,15 @@ async function modelsByProvider(current) {
   return groups;
 }
 
+/** @param {ModelOut} model */
 function windowOf(model) {
   return model?.contextWindow ? `${formatTokens(model.contextWindow)} window` : "window unknown";
 }
 
-/** What switching to `model` does to the context, in words (or "" when nothing changes). */
+/**
+ * What switching to `model` does to the context, in words (or "" when nothing changes).
+ * @param {ModelOut} model
+ */
 function consequence(model) {
   const tokens = state.context?.tokens;
   if (!model?.contextWindow || !Number.isFinite(tokens)) {
@@ -98,7 +102,7 @@ export async function openConversationSettings({ afterSave }) {
     maxlength: "100000",
     placeholder: "Instructions the model gets before every message of this conversation.",
   });
-  prompt.value = conversation.systemPrompt ?? "";
+  prompt.value = conversation.systemPrompt;
   const save = h("button", {
     type: "button",
     class: "button primary",

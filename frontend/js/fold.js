@@ -19,41 +19,28 @@ const TRIGGER_LABELS = {
 /** Summaries the person opened, kept open when the lines are redrawn. */
 const openSummaries = new Set();
 
-/** Whether a version from GET /compactions was undone (field names vary by server version). */
-function isUndone(fold) {
-  return Boolean(fold.undone || fold.undoneAt || fold.active === false || fold.status === "undone");
-}
-
 /**
- * The folds to draw: the current one and the earlier versions it stacks on. A version
- * later than the current one was undone; it is no longer part of the history's story.
+ * The folds to draw: the current one and the earlier versions it stacks on, found by
+ * following `parentVersion` down from the current fold. That skips versions that were
+ * undone (and those undone and then replaced by another fold): they are no longer part
+ * of the history's story.
+ * @param {CompactionVersionOut[]} compactions
+ * @param {CompactionOut|null} current
  */
 export function visibleFolds(compactions, current) {
   if (!current) {
     return [];
   }
   const known = new Map(compactions.map((fold) => [fold.version, fold]));
-  if (compactions.some((fold) => "parentVersion" in fold)) {
-    // Exact: follow the stack from the current fold down through its parents, which
-    // skips versions that were undone and then replaced by another fold.
-    const chain = [];
-    let fold = { ...known.get(current.version), ...current };
-    const seen = new Set();
-    while (fold && !seen.has(fold.version)) {
-      seen.add(fold.version);
-      chain.push(fold);
-      fold = fold.parentVersion ? known.get(fold.parentVersion) : null;
-    }
-    return chain.reverse();
+  const chain = [];
+  let fold = { ...known.get(current.version), ...current };
+  const seen = new Set();
+  while (fold && !seen.has(fold.version)) {
+    seen.add(fold.version);
+    chain.push(fold);
+    fold = fold.parentVersion ? known.get(fold.parentVersion) : null;
   }
-  const byVersion = new Map();
-  for (const fold of compactions) {
-    if (fold.version <= current.version && !isUndone(fold)) {
-      byVersion.set(fold.version, fold);
-    }
-  }
-  byVersion.set(current.version, { ...byVersion.get(current.version), ...current });
-  return [...byVersion.values()].sort((a, b) => a.version - b.version);
+  return chain.reverse();
 }
 
 /**
@@ -61,14 +48,17 @@ export function visibleFolds(compactions, current) {
  * regeneration there starts a new branch): a fold applies to a path only while its last
  * folded message (`apiStartIndex - 1`) is on it, so the folds ending at or after `index`
  * drop off and the newest earlier one in the current stack applies. Null for none.
+ * @param {CompactionVersionOut[]} compactions
+ * @param {CompactionOut|null} current
  */
 export function foldKeptAt(compactions, current, index) {
   const chain = visibleFolds(compactions, current);
   return chain.filter((fold) => fold.apiStartIndex <= index).at(-1) ?? null;
 }
 
+/** @param {CompactionVersionOut} fold */
 function summaryPanel(fold) {
-  const text = fold.summaryMessage ?? fold.summary ?? "";
+  const text = fold.summaryMessage;
   return h(
     "div",
     { class: "fold-summary", dataset: { version: fold.version } },
@@ -76,9 +66,9 @@ function summaryPanel(fold) {
       "div",
       { class: "fold-summary-head" },
       h("span", {
-        text: `Summary v${fold.version} · ${fold.strategy ?? "structured"}${fold.model ? ` · ${fold.model}` : ""}`,
+        text: `Summary v${fold.version} · ${fold.strategy}${fold.model ? ` · ${fold.model}` : ""}`,
       }),
-      fold.compactedAt ? h("span", { text: formatWhen(fold.compactedAt) }) : null,
+      h("span", { text: formatWhen(fold.compactedAt) }),
     ),
     h("div", { class: "md" }, text ? renderMarkdown(text) : "(empty summary)"),
   );
@@ -88,14 +78,15 @@ function summaryPanel(fold) {
  * How many of the person's details (numbers, paths, names, instructions) the summary
  * kept by itself and how many Foldline appended verbatim, e.g. "kept 14 of 15 of your
  * details; 1 added verbatim". Empty for folds without details.
+ * @param {CompactionOut} fold
  */
 export function detailsLine(fold) {
-  const total = fold.detailsTotal ?? 0;
+  const total = fold.detailsTotal;
   if (!total) {
     return "";
   }
-  const kept = fold.detailsKept ?? 0;
-  const added = fold.detailsAppended ?? 0;
+  const kept = fold.detailsKept;
+  const added = fold.detailsAppended;
   const who = fold.degraded ? "the digest" : "the summary";
   let text = `${who} kept ${formatInteger(kept)} of ${formatInteger(total)} of your details`;
   if (added) {
@@ -108,14 +99,17 @@ export function detailsLine(fold) {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
-/** One fold line element. `onUndo(fold)` is offered only on the current fold. */
-/** What the fold's summarizer calls cost (tokens when the model has no price). */
+/**
+ * What the fold's summarizer calls cost (tokens when the model has no price); nothing
+ * for a fold without usage (a digest, an older fold, the versions not loaded yet).
+ * @param {UsageOut|null|undefined} usage
+ */
 function foldCost(usage) {
   if (!usage) {
     return null;
   }
   const text =
-    usage.cost === null || usage.cost === undefined
+    usage.cost === null
       ? `${formatTokens(usage.inputTokens + usage.cacheReadTokens + usage.cacheCreationTokens + usage.outputTokens)} tokens to summarize`
       : `cost $${usage.cost.toFixed(usage.cost < 0.01 ? 4 : 3)}`;
   return h("span", {
@@ -125,9 +119,12 @@ function foldCost(usage) {
   });
 }
 
+/**
+ * One fold line element. `onUndo(fold)` is offered only on the current fold.
+ * @param {CompactionVersionOut} fold
+ */
 export function renderFoldLine(fold, { current, onUndo }) {
-  const range = fold.summarizedRange ?? {};
-  const folded = range.messageCount ?? Math.max(0, (range.toIndex ?? 0) - (range.fromIndex ?? 0));
+  const range = fold.summarizedRange;
   const element = h("div", {
     class: ["fold-line", current ? "current" : "earlier"],
     dataset: { version: fold.version, apiStartIndex: fold.apiStartIndex },
@@ -160,7 +157,7 @@ export function renderFoldLine(fold, { current, onUndo }) {
   badges.push(
     h("span", {
       class: "badge fold-trigger",
-      text: fold.trigger ?? "auto",
+      text: fold.trigger,
       title: TRIGGER_LABELS[fold.trigger] ?? "",
     }),
   );
@@ -198,7 +195,7 @@ export function renderFoldLine(fold, { current, onUndo }) {
       h(
         "span",
         { class: "fold-stats" },
-        h("span", { class: "fold-count", text: plural(folded, "message") }),
+        h("span", { class: "fold-count", text: plural(range.messageCount, "message") }),
         " folded · ",
         h("span", { class: "fold-tokens-before", text: formatTokens(fold.tokensBefore) }),
         h("span", { class: "arrow", text: "→" }),
@@ -211,7 +208,7 @@ export function renderFoldLine(fold, { current, onUndo }) {
     ),
   );
   card.title =
-    `Messages ${formatInteger(range.fromIndex ?? 0)}–${formatInteger(Math.max(0, (range.toIndex ?? 1) - 1))} ` +
+    `Messages ${formatInteger(range.fromIndex)}–${formatInteger(Math.max(0, range.toIndex - 1))} ` +
     `folded ${TRIGGER_LABELS[fold.trigger] ?? ""}; ${formatInteger(fold.tokensBefore)} → ${formatInteger(fold.tokensAfter)} tokens`;
   const details = detailsLine(fold);
   if (details) {

@@ -306,6 +306,7 @@ function initShortcuts() {
 
 // ---- undo -------------------------------------------------------------------------
 
+/** @param {CompactionVersionOut} fold */
 async function undoFold(fold) {
   const id = state.currentId;
   try {

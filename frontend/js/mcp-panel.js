@@ -16,10 +16,11 @@ const STATE_TEXT = {
   disabled: "disabled",
 };
 
+/** @param {McpServerOut} server */
 function serverRow(server, refresh) {
   const where =
     server.transport === "stdio"
-      ? [server.command, ...(server.args ?? [])].join(" ")
+      ? [server.command, ...server.args].join(" ")
       : server.url;
   const restart = h("button", {
     type: "button",
@@ -38,8 +39,8 @@ function serverRow(server, refresh) {
     await refresh();
   });
   const secrets = [
-    ...Object.entries(server.env ?? {}).map(([k, v]) => `${k}=${v}`),
-    ...Object.entries(server.headers ?? {}).map(([k, v]) => `${k}: ${v}`),
+    ...Object.entries(server.env).map(([k, v]) => `${k}=${v}`),
+    ...Object.entries(server.headers).map(([k, v]) => `${k}: ${v}`),
   ];
   return h(
     "div",
@@ -65,7 +66,10 @@ function serverRow(server, refresh) {
   );
 }
 
-/** Each tool the server lists: offered as, switched on or off, and its own approval. */
+/**
+ * Each tool the server lists: offered as, switched on or off, and its own approval.
+ * @param {McpServerOut} server
+ */
 function toolTable(server, refresh) {
   const offered = new Map(server.tools.map((tool) => [tool.name, tool]));
   const names = [...offered.keys(), ...server.disabledTools];
@@ -85,7 +89,7 @@ function toolTable(server, refresh) {
   };
   const rows = names.map((name) => {
     const tool = offered.get(name);
-    const approval = server.toolOverrides?.[name]?.approval ?? "";
+    const approval = server.toolOverrides[name]?.approval ?? "";
     const enabled = h("input", {
       type: "checkbox",
       "aria-label": `Offer ${name}`,

@@ -18,7 +18,10 @@ function cardFor(callId) {
   );
 }
 
-/** Show the card of a `tool.approval_required` event. */
+/**
+ * Show the card of a `tool.approval_required` event.
+ * @param {ApprovalRequired} data
+ */
 export function showApproval(conversationId, data) {
   if (cardFor(data.callId)) {
     return;
@@ -41,7 +44,7 @@ export function showApproval(conversationId, data) {
       h("span", { text: " of the MCP server " }),
       h("strong", { text: data.server }),
     ),
-    h("pre", { class: "approval-arguments", text: JSON.stringify(data.arguments ?? {}, null, 2) }),
+    h("pre", { class: "approval-arguments", text: JSON.stringify(data.arguments, null, 2) }),
     buttons,
   );
   const decide = async (decision) => {

@@ -18,9 +18,12 @@ import { state } from "./state.js";
 /** Tool cards the person opened, so re-rendering a streaming message keeps them open. */
 const openCards = new Set();
 
-/** The text a person would copy from a message. */
+/**
+ * The text a person would copy from a message.
+ * @param {MessageOut} message
+ */
 export function messageText(message) {
-  return (Array.isArray(message?.parts) ? message.parts : [])
+  return message.parts
     .filter((part) => part.kind === "text")
     .map((part) => part.text)
     .join("");
@@ -175,6 +178,7 @@ export function renderToolCard({ call, result, running = false }) {
   return card;
 }
 
+/** @param {AttachmentPartOut} part */
 function renderAttachment(part) {
   return h("span", { class: "badge" }, icon("file-text", "small"), part.name || "attachment");
 }
@@ -188,6 +192,7 @@ function retryButton(message, onRetry, label) {
   );
 }
 
+/** @param {MessageOut} message */
 function statusLine(message, { onRetry, canRetry }) {
   if (message.status === "interrupted") {
     // The partial answer stays in the model's view, so asking again lets it go on.
@@ -203,10 +208,7 @@ function statusLine(message, { onRetry, canRetry }) {
     );
   }
   if (message.status === "error") {
-    const error = message.error;
-    const text =
-      (typeof error === "string" ? error : (error?.message ?? "")) ||
-      "The model call failed before this answer was complete.";
+    const text = message.error || "The model call failed before this answer was complete.";
     return h(
       "div",
       { class: "status-line error", dataset: { status: "error" }, role: "alert" },
@@ -218,6 +220,7 @@ function statusLine(message, { onRetry, canRetry }) {
   return null;
 }
 
+/** @param {MessageOut} message */
 function metaRow(message, { onEdit, onRegenerate, onSwitch }) {
   const copy = h(
     "button",
@@ -237,11 +240,10 @@ function metaRow(message, { onEdit, onRegenerate, onSwitch }) {
     },
     icon("copy", "small"),
   );
-  const usage = message.usage;
-  const usageText =
-    usage && (usage.outputTokens || usage.output_tokens)
-      ? `${formatTokens(usage.outputTokens ?? usage.output_tokens)} tokens out`
-      : "";
+  // Free-form in the schema (an imported history may carry another app's); Foldline
+  // writes a `usage` event's fields.
+  const outputTokens = message.usage?.outputTokens;
+  const usageText = outputTokens ? `${formatTokens(outputTokens)} tokens out` : "";
   const switcher = versionSwitcher(message, onSwitch);
   return h(
     "div",
@@ -261,6 +263,7 @@ function metaRow(message, { onEdit, onRegenerate, onSwitch }) {
  * `tools.hasCall(callId)` says whether the call's card is loaded (its result is then
  * drawn there, not in the tool message). `onRetry`, `onEdit`, `onRegenerate` and
  * `onSwitch` are what its buttons do; without one, its button is left out.
+ * @param {MessageOut} message
  */
 export function renderMessage(message, options) {
   const element = h("article", {
@@ -315,6 +318,7 @@ export function fillMessage(element, message, options) {
   }
 }
 
+/** @param {MessageOut} message */
 function drawMessage(element, message, options) {
   const { tools, onRetry, canRetry = false, streaming = false } = options;
   const parts = message.parts ?? [];

@@ -55,20 +55,23 @@ function learnTurnGrowth(busy) {
   if (busy === "turn") {
     // Only at the start: a fold inside the turn announces "turn" again.
     if (!turnStart && context) {
-      turnStart = { tokens: context.tokens, version: context.version ?? 0 };
+      turnStart = { tokens: context.tokens, version: context.version };
     }
     return;
   }
   if (busy === null && turnStart && context?.inputBudget) {
     // A turn that folded says nothing about how fast the view grows.
-    if ((context.version ?? 0) === turnStart.version && context.tokens > turnStart.tokens) {
+    if (context.version === turnStart.version && context.tokens > turnStart.tokens) {
       lastTurnGrowth = (context.tokens - turnStart.tokens) / context.inputBudget;
     }
     turnStart = null;
   }
 }
 
-/** Merge new numbers (a `context.stats` event or a /context body) and redraw. */
+/**
+ * Merge new numbers (a `context.stats` event or a /context body) and redraw.
+ * @param {ContextStatsOut} numbers
+ */
 export function updateContext(numbers) {
   if (!numbers) {
     return;
@@ -114,7 +117,10 @@ function formatUsd(value) {
   return `$${value.toFixed(digits)}`;
 }
 
-/** What the conversation cost: so far, the last turn, and what the prompt cache saved. */
+/**
+ * What the conversation cost: so far, the last turn, and what the prompt cache saved.
+ * @param {ConversationUsageOut} usage
+ */
 function costContent(usage) {
   if (!usage?.total?.calls) {
     return [];
@@ -149,7 +155,10 @@ function costContent(usage) {
   ];
 }
 
-/** "fold being prepared" / "fold ready" next to the meter. */
+/**
+ * "fold being prepared" / "fold ready" next to the meter.
+ * @param {BackgroundFoldOut} fold
+ */
 function backgroundBadge(fold) {
   if (!fold) {
     return null;
@@ -207,17 +216,17 @@ function render() {
     return;
   }
   const budget = context.inputBudget;
-  const unlimited = budget === null || budget === undefined || budget === 0;
-  const fraction = unlimited ? null : (context.fraction ?? context.tokens / budget);
-  const soft = context.thresholds?.soft ?? 0.8;
+  const unlimited = budget === null || budget === 0;
+  const fraction = unlimited ? null : context.fraction;
+  const soft = context.thresholds.soft;
   const level = unlimited ? "ok" : meterLevel(fraction, soft, lastTurnGrowth);
   meter.dataset.level = level;
-  meter.setAttribute("aria-valuenow", String(context.tokens ?? 0));
+  meter.setAttribute("aria-valuenow", String(context.tokens));
   if (!unlimited) {
     meter.setAttribute("aria-valuemax", String(budget));
   }
   fill.style.width = unlimited ? "0%" : `${Math.min(100, Math.max(0, fraction * 100)).toFixed(1)}%`;
-  const approx = context.exact === false ? "≈" : "";
+  const approx = context.exact ? "" : "≈";
   // With a working budget the bar fills against it; the window is named beside it, so a
   // 1M-token model folding at 200k is never mistaken for a small one.
   const window = context.workingBudget ? ` · window ${formatTokens(context.contextWindow)}` : "";
@@ -225,9 +234,9 @@ function render() {
     ? `${approx}${formatTokens(context.tokens)} · no limit`
     : `${approx}${formatTokens(context.tokens)} / ${formatTokens(budget)}${window}`;
   const badge = backgroundBadge(context.backgroundFold);
-  flag.hidden = context.modelKnown !== false && !badge;
+  flag.hidden = context.modelKnown && !badge;
   flag.replaceChildren();
-  if (context.modelKnown === false) {
+  if (!context.modelKnown) {
     flag.append(h("span", { class: "badge warn", text: "unknown window" }));
   }
   if (badge) {
@@ -237,13 +246,14 @@ function render() {
   renderWarning(!unlimited && level !== "ok" ? { fraction, soft, level } : null);
 }
 
+/** @param {ContextOut} context */
 function popoverContent(context, { unlimited, fraction, soft, level }) {
-  const breakdown = context.breakdown ?? {};
-  const total = Math.max(1, context.tokens ?? 0);
+  const breakdown = context.breakdown;
+  const total = Math.max(1, context.tokens);
   const stacked = h("div", { class: "stacked" });
   const rows = [];
   for (const [key, label] of PARTS) {
-    const value = breakdown[key] ?? 0;
+    const value = breakdown[key];
     const segment = h("span", { class: `swatch ${key}` });
     segment.style.width = `${((value / total) * 100).toFixed(2)}%`;
     stacked.append(segment);
@@ -287,7 +297,7 @@ function popoverContent(context, { unlimited, fraction, soft, level }) {
     ...notes.map((note) => h("p", { class: "note", text: note })),
     ...costContent(context.usage),
   ];
-  if (context.modelKnown === false) {
+  if (!context.modelKnown) {
     children.push(
       h("p", {
         class: "note warn",

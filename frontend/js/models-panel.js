@@ -19,6 +19,7 @@ export const EMPTY_MODEL = {
 const WORKING_BUDGET_HELP =
   "Where it folds instead of the full window. Every turn sends the whole context, so a 1M-token window filled to 80% costs dollars per turn even at cache prices, and models answer worse on very long inputs. Set it to the window to use all of it.";
 
+/** @param {ModelSettingsOut} model */
 function modelRow(name, model, draft, providerNames, redraw, known) {
   const shown = (value, fallback) => (value ? String(value) : fallback);
   const provider = h(

@@ -48,7 +48,7 @@ function partText(part) {
     case "reasoning":
       return `[reasoning] ${part.text}`;
     case "tool-call":
-      return `→ ${part.name}(${JSON.stringify(part.input ?? {})})  [call ${part.id}]`;
+      return `→ ${part.name}(${JSON.stringify(part.input)})  [call ${part.id}]`;
     case "tool-result":
       return `← ${part.name}${part.isError ? " (error)" : ""}  [call ${part.callId}]\n${part.output}`;
     case "attachment":
@@ -132,7 +132,7 @@ export async function refreshModelView() {
     return;
   }
   updateContext(context);
-  const messages = context.apiMessages ?? [];
+  const messages = context.apiMessages;
   const fold = context.compaction;
   const summary = h(
     "div",
@@ -148,7 +148,7 @@ export async function refreshModelView() {
       "div",
       {},
       h("strong", { text: formatInteger(messages.length) }),
-      ` messages in the request; the history holds ${formatInteger(context.messagesInHistory ?? 0)}.`,
+      ` messages in the request; the history holds ${formatInteger(context.messagesInHistory)}.`,
     ),
     fold
       ? h(
@@ -174,7 +174,7 @@ export async function refreshModelView() {
   }
   messages.forEach((message, position) => {
     const isSummary = Boolean(fold) && position === 0;
-    const text = (message.parts ?? []).map(partText).join("\n");
+    const text = message.parts.map(partText).join("\n");
     list.append(
       item({
         role: message.role,

@@ -65,7 +65,7 @@ async function detect(list, status) {
   list.replaceChildren();
   let servers = [];
   try {
-    servers = (await api.detectLocal()).servers ?? [];
+    servers = (await api.detectLocal()).servers;
   } catch (error) {
     status.replaceChildren(icon("circle-alert", "small"), `Detection failed: ${error.message}`);
     return;
@@ -85,6 +85,7 @@ async function detect(list, status) {
   list.replaceChildren(...found.map(localChoice));
 }
 
+/** @param {LocalServer} server */
 function localChoice(server) {
   const select = h(
     "select",

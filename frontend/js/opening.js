@@ -59,6 +59,7 @@ export async function refreshFolds() {
 /** Conversations whose invalid-settings notice was shown (once per conversation and run). */
 const settingsNoticesShown = new Set();
 
+/** @param {ContextOut} context */
 function announceSettingsNotice(id, context) {
   if (context?.settingsNotice && !settingsNoticesShown.has(id)) {
     settingsNoticesShown.add(id);

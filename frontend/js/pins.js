@@ -50,7 +50,10 @@ async function toggle(messageId) {
   }
 }
 
-/** The pin button of one message (messages without a stored id cannot be pinned yet). */
+/**
+ * The pin button of one message (messages without a stored id cannot be pinned yet).
+ * @param {MessageOut} message
+ */
 export function pinButton(message) {
   if (!message.id) {
     return null;

@@ -86,6 +86,7 @@ export function generalPanel(draft, settings, available) {
   );
 }
 
+/** @param {ProviderSettingsOut} provider */
 function providerCard(name, provider, draft, { onTest, onRemove }) {
   const baseUrl = h("input", {
     class: "input",

@@ -21,14 +21,17 @@ export async function loadSettings() {
   return state.settings;
 }
 
-/** True when some provider can answer and a default model is chosen. */
+/**
+ * True when some provider can answer and a default model is chosen.
+ * @param {SettingsOut} settings
+ */
 export function isConfigured(settings) {
   if (!settings) {
     return false;
   }
-  const providers = Object.values(settings.providers ?? {});
+  const providers = Object.values(settings.providers);
   const usable = providers.some((p) => p.hasKey || p.kind === "openai-compatible");
-  return usable && Boolean(settings.defaults?.model);
+  return usable && Boolean(settings.defaults.model);
 }
 
 /** Save a partial change; returns the new settings. */
@@ -39,7 +42,10 @@ export async function saveSettings(patch) {
 }
 // ---- building the change ------------------------------------------------------------
 
-/** The PUT body: only what differs from what was loaded. */
+/**
+ * The PUT body: only what differs from what was loaded.
+ * @param {SettingsOut} settings
+ */
 function buildPatch(settings, draft) {
   const patch = {};
   if ((draft.defaults.model || null) !== (settings.defaults?.model || null)) {
@@ -121,19 +127,20 @@ function invalidNumbers(draft) {
   return bad;
 }
 
+/** @param {SettingsOut} settings */
 function newDraft(settings) {
   return {
-    defaults: { model: settings.defaults?.model ?? "" },
+    defaults: { model: settings.defaults.model ?? "" },
     providers: Object.fromEntries(
-      Object.entries(settings.providers ?? {}).map(([name, p]) => [
+      Object.entries(settings.providers).map(([name, p]) => [
         name,
         { kind: p.kind, baseUrl: p.baseUrl ?? "" },
       ]),
     ),
     models: Object.fromEntries(
-      Object.entries(settings.models ?? {}).map(([name, m]) => [name, { ...m }]),
+      Object.entries(settings.models).map(([name, m]) => [name, { ...m }]),
     ),
-    compaction: { ...(settings.compaction ?? {}) },
+    compaction: { ...settings.compaction },
     keys: {},
   };
 }

@@ -74,7 +74,10 @@ function render() {
   list.replaceChildren(...children);
 }
 
-/** A search result's matching text, with the terms marked. */
+/**
+ * A search result's matching text, with the terms marked.
+ * @param {ConversationOut} conversation
+ */
 function snippetOf(conversation) {
   const hit = conversation.searchHit;
   if (!state.query || !hit?.snippet) {
@@ -92,6 +95,7 @@ function snippetOf(conversation) {
 /**
  * A search result opens at its match, highlighted (on the match's own branch when it is
  * in another version); otherwise at the newest message.
+ * @param {ConversationOut} conversation
  */
 function openingOf(conversation) {
   const hit = conversation.searchHit;
@@ -102,13 +106,11 @@ function openingOf(conversation) {
   return hit.onActivePath === false ? { ...opening, branchOf: hit.messageId } : opening;
 }
 
+/** @param {ConversationOut} conversation */
 function renderItem(conversation) {
   const active = conversation.id === state.currentId;
   const title = (active ? state.conversation?.title : null) ?? conversation.title;
-  const meta = [
-    formatWhen(conversation.updatedAt),
-    Number.isInteger(conversation.messageCount) ? plural(conversation.messageCount, "message") : "",
-  ]
+  const meta = [formatWhen(conversation.updatedAt), plural(conversation.messageCount, "message")]
     .filter(Boolean)
     .join(" · ");
   const item = h(
@@ -174,14 +176,17 @@ function renderItem(conversation) {
   return item;
 }
 
-/** Rename in place: the title becomes an input; Enter saves, Esc cancels. */
+/**
+ * Rename in place: the title becomes an input; Enter saves, Esc cancels.
+ * @param {ConversationOut} conversation
+ */
 function startRename(item, conversation) {
   const text = item.querySelector(".item-text");
   const input = h("input", {
     class: "rename-input",
     type: "text",
     "aria-label": "New title",
-    ".value": conversation.title ?? "",
+    ".value": conversation.title,
   });
   let done = false;
   const finish = async (save) => {
@@ -225,6 +230,7 @@ export async function renameConversation(id, title) {
   }
 }
 
+/** @param {ConversationOut} conversation */
 export async function deleteConversation(conversation) {
   const confirmed = await confirmDialog({
     title: "Delete this conversation?",

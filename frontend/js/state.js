@@ -17,15 +17,15 @@ export const state = {
   query: "",
   /** Id of the open conversation, or null for the empty start screen. */
   currentId: null,
-  /** The open conversation as the server returned it. */
+  /** The open conversation as the server returned it. @type {ConversationOut|null} */
   conversation: null,
-  /** The last `/context` body or `context.stats` event merged into it. */
+  /** The last `/context` body, `context.stats` events merged in. @type {ContextOut|null} */
   context: null,
   /** Every fold version of the open conversation, oldest first. */
   compactions: [],
   /** What is running: null, "turn" or "compact". */
   busy: null,
-  /** The settings as GET /api/settings returned them. */
+  /** The settings as GET /api/settings returned them. @type {SettingsOut|null} */
   settings: null,
 };
 

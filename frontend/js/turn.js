@@ -86,10 +86,12 @@ const VIEW_EVENTS = new Set([
   "compaction.completed",
 ]);
 
-function messageOf(data) {
-  return data?.message ?? data;
-}
-
+/**
+ * Apply one event of the running stream to the views.
+ * @param {object} live the stream's live state (`newLiveState`)
+ * @param {keyof EventBodies} name
+ * @param {EventBodies[keyof EventBodies]} data the event's body, as types.js defines it
+ */
 function applyEvent(live, name, data) {
   if (VIEW_EVENTS.has(name) && state.currentId !== live.conversationId) {
     // The person opened another conversation; the turn goes on and is saved, and what it
@@ -101,12 +103,9 @@ function applyEvent(live, name, data) {
   }
   switch (name) {
     case "message.created": {
-      const message = messageOf(data);
-      const copy = { ...message, parts: [...(message.parts ?? [])] };
+      const copy = { ...data.message, parts: [...data.message.parts] };
       live.byId.set(copy.id, copy);
-      if (Number.isInteger(copy.index)) {
-        live.firstIndex = Math.min(live.firstIndex, copy.index);
-      }
+      live.firstIndex = Math.min(live.firstIndex, copy.index);
       putMessage(copy, { streaming: copy.status === "streaming" });
       break;
     }
@@ -115,12 +114,11 @@ function applyEvent(live, name, data) {
       if (!message) {
         break;
       }
-      const kind = data.kind === "reasoning" ? "reasoning" : "text";
       const last = message.parts.at(-1);
-      if (last && last.kind === kind) {
+      if (last && last.kind === data.kind) {
         message.parts[message.parts.length - 1] = { ...last, text: last.text + data.text };
       } else {
-        message.parts.push({ kind, text: data.text });
+        message.parts.push({ kind: data.kind, text: data.text });
       }
       scheduleDraw(message);
       break;
@@ -132,7 +130,7 @@ function applyEvent(live, name, data) {
           kind: "tool-call",
           id: data.id,
           name: data.name,
-          input: data.input ?? {},
+          input: data.input,
         });
         scheduleDraw(message);
       }
@@ -142,7 +140,7 @@ function applyEvent(live, name, data) {
       putToolResult({ ...data });
       break;
     case "message.completed": {
-      const message = messageOf(data);
+      const message = data.message;
       live.byId.set(message.id, message);
       cancelDraw(message.id);
       putMessage(message);
@@ -155,7 +153,7 @@ function applyEvent(live, name, data) {
       showProgress(
         data.trigger === "manual"
           ? "Summarizing…"
-          : `Folding the conversation (${data.trigger ?? "auto"}): summarizing…`,
+          : `Folding the conversation (${data.trigger}): summarizing…`,
       );
       setBusy(state.busy === "compact" ? "compact" : "turn");
       break;
@@ -169,14 +167,14 @@ function applyEvent(live, name, data) {
       notify({
         kind: "warn",
         title: "The fold did not happen",
-        text: data.reason || "The conversation could not be folded.",
+        text: data.reason,
       });
       break;
     case "prune.completed":
       notify({
         kind: "info",
         title: "Old tool outputs pruned",
-        text: `${plural(data.prunedCalls ?? 0, "tool output")} replaced by placeholders in the model's view (about ${formatTokens(data.reclaimedTokens)} tokens freed). The outputs stay in the history.`,
+        text: `${plural(data.prunedCalls, "tool output")} replaced by placeholders in the model's view (about ${formatTokens(data.reclaimedTokens)} tokens freed). The outputs stay in the history.`,
       });
       break;
     case "tool.approval_required":
@@ -216,9 +214,9 @@ function errorTitle(code) {
   }
 }
 
+/** @param {CompactionCompleted} data */
 function announceFold(data) {
-  const range = data.summarizedRange ?? {};
-  const text = `${plural(range.messageCount ?? 0, "message")} folded, ${formatTokens(data.tokensBefore)} → ${formatTokens(data.tokensAfter)} tokens.`;
+  const text = `${plural(data.summarizedRange.messageCount, "message")} folded, ${formatTokens(data.tokensBefore)} → ${formatTokens(data.tokensAfter)} tokens.`;
   if (data.degraded) {
     notify({
       kind: "warn",
@@ -304,12 +302,13 @@ async function finish(live) {
   }
 }
 
+/** @param {ErrorEvent|undefined} error */
 function announceError(error) {
   if (error) {
     notify({
       kind: "error",
       title: errorTitle(error.code),
-      text: error.message || "The model call failed.",
+      text: error.message,
     });
   }
 }
@@ -436,6 +435,7 @@ export async function retryLast() {
  * Edit the person's message: the new text is stored as a new version of it (its sibling)
  * and answered. On screen the history from that message on is replaced by the new
  * branch; the old one stays stored, a switch away.
+ * @param {MessageOut} message
  */
 export function editMessage(message, content) {
   return runBranch(message, (id, signal) => api.editMessage(id, message.id, content, signal), {
@@ -444,7 +444,10 @@ export function editMessage(message, content) {
   });
 }
 
-/** A new answer in place of `message` (its sibling); the old answer stays a switch away. */
+/**
+ * A new answer in place of `message` (its sibling); the old answer stays a switch away.
+ * @param {MessageOut} message
+ */
 export function regenerate(message) {
   return runBranch(message, (id, signal) => api.regenerate(id, message.id, signal), {
     failure: "Could not regenerate the answer",
@@ -455,6 +458,7 @@ export function regenerate(message) {
  * Start a turn that branches at `message` and stream it. The screen is cut at the
  * message only once the server accepted, so a refusal (409 while another turn runs)
  * leaves the history as it was.
+ * @param {MessageOut} message
  */
 async function runBranch(message, start, { pending = null, failure }) {
   const id = state.currentId;

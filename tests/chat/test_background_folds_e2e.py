@@ -78,7 +78,7 @@ async def test_a_prepared_fold_is_committed_with_no_summary_call_in_the_turn(
     assert stats["backgroundFold"] == {"status": "preparing", "kind": "fold"}
     assert 0.70 <= stats["fraction"] < 0.80
     await service.background.wait(conversation.id)
-    ready = service.context(conversation.id, include_messages=False)["backgroundFold"]
+    ready = service.context(conversation.id, include_messages=False).model_dump()["backgroundFold"]
     assert ready == {"status": "ready", "kind": "fold"}
 
     folded: list[ChatEvent] = []

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from fake_sessions import MODEL, WIRES, chat_requests, fake_server, filler, make_service, run
 
+from foldline.api.schemas import BackgroundFoldOut
 from foldline.chat.events import ChatEvent
 from foldline.chat.service import ChatService, TurnHandle, TurnInProgress, WrongMessage
 from foldline.store import NotOnPath, Store
@@ -170,7 +171,7 @@ async def test_a_fold_prepared_on_one_branch_is_dropped_on_another(
             if events[-2].data["backgroundFold"] is not None:
                 break
         await service.background.wait(cid)
-        assert service.background.status(cid) == {"status": "ready", "kind": "fold"}
+        assert service.background.status(cid) == BackgroundFoldOut(status="ready", kind="fold")
         assert not [c for c in store.list_calls(cid) if c.purpose == "summary"]
         # A new branch from the second question, inside what the summary folded: the
         # first gate on it drops the summary (its cost stays on the bill).

@@ -72,7 +72,7 @@ async def test_a_1m_window_folds_at_its_working_budget(
     service = await service_for(store, config)
     conversation = store.create_conversation(model=BIG)
     try:
-        stats = service.context(conversation.id, include_messages=False)
+        stats = service.context(conversation.id, include_messages=False).model_dump()
         # The window comes from the provider (the catalog does not know this model).
         assert stats["contextWindow"] == 1_000_000 and stats["modelKnown"] is True
         assert (stats["inputBudget"], stats["workingBudget"]) == (6_000, 6_000)
@@ -102,10 +102,10 @@ async def test_a_large_window_gets_the_default_working_budget(
     service = await service_for(store, config_for(server, big_working_budget=None))
     conversation = store.create_conversation(model=BIG)
     try:
-        stats = service.context(conversation.id, include_messages=False)
+        stats = service.context(conversation.id, include_messages=False).model_dump()
         assert (stats["inputBudget"], stats["workingBudget"]) == (200_000, 200_000)
         small = store.create_conversation(model=SMALL)
-        stats = service.context(small.id, include_messages=False)
+        stats = service.context(small.id, include_messages=False).model_dump()
         assert stats["workingBudget"] is None
         assert stats["inputBudget"] == stats["windowBudget"]
     finally:
@@ -122,7 +122,7 @@ async def test_switching_to_a_smaller_window_keeps_history_and_folds(
         for turn in range(1, 11):
             events = await run(service, conversation.id, f"Turn {turn}. " + filler(turn, 500))
             assert not [e for e in events if e.name == "compaction.completed"]
-        before = service.context(conversation.id, include_messages=False)
+        before = service.context(conversation.id, include_messages=False).model_dump()
         assert before["tokens"] > 8_192
         history = len(store.list_messages(conversation.id))
 
@@ -132,7 +132,7 @@ async def test_switching_to_a_smaller_window_keeps_history_and_folds(
         assert "error" not in names, events
         assert "compaction.completed" in names
         assert names.index("compaction.completed") < names.index("assistant.delta")
-        after = service.context(conversation.id, include_messages=False)
+        after = service.context(conversation.id, include_messages=False).model_dump()
         assert after["contextWindow"] == 8_192 and after["tokens"] < after["inputBudget"]
         # Nothing was lost: the display history holds every message, plus the new turn.
         assert len(store.list_messages(conversation.id)) == history + 2

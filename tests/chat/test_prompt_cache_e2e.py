@@ -154,7 +154,7 @@ async def test_a_long_conversation_reads_its_prompt_from_the_cache(
         )
         for r in requests
     ]
-    stats = service.context(conversation.id, include_messages=False)
+    stats = service.context(conversation.id, include_messages=False).model_dump()
     usage = stats["usage"]
     assert usage["priced"] is True
     assert usage["total"]["cost"] == pytest.approx(sum(c.total for c in expected))
@@ -197,7 +197,7 @@ async def test_unpriced_models_show_tokens_only(server: FakeProviderServer, stor
     service = make_service(server, store, 200_000)
     conversation = store.create_conversation(model=UNPRICED)
     await run(service, conversation.id, "Hello there.")
-    stats = service.context(conversation.id, include_messages=False)
+    stats = service.context(conversation.id, include_messages=False).model_dump()
     assert stats["usage"]["priced"] is False
     assert stats["usage"]["total"]["cost"] is None
     assert stats["usage"]["total"]["calls"] == 1

@@ -7,6 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from foldline.api.events import ApprovalRequired
+from foldline.api.schemas import (
+    ContextBreakdown,
+    ContextStatsOut,
+    ConversationUsageOut,
+    Thresholds,
+    UsageOut,
+)
 from foldline.chat.events import ChatEvent
 from foldline.chat.service import ChatService
 from foldline.chat.tool_registry import (
@@ -25,8 +33,39 @@ from foldline.testing import ScriptedModel, call, text_step, tool_step
 WORD_TRUNCATION = Truncation(cap_tokens=50, count_text=lambda text: len(text.split()))
 
 
+NO_USAGE = UsageOut(
+    calls=0,
+    input_tokens=0,
+    output_tokens=0,
+    cache_read_tokens=0,
+    cache_creation_tokens=0,
+    cost=None,
+    saved=None,
+)
+STATS = ContextStatsOut(
+    tokens=7,
+    input_budget=100,
+    context_window=128,
+    working_budget=None,
+    window_budget=100,
+    fraction=0.07,
+    exact=True,
+    breakdown=ContextBreakdown(system=1, tools=2, summary=0, messages=4),
+    thresholds=Thresholds(soft=0.8, hard=0.95),
+    model="test-model",
+    model_known=True,
+    model_lifecycle=None,
+    model_replacement=None,
+    version=0,
+    messages_in_view=1,
+    messages_in_history=1,
+    usage=ConversationUsageOut(total=NO_USAGE, last_turn=NO_USAGE, priced=False),
+    background_fold=None,
+)
+
+
 def env(emit=lambda _event: None) -> ToolEnv:
-    return ToolEnv("c1", lambda: {"tokens": 7, "inputBudget": 100}, emit)
+    return ToolEnv("c1", lambda: STATS, emit)
 
 
 class EchoTool:
@@ -64,7 +103,12 @@ class WaitingTool:
         self.cancelled = False
 
     async def run(self, call: ToolCallPart, env: ToolEnv) -> ToolOutcome:
-        env.emit(ChatEvent("tool.approval_required", {"callId": call.id}))
+        env.emit(
+            ChatEvent(
+                "tool.approval_required",
+                ApprovalRequired(call_id=call.id, server="s", tool="t", name="wait", arguments={}),
+            )
+        )
         try:
             await self.release.wait()
         except asyncio.CancelledError:
@@ -148,7 +192,7 @@ async def test_a_batch_run_relays_events_while_a_call_waits_and_stop_cancels_it(
         registry=ToolRegistry([waiting]),
         calls=[tool_call("wait")],
         conversation_id="c1",
-        stats=dict,
+        stats=lambda: STATS,
         truncation=WORD_TRUNCATION,
     )
     events = run.events()
@@ -164,7 +208,7 @@ async def test_a_batch_run_relays_events_while_a_call_waits_and_stop_cancels_it(
         registry=ToolRegistry([released]),
         calls=[tool_call("wait")],
         conversation_id="c1",
-        stats=dict,
+        stats=lambda: STATS,
         truncation=WORD_TRUNCATION,
     )
     seen = []

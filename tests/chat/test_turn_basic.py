@@ -116,7 +116,7 @@ async def test_preview_names_what_a_fold_would_summarize(store: Store, make_serv
     conversation = store.create_conversation(model="test-big")
     for i in range(6):
         await collect(service.start_turn(conversation.id, f"Question {i}: " + "words " * 200))
-    preview = service.preview_compaction(conversation.id)
+    preview = service.preview_compaction(conversation.id).model_dump()
     assert preview["fromIndex"] == 0
     assert 0 < preview["messages"] < 12
     assert preview["toIndex"] == preview["messages"]

@@ -195,11 +195,11 @@ def test_key_precedence_environment_then_store_then_file(
         },
         data_dir=tmp_path,
     )
-    assert public_settings(config)["providers"]["openai"]["keySource"] == "config"
+    assert public_settings(config).model_dump()["providers"]["openai"]["keySource"] == "config"
     _isolated.set_password(SERVICE, "openai", "sk-keyring-12345")
-    assert public_settings(config)["providers"]["openai"]["keySource"] == "keyring"
+    assert public_settings(config).model_dump()["providers"]["openai"]["keySource"] == "keyring"
     monkeypatch.setenv("OPENAI_API_KEY", "sk-environment-1")
-    shown = public_settings(config)["providers"]["openai"]
+    shown = public_settings(config).model_dump()["providers"]["openai"]
     assert (shown["keySource"], shown["maskedKey"], shown["keyEnv"]) == (
         "env",
         "sk-…nt-1",

@@ -10,9 +10,11 @@ import pytest
 from config_setup import DOCUMENTED_EXAMPLE, write
 from keyring.backends import fail
 
+from foldline.api.schemas import ModelSettingsOut
 from foldline.config import (
     AppConfig,
     ConfigError,
+    ModelConfig,
     ProviderConfig,
     apply_settings_patch,
     load_config,
@@ -35,7 +37,7 @@ def test_public_settings_never_contain_a_key(
     set_api_key(tmp_path, "anthropic", "sk-ant-secret-value-1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-env-secret-2")
 
-    shown = public_settings(config)
+    shown = public_settings(config).model_dump()
     text = json.dumps(shown)
     for secret in ("sk-ant-secret-value-1", "sk-openai-env-secret-2", "sk-plain-in-config-9"):
         assert secret not in text
@@ -113,3 +115,9 @@ def test_removing_an_implicit_provider_resets_it(tmp_path: Path) -> None:
     )
     reset = apply_settings_patch(config, {"providers": {"anthropic": None}})
     assert reset.providers["anthropic"] == ProviderConfig(kind="anthropic")
+
+
+def test_the_settings_answer_has_every_field_of_a_model_table() -> None:
+    # `ModelSettingsOut` (the API layer, below config) repeats `[models."name"]` field
+    # for field; a knob added to the table must be shown in Settings too.
+    assert list(ModelSettingsOut.model_fields) == list(ModelConfig.model_fields)

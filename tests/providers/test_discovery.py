@@ -216,7 +216,7 @@ async def test_offered_models_leave_out_retired_and_mark_deprecated(
     directory = ModelDirectory()
     config = config_for(anthropic_server.anthropic_url)
     await refresh_provider(directory, config, "anthropic", clock=clock())
-    body = available_models(config, directory, NOW)
+    body = available_models(config, directory, NOW).model_dump()
     offered = {m["id"]: m for m in body["models"] if m["provider"] == "anthropic"}
     assert "claude-3-7-sonnet-20250219" not in offered
     assert offered["claude-sonnet-4-5-20250929"]["lifecycle"] == "deprecated"
@@ -249,7 +249,7 @@ async def test_a_refused_key_falls_back_on_the_catalog_and_says_it_may_be_stale(
     listing = await refresh_provider(directory, config, "anthropic", clock=clock())
     assert listing.fetched_at is None
     assert listing.error is not None and "401" in listing.error
-    body = available_models(config, directory, NOW)
+    body = available_models(config, directory, NOW).model_dump()
     status = next(p for p in body["providers"] if p["name"] == "anthropic")
     assert (status["status"], status["source"]) == ("stale", "catalog")
     assert "may be stale" in status["message"] and catalog.CATALOG_DATE in status["message"]
@@ -270,7 +270,7 @@ async def test_offline_keeps_the_last_good_list(anthropic_server: FakeProviderSe
     assert listing.fetched_at == NOW and len(listing.models) == len(ANTHROPIC_MODELS)
     status = next(
         p
-        for p in available_models(offline, directory, later)["providers"]
+        for p in available_models(offline, directory, later).model_dump()["providers"]
         if p["name"] == "anthropic"
     )
     assert (status["status"], status["source"]) == ("stale", "provider")

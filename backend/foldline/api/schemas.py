@@ -8,13 +8,14 @@ API changing by accident. Conversion from records lives next to the schemas
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    create_model,
     field_validator,
     model_serializer,
 )
@@ -22,13 +23,18 @@ from pydantic.alias_generators import to_camel
 
 from foldline.core.messages import (
     AttachmentPart,
+    Message,
     ReasoningPart,
     TextPart,
     ToolCallPart,
     ToolResultPart,
 )
 from foldline.core.messages import Part as CorePart
-from foldline.core.settings import MAX_TOKENS, check_conversation_settings
+from foldline.core.settings import (
+    MAX_TOKENS,
+    CompactionSettings,
+    check_conversation_settings,
+)
 from foldline.core.state import CompactionState
 
 MAX_TITLE_CHARS = 500
@@ -40,13 +46,15 @@ class ApiModel(BaseModel):
     """Base of every API body: camelCase on the wire, snake_case in Python.
 
     `populate_by_name` lets the routes build responses with Python names;
-    `serialize_by_alias` makes FastAPI and `model_dump()` emit the camelCase names.
+    `serialize_by_alias` makes FastAPI and `model_dump()` emit the camelCase names. A
+    field's docstring is its description (in the UI's typedefs, `frontend/js/types.js`).
     """
 
     model_config = ConfigDict(
         alias_generator=to_camel,
         populate_by_name=True,
         serialize_by_alias=True,
+        use_attribute_docstrings=True,
     )
 
 
@@ -190,6 +198,9 @@ class ConversationOut(ApiModel):
     model: str | None
     system_prompt: str
     settings: dict[str, Any]
+    """Free-form on purpose: `compaction` holds this conversation's `[compaction]`
+    overrides (checked against those knobs when saved); any other key is the client's
+    own and is kept as given."""
     created_at: str
     updated_at: str
     message_count: int
@@ -207,6 +218,11 @@ class ConversationOut(ApiModel):
 class ConversationList(ApiModel):
     items: list[ConversationOut]
     total: int
+
+
+class CancelResult(ApiModel):
+    cancelled: bool
+    """False when nothing was running."""
 
 
 def _checked_settings(settings: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -323,6 +339,29 @@ def part_out(part: CorePart, *, include_full: bool = False) -> PartOut:
     raise TypeError(f"unknown part type {type(part).__name__}")
 
 
+class StoredMessage(Protocol):
+    """What `MessageOut` reads of a store `MessageRecord` (the store is a higher layer)."""
+
+    @property
+    def seq(self) -> int: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def message(self) -> Message: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def created_at(self) -> str: ...
+    @property
+    def updated_at(self) -> str: ...
+    @property
+    def usage(self) -> dict[str, Any] | None: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def parent_id(self) -> str | None: ...
+
+
 class MessageOut(ApiModel):
     index: int
     """The display index (the store's `seq`), 0-based and dense."""
@@ -335,6 +374,8 @@ class MessageOut(ApiModel):
     created_at: str
     updated_at: str
     usage: dict[str, Any] | None
+    """The answer's model call as reported (Foldline writes a `usage` event's fields);
+    free-form because an imported history keeps whatever its export held."""
     error: str | None
     parent_id: str | None = None
     """The message this one follows in the tree (null for a first message)."""
@@ -345,13 +386,14 @@ class MessageOut(ApiModel):
     @classmethod
     def from_record(
         cls,
-        record: Any,
+        record: StoredMessage,
         api_start_index: int,
         *,
-        include_full: bool,
+        include_full: bool = False,
         sibling_ids: list[str] | None = None,
     ) -> MessageOut:
-        """A store `MessageRecord` (typed `Any` so this module needs no store import)."""
+        """A stored message; a tool result's full output only when `include_full`;
+        `sibling_ids` as `sibling_ids` says (just its own id when not given)."""
         return cls(
             index=record.seq,
             id=record.id,
@@ -423,8 +465,6 @@ class CompactRequest(RequestModel):
 
 
 class ContextBreakdown(ApiModel):
-    model_config = ConfigDict(extra="allow")
-
     system: int
     tools: int
     summary: int
@@ -436,52 +476,91 @@ class Thresholds(ApiModel):
     hard: float
 
 
-class ApiMessageOut(ApiModel):
-    role: str
-    parts: list[dict[str, Any]]
+class ConversationUsageOut(ApiModel):
+    """The meter's money: the conversation so far, its last turn, caching's saving."""
+
+    total: UsageOut
+    """Every call of the conversation (answers and summaries, dropped ones included)."""
+    last_turn: UsageOut
+    """The calls of the latest turn that made any."""
+    priced: bool
+    """False for a model without a known price: show tokens only."""
+    currency: Literal["USD"] = "USD"
 
 
-class ContextOut(ApiModel):
-    """What the model sees now. Extra fields of the chat service pass through unchanged."""
+class BackgroundFoldOut(ApiModel):
+    """A summary being written in the background for the next fold, or one ready."""
 
-    model_config = ConfigDict(extra="allow")
+    status: Literal["preparing", "ready"]
+    kind: Literal["fold", "resummary"]
+
+
+class ContextStatsOut(ApiModel):
+    """The numbers the meter, `getContextStats` and the `context.stats` event share.
+
+    The field order is the order the model reads in `getContextStats`; changing it
+    changes that tool's output.
+    """
 
     tokens: int
     input_budget: int | None
     """Null when the model's window is unlimited (never folds automatically)."""
     context_window: int
+    working_budget: int | None
+    """The working budget when it, not the window, sets `inputBudget` (very large
+    windows fold early for cost per turn and answer quality); null otherwise."""
+    window_budget: int | None
+    """The input tokens the window itself allows (window minus the output reserve)."""
     fraction: float
     exact: bool
     breakdown: ContextBreakdown
+    thresholds: Thresholds
+    model: str
+    model_known: bool
+    model_lifecycle: Literal["active", "deprecated", "retired"] | None
+    """From the provider's model list, else the catalog; null when neither knows."""
+    model_replacement: str | None
+    """For a retired model: the current model the UI offers to switch to."""
+    version: int
+    """The current fold's version, 0 when nothing is folded."""
+    messages_in_view: int
+    messages_in_history: int
+    usage: ConversationUsageOut
+    background_fold: BackgroundFoldOut | None
+
+
+class ApiMessageOut(ApiModel):
+    role: Literal["user", "assistant", "tool"]
+    parts: list[PartOut]
+
+
+class ContextOut(ContextStatsOut):
+    """What the model sees now: the numbers of `ContextStatsOut` and the view itself."""
+
+    compaction: CompactionOut | None
+    system: str
+    """The system prompt the model gets."""
+    tools: list[str]
+    """The names of the tools offered to the model."""
     api_messages: list[ApiMessageOut]
     """Empty when asked for with `?messages=false` (see `api_messages_included`)."""
     api_messages_included: bool
     """False when `apiMessages` was left out on purpose (`?messages=false`), so an empty
     list is never mistaken for an empty view."""
-    compaction: CompactionOut | None
-    thresholds: Thresholds
-    model_known: bool
     settings_notice: str | None = None
     """Set when the conversation's stored settings are invalid (saved by an older
     version): it then runs on the app's `[compaction]` settings, and this says why."""
-    working_budget: int | None = None
-    """The working budget when it, not the window, sets `inputBudget` (very large
-    windows fold early for cost per turn and answer quality); null otherwise."""
-    window_budget: int | None = None
-    """The input tokens the window itself allows (window minus the output reserve)."""
-    model_lifecycle: Literal["active", "deprecated", "retired"] | None = None
-    """From the provider's model list, else the catalog; null when neither knows."""
-    model_replacement: str | None = None
-    """For a retired model: the current model the UI offers to switch to."""
 
 
 class CompactionPreview(ApiModel):
-    """What a fold started now would fold. Extra fields pass through unchanged."""
-
-    model_config = ConfigDict(extra="allow")
+    """What a fold started now would fold."""
 
     messages: int
     tokens: int
+    from_index: int
+    """The first message the fold would summarize (the current `apiStartIndex`)."""
+    to_index: int | None
+    """Where the kept messages would start; null when nothing can be folded."""
 
 
 # --- settings ----------------------------------------------------------------------
@@ -499,6 +578,65 @@ class SettingsUpdate(RequestModel):
     models: dict[str, dict[str, Any] | None] | None = None
     compaction: dict[str, Any] | None = None
     keys: dict[str, Annotated[str, Field(max_length=4096)] | None] | None = None
+
+
+class ProviderSettingsOut(ApiModel):
+    """One provider as Settings shows it: never its key, only a mask."""
+
+    kind: str
+    base_url: str | None
+    base_url_source: Literal["env", "config"] | None
+    has_key: bool
+    masked_key: str | None
+    key_source: Literal["env", "keyring", "file", "config"] | None
+    key_env: str | None
+    """The environment variable read for this provider's key, if any."""
+
+
+class ModelSettingsOut(ApiModel):
+    """One `[models."name"]` table of config.toml (null: not set there)."""
+
+    provider: str | None
+    context_window: int | None
+    max_output_tokens: int | None
+    input_limit: int | None
+    input_price: float | None
+    output_price: float | None
+    cache_read_price: float | None
+    cache_write_price: float | None
+    vision: bool | None
+    working_budget: int | None
+
+
+# The `[compaction]` table in camelCase, field for field the engine's settings: derived
+# from them, so a knob added there is typed here (and in the UI's typedefs) at once.
+CompactionSettingsOut: type[ApiModel] = create_model(
+    "CompactionSettingsOut",
+    __base__=ApiModel,
+    __doc__="The `[compaction]` settings of config.toml, every knob with its value.",
+    **{name: (field.annotation, ...) for name, field in CompactionSettings.model_fields.items()},
+)
+
+
+class DefaultsOut(ApiModel):
+    model: str | None
+
+
+class KeyStorageOut(ApiModel):
+    backend: Literal["keyring", "file"]
+    warning: str | None
+    """Set when keys are stored unencrypted: Settings shows it."""
+
+
+class SettingsOut(ApiModel):
+    """`GET /api/settings`: what the UI may see of config.toml and the key store."""
+
+    data_dir: str | None
+    defaults: DefaultsOut
+    providers: dict[str, ProviderSettingsOut]
+    models: dict[str, ModelSettingsOut]
+    compaction: CompactionSettingsOut  # type: ignore[valid-type]
+    key_storage: KeyStorageOut | None
 
 
 class ConnectionTest(RequestModel):

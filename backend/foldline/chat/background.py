@@ -36,6 +36,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from foldline.api.events import CompactionCompleted, CompactionFailed, CompactionStarted
+from foldline.api.schemas import BackgroundFoldOut
 from foldline.chat.context import ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.folding import (
@@ -108,7 +110,7 @@ class PreparedFold:
             return None
         return self.task.result()
 
-    def status(self) -> str:
+    def status(self) -> Literal["preparing", "ready"]:
         return "ready" if self.ready else "preparing"
 
 
@@ -126,12 +128,12 @@ class BackgroundFolds:
 
     # --- what the UI sees -----------------------------------------------------------
 
-    def status(self, conversation_id: str) -> dict[str, Any] | None:
-        """`{"status": "preparing"|"ready", "kind": "fold"|"resummary"}` or None."""
+    def status(self, conversation_id: str) -> BackgroundFoldOut | None:
+        """A summary being prepared or ready for the conversation, or None."""
         entry = self.prepared.get(conversation_id)
         if entry is None or (entry.task.done() and not entry.ready):
             return None
-        return {"status": entry.status(), "kind": entry.kind}
+        return BackgroundFoldOut(status=entry.status(), kind=entry.kind)
 
     # --- lifecycle ------------------------------------------------------------------
 
@@ -339,12 +341,12 @@ class BackgroundFolds:
             waited = True
             yield ChatEvent(
                 "compaction.started",
-                {
-                    "trigger": "auto",
-                    "reason": f"{decision.reason} Waiting for the summary being written "
+                CompactionStarted(
+                    trigger="auto",
+                    reason=f"{decision.reason} Waiting for the summary being written "
                     "in the background.",
-                    "waiting": True,
-                },
+                    waiting=True,
+                ),
             )
             await asyncio.wait({entry.task})
             ctx = gate.reload()
@@ -388,7 +390,8 @@ class BackgroundFolds:
         )
         if not announced:
             yield ChatEvent(
-                "compaction.started", {"trigger": "auto", "reason": reason, "prepared": True}
+                "compaction.started",
+                CompactionStarted(trigger="auto", reason=reason, prepared=True),
             )
         try:
             state = self.store.commit_fold(
@@ -397,14 +400,14 @@ class BackgroundFolds:
         except ConcurrentFold:
             self._drop(conversation_id, entry, "another fold came first")
             yield ChatEvent(
-                "compaction.failed", {"trigger": "auto", "reason": "Another fold came first."}
+                "compaction.failed",
+                CompactionFailed(trigger="auto", reason="Another fold came first."),
             )
             return
         del self.prepared[conversation_id]
         gate.record_summary_calls(conversation_id, entry.usage, entry.turn, state.version)
         gate.breaker = record_fold(gate.breaker, state.tokens_before, state.tokens_after)
-        completed = compaction_completed(state, turn)
-        yield ChatEvent(completed.name, {**completed.data, "prepared": True})
+        yield compaction_completed(state, turn, prepared=True)
 
     async def _commit_resummary(
         self, gate: Gate, ctx: ConversationContext, entry: PreparedFold, turn: int
@@ -418,7 +421,8 @@ class BackgroundFolds:
             self._drop(conversation_id, entry, "another fold came first")
             return
         del self.prepared[conversation_id]
-        version = events[1].data["version"]
-        gate.record_summary_calls(conversation_id, entry.usage, entry.turn, version)
+        completed = events[1].body
+        assert isinstance(completed, CompactionCompleted)
+        gate.record_summary_calls(conversation_id, entry.usage, entry.turn, completed.version)
         for event in events:
             yield event

@@ -11,8 +11,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from foldline.api.schemas import (
+    ApiMessageOut,
+    BackgroundFoldOut,
+    CompactionOut,
+    ContextBreakdown,
+    ContextOut,
+    ContextStatsOut,
+    ConversationUsageOut,
+    Thresholds,
+    UsageOut,
+    part_out,
+)
 from foldline.chat.counting import CachedCounter
-from foldline.chat.serialize import message_parts_to_json, state_to_json
 from foldline.config import AppConfig
 from foldline.core.budget import Budget, TokenAnchor, tokens_now
 from foldline.core.fold_inputs import FoldInputs
@@ -57,11 +68,11 @@ class ConversationContext:
     """The reported input of the last call when the anchor is valid, else None."""
     added_estimate: int
     """The calibrated count of the view messages added since the anchored call."""
-    breakdown: dict[str, int]
-    usage: dict[str, Any] | None = None
-    """What the conversation's calls cost so far and in the last turn (see `stats`)."""
-    background_fold: dict[str, Any] | None = None
-    """A fold being prepared in the background, or ready: `{status, kind}`."""
+    breakdown: ContextBreakdown
+    usage: ConversationUsageOut
+    """What the conversation's calls cost so far and in the last turn."""
+    background_fold: BackgroundFoldOut | None = None
+    """A fold being prepared in the background, or ready."""
     settings_notice: str | None = None
     """Why the conversation's own settings were set aside for the defaults, if they were."""
     pins: tuple[Pin, ...] = ()
@@ -104,50 +115,55 @@ class ConversationContext:
     def history_length(self) -> int:
         return self.start_index + len(self.records)
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> ContextStatsOut:
         """The numbers the meter, `getContextStats` and `context.stats` share."""
+        return ContextStatsOut(**self._stats_fields())
+
+    def _stats_fields(self) -> dict[str, Any]:
         budget = self.budget.input_budget
-        return {
-            "tokens": self.tokens,
-            "inputBudget": budget,
-            "contextWindow": self.budget.context_window,
+        return dict(
+            tokens=self.tokens,
+            input_budget=budget,
+            context_window=self.budget.context_window,
             # The working budget is what folding aims at on a very large window (cost per
             # turn, answer quality); the window's budget is what the model would accept.
-            "workingBudget": budget if self.budget.working_budget_applies else None,
-            "windowBudget": self.budget.window_budget,
-            "fraction": round(self.budget.fraction(self.tokens), 4),
-            "exact": self.counter.exact,
-            "breakdown": self.breakdown,
-            "thresholds": {"soft": self.settings.threshold, "hard": self.settings.hard_threshold},
-            "model": self.model.model,
-            "modelKnown": self.model.known,
-            "modelLifecycle": self.model.lifecycle,
-            "modelReplacement": (
+            working_budget=budget if self.budget.working_budget_applies else None,
+            window_budget=self.budget.window_budget,
+            fraction=round(self.budget.fraction(self.tokens), 4),
+            exact=self.counter.exact,
+            breakdown=self.breakdown,
+            thresholds=Thresholds(soft=self.settings.threshold, hard=self.settings.hard_threshold),
+            model=self.model.model,
+            model_known=self.model.known,
+            model_lifecycle=self.model.lifecycle,
+            model_replacement=(
                 SUGGESTED_MODELS.get(self.model.provider_kind)
                 if self.model.lifecycle == "retired"
                 else None
             ),
-            "version": self.state.version if self.state else 0,
-            "messagesInView": len(self.records),
-            "messagesInHistory": self.history_length,
-            "usage": self.usage,
-            "backgroundFold": self.background_fold,
-        }
+            version=self.state.version if self.state else 0,
+            messages_in_view=len(self.records),
+            messages_in_history=self.history_length,
+            usage=self.usage,
+            background_fold=self.background_fold,
+        )
 
-    def to_json(self, *, include_messages: bool = True) -> dict[str, Any]:
+    def context_out(self, *, include_messages: bool = True) -> ContextOut:
         """The body of `GET /api/conversations/{id}/context`; the meter only needs the
         numbers, so the (possibly megabytes of) view messages are optional."""
-        body = self.stats()
-        body["compaction"] = state_to_json(self.state)
-        body["system"] = self.system
-        body["tools"] = [tool.name for tool in self.tools]
         messages = self.view if include_messages else []
-        body["apiMessages"] = [
-            {"role": message.role, "parts": message_parts_to_json(message)} for message in messages
-        ]
-        body["apiMessagesIncluded"] = include_messages
-        body["settingsNotice"] = self.settings_notice
-        return body
+        return ContextOut(
+            **self._stats_fields(),
+            compaction=CompactionOut.from_state(self.state) if self.state else None,
+            system=self.system,
+            tools=[tool.name for tool in self.tools],
+            api_messages=[
+                ApiMessageOut(role=m.role, parts=[part_out(part) for part in m.parts])
+                for m in messages
+            ],
+            api_messages_included=include_messages,
+            settings_notice=self.settings_notice,
+        )
 
 
 def conversation_settings(
@@ -193,7 +209,7 @@ class ContextLoader:
         """The providers' model lists, whose windows win over the catalog."""
         self._counters: dict[tuple[str, str, bool, bool], CachedCounter] = {}
         self._anchors: dict[str, tuple[str, str, TokenAnchor]] = {}
-        self.fold_status: Callable[[str], dict[str, Any] | None] = lambda _id: None
+        self.fold_status: Callable[[str], BackgroundFoldOut | None] = lambda _id: None
         """The chat service's background folds, as `ConversationContext.background_fold`."""
 
     def set_anchor(self, ctx: ConversationContext, reported_input: int) -> None:
@@ -282,12 +298,12 @@ class ContextLoader:
             if anchor and anchor.state_version == version and anchor.view_length <= len(counts):
                 anchor_tokens, added = anchor.tokens, sum(counts[anchor.view_length :])
         summary = counts[0] if state and view else 0
-        breakdown = {
-            "system": framing,
-            "tools": tool_tokens,
-            "summary": summary,
-            "messages": max(tokens - framing - tool_tokens - summary, 0),
-        }
+        breakdown = ContextBreakdown(
+            system=framing,
+            tools=tool_tokens,
+            summary=summary,
+            messages=max(tokens - framing - tool_tokens - summary, 0),
+        )
         settings, settings_notice = conversation_settings(config, conversation)
         return ConversationContext(
             conversation=conversation,
@@ -312,13 +328,12 @@ class ContextLoader:
             pins=pins,
         )
 
-    def usage(self, conversation_id: str, model: ResolvedModel) -> dict[str, Any]:
+    def usage(self, conversation_id: str, model: ResolvedModel) -> ConversationUsageOut:
         """The meter's money: the conversation so far, its last turn, caching's saving.
         `priced` is False for a model without known prices (shown in tokens only)."""
         total, last_turn = self.store.usage_totals(conversation_id)
-        return {
-            "total": total.to_json(),
-            "lastTurn": last_turn.to_json(),
-            "priced": model.prices is not None or total.cost is not None,
-            "currency": "USD",
-        }
+        return ConversationUsageOut(
+            total=UsageOut.model_validate(total, from_attributes=True),
+            last_turn=UsageOut.model_validate(last_turn, from_attributes=True),
+            priced=model.prices is not None or total.cost is not None,
+        )

@@ -11,6 +11,12 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from foldline.api.events import (
+    CompactionCompleted,
+    CompactionFailed,
+    CompactionStarted,
+    PruneCompleted,
+)
 from foldline.chat.context import ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.usage import Billing, SummaryUsage
@@ -94,29 +100,11 @@ def resummary_base(
     return False, None
 
 
-def compaction_completed(state: CompactionState, turn: int) -> ChatEvent:
-    range_ = state.summarized_range
-    return ChatEvent(
-        "compaction.completed",
-        {
-            "version": state.version,
-            "strategy": state.strategy,
-            "trigger": state.trigger,
-            "turn": turn,
-            "tokensBefore": state.tokens_before,
-            "tokensAfter": state.tokens_after,
-            "apiStartIndex": state.api_start_index,
-            "summarizedRange": {
-                "fromIndex": range_.from_index,
-                "toIndex": range_.to_index,
-                "messageCount": range_.message_count,
-            },
-            "degraded": state.degraded,
-            "detailsTotal": state.details_total,
-            "detailsKept": state.details_kept,
-            "detailsAppended": state.details_appended,
-        },
-    )
+def compaction_completed(
+    state: CompactionState, turn: int, *, prepared: bool = False, resummarized: bool = False
+) -> ChatEvent:
+    body = CompactionCompleted.of(state, turn, prepared=prepared, resummarized=resummarized)
+    return ChatEvent("compaction.completed", body)
 
 
 class ResummaryBackoff:
@@ -251,7 +239,7 @@ class Gate:
         calls = sum(len(target.call_ids) for target in plan.targets)
         return ChatEvent(
             "prune.completed",
-            {"prunedCalls": calls, "reclaimedTokens": plan.reclaimable_tokens},
+            PruneCompleted(pruned_calls=calls, reclaimed_tokens=plan.reclaimable_tokens),
         )
 
     async def run(
@@ -302,7 +290,7 @@ class Gate:
         instructions: str | None,
         turn: int,
     ) -> AsyncIterator[ChatEvent]:
-        yield ChatEvent("compaction.started", {"trigger": trigger, "reason": reason})
+        yield ChatEvent("compaction.started", CompactionStarted(trigger=trigger, reason=reason))
         for _attempt in range(MAX_FOLD_ATTEMPTS):
             expected = ctx.state.version if ctx.state else 0
             usage = self.summary_usage()
@@ -311,13 +299,15 @@ class Gate:
             except Exception as error:  # the engine promises not to raise; belt and braces
                 log.exception("fold failed")
                 self.record_summary_calls(ctx.conversation.id, usage, turn, None)
-                yield ChatEvent("compaction.failed", {"trigger": trigger, "reason": str(error)})
+                yield ChatEvent(
+                    "compaction.failed", CompactionFailed(trigger=trigger, reason=str(error))
+                )
                 return
             if state is None:
                 self.record_summary_calls(ctx.conversation.id, usage, turn, None)
                 yield ChatEvent(
                     "compaction.failed",
-                    {"trigger": trigger, "reason": "Nothing can be folded yet."},
+                    CompactionFailed(trigger=trigger, reason="Nothing can be folded yet."),
                 )
                 return
             # `tokensBefore` is the number the person saw on the meter (anchored on the
@@ -328,7 +318,9 @@ class Gate:
                 # would only cost a summary and a cache break. (Automatic and tool folds
                 # commit: the circuit breaker watches those that free too little.)
                 reason = not_smaller_reason(state.tokens_before, state.tokens_after)
-                yield ChatEvent("compaction.failed", {"trigger": trigger, "reason": reason})
+                yield ChatEvent(
+                    "compaction.failed", CompactionFailed(trigger=trigger, reason=reason)
+                )
                 return
             try:
                 # The store numbers the version (an undone version keeps its number).
@@ -348,7 +340,9 @@ class Gate:
             return
         yield ChatEvent(
             "compaction.failed",
-            {"trigger": trigger, "reason": "Another fold kept changing the conversation."},
+            CompactionFailed(
+                trigger=trigger, reason="Another fold kept changing the conversation."
+            ),
         )
 
     async def compute_resummary(
@@ -382,16 +376,15 @@ class Gate:
         """Commit a re-summary over the digest it replaces; raises `ConcurrentFold` when
         another fold or an undo came first."""
         state = self.store.commit_fold(conversation_id, state, expected_version=degraded_version)
-        completed = compaction_completed(state, turn)
         return [
             ChatEvent(
                 "compaction.started",
-                {
-                    "trigger": state.trigger,
-                    "reason": "Replacing the emergency digest with a model summary.",
-                },
+                CompactionStarted(
+                    trigger=state.trigger,
+                    reason="Replacing the emergency digest with a model summary.",
+                ),
             ),
-            ChatEvent(completed.name, {**completed.data, "resummarized": True}),
+            compaction_completed(state, turn, resummarized=True),
         ]
 
     async def compute(

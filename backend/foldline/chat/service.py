@@ -16,6 +16,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from foldline.api.events import Done, ErrorEvent
+from foldline.api.schemas import CompactionPreview, ContextOut
 from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
@@ -200,16 +202,18 @@ class ChatService:
                 async for event in work:
                     handle.publish(event)
             except asyncio.CancelledError:
-                handle.publish(ChatEvent("done", {"cancelled": True}))
+                handle.publish(ChatEvent("done", Done(cancelled=True)))
             except Exception as error:
                 if is_disk_full(error):
                     log.error("turn stopped: disk full (%s)", error)
-                    failure = {"code": "disk_full", "message": DISK_FULL_MESSAGE}
+                    failure = ErrorEvent(
+                        code="disk_full", message=DISK_FULL_MESSAGE, retryable=True
+                    )
                 else:
                     log.exception("turn failed")
-                    failure = {"code": "internal", "message": str(error)}
-                handle.publish(ChatEvent("error", {**failure, "retryable": True}))
-                handle.publish(ChatEvent("done", {}))
+                    failure = ErrorEvent(code="internal", message=str(error), retryable=True)
+                handle.publish(ChatEvent("error", failure))
+                handle.publish(ChatEvent("done"))
             finally:
                 handle.close()
                 if self.running.get(conversation_id) is handle:
@@ -332,8 +336,8 @@ class ChatService:
         """The model's view of the conversation as the next call would see it."""
         return self._load(conversation_id)
 
-    def context(self, conversation_id: str, *, include_messages: bool = True) -> dict[str, Any]:
-        return self._load(conversation_id).to_json(include_messages=include_messages)
+    def context(self, conversation_id: str, *, include_messages: bool = True) -> ContextOut:
+        return self._load(conversation_id).context_out(include_messages=include_messages)
 
     def edit_preview(self, conversation_id: str, message_id: str) -> dict[str, Any]:
         """What editing `message_id` would do to the model's view: which folds of the
@@ -367,17 +371,19 @@ class ChatService:
 
     def preview_compaction(
         self, conversation_id: str, keep_recent_tokens: int | None = None
-    ) -> dict[str, Any]:
+    ) -> CompactionPreview:
         """What a manual fold now would summarize: the messages and their tokens."""
         ctx = self._load(conversation_id)
         ctx.settings = manual_fold_settings(ctx.settings, keep_recent_tokens)
         split = planned_split(ctx.fold_inputs(now="", model=None))
         if split is None:
-            return {"messages": 0, "tokens": 0, "fromIndex": ctx.start_index, "toIndex": None}
+            return CompactionPreview(
+                messages=0, tokens=0, from_index=ctx.start_index, to_index=None
+            )
         folded = ctx.window.between(ctx.start_index, split)
-        return {
-            "messages": len(folded),
-            "tokens": sum(ctx.counter.count_message(m) for m in folded),
-            "fromIndex": ctx.start_index,
-            "toIndex": split,
-        }
+        return CompactionPreview(
+            messages=len(folded),
+            tokens=sum(ctx.counter.count_message(m) for m in folded),
+            from_index=ctx.start_index,
+            to_index=split,
+        )

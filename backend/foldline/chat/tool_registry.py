@@ -16,8 +16,9 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
+from foldline.api.schemas import ContextStatsOut
 from foldline.chat.events import ChatEvent
 from foldline.core.messages import AttachmentPart, Part, ToolCallPart, ToolResultPart, ToolSpec
 from foldline.core.truncation import truncate_tool_output
@@ -60,7 +61,7 @@ class ToolEnv:
     """What a handler may use besides its call's arguments."""
 
     conversation_id: str
-    stats: Callable[[], dict[str, Any]]
+    stats: Callable[[], ContextStatsOut]
     """The context numbers `getContextStats` reports (computed on demand)."""
     emit: Callable[[ChatEvent], None]
     """Sends an event to the turn's stream while the handler runs."""
@@ -162,7 +163,7 @@ class BatchRun:
     registry: ToolRegistry
     calls: Sequence[ToolCallPart]
     conversation_id: str
-    stats: Callable[[], dict[str, Any]]
+    stats: Callable[[], ContextStatsOut]
     truncation: Truncation
     batch: ToolBatch | None = None
     _queue: asyncio.Queue[ChatEvent] = field(default_factory=asyncio.Queue)

@@ -69,7 +69,7 @@ class ContextStatsTool:
     spec = GET_CONTEXT_STATS
 
     async def run(self, call: ToolCallPart, env: ToolEnv) -> ToolOutcome:
-        return ToolOutcome(json.dumps(env.stats(), indent=2))
+        return ToolOutcome(json.dumps(env.stats().model_dump(by_alias=True), indent=2))
 
 
 class CompactContextTool:

@@ -22,11 +22,19 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from foldline.api.events import (
+    AssistantDelta,
+    CallUsageOut,
+    ErrorEvent,
+    MessageEvent,
+    ToolCallEventOut,
+    ToolResultEventOut,
+    UsageEvent,
+)
 from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.folding import Gate, manual_fold_settings
-from foldline.chat.serialize import part_to_json, record_to_json
 from foldline.chat.titles import DEFAULT_TITLE, BackgroundTitles, first_message_title
 from foldline.chat.tool_registry import BatchRun, ToolBatch, ToolRegistry, Truncation
 from foldline.chat.usage import Billing, model_call
@@ -106,14 +114,9 @@ class StreamedAnswer:
         return not (self.text or self.reasoning or self.calls)
 
 
-def usage_json(usage: Usage) -> dict[str, int]:
-    return {
-        "inputTokens": usage.input_tokens,
-        "outputTokens": usage.output_tokens,
-        "cacheReadTokens": usage.cache_read_tokens,
-        "cacheCreationTokens": usage.cache_creation_tokens,
-        "totalInput": usage.total_input,
-    }
+def call_usage(usage: Usage) -> CallUsageOut:
+    """A call's usage as the API shows it (in the `usage` event and on its message)."""
+    return CallUsageOut.model_validate(usage, from_attributes=True)
 
 
 class TurnRunner:
@@ -169,9 +172,10 @@ class TurnRunner:
     async def _load(self) -> ConversationContext:
         return await asyncio.to_thread(self.load)
 
-    def _record_json(self, record: MessageRecord, ctx: ConversationContext) -> dict[str, Any]:
+    def _message_event(self, record: MessageRecord, ctx: ConversationContext) -> MessageEvent:
+        """`message.created` / `message.completed`, with the message's other versions."""
         siblings = self.store.sibling_ids(self.conversation_id, [record.id]).get(record.id)
-        return {"message": record_to_json(record, ctx.start_index, siblings)}
+        return MessageEvent.of(record, ctx.start_index, siblings)
 
     async def _gate(
         self, turn: int, ctx: ConversationContext | None = None, **kwargs: Any
@@ -205,7 +209,7 @@ class TurnRunner:
             yield event
         self.breakers[self.conversation_id] = self.gate.breaker
         yield ChatEvent("context.stats", (await self._load()).stats())
-        yield ChatEvent("done", {})
+        yield ChatEvent("done")
 
     # --- a turn ---------------------------------------------------------------------
 
@@ -219,7 +223,7 @@ class TurnRunner:
                 self.store.replace_title, self.conversation_id, DEFAULT_TITLE, title
             )
         ctx = await self._load()
-        yield ChatEvent("message.created", self._record_json(record, ctx))
+        yield ChatEvent("message.created", self._message_event(record, ctx))
         async for event in self._loop(record.seq, ctx):
             yield event
 
@@ -233,7 +237,7 @@ class TurnRunner:
         )
         assert record is not None
         ctx = await self._load()
-        yield ChatEvent("message.created", self._record_json(record, ctx))
+        yield ChatEvent("message.created", self._message_event(record, ctx))
         async for event in self._loop(record.seq, ctx):
             yield event
 
@@ -297,7 +301,7 @@ class TurnRunner:
                 )
         # Loaded after `after_turn`: the numbers carry the background fold it started.
         yield ChatEvent("context.stats", (await self._load()).stats())
-        yield ChatEvent("done", {})
+        yield ChatEvent("done")
 
     async def _call_model(self, answer: StreamedAnswer, turn: int) -> AsyncIterator[ChatEvent]:
         """One model call with retries; leaves `answer.stop` None when the call failed."""
@@ -308,7 +312,7 @@ class TurnRunner:
         record = self.store.append_message(
             self.conversation_id, Message(role="assistant"), status="streaming"
         )
-        yield ChatEvent("message.created", self._record_json(record, ctx))
+        yield ChatEvent("message.created", self._message_event(record, ctx))
         overflow_retried = False
         attempt = 0
         # A Stop can land anywhere below: in the stream, in a retry's back-off, or in the
@@ -348,13 +352,11 @@ class TurnRunner:
                     )
                     yield ChatEvent(
                         "error",
-                        {
-                            "code": error.code,
-                            "message": error.message,
-                            "retryable": error.retryable,
-                        },
+                        ErrorEvent(
+                            code=error.code, message=error.message, retryable=error.retryable
+                        ),
                     )
-                    yield ChatEvent("message.completed", self._record_json(final, ctx))
+                    yield ChatEvent("message.completed", self._message_event(final, ctx))
                     answer.stop = None
                     return
                 break
@@ -373,9 +375,9 @@ class TurnRunner:
             record.id,
             message=answer.message(),
             status="complete",
-            usage=usage_json(answer.usage) if answer.usage else None,
+            usage=call_usage(answer.usage).model_dump() if answer.usage else None,
         )
-        yield ChatEvent("message.completed", self._record_json(final, ctx))
+        yield ChatEvent("message.completed", self._message_event(final, ctx))
 
     @staticmethod
     def _delay(error: ProviderError, attempt: int) -> float:
@@ -392,7 +394,7 @@ class TurnRunner:
                 text = storable(event.text)
                 answer.text += text
                 yield ChatEvent(
-                    "assistant.delta", {"messageId": record.id, "kind": "text", "text": text}
+                    "assistant.delta", AssistantDelta(message_id=record.id, kind="text", text=text)
                 )
             elif isinstance(event, ReasoningDelta):
                 text = storable(event.text)
@@ -400,15 +402,17 @@ class TurnRunner:
                 answer.signature = event.signature or answer.signature
                 yield ChatEvent(
                     "assistant.delta",
-                    {"messageId": record.id, "kind": "reasoning", "text": text},
+                    AssistantDelta(message_id=record.id, kind="reasoning", text=text),
                 )
             elif isinstance(event, ToolCallEvent):
                 call = ToolCallPart(id=event.id, name=event.name, input=event.input)
                 answer.calls.append(call)
-                yield ChatEvent("tool.call", {"messageId": record.id, **part_to_json(call)})
+                yield ChatEvent("tool.call", ToolCallEventOut.of(record.id, call))
             elif isinstance(event, Usage):
                 answer.usage = event
-                yield ChatEvent("usage", {"messageId": record.id, **usage_json(event)})
+                yield ChatEvent(
+                    "usage", UsageEvent(message_id=record.id, **dict(call_usage(event)))
+                )
             elif isinstance(event, Stop):
                 answer.stop = event
             if time.monotonic() - last_flush >= FLUSH_INTERVAL:
@@ -461,5 +465,5 @@ class TurnRunner:
         )
         for part in batch.results:
             if isinstance(part, ToolResultPart):
-                yield ChatEvent("tool.result", {"messageId": record.id, **part_to_json(part)})
-        yield ChatEvent("message.created", self._record_json(record, ctx))
+                yield ChatEvent("tool.result", ToolResultEventOut.of(record.id, part))
+        yield ChatEvent("message.created", self._message_event(record, ctx))

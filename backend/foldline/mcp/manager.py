@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from foldline.api.events import ApprovalRequired, ApprovalResolved, Notice
 from foldline.chat.events import ChatEvent
 from foldline.chat.tool_registry import Tool, ToolEnv, ToolOutcome
 from foldline.config import AppConfig
@@ -227,14 +228,14 @@ class ServerStatus:
 def server_failed(connection: ServerConnection) -> ChatEvent:
     return ChatEvent(
         "notice",
-        {
-            "code": "mcp_server_failed",
-            "server": connection.name,
-            "message": (
+        Notice(
+            code="mcp_server_failed",
+            server=connection.name,
+            message=(
                 f"The MCP server {connection.name} did not start: {connection.error}. "
                 "Its tools are not offered; restart it in Settings."
             ),
-        },
+        ),
     )
 
 
@@ -268,17 +269,21 @@ class McpTool:
             env.emit(
                 ChatEvent(
                     "tool.approval_required",
-                    {
-                        "callId": call.id,
-                        "server": self.server,
-                        "tool": self.tool,
-                        "name": self.spec.name,
-                        "arguments": call.input,
-                    },
+                    ApprovalRequired(
+                        call_id=call.id,
+                        server=self.server,
+                        tool=self.tool,
+                        name=self.spec.name,
+                        arguments=call.input,
+                    ),
                 )
             )
             decision = await self.manager.approvals.wait(pending)
-            env.emit(ChatEvent("tool.approval_resolved", {"callId": call.id, "decision": decision}))
+            env.emit(
+                ChatEvent(
+                    "tool.approval_resolved", ApprovalResolved(call_id=call.id, decision=decision)
+                )
+            )
             if decision == "deny":
                 return ToolOutcome(f"The person denied this call of {label}.", is_error=True)
             if decision == "always":

@@ -12,6 +12,8 @@ from typing import Any
 
 import httpx2
 
+from foldline.api.schemas import LocalServer
+
 PROBE_TIMEOUT_SECONDS = 0.75
 
 
@@ -51,32 +53,31 @@ def _model_names(body: Any) -> list[str]:
     return names
 
 
-async def probe(client: httpx2.AsyncClient, target: LocalServerTarget) -> dict[str, Any]:
-    result: dict[str, Any] = {
-        "name": target.name,
-        "label": target.label,
-        "baseUrl": target.base_url,
-        "available": False,
-        "models": [],
-    }
+async def probe(client: httpx2.AsyncClient, target: LocalServerTarget) -> LocalServer:
+    found = LocalServer(
+        name=target.name,
+        label=target.label,
+        base_url=target.base_url,
+        available=False,
+        models=[],
+    )
     try:
         reply = await client.get(target.root_url + target.models_path)
     except (httpx2.HTTPError, OSError):
-        return result
+        return found
     if reply.status_code != 200:
-        return result
+        return found
     try:
-        result["models"] = _model_names(reply.json())
+        models = _model_names(reply.json())
     except ValueError:
-        return result
-    result["available"] = True
-    return result
+        return found
+    return found.model_copy(update={"available": True, "models": models})
 
 
 async def detect_local_servers(
     targets: tuple[LocalServerTarget, ...] = DEFAULT_TARGETS,
     timeout: float = PROBE_TIMEOUT_SECONDS,
-) -> list[dict[str, Any]]:
+) -> list[LocalServer]:
     # trust_env=False: an http_proxy setting must not send loopback probes elsewhere.
     async with httpx2.AsyncClient(timeout=timeout, trust_env=False) as client:
         return list(await asyncio.gather(*(probe(client, target) for target in targets)))

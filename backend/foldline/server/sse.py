@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator
 
 from fastapi.sse import ServerSentEvent
 
+from foldline.api.events import ErrorEvent
+from foldline.chat.events import ChatEvent
 from foldline.chat.service import TurnHandle
 
 log = logging.getLogger("foldline.server")
@@ -27,18 +29,21 @@ async def turn_event_stream(turn: TurnHandle) -> AsyncIterator[ServerSentEvent]:
     sent_done = False
     try:
         async for event in turn.events():
-            yield ServerSentEvent(event=event.name, data=event.data)
+            yield _sse(event)
             if event.name == "done":
                 sent_done = True
     except Exception:
         log.exception("the event stream of a turn failed")
-        yield ServerSentEvent(
-            event="error",
-            data={
-                "code": "internal",
-                "message": "The event stream failed; reload to see the saved state.",
-                "retryable": False,
-            },
+        failed = ErrorEvent(
+            code="internal",
+            message="The event stream failed; reload to see the saved state.",
+            retryable=False,
         )
+        yield _sse(ChatEvent("error", failed))
     if not sent_done:
-        yield ServerSentEvent(event="done", data={})
+        yield _sse(ChatEvent("done"))
+
+
+def _sse(event: ChatEvent) -> ServerSentEvent:
+    """An event on the wire: its name, and its body in camelCase (`ChatEvent.data`)."""
+    return ServerSentEvent(event=event.name, data=event.data)

@@ -49,17 +49,6 @@ class UsageTotals:
     cost: float | None = None
     saved: float | None = None
 
-    def to_json(self) -> dict[str, int | float | None]:
-        return {
-            "calls": self.calls,
-            "inputTokens": self.input_tokens,
-            "outputTokens": self.output_tokens,
-            "cacheReadTokens": self.cache_read_tokens,
-            "cacheCreationTokens": self.cache_creation_tokens,
-            "cost": self.cost,
-            "saved": self.saved,
-        }
-
 
 CALL_COLUMNS = (
     "turn, purpose, provider, model, input_tokens, output_tokens, cache_read_tokens, "

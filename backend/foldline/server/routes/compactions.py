@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Body, Depends, Path, Query
 from fastapi.sse import EventSourceResponse, ServerSentEvent
@@ -62,7 +62,7 @@ def preview_compaction(
             description="as in `POST …/compact`; left out: only the last exchange is kept",
         ),
     ] = None,
-) -> dict[str, Any]:
+) -> CompactionPreview:
     """What a manual fold started now would fold: message count and tokens."""
     store.get_conversation(conversation_id)
     return chat.preview_compaction(conversation_id, keep_recent_tokens)

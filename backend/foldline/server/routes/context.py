@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 
@@ -20,7 +20,7 @@ def get_context(
     messages: Annotated[
         bool, Query(description="include the view's messages (`apiMessages`)")
     ] = True,
-) -> dict[str, Any]:
+) -> ContextOut:
     # A plain `def`: counting a long view takes milliseconds, so FastAPI runs it in its
     # thread pool instead of stalling the event loop that carries open streams.
     # `messages=false` is for the meter: the numbers are the same, but the view's

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query, Response, status
 
 from foldline.api.schemas import (
     ActiveLeaf,
+    CancelResult,
     CompactionOut,
     ConversationCreate,
     ConversationList,
@@ -139,9 +140,9 @@ async def delete_conversation(conversation_id: str, store: StoreDep, chat: ChatD
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-@router.post("/{conversation_id}/cancel")
-async def cancel_turn(conversation_id: str, store: StoreDep, chat: ChatDep) -> dict[str, bool]:
+@router.post("/{conversation_id}/cancel", response_model=CancelResult)
+async def cancel_turn(conversation_id: str, store: StoreDep, chat: ChatDep) -> CancelResult:
     """The Stop button: the running turn or fold ends; a partial answer is kept, marked
     `interrupted`. Answers `{"cancelled": false}` when nothing was running."""
     store.get_conversation(conversation_id)
-    return {"cancelled": chat.cancel(conversation_id)}
+    return CancelResult(cancelled=chat.cancel(conversation_id))

@@ -8,11 +8,12 @@ servers they name start at the next turn that needs them.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Path, Request
 from pydantic import Field
 
+from foldline.api.events import ApprovalDecision, ApprovalRequired, ApprovalResolved
 from foldline.api.schemas import ApiModel, RequestModel
 from foldline.config import AppConfig
 from foldline.mcp.approval import UnknownApproval
@@ -120,27 +121,13 @@ class McpImportResult(ApiModel):
     skipped: list[str]
 
 
-class ApprovalDecision(RequestModel):
-    decision: Literal["allow", "always", "deny"]
-
-
-class PendingApprovalOut(ApiModel):
-    """A call waiting for the person, as `tool.approval_required` announced it."""
-
-    call_id: str
-    server: str
-    tool: str
-    name: str
-    arguments: dict[str, Any]
+class ApprovalDecisionIn(RequestModel):
+    decision: ApprovalDecision
 
 
 class PendingApprovals(ApiModel):
-    items: list[PendingApprovalOut]
-
-
-class ApprovalResult(ApiModel):
-    call_id: str
-    decision: Literal["allow", "always", "deny"]
+    items: list[ApprovalRequired]
+    """Each call waiting for the person, as `tool.approval_required` announced it."""
 
 
 def server_out(status: ServerStatus) -> McpServerOut:
@@ -283,7 +270,7 @@ def pending_approvals(conversation_id: str, mcp: McpDep) -> PendingApprovals:
     """The calls waiting for approval here (a page opened mid-turn shows their cards)."""
     return PendingApprovals(
         items=[
-            PendingApprovalOut(
+            ApprovalRequired(
                 call_id=p.call_id, server=p.server, tool=p.tool, name=p.name, arguments=p.arguments
             )
             for p in mcp.approvals.waiting(conversation_id)
@@ -293,14 +280,14 @@ def pending_approvals(conversation_id: str, mcp: McpDep) -> PendingApprovals:
 
 @router.post(
     "/api/conversations/{conversation_id}/tool-calls/{call_id}/approval",
-    response_model=ApprovalResult,
+    response_model=ApprovalResolved,
 )
 def decide_approval(
-    conversation_id: str, call_id: str, body: ApprovalDecision, mcp: McpDep
-) -> ApprovalResult:
+    conversation_id: str, call_id: str, body: ApprovalDecisionIn, mcp: McpDep
+) -> ApprovalResolved:
     """Answer a call waiting for approval: allow it once, always (this tool), or deny it."""
     try:
         mcp.decide(conversation_id, call_id, body.decision)
     except UnknownApproval as error:
         raise ApiError(404, "not_found", str(error)) from error
-    return ApprovalResult(call_id=call_id, decision=body.decision)
+    return ApprovalResolved(call_id=call_id, decision=body.decision)

@@ -11,11 +11,17 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 
-from foldline.api.schemas_models import ModelsOut, ModelsRefresh
+from foldline.api.schemas_models import (
+    ModelOut,
+    ModelPricesOut,
+    ModelsOut,
+    ModelsRefresh,
+    ProviderModelsStatus,
+)
 from foldline.config import AppConfig, find_provider_key
 from foldline.providers import catalog
 from foldline.providers.discovery import refresh_all, refresh_provider
@@ -52,7 +58,7 @@ def _catalog_models(kind: str) -> list[ListedModel]:
 
 def _provider_status(
     name: str, kind: str, listing: ProviderListing | None, now: float
-) -> tuple[dict[str, Any], list[ListedModel]]:
+) -> tuple[ProviderModelsStatus, list[ListedModel]]:
     """The provider's status for the UI, and the models to offer from it."""
     label = _LABELS.get(kind, name)
     fetched = listing.fetched_at if listing is not None else None
@@ -77,62 +83,61 @@ def _provider_status(
     else:
         models, source, status = [], "none", "stale"
         message = f"`{name}` could not be asked ({error})." if error else None
-    return {
-        "name": name,
-        "kind": kind,
-        "status": status,
-        "source": source,
-        "fetchedAt": _iso(fetched),
-        "error": error,
-        "message": message,
-    }, models
+    provider_status = ProviderModelsStatus(
+        name=name,
+        kind=kind,
+        status=status,
+        source=source,
+        fetched_at=_iso(fetched),
+        error=error,
+        message=message,
+        suggested=None,
+    )
+    return provider_status, models
 
 
-def _model_json(config: AppConfig, directory: ModelDirectory, provider: str, model_id: str) -> Any:
+def _model_out(
+    config: AppConfig, directory: ModelDirectory, provider: str, model_id: str
+) -> ModelOut:
     resolved = resolve_model(config, model_id, listing=directory, provider_name=provider)
     listed = directory.find(provider, model_id)
     prices = resolved.prices
-    return {
-        "id": model_id,
-        "provider": provider,
-        "providerKind": resolved.provider_kind,
-        "displayName": resolved.display_name,
-        "line": listed.line if listed is not None else None,
-        "lifecycle": resolved.lifecycle,
-        "contextWindow": resolved.context_window,
-        "maxOutputTokens": resolved.max_output_tokens,
-        "known": resolved.known,
-        "limitSource": resolved.source,
-        "workingBudget": resolved.working_budget,
-        "workingBudgetSource": resolved.working_budget_source,
-        "prices": None
+    return ModelOut(
+        id=model_id,
+        provider=provider,
+        provider_kind=resolved.provider_kind,
+        display_name=resolved.display_name,
+        line=listed.line if listed is not None else None,
+        lifecycle=resolved.lifecycle,
+        context_window=resolved.context_window,
+        max_output_tokens=resolved.max_output_tokens,
+        known=resolved.known,
+        limit_source=resolved.source,
+        working_budget=resolved.working_budget,
+        working_budget_source=resolved.working_budget_source,
+        prices=None
         if prices is None
-        else {
-            "input": prices.input,
-            "output": prices.output,
-            "cacheRead": prices.cache_read,
-            "cacheWrite": prices.cache_write,
-        },
-    }
+        else ModelPricesOut.model_validate(prices, from_attributes=True),
+    )
 
 
-def available_models(config: AppConfig, directory: ModelDirectory, now: float) -> dict[str, Any]:
+def available_models(config: AppConfig, directory: ModelDirectory, now: float) -> ModelsOut:
     """The body of `GET /api/models` (see docs/api.md)."""
-    providers: list[dict[str, Any]] = []
-    models: list[dict[str, Any]] = []
+    providers: list[ProviderModelsStatus] = []
+    models: list[ModelOut] = []
     for name, provider in config.providers.items():
         if provider.kind != "openai-compatible" and find_provider_key(config, name) is None:
             providers.append(
-                {
-                    "name": name,
-                    "kind": provider.kind,
-                    "status": "no_key",
-                    "source": "none",
-                    "fetchedAt": None,
-                    "error": None,
-                    "message": None,
-                    "suggested": None,
-                }
+                ProviderModelsStatus(
+                    name=name,
+                    kind=provider.kind,
+                    status="no_key",
+                    source="none",
+                    fetched_at=None,
+                    error=None,
+                    message=None,
+                    suggested=None,
+                )
             )
             continue
         listing = directory.listing(name)
@@ -143,20 +148,20 @@ def available_models(config: AppConfig, directory: ModelDirectory, now: float) -
         for model_name, entry in config.models.items():
             if entry.provider == name and model_name not in ids:
                 ids.append(model_name)
-        rows = [_model_json(config, directory, name, model_id) for model_id in ids]
-        rows = [row for row in rows if row["lifecycle"] != "retired"]
+        rows = [_model_out(config, directory, name, model_id) for model_id in ids]
+        rows = [row for row in rows if row.lifecycle != "retired"]
         suggested = catalog.SUGGESTED_MODELS.get(provider.kind)
-        offered_ids = [row["id"] for row in rows]
-        status["suggested"] = (
+        offered_ids = [row.id for row in rows]
+        status.suggested = (
             suggested if suggested in offered_ids else (offered_ids[0] if offered_ids else None)
         )
         providers.append(status)
         models.extend(rows)
-    return {"catalogDate": catalog.CATALOG_DATE, "providers": providers, "models": models}
+    return ModelsOut(catalog_date=catalog.CATALOG_DATE, providers=providers, models=models)
 
 
 @router.get("", response_model=ModelsOut)
-def list_models(source: ConfigSourceDep, directory: ModelDirectoryDep) -> dict[str, Any]:
+def list_models(source: ConfigSourceDep, directory: ModelDirectoryDep) -> ModelsOut:
     """Every configured provider's models (retired ones left out), with their limits,
     lifecycle and working budget, and each provider's status."""
     return available_models(source(), directory, time.time())
@@ -165,7 +170,7 @@ def list_models(source: ConfigSourceDep, directory: ModelDirectoryDep) -> dict[s
 @router.post("/refresh", response_model=ModelsOut)
 async def refresh_models(
     source: ConfigSourceDep, directory: ModelDirectoryDep, body: ModelsRefresh | None = None
-) -> dict[str, Any]:
+) -> ModelsOut:
     """Ask the providers again now (all of them, or `provider`), then answer as `GET`."""
     config = source()
     if body is not None and body.provider is not None:

@@ -11,7 +11,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
@@ -20,6 +20,7 @@ from foldline.api.schemas import (
     ConnectionTest,
     ConnectionTestResult,
     LocalServers,
+    SettingsOut,
     SettingsUpdate,
 )
 from foldline.config import AppConfig, ConfigError, apply_settings_patch, public_settings
@@ -61,17 +62,17 @@ def _invalid(error: Exception) -> ApiError:
     return ApiError(422, "invalid_settings", str(error))
 
 
-@router.get("")
-def read_settings(source: ConfigSourceDep) -> dict[str, Any]:
+@router.get("", response_model=SettingsOut)
+def read_settings(source: ConfigSourceDep) -> SettingsOut:
     """`defaults`, `providers` (with `hasKey`/`maskedKey`, never a key), `models`,
     `compaction`, `keyStorage` (where keys go, and a warning if unencrypted)."""
     return public_settings(source())
 
 
-@router.put("")
+@router.put("", response_model=SettingsOut)
 async def update_settings(
     body: SettingsUpdate, source: ConfigSourceDep, data_dir: DataDirDep, request: Request
-) -> dict[str, Any]:
+) -> SettingsOut:
     """Apply a partial change; every part is checked before anything is written. A
     provider given a new key is asked for its models right away (in the background)."""
     # The key store may block (an OS keyring over D-Bus): off the event loop.
@@ -82,7 +83,7 @@ async def update_settings(
     return result
 
 
-def _update_settings(body: SettingsUpdate, source: ConfigSource, data_dir: Path) -> dict[str, Any]:
+def _update_settings(body: SettingsUpdate, source: ConfigSource, data_dir: Path) -> SettingsOut:
     config = source()
     patch = body.model_dump(exclude_unset=True, exclude={"keys"})
     try:
@@ -175,4 +176,4 @@ async def _one_token(provider: Provider, model: str) -> str:
 @router.get("/detect-local", response_model=LocalServers)
 async def detect_local(targets: LocalTargetsDep) -> LocalServers:
     """Probe 127.0.0.1:11434 (Ollama) and 127.0.0.1:1234 (LM Studio), < 1 s."""
-    return LocalServers.model_validate({"servers": await detect_local_servers(targets)})
+    return LocalServers(servers=await detect_local_servers(targets))

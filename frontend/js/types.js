@@ -1,0 +1,771 @@
+// The shapes of the HTTP API and its events, generated from the server's pydantic models
+// (backend/foldline/server/typedefs.py). Do not edit: regenerate with
+//   python -m foldline.server.typedefs frontend/js/types.js
+// The UI's functions name these types in `@param` tags; the test suite checks that every
+// field they read is one of these.
+
+export {};
+
+/**
+ * @typedef {Object} ErrorDetail
+ * @property {string} code
+ * @property {string} message
+ * @property {Array<Object<string, *>>|null} details
+ */
+
+/**
+ * Every 4xx/5xx answer: `{"error": {"code", "message"}}`.
+ * @typedef {Object} ErrorBody
+ * @property {ErrorDetail} error
+ */
+
+/**
+ * @typedef {Object} Health
+ * @property {"ok"} status
+ * @property {string} version
+ */
+
+/**
+ * @typedef {Object} SummarizedRangeOut
+ * @property {number} fromIndex
+ * @property {number} toIndex
+ * @property {number} messageCount
+ */
+
+/**
+ * One fold version (the engine's `CompactionState`).
+ * @typedef {Object} CompactionOut
+ * @property {number} version
+ * @property {string} compactedAt
+ * @property {string} summaryMessage
+ * @property {number} apiStartIndex
+ * @property {SummarizedRangeOut} summarizedRange
+ * @property {string} strategy
+ * @property {string} trigger
+ * @property {number} tokensBefore
+ * @property {number} tokensAfter
+ * @property {string|null} model
+ * @property {boolean} degraded
+ * @property {Array<string>} carriedDetails The person's details this summary holds verbatim (numbers, paths, instructions...).
+ * @property {number} detailsTotal
+ * @property {number} detailsKept How many of `details_total` the summary contained by itself ...
+ * @property {number} detailsAppended ... and how many were appended verbatim under "From the person, verbatim".
+ */
+
+/**
+ * Tokens and dollars of some model calls (dollars null when the model has no price).
+ * @typedef {Object} UsageOut
+ * @property {number} calls
+ * @property {number} inputTokens
+ * @property {number} outputTokens
+ * @property {number} cacheReadTokens
+ * @property {number} cacheCreationTokens
+ * @property {number|null} cost
+ * @property {number|null} saved
+ */
+
+/**
+ * @typedef {Object} CompactionVersionOut
+ * @property {number} version
+ * @property {string} compactedAt
+ * @property {string} summaryMessage
+ * @property {number} apiStartIndex
+ * @property {SummarizedRangeOut} summarizedRange
+ * @property {string} strategy
+ * @property {string} trigger
+ * @property {number} tokensBefore
+ * @property {number} tokensAfter
+ * @property {string|null} model
+ * @property {boolean} degraded
+ * @property {Array<string>} carriedDetails The person's details this summary holds verbatim (numbers, paths, instructions...).
+ * @property {number} detailsTotal
+ * @property {number} detailsKept How many of `details_total` the summary contained by itself ...
+ * @property {number} detailsAppended ... and how many were appended verbatim under "From the person, verbatim".
+ * @property {UsageOut|null} usage What this fold's summarizer calls used and cost; null for a fold without any (the emergency digest, a fold made before usage was stored).
+ * @property {boolean} isCurrent
+ * @property {number} parentVersion The version that was current when this one was committed (0 = none): following it from the current version gives the stack of folds in effect, skipping versions that were undone and then replaced by another fold.
+ */
+
+/**
+ * @typedef {Object} CompactionList
+ * @property {Array<CompactionVersionOut>} items
+ * @property {number} currentVersion 0 when no fold is current (never folded, or every fold undone).
+ */
+
+/**
+ * @typedef {Object} UndoResult
+ * @property {CompactionOut|null} compaction The fold that is current after the undo, or null when none is left.
+ */
+
+/**
+ * Where a search matched in a conversation's messages.
+ * @typedef {Object} SearchHitOut
+ * @property {number} index Display index (depth) of the newest matching message.
+ * @property {string} snippet Its text around the first matching term.
+ * @property {string} messageId
+ * @property {boolean} onActivePath False when the message is on another branch: `PUT …/active-leaf {messageId}` opens that branch.
+ */
+
+/**
+ * A pinned message: it reaches the model verbatim in every request.
+ * @typedef {Object} PinOut
+ * @property {string} messageId
+ * @property {number} index
+ * @property {string} role
+ * @property {string} pinnedAt
+ */
+
+/**
+ * The answer to pinning or unpinning: every pin of the conversation and their cost.
+ * @typedef {Object} PinsOut
+ * @property {Array<PinOut>} pins
+ * @property {number} pinnedTokens What all pins together take in a request when every one of them is folded.
+ * @property {number} capTokens The most they may take (a share of the model's input budget).
+ */
+
+/**
+ * @typedef {Object} ConversationOut
+ * @property {string} id
+ * @property {string} title
+ * @property {string|null} model
+ * @property {string} systemPrompt
+ * @property {Object<string, *>} settings Free-form on purpose: `compaction` holds this conversation's `[compaction]` overrides (checked against those knobs when saved); any other key is the client's own and is kept as given.
+ * @property {string} createdAt
+ * @property {string} updatedAt
+ * @property {number} messageCount
+ * @property {CompactionOut|null} compaction The current fold; filled by `GET /api/conversations/{id}`, null in lists.
+ * @property {SearchHitOut|null} searchHit In a search (`?q=`): the newest matching message, null when only the title matched.
+ * @property {Array<PinOut>} pins The pinned messages in display order; filled by `GET /api/conversations/{id}`.
+ * @property {string|null} activeLeafId The last message of the active path (null: no message yet); the display history is the path from the first message to it.
+ */
+
+/**
+ * @typedef {Object} ConversationList
+ * @property {Array<ConversationOut>} items
+ * @property {number} total
+ */
+
+/**
+ * @typedef {Object} CancelResult
+ * @property {boolean} cancelled False when nothing was running.
+ */
+
+/**
+ * @typedef {Object} ConversationCreate
+ * @property {string|null} title
+ * @property {string|null} model
+ * @property {string|null} systemPrompt
+ * @property {Object<string, *>|null} settings
+ */
+
+/**
+ * Fields left out (or null) are unchanged.
+ * @typedef {Object} ConversationPatch
+ * @property {string|null} title
+ * @property {string|null} model
+ * @property {string|null} systemPrompt
+ * @property {Object<string, *>|null} settings
+ */
+
+/**
+ * @typedef {Object} TextPartOut
+ * @property {"text"} kind
+ * @property {string} text
+ */
+
+/**
+ * @typedef {Object} ReasoningPartOut
+ * @property {"reasoning"} kind
+ * @property {string} text
+ * @property {string|null} signature
+ */
+
+/**
+ * @typedef {Object} ToolCallPartOut
+ * @property {"tool-call"} kind
+ * @property {string} id
+ * @property {string} name
+ * @property {Object<string, *>} input
+ */
+
+/**
+ * @typedef {Object} ToolResultPartOut
+ * @property {"tool-result"} [kind]
+ * @property {string} callId
+ * @property {string} name
+ * @property {string} output
+ * @property {boolean} isError
+ * @property {string|null} compactedAt
+ * @property {boolean} truncated True when `output` was cut at ingest and the original is kept (see `fullOutput`).
+ * @property {string|null} [fullOutput] Only present when asked for (`?full=true` or the `/full` route): it can be large.
+ */
+
+/**
+ * @typedef {Object} AttachmentPartOut
+ * @property {"attachment"} kind
+ * @property {string} name
+ * @property {string} mediaType
+ * @property {string|null} text
+ * @property {string|null} dataBase64
+ */
+
+/**
+ * @typedef {Object} MessageOut
+ * @property {number} index The display index (the store's `seq`), 0-based and dense.
+ * @property {string} id
+ * @property {"user"|"assistant"|"tool"} role
+ * @property {Array<TextPartOut|ReasoningPartOut|ToolCallPartOut|ToolResultPartOut|AttachmentPartOut>} parts
+ * @property {"complete"|"streaming"|"interrupted"|"error"} status
+ * @property {boolean} inContext True when the model still sees this message verbatim (`index >= apiStartIndex`).
+ * @property {string} createdAt
+ * @property {string} updatedAt
+ * @property {Object<string, *>|null} usage The answer's model call as reported (Foldline writes a `usage` event's fields); free-form because an imported history keeps whatever its export held.
+ * @property {string|null} error
+ * @property {string|null} parentId The message this one follows in the tree (null for a first message).
+ * @property {Array<string>} siblingIds This message's id and its siblings' (other versions: same parent), oldest first; just its own id when there are none.
+ */
+
+/**
+ * One page of the display history, oldest first.
+ * @typedef {Object} MessagePage
+ * @property {Array<MessageOut>} items
+ * @property {number} total Messages in the whole history.
+ * @property {number} offset
+ * @property {number} limit
+ * @property {number} apiStartIndex The current fold's boundary: messages before it are display-only.
+ */
+
+/**
+ * @typedef {Object} FullPartOut
+ * @property {string} messageId
+ * @property {number} partIndex
+ * @property {string} kind
+ * @property {string} output The full, untruncated tool output (equal to the shown output when never truncated).
+ * @property {boolean} truncated
+ */
+
+/**
+ * @typedef {Object} SendMessage
+ * @property {string} content
+ */
+
+/**
+ * @typedef {Object} ActiveLeaf
+ * @property {string} messageId Any message: the active leaf becomes the latest leaf in its subtree.
+ */
+
+/**
+ * What editing a message would do to the model's view.
+ * @typedef {Object} EditPreview
+ * @property {boolean} folded True when the message is folded now: the new branch sees the earlier context again.
+ * @property {number} foldsKept Folds of the current stack that still apply to the new branch.
+ * @property {number} foldsDropped Folds of the current stack that summarize the edited message or later ones.
+ * @property {number} viewTokens Tokens of the new branch's view before the edited message is added.
+ * @property {number} contextWindow
+ */
+
+/**
+ * @typedef {Object} CompactRequest
+ * @property {string|null} instructions
+ * @property {number|null} keepRecentTokens Keep the recent messages holding this many tokens verbatim. Left out: only the last exchange is kept (everything before it folds).
+ */
+
+/**
+ * @typedef {Object} ContextBreakdown
+ * @property {number} system
+ * @property {number} tools
+ * @property {number} summary
+ * @property {number} messages
+ */
+
+/**
+ * @typedef {Object} Thresholds
+ * @property {number} soft
+ * @property {number} hard
+ */
+
+/**
+ * The meter's money: the conversation so far, its last turn, caching's saving.
+ * @typedef {Object} ConversationUsageOut
+ * @property {UsageOut} total Every call of the conversation (answers and summaries, dropped ones included).
+ * @property {UsageOut} lastTurn The calls of the latest turn that made any.
+ * @property {boolean} priced False for a model without a known price: show tokens only.
+ * @property {"USD"} currency
+ */
+
+/**
+ * A summary being written in the background for the next fold, or one ready.
+ * @typedef {Object} BackgroundFoldOut
+ * @property {"preparing"|"ready"} status
+ * @property {"fold"|"resummary"} kind
+ */
+
+/**
+ * The numbers the meter, `getContextStats` and the `context.stats` event share. The field order is the order the model reads in `getContextStats`; changing it changes that tool's output.
+ * @typedef {Object} ContextStatsOut
+ * @property {number} tokens
+ * @property {number|null} inputBudget Null when the model's window is unlimited (never folds automatically).
+ * @property {number} contextWindow
+ * @property {number|null} workingBudget The working budget when it, not the window, sets `inputBudget` (very large windows fold early for cost per turn and answer quality); null otherwise.
+ * @property {number|null} windowBudget The input tokens the window itself allows (window minus the output reserve).
+ * @property {number} fraction
+ * @property {boolean} exact
+ * @property {ContextBreakdown} breakdown
+ * @property {Thresholds} thresholds
+ * @property {string} model
+ * @property {boolean} modelKnown
+ * @property {"active"|"deprecated"|"retired"|null} modelLifecycle From the provider's model list, else the catalog; null when neither knows.
+ * @property {string|null} modelReplacement For a retired model: the current model the UI offers to switch to.
+ * @property {number} version The current fold's version, 0 when nothing is folded.
+ * @property {number} messagesInView
+ * @property {number} messagesInHistory
+ * @property {ConversationUsageOut} usage
+ * @property {BackgroundFoldOut|null} backgroundFold
+ */
+
+/**
+ * @typedef {Object} ApiMessageOut
+ * @property {"user"|"assistant"|"tool"} role
+ * @property {Array<TextPartOut|ReasoningPartOut|ToolCallPartOut|ToolResultPartOut|AttachmentPartOut>} parts
+ */
+
+/**
+ * What the model sees now: the numbers of `ContextStatsOut` and the view itself.
+ * @typedef {Object} ContextOut
+ * @property {number} tokens
+ * @property {number|null} inputBudget Null when the model's window is unlimited (never folds automatically).
+ * @property {number} contextWindow
+ * @property {number|null} workingBudget The working budget when it, not the window, sets `inputBudget` (very large windows fold early for cost per turn and answer quality); null otherwise.
+ * @property {number|null} windowBudget The input tokens the window itself allows (window minus the output reserve).
+ * @property {number} fraction
+ * @property {boolean} exact
+ * @property {ContextBreakdown} breakdown
+ * @property {Thresholds} thresholds
+ * @property {string} model
+ * @property {boolean} modelKnown
+ * @property {"active"|"deprecated"|"retired"|null} modelLifecycle From the provider's model list, else the catalog; null when neither knows.
+ * @property {string|null} modelReplacement For a retired model: the current model the UI offers to switch to.
+ * @property {number} version The current fold's version, 0 when nothing is folded.
+ * @property {number} messagesInView
+ * @property {number} messagesInHistory
+ * @property {ConversationUsageOut} usage
+ * @property {BackgroundFoldOut|null} backgroundFold
+ * @property {CompactionOut|null} compaction
+ * @property {string} system The system prompt the model gets.
+ * @property {Array<string>} tools The names of the tools offered to the model.
+ * @property {Array<ApiMessageOut>} apiMessages Empty when asked for with `?messages=false` (see `api_messages_included`).
+ * @property {boolean} apiMessagesIncluded False when `apiMessages` was left out on purpose (`?messages=false`), so an empty list is never mistaken for an empty view.
+ * @property {string|null} settingsNotice Set when the conversation's stored settings are invalid (saved by an older version): it then runs on the app's `[compaction]` settings, and this says why.
+ */
+
+/**
+ * What a fold started now would fold.
+ * @typedef {Object} CompactionPreview
+ * @property {number} messages
+ * @property {number} tokens
+ * @property {number} fromIndex The first message the fold would summarize (the current `apiStartIndex`).
+ * @property {number|null} toIndex Where the kept messages would start; null when nothing can be folded.
+ */
+
+/**
+ * A partial change to the settings, in the shape of `GET /api/settings`. `providers.NAME` / `models.NAME` set to null remove that entry. `keys` maps a provider name to a new API key (stored in the key store) or null (key removed).
+ * @typedef {Object} SettingsUpdate
+ * @property {Object<string, *>|null} defaults
+ * @property {Object<string, Object<string, *>|null>|null} providers
+ * @property {Object<string, Object<string, *>|null>|null} models
+ * @property {Object<string, *>|null} compaction
+ * @property {Object<string, string|null>|null} keys
+ */
+
+/**
+ * One provider as Settings shows it: never its key, only a mask.
+ * @typedef {Object} ProviderSettingsOut
+ * @property {string} kind
+ * @property {string|null} baseUrl
+ * @property {"env"|"config"|null} baseUrlSource
+ * @property {boolean} hasKey
+ * @property {string|null} maskedKey
+ * @property {"env"|"keyring"|"file"|"config"|null} keySource
+ * @property {string|null} keyEnv The environment variable read for this provider's key, if any.
+ */
+
+/**
+ * One `[models."name"]` table of config.toml (null: not set there).
+ * @typedef {Object} ModelSettingsOut
+ * @property {string|null} provider
+ * @property {number|null} contextWindow
+ * @property {number|null} maxOutputTokens
+ * @property {number|null} inputLimit
+ * @property {number|null} inputPrice
+ * @property {number|null} outputPrice
+ * @property {number|null} cacheReadPrice
+ * @property {number|null} cacheWritePrice
+ * @property {boolean|null} vision
+ * @property {number|null} workingBudget
+ */
+
+/**
+ * The `[compaction]` settings of config.toml, every knob with its value.
+ * @typedef {Object} CompactionSettingsOut
+ * @property {boolean} auto
+ * @property {boolean} prune
+ * @property {number} threshold
+ * @property {number} prepareThreshold
+ * @property {number} hardThreshold
+ * @property {number} target
+ * @property {number} keepRecentTokens
+ * @property {"structured"|"narrative"} strategy
+ * @property {number} toolResultTokenCap
+ * @property {string} model
+ * @property {number} pruneProtectTokens
+ * @property {number} pruneMinimumTokens
+ * @property {boolean} autoTitle
+ * @property {Array<string>} protectedTools
+ */
+
+/**
+ * @typedef {Object} DefaultsOut
+ * @property {string|null} model
+ */
+
+/**
+ * @typedef {Object} KeyStorageOut
+ * @property {"keyring"|"file"} backend
+ * @property {string|null} warning Set when keys are stored unencrypted: Settings shows it.
+ */
+
+/**
+ * `GET /api/settings`: what the UI may see of config.toml and the key store.
+ * @typedef {Object} SettingsOut
+ * @property {string|null} dataDir
+ * @property {DefaultsOut} defaults
+ * @property {Object<string, ProviderSettingsOut>} providers
+ * @property {Object<string, ModelSettingsOut>} models
+ * @property {CompactionSettingsOut} compaction
+ * @property {KeyStorageOut|null} keyStorage
+ */
+
+/**
+ * @typedef {Object} ConnectionTest
+ * @property {string} provider
+ * @property {string|null} model
+ */
+
+/**
+ * @typedef {Object} ConnectionTestResult
+ * @property {boolean} ok
+ * @property {string} provider
+ * @property {string|null} model
+ * @property {number|null} latencyMs
+ * @property {string|null} errorCode `auth`, `unavailable`, `rate_limited`, `bad_request`, `timeout`, `no_model`, ...
+ * @property {string|null} message
+ */
+
+/**
+ * @typedef {Object} LocalServer
+ * @property {string} name
+ * @property {string} label
+ * @property {string} baseUrl
+ * @property {boolean} available
+ * @property {Array<string>} models
+ */
+
+/**
+ * @typedef {Object} LocalServers
+ * @property {Array<LocalServer>} servers
+ */
+
+/**
+ * US dollars per million tokens.
+ * @typedef {Object} ModelPricesOut
+ * @property {number} input
+ * @property {number} output
+ * @property {number} cacheRead
+ * @property {number} cacheWrite
+ */
+
+/**
+ * @typedef {Object} ModelOut
+ * @property {string} id
+ * @property {string} provider
+ * @property {string} providerKind
+ * @property {string|null} displayName
+ * @property {string|null} line The provider's model line (e.g. "sonnet"), when it says.
+ * @property {"active"|"deprecated"|"retired"|null} lifecycle "deprecated" models are offered but marked; retired ones are never listed.
+ * @property {number} contextWindow
+ * @property {number} maxOutputTokens
+ * @property {boolean} known False when the window is a guess: the UI flags it.
+ * @property {"config"|"server"|"provider"|"catalog"|"guess"|"default"} limitSource
+ * @property {number|null} workingBudget Where this model folds when smaller than its window; null = the window.
+ * @property {"config"|"default"|null} workingBudgetSource
+ * @property {ModelPricesOut|null} prices
+ */
+
+/**
+ * @typedef {Object} ProviderModelsStatus
+ * @property {string} name
+ * @property {string} kind
+ * @property {"ok"|"stale"|"no_key"} status "stale": the provider could not be asked (or not today); `message` says why.
+ * @property {"provider"|"catalog"|"none"} source
+ * @property {string|null} fetchedAt
+ * @property {string|null} error
+ * @property {string|null} message
+ * @property {string|null} suggested A current model to suggest (onboarding, an empty default).
+ */
+
+/**
+ * @typedef {Object} ModelsOut
+ * @property {string} catalogDate
+ * @property {Array<ProviderModelsStatus>} providers
+ * @property {Array<ModelOut>} models
+ */
+
+/**
+ * @typedef {Object} ModelsRefresh
+ * @property {string|null} provider
+ */
+
+/**
+ * `message.created` and `message.completed`.
+ * @typedef {Object} MessageEvent
+ * @property {MessageOut} message
+ */
+
+/**
+ * `assistant.delta`: append `text` to the message's text (or reasoning).
+ * @typedef {Object} AssistantDelta
+ * @property {string} messageId
+ * @property {"text"|"reasoning"} kind
+ * @property {string} text
+ */
+
+/**
+ * `tool.call`: the part, and the assistant message it belongs to.
+ * @typedef {Object} ToolCallEventOut
+ * @property {"tool-call"} kind
+ * @property {string} id
+ * @property {string} name
+ * @property {Object<string, *>} input
+ * @property {string} messageId
+ */
+
+/**
+ * `tool.result`: the part, and the tool message it belongs to.
+ * @typedef {Object} ToolResultEventOut
+ * @property {"tool-result"} [kind]
+ * @property {string} callId
+ * @property {string} name
+ * @property {string} output
+ * @property {boolean} isError
+ * @property {string|null} compactedAt
+ * @property {boolean} truncated True when `output` was cut at ingest and the original is kept (see `fullOutput`).
+ * @property {string|null} [fullOutput] Only present when asked for (`?full=true` or the `/full` route): it can be large.
+ * @property {string} messageId
+ */
+
+/**
+ * `tool.approval_required`: an MCP call waits for the person's decision.
+ * @typedef {Object} ApprovalRequired
+ * @property {string} callId
+ * @property {string} server
+ * @property {string} tool
+ * @property {string} name What the model called (`SERVER__TOOL`).
+ * @property {Object<string, *>} arguments
+ */
+
+/**
+ * `tool.approval_resolved`: the wait ended (from any client).
+ * @typedef {Object} ApprovalResolved
+ * @property {string} callId
+ * @property {"allow"|"always"|"deny"} decision
+ */
+
+/**
+ * `notice`: something the person should know that did not stop the turn.
+ * @typedef {Object} Notice
+ * @property {"mcp_server_failed"} code
+ * @property {string} server
+ * @property {string} message
+ */
+
+/**
+ * What one model call used, as the provider reported it.
+ * @typedef {Object} CallUsageOut
+ * @property {number} inputTokens
+ * @property {number} outputTokens
+ * @property {number} cacheReadTokens
+ * @property {number} cacheCreationTokens
+ * @property {number} totalInput
+ */
+
+/**
+ * `usage`: one model call's usage, for the answer being written.
+ * @typedef {Object} UsageEvent
+ * @property {number} inputTokens
+ * @property {number} outputTokens
+ * @property {number} cacheReadTokens
+ * @property {number} cacheCreationTokens
+ * @property {number} totalInput
+ * @property {string} messageId
+ */
+
+/**
+ * @typedef {Object} CompactionStarted
+ * @property {string} trigger
+ * @property {string} reason
+ * @property {boolean} prepared True when a summary written in the background is being committed.
+ * @property {boolean} waiting True when the turn waits for that summary (only at the hard threshold).
+ */
+
+/**
+ * @typedef {Object} CompactionCompleted
+ * @property {number} version
+ * @property {string} strategy
+ * @property {string} trigger
+ * @property {number} turn
+ * @property {number} tokensBefore
+ * @property {number} tokensAfter
+ * @property {number} apiStartIndex
+ * @property {SummarizedRangeOut} summarizedRange
+ * @property {boolean} degraded
+ * @property {number} detailsTotal
+ * @property {number} detailsKept
+ * @property {number} detailsAppended
+ * @property {boolean} prepared True for a fold whose summary was written in the background.
+ * @property {boolean} resummarized True when a model summary replaced an emergency digest.
+ */
+
+/**
+ * @typedef {Object} CompactionFailed
+ * @property {string} trigger
+ * @property {string} reason
+ */
+
+/**
+ * @typedef {Object} PruneCompleted
+ * @property {number} prunedCalls
+ * @property {number} reclaimedTokens
+ */
+
+/**
+ * `error`: a provider error code, `internal` or `disk_full`.
+ * @typedef {Object} ErrorEvent
+ * @property {string} code
+ * @property {string} message
+ * @property {boolean} retryable
+ */
+
+/**
+ * `done`: always the last event; `{}`, or `{"cancelled": true}` after Stop.
+ * @typedef {Object} Done
+ * @property {boolean} [cancelled]
+ */
+
+/**
+ * @typedef {Object} McpToolOut
+ * @property {string} name
+ * @property {string} offeredAs
+ * @property {string|null} note Why `offeredAs` is not simply `SERVER__TOOL` (a character replaced, a name cut to 64 characters, or a collision), when it is not.
+ */
+
+/**
+ * @typedef {Object} McpToolOverrideIn
+ * @property {"ask"|"always"|"never"|null} approval
+ * @property {boolean|null} enabled
+ */
+
+/**
+ * A server's settings (env values and headers masked) and its live state.
+ * @typedef {Object} McpServerOut
+ * @property {string} name
+ * @property {"stdio"|"http"} transport
+ * @property {string|null} command
+ * @property {Array<string>} args
+ * @property {string|null} cwd
+ * @property {string|null} url
+ * @property {Object<string, string>} env
+ * @property {Object<string, string>} headers
+ * @property {"ask"|"always"|"never"} approval
+ * @property {number} timeout
+ * @property {boolean} enabled
+ * @property {Object<string, McpToolOverrideIn>} toolOverrides
+ * @property {"stopped"|"starting"|"running"|"failed"|"disabled"} state
+ * @property {string|null} error
+ * @property {Array<McpToolOut>} tools
+ * @property {Array<string>} disabledTools
+ */
+
+/**
+ * @typedef {Object} McpServerList
+ * @property {Array<McpServerOut>} servers
+ */
+
+/**
+ * A server added in Settings: stdio (`command`, `args`, `env`, `cwd`) or streamable HTTP (`url`, `headers`); the other transport's fields must be left out.
+ * @typedef {Object} McpServerNew
+ * @property {string} name
+ * @property {"stdio"|"http"} transport
+ * @property {string|null} command
+ * @property {Array<string>} args
+ * @property {Object<string, string>} env
+ * @property {string|null} cwd
+ * @property {string|null} url
+ * @property {Object<string, string>} headers
+ * @property {"ask"|"always"|"never"} approval
+ * @property {number} timeout
+ * @property {boolean} enabled
+ */
+
+/**
+ * @typedef {Object} McpServerPatch
+ * @property {"ask"|"always"|"never"|null} approval
+ * @property {number|null} timeout
+ * @property {boolean|null} enabled
+ * @property {Object<string, McpToolOverrideIn>|null} tools Per-tool overrides to set (merged over the stored ones).
+ */
+
+/**
+ * @typedef {Object} McpImport
+ * @property {string} text The contents of Claude Desktop's `claude_desktop_config.json` (or its `mcpServers`).
+ * @property {boolean} replace Overwrite servers of the same name (else they are skipped).
+ */
+
+/**
+ * @typedef {Object} McpImportResult
+ * @property {Array<string>} imported
+ * @property {Array<string>} skipped
+ */
+
+/**
+ * @typedef {Object} ApprovalDecisionIn
+ * @property {"allow"|"always"|"deny"} decision
+ */
+
+/**
+ * @typedef {Object} PendingApprovals
+ * @property {Array<ApprovalRequired>} items Each call waiting for the person, as `tool.approval_required` announced it.
+ */
+
+/** @typedef {TextPartOut|ReasoningPartOut|ToolCallPartOut|ToolResultPartOut|AttachmentPartOut} PartOut One part of a message, by `kind`. */
+
+/**
+ * The body of each server-sent event, by event name.
+ * @typedef {{
+ *   "message.created": MessageEvent,
+ *   "assistant.delta": AssistantDelta,
+ *   "tool.call": ToolCallEventOut,
+ *   "tool.result": ToolResultEventOut,
+ *   "tool.approval_required": ApprovalRequired,
+ *   "tool.approval_resolved": ApprovalResolved,
+ *   "notice": Notice,
+ *   "usage": UsageEvent,
+ *   "context.stats": ContextStatsOut,
+ *   "compaction.started": CompactionStarted,
+ *   "compaction.completed": CompactionCompleted,
+ *   "compaction.failed": CompactionFailed,
+ *   "prune.completed": PruneCompleted,
+ *   "message.completed": MessageEvent,
+ *   "error": ErrorEvent,
+ *   "done": Done,
+ * }} EventBodies
+ */
