@@ -15,6 +15,11 @@ runs in-process, and Debian's Chromium (headless, through Playwright) opens it:
 - *scroll frames*: from the newest message, wheel steps of 120 px upwards (about ten a
   second, as a person reads back) while every animation frame is timed: the share of
   frames longer than 50 ms, the 99th percentile and the longest frame.
+- *versions*: message 2 and the last question each have a second version. A search for
+  a word only message 2's holds, and a click on the result (on that other version) until
+  it is on screen; a click on its `‹` until the long branch is back (both move the whole
+  history's path); on the last question, a click on `‹` until its first version's answer
+  is on screen (a move of two messages).
 
     .venv/bin/python benchmarks/ui_bench.py --messages 10000 --repeat 5
 """
@@ -23,14 +28,17 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import platform
 import statistics
 import sys
 import tempfile
 import time
+import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Locator, Page, sync_playwright
 
 from foldline.core.messages import (
     Message,
@@ -127,12 +135,19 @@ def history(count: int) -> list[Message]:
     return messages[:count]
 
 
-def seed(data_dir: Path, count: int) -> str:
+def seed(data_dir: Path, count: int) -> tuple[str, str]:
+    """The conversation's id, and the id of its last message (the leaf to go back to)."""
     with Store(data_dir / "foldline.db") as store:
         conversation = store.create_conversation(title=f"{count:,} messages", model="bench-model")
         messages = history(count)
         for start in range(0, len(messages), 1000):
             store.append_messages(conversation.id, messages[start : start + 1000])
+        # A second version of message 2 and of the last question (see `measure`).
+        path = store.list_messages(conversation.id, offset=0, limit=count)
+        store.branch(conversation.id, path[1].id, user("Question 1, edited: zanzibar"))
+        store.switch_branch(conversation.id, path[-1].id)
+        store.branch(conversation.id, path[-3].id, user("The last question, edited"))
+        store.switch_branch(conversation.id, path[-1].id)
         split = count // 2
         # A fold in the middle, so the fold line and the dimming are part of the cost.
         state = CompactionState(
@@ -149,7 +164,7 @@ def seed(data_dir: Path, count: int) -> str:
             tokens_after=60_000,
         )
         store.commit_fold(conversation.id, state, expected_version=0)
-        return conversation.id
+        return conversation.id, path[-1].id
 
 
 def scroll_frames(page: Page, steps: int) -> list[float]:
@@ -163,10 +178,49 @@ def scroll_frames(page: Page, steps: int) -> list[float]:
     return [(b - a) / 1000 for a, b in itertools.pairwise(stamps)]
 
 
+def timed(action: Callable[[], None], done: Locator) -> float:
+    """Seconds from `action` until `done` is on the page."""
+    started = time.perf_counter()
+    action()
+    done.wait_for(state="attached", timeout=60_000)
+    return time.perf_counter() - started
+
+
+def versions(page: Page, count: int) -> dict[str, float]:
+    """Switch versions at the start of the history and at its end (see the docstring)."""
+    page.locator("#search").fill("zanzibar")
+    result = page.locator(".conversation-item", has=page.locator(".other-version"))
+    result.wait_for()
+    second = page.locator('.message[data-index="2"]')
+    start = timed(result.click, second.locator(".bubble", has_text="zanzibar"))
+    # Back on the long branch, at its newest leaf: the last question's second version.
+    back = timed(
+        lambda: second.locator(".version-step.previous").click(),
+        page.locator(f'#chat-inner[data-total="{count - 1}"]'),
+    )
+    page.locator("#search").fill("")
+    page.locator("#jump-latest").click()
+    last = page.locator(f'.message[data-index="{count - 2}"]')
+    last.locator(".bubble", has_text="The last question, edited").wait_for(timeout=60_000)
+    end = timed(
+        lambda: last.locator(".version-step.previous").click(),
+        page.locator(f'.message[data-index="{count - 1}"]'),
+    )
+    return {"version_start": start, "version_back": back, "version_end": end}
+
+
 def measure(
-    url: str, conversation_id: str, count: int, pages_up: int, wheel_steps: int
+    url: str, conversation_id: str, leaf_id: str, count: int, pages_up: int, wheel_steps: int
 ) -> dict[str, float]:
     newest = f'.message[data-index="{count - 1}"]'
+    # Each run starts on the long branch (the last run may have left the other one).
+    request = urllib.request.Request(
+        f"{url}/api/conversations/{conversation_id}/active-leaf",
+        data=json.dumps({"messageId": leaf_id}).encode(),
+        method="PUT",
+        headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+    )
+    urllib.request.urlopen(request, timeout=60).close()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
@@ -187,6 +241,8 @@ def measure(
         page.locator(f'.conversation-item[data-id="{conversation_id}"]').click()
         page.locator(newest).wait_for(state="visible", timeout=60_000)
         switch = time.perf_counter() - started
+
+        switched = versions(page, count)
 
         frames = scroll_frames(page, wheel_steps)
 
@@ -217,6 +273,7 @@ def measure(
         "older_max": max(older),
         "longest_task": max(long_tasks) / 1000 if long_tasks else 0.0,
         "dom_messages": float(dom_messages),
+        **switched,
     }
 
 
@@ -232,12 +289,19 @@ def main(argv: list[str] | None = None) -> int:
         data_dir = Path(folder)
         (data_dir / "config.toml").write_text(CONFIG, encoding="utf-8")
         started = time.perf_counter()
-        conversation_id = seed(data_dir, args.messages)
+        conversation_id, leaf_id = seed(data_dir, args.messages)
         print(f"seeded {args.messages:,} messages in {time.perf_counter() - started:.1f} s")
         server = start_server_in_thread(create_app(data_dir=data_dir, token=TOKEN))
         try:
             runs = [
-                measure(server.url, conversation_id, args.messages, args.pages_up, args.wheel_steps)
+                measure(
+                    server.url,
+                    conversation_id,
+                    leaf_id,
+                    args.messages,
+                    args.pages_up,
+                    args.wheel_steps,
+                )
                 for _ in range(args.repeat)
             ]
         finally:
@@ -253,6 +317,9 @@ def main(argv: list[str] | None = None) -> int:
     labels = {
         "cold_open": "cold open: navigation → newest message on screen",
         "switch": "switch: sidebar click → newest message on screen",
+        "version_start": "version of message 2: search result click → shown",
+        "version_back": "message 2 back to the long branch: `‹` click → drawn",
+        "version_end": "version of the last question: `‹` click → shown",
         "older_median": "older page: scroll to top → page drawn (median of the run)",
         "older_max": "older page: slowest of the run",
         "longest_task": "longest main-thread task of the run",

@@ -101,11 +101,11 @@ def test_conversation_read_from_the_page_is_validated(stored: object, expected: 
 def test_the_key_read_is_the_one_the_ui_writes() -> None:
     # If the UI renames its localStorage key, the shell silently stops reopening the last
     # conversation; this keeps the two in step.
-    main_js = (REPO / "frontend" / "js" / "main.js").read_text(encoding="utf-8")
+    opening_js = (REPO / "frontend" / "js" / "opening.js").read_text(encoding="utf-8")
     key = READ_CURRENT_CONVERSATION.split("(")[1].rstrip(")").strip("'\"")
-    assert f'CURRENT_KEY = "{key}"' in main_js
+    assert f'CURRENT_KEY = "{key}"' in opening_js
     # And the UI reads `c` from the fragment, which the shell uses to reopen it.
-    assert '.get("c")' in main_js
+    assert '.get("c")' in opening_js
 
 
 def _app() -> FastAPI:

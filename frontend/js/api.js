@@ -175,6 +175,25 @@ export const api = {
 
   sendMessage: (id, content, signal) =>
     stream(`/api/conversations/${enc(id)}/messages`, { content }, signal),
+  /** A new version of the person's message `messageId` (a sibling), then its answer: SSE. */
+  editMessage: (id, messageId, content, signal) =>
+    stream(`/api/conversations/${enc(id)}/messages/${enc(messageId)}/edit`, { content }, signal),
+  /** A new version of the answer `messageId` (a sibling with the same parent): SSE. */
+  regenerate: (id, messageId, signal) =>
+    stream(
+      `/api/conversations/${enc(id)}/messages/${enc(messageId)}/regenerate`,
+      undefined,
+      signal,
+    ),
+  /**
+   * What editing `messageId` would do to the model's view: `{folded, foldsKept,
+   * foldsDropped, viewTokens, contextWindow}`.
+   */
+  editPreview: (id, messageId) =>
+    json("GET", `/api/conversations/${enc(id)}/messages/${enc(messageId)}/edit-preview`),
+  /** Show the branch of `messageId` (where it was last left): the conversation. */
+  setActiveLeaf: (id, messageId) =>
+    json("PUT", `/api/conversations/${enc(id)}/active-leaf`, { body: { messageId } }),
   /** Run the model again on the history as it is (after an error), without a new message. */
   retry: (id, signal) => stream(`/api/conversations/${enc(id)}/retry`, undefined, signal),
   cancel: (id) => json("POST", `/api/conversations/${enc(id)}/cancel`, { body: {} }),

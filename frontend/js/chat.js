@@ -1,102 +1,41 @@
-// The chat view: a window over the display history that loads in pages.
+// The chat view: messages drawn in the loaded window of the history (chat-window.js),
+// the fold lines between them, and the live end where a running turn writes.
 //
-// A conversation may hold tens of thousands of messages, so the view never loads or
-// draws them all. It opens on the newest page, loads older pages as the person scrolls
-// up and newer ones as they scroll back down, and keeps at most MAX_LOADED messages in
-// the DOM by dropping pages at the far end. Fold lines are drawn between messages at the
-// `apiStartIndex` of each visible fold, and every message before the current one is
-// dimmed as display-only.
-//
-// The text under the reader never moves by itself. The view remembers the message at the
-// top of the screen and where it was (`anchor`); when a page is added or dropped above
-// it, or heights settle (code highlighted as it nears the screen, fonts, a window
-// resize), a ResizeObserver on the list and the view puts that message back where it
-// was before the frame is painted. At the end of the list the view stays at the end.
+// Fold lines are drawn between messages at the `apiStartIndex` of each visible fold, and
+// every message before the current one is dimmed as display-only.
 
-import { api } from "./api.js";
-import { byId, h, icon, markTerms } from "./dom.js";
+import {
+  endMarker,
+  fetchPage,
+  forget,
+  index,
+  initWindow,
+  listElement,
+  PAGE_SIZE,
+  removeIndex,
+  scrollToBottom,
+  showEmpty,
+  updateEdges,
+  view,
+} from "./chat-window.js";
 import { renderFoldLine, visibleFolds } from "./fold.js";
 import { fillMessage, renderMessage } from "./messages.js";
 import { notifyError } from "./notices.js";
 import { apiStartIndex, currentFold, state } from "./state.js";
 
-const PAGE_SIZE = 50;
-const MAX_LOADED = 400;
-const EDGE_PX = 800;
+export { jumpToLatest, openWindow as openConversation } from "./chat-window.js";
 
-/** The loaded window [lo, hi) of the history and what it needs to draw it. */
-const view = {
-  conversationId: null,
-  lo: 0,
-  hi: 0,
-  total: 0,
-  messages: new Map(),
-  elements: new Map(),
-  /** callId -> result part, for results drawn inside their call's card. */
-  results: new Map(),
-  /** callId -> index of the assistant message that made the call. */
-  calls: new Map(),
-  loading: false,
-  /** Incremented on every open, so answers for a conversation left behind are dropped. */
-  generation: 0,
-  stickToBottom: true,
-  /** The message at the top of the screen and its offset from the scroller's top. */
-  anchor: null,
-  lastScrollTop: 0,
-  streamingIndex: null,
-  hooks: { onRetry: null, onUndo: null },
-};
-
-let scroller;
-let inner;
-let topEdge;
-let bottomEdge;
-let jumpButton;
+/** What a message's buttons and the fold lines call (set by main.js). */
+const hooks = { onRetry: null, onUndo: null, onEdit: null, onRegenerate: null, onSwitch: null };
 
 const tools = {
   resultFor: (callId) => view.results.get(callId) ?? null,
   hasCall: (callId) => view.calls.has(callId),
 };
 
-export function initChat({ onRetry, onUndo }) {
-  view.hooks = { onRetry, onUndo };
-  scroller = byId("chat-scroll");
-  inner = byId("chat-inner");
-  jumpButton = byId("jump-latest");
-  topEdge = h("div", { class: "page-edge top", dataset: { edge: "top" } });
-  bottomEdge = h("div", { class: "page-edge bottom", dataset: { edge: "bottom" } });
-  scroller.addEventListener("scroll", onScroll, { passive: true });
-  // The list grows or shrinks (pages, settling heights), or the view does (the composer
-  // grows, the window is resized): either way the reader keeps their place.
-  const resizes = new ResizeObserver(holdPosition);
-  resizes.observe(inner);
-  resizes.observe(scroller);
-  jumpButton.addEventListener("click", () => jumpToLatest());
-  showEmpty();
-}
-
-function index(message) {
-  let lastResult = null;
-  (message.parts ?? []).forEach((part, partIndex) => {
-    if (part.kind === "tool-call") {
-      view.calls.set(part.id, message.index);
-    } else if (part.kind === "tool-result") {
-      // Where the result is stored, so its full output can be fetched when truncated.
-      lastResult = { ...part, messageId: message.id, partIndex, attachments: [] };
-      view.results.set(part.callId, lastResult);
-    } else if (part.kind === "attachment" && lastResult) {
-      // Images a tool returned follow its result in the tool message.
-      lastResult.attachments.push(part);
-    }
-  });
-}
-
-function forget(message) {
-  for (const part of message.parts ?? []) {
-    if (part.kind === "tool-call" && view.calls.get(part.id) === message.index) {
-      view.calls.delete(part.id);
-    }
-  }
+export function initChat(actions) {
+  Object.assign(hooks, actions);
+  initWindow({ build, afterPage: renderFolds });
 }
 
 function isLastMessage(message) {
@@ -106,7 +45,10 @@ function isLastMessage(message) {
 function options(message, streaming = false) {
   return {
     tools,
-    onRetry: view.hooks.onRetry,
+    onRetry: hooks.onRetry,
+    onEdit: hooks.onEdit,
+    onRegenerate: hooks.onRegenerate,
+    onSwitch: hooks.onSwitch,
     canRetry: isLastMessage(message) && !state.busy,
     streaming,
   };
@@ -119,340 +61,14 @@ function build(message) {
   return element;
 }
 
-function showEmpty() {
-  view.conversationId = null;
-  view.messages.clear();
-  view.elements.clear();
-  view.results.clear();
-  view.calls.clear();
-  view.lo = view.hi = view.total = 0;
-  inner.replaceChildren(
-    h(
-      "div",
-      { class: "empty-state" },
-      h(
-        "div",
-        {},
-        h("div", { class: "mark" }),
-        h("h2", { text: "Long conversations, nothing lost" }),
-        h("p", {
-          text: "You always see the whole history. When the model's context fills up, older messages fold into a summary, and a line shows exactly where.",
-        }),
-      ),
-    ),
-  );
-  jumpButton.hidden = true;
-}
-
 export function clearChat() {
   view.generation++;
   showEmpty();
 }
 
-function updateEdges() {
-  // The loaded window, for people debugging and for the browser tests.
-  inner.dataset.lo = String(view.lo);
-  inner.dataset.hi = String(view.hi);
-  inner.dataset.total = String(view.total);
-  topEdge.replaceChildren();
-  if (view.lo > 0) {
-    topEdge.append(
-      icon("loader", "small spin"),
-      `Loading earlier messages (${view.lo.toLocaleString("en-US")} more)`,
-    );
-  } else if (view.total > 0) {
-    topEdge.append("Beginning of the conversation");
-  } else if (view.conversationId) {
-    topEdge.append("No messages yet. Everything you send stays in this history, even once folded.");
-  }
-  bottomEdge.replaceChildren();
-  if (view.hi < view.total) {
-    bottomEdge.append(icon("loader", "small spin"), "Loading newer messages");
-  }
-  jumpButton.hidden = view.hi === view.total && distanceFromBottom() < 400;
-}
-
-function distanceFromBottom() {
-  return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight;
-}
-
-function scrollToBottom() {
-  scroller.scrollTop = scroller.scrollHeight;
-  view.stickToBottom = true;
-  recordAnchor();
-}
-
-/** Remember which message is at the top of the screen, and where. */
-function recordAnchor() {
-  view.lastScrollTop = scroller.scrollTop;
-  const element = anchorElement();
-  view.anchor = element ? { element, offset: offsetInView(element) } : null;
-}
-
-/** How far below the top of the scrolled view an element starts. */
-function offsetInView(element) {
-  return element.getBoundingClientRect().top - scroller.getBoundingClientRect().top;
-}
-
-/** After the list changed size: stay at the end, or put the anchor back where it was. */
-function holdPosition() {
-  if (!view.conversationId) {
-    return;
-  }
-  if (view.stickToBottom) {
-    scroller.scrollTop = scroller.scrollHeight;
-    recordAnchor();
-    return;
-  }
-  const anchor = view.anchor;
-  if (anchor?.element.isConnected) {
-    const delta = offsetInView(anchor.element) - anchor.offset;
-    if (Math.abs(delta) >= 1) {
-      scroller.scrollTop += delta;
-    }
-  }
-  recordAnchor();
-}
-
-/** The first message element whose bottom is below the top of the viewport. */
-function anchorElement() {
-  const top = scroller.getBoundingClientRect().top;
-  for (let i = view.lo; i < view.hi; i++) {
-    const element = view.elements.get(i);
-    if (element && element.getBoundingClientRect().bottom > top) {
-      return element;
-    }
-  }
-  return null;
-}
-
-/** Run a DOM change and keep the element the person is looking at where it was. */
-function keepingPosition(change) {
-  const anchor = anchorElement();
-  const before = anchor ? anchor.getBoundingClientRect().top : 0;
-  change();
-  if (anchor?.isConnected) {
-    const delta = anchor.getBoundingClientRect().top - before;
-    if (delta !== 0) {
-      scroller.scrollTop += delta;
-    }
-  }
-  recordAnchor();
-}
-
-async function fetchPage(offset, limit) {
-  const generation = view.generation;
-  const { messages, total } = await api.listMessages(view.conversationId, { offset, limit });
-  if (generation !== view.generation) {
-    return null;
-  }
-  return { messages, total };
-}
-
-/**
- * Open a conversation on its newest page, or (a search result) on the page around message
- * `at`, scrolled to it with the search `terms` marked.
- * @param {ConversationOut} conversation
- */
-export async function openConversation(conversation, { at = null, terms = [] } = {}) {
-  view.generation++;
-  view.conversationId = conversation.id;
-  view.messages.clear();
-  view.elements.clear();
-  view.results.clear();
-  view.calls.clear();
-  view.streamingIndex = null;
-  inner.replaceChildren(h("div", { class: "page-edge" }, icon("loader", "small spin"), "Loading…"));
-  const first = at !== null ? at - PAGE_SIZE / 2 : conversation.messageCount - PAGE_SIZE;
-  const page = await fetchPage(Math.max(0, first), PAGE_SIZE);
-  if (!page) {
-    return;
-  }
-  const total = page.total;
-  const messages = page.messages;
-  view.total = Math.max(total, messages.length ? messages.at(-1).index + 1 : 0);
-  view.lo = messages.length ? messages[0].index : view.total;
-  view.hi = messages.length ? messages.at(-1).index + 1 : view.total;
-  for (const message of messages) {
-    view.messages.set(message.index, message);
-    index(message);
-  }
-  const fragment = document.createDocumentFragment();
-  fragment.append(topEdge);
-  for (const message of messages) {
-    fragment.append(build(message));
-  }
-  fragment.append(bottomEdge);
-  inner.replaceChildren(fragment);
-  renderFolds();
-  updateEdges();
-  const target = at === null ? null : view.elements.get(at);
-  if (target) {
-    showMatch(target, terms);
-    return;
-  }
-  scrollToBottom();
-  // Images, fonts and highlighting can change heights after the first layout.
-  requestAnimationFrame(() => {
-    if (view.stickToBottom) {
-      scrollToBottom();
-    }
-  });
-  if (view.hi - view.lo < PAGE_SIZE && view.lo > 0) {
-    loadOlder();
-  }
-}
-
-/** A page is being fetched (also marked on the list, for the browser tests). */
-function setLoading(loading) {
-  view.loading = loading;
-  inner.dataset.loading = String(loading);
-}
-
-/** Scroll a search match to the middle of the view and mark it; the reader stays there. */
-function showMatch(element, terms) {
-  element.classList.add("search-hit");
-  markTerms(element, terms);
-  view.stickToBottom = false;
-  element.scrollIntoView({ block: "center" });
-  recordAnchor();
-}
-
-async function loadOlder() {
-  if (view.loading || view.lo === 0 || !view.conversationId) {
-    return;
-  }
-  setLoading(true);
-  try {
-    const offset = Math.max(0, view.lo - PAGE_SIZE);
-    const page = await fetchPage(offset, view.lo - offset);
-    if (!page) {
-      return;
-    }
-    const messages = page.messages.filter((m) => m.index < view.lo);
-    if (!messages.length) {
-      view.lo = 0;
-      updateEdges();
-      return;
-    }
-    keepingPosition(() => {
-      const fragment = document.createDocumentFragment();
-      for (const message of messages) {
-        view.messages.set(message.index, message);
-        index(message);
-      }
-      for (const message of messages) {
-        fragment.append(build(message));
-      }
-      topEdge.after(fragment);
-      view.lo = messages[0].index;
-      trimBottom();
-      renderFolds();
-      updateEdges();
-    });
-  } catch (error) {
-    notifyError("Could not load earlier messages", error);
-  } finally {
-    setLoading(false);
-  }
-}
-
-async function loadNewer() {
-  if (view.loading || view.hi >= view.total || !view.conversationId) {
-    return;
-  }
-  setLoading(true);
-  try {
-    const page = await fetchPage(view.hi, PAGE_SIZE);
-    if (!page) {
-      return;
-    }
-    view.total = page.total;
-    const messages = page.messages.filter((m) => m.index >= view.hi);
-    if (!messages.length) {
-      view.total = view.hi;
-      updateEdges();
-      return;
-    }
-    keepingPosition(() => {
-      const fragment = document.createDocumentFragment();
-      for (const message of messages) {
-        view.messages.set(message.index, message);
-        index(message);
-      }
-      for (const message of messages) {
-        fragment.append(build(message));
-      }
-      bottomEdge.before(fragment);
-      view.hi = messages.at(-1).index + 1;
-      trimTop();
-      renderFolds();
-      updateEdges();
-    });
-  } catch (error) {
-    notifyError("Could not load newer messages", error);
-  } finally {
-    setLoading(false);
-  }
-}
-
-function removeIndex(i) {
-  const message = view.messages.get(i);
-  if (message) {
-    forget(message);
-  }
-  view.messages.delete(i);
-  view.elements.get(i)?.remove();
-  view.elements.delete(i);
-}
-
-function trimBottom() {
-  while (view.hi - view.lo > MAX_LOADED) {
-    view.hi--;
-    removeIndex(view.hi);
-  }
-}
-
-function trimTop() {
-  while (view.hi - view.lo > MAX_LOADED) {
-    removeIndex(view.lo);
-    view.lo++;
-  }
-}
-
-function onScroll() {
-  // Only the person scrolling up leaves the end: content growing below the view (fonts,
-  // highlighting, a streamed answer) fires scroll events too, and must not unstick it.
-  if (scroller.scrollTop < view.lastScrollTop - 1) {
-    view.stickToBottom = false;
-  }
-  if (distanceFromBottom() < 80) {
-    view.stickToBottom = true;
-  }
-  recordAnchor();
-  if (scroller.scrollTop < EDGE_PX && view.lo > 0) {
-    loadOlder();
-  } else if (distanceFromBottom() < EDGE_PX && view.hi < view.total) {
-    loadNewer();
-  }
-  jumpButton.hidden = view.hi === view.total && distanceFromBottom() < 400;
-}
-
-/** Reopen on the newest page (after scrolling far up, or before a new turn). */
-export async function jumpToLatest() {
-  if (!view.conversationId) {
-    return;
-  }
-  if (view.hi === view.total) {
-    scrollToBottom();
-    return;
-  }
-  await openConversation({ id: view.conversationId, messageCount: view.total });
-}
-
 /** Redraw every fold line and the dimming of the messages above the current one. */
 export function renderFolds() {
-  for (const line of inner.querySelectorAll(".fold-line")) {
+  for (const line of listElement().querySelectorAll(".fold-line")) {
     line.remove();
   }
   const current = currentFold();
@@ -466,13 +82,13 @@ export function renderFolds() {
     if (at >= view.lo && at < view.hi) {
       anchor = view.elements.get(at);
     } else if (at === view.hi && view.hi === view.total) {
-      anchor = bottomEdge;
+      anchor = endMarker();
     }
     if (!anchor) {
       continue;
     }
     const isCurrent = fold.version === current.version;
-    anchor.before(renderFoldLine(fold, { current: isCurrent, onUndo: view.hooks.onUndo }));
+    anchor.before(renderFoldLine(fold, { current: isCurrent, onUndo: hooks.onUndo }));
   }
 }
 
@@ -515,7 +131,7 @@ export function putMessage(message, { streaming = false } = {}) {
       return;
     }
     const element = build(message);
-    bottomEdge.before(element);
+    endMarker().before(element);
     view.hi = message.index + 1;
     view.total = Math.max(view.total, view.hi);
   }
@@ -564,6 +180,40 @@ export function putToolResult(result) {
 
 export function messageAt(i) {
   return view.messages.get(i) ?? null;
+}
+
+/** The element of message `i` when it is loaded. */
+export function messageElement(i) {
+  return view.elements.get(i) ?? null;
+}
+
+/** Draw message `i` again from its data (e.g. when its inline editor is cancelled). */
+export function redrawMessage(i) {
+  const message = view.messages.get(i);
+  const element = view.elements.get(i);
+  if (message && element) {
+    fillMessage(element, message, options(message, view.streamingIndex === i));
+  }
+}
+
+/**
+ * Drop message `i` and everything after it from the screen: an edit or a regeneration
+ * replaces them by a new branch (they stay stored, and the switcher leads back to them).
+ */
+export function cutHistory(i) {
+  if (!view.conversationId || i < view.lo || i > view.hi) {
+    return;
+  }
+  for (let at = view.hi - 1; at >= i; at--) {
+    removeIndex(at);
+  }
+  view.hi = i;
+  view.total = i;
+  view.streamingIndex = null;
+  renderFolds();
+  // The new branch grows from here: follow it as a sent message is followed.
+  scrollToBottom();
+  updateEdges();
 }
 
 export function totalMessages() {

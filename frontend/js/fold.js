@@ -45,6 +45,19 @@ export function visibleFolds(compactions, current) {
   return chain.reverse();
 }
 
+/**
+ * The fold that still applies once the history is cut at message `index` (an edit or a
+ * regeneration there starts a new branch): a fold applies to a path only while its last
+ * folded message (`apiStartIndex - 1`) is on it, so the folds ending at or after `index`
+ * drop off and the newest earlier one in the current stack applies. Null for none.
+ * @param {CompactionVersionOut[]} compactions
+ * @param {CompactionOut|null} current
+ */
+export function foldKeptAt(compactions, current, index) {
+  const chain = visibleFolds(compactions, current);
+  return chain.filter((fold) => fold.apiStartIndex <= index).at(-1) ?? null;
+}
+
 /** @param {CompactionVersionOut} fold */
 function summaryPanel(fold) {
   const text = fold.summaryMessage;

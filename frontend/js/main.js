@@ -1,108 +1,37 @@
-// Start-up and wiring: the token, onboarding or the app, the composer, the top bar,
-// keyboard shortcuts, and opening conversations.
+// Start-up and wiring: the token, onboarding or the app, the composer, the top bar and
+// keyboard shortcuts. Opening conversations is in opening.js.
 
 import { api, initToken } from "./api.js";
+import { startEdit, startRegenerate, switchVersion } from "./branches.js";
 import * as chat from "./chat.js";
 import { openCompactDialog } from "./compact.js";
 import { openConversationSettings } from "./conversation-settings.js";
 import { promptDialog } from "./dialog.js";
 import { byId, h } from "./dom.js";
+import { initDrawer, isDrawerOpen, setDrawer } from "./drawer.js";
 import { initHandoff } from "./handoff.js";
-import { initMeter, updateContext } from "./meter.js";
-import {
-  initModelView,
-  isModelViewOpen,
-  refreshModelView,
-  toggleModelView,
-} from "./modelview.js";
+import { initMeter } from "./meter.js";
+import { initModelView, isModelViewOpen, toggleModelView } from "./modelview.js";
 import { notify, notifyError } from "./notices.js";
 import { hideOnboarding, showOnboarding } from "./onboarding.js";
-import { initPins, renderPins } from "./pins.js";
+import {
+  createConversation,
+  openConversation,
+  refreshContext,
+  refreshConversation,
+  refreshFolds,
+  showEmptyState,
+  startApp,
+} from "./opening.js";
+import { initPins } from "./pins.js";
 import { initRetiredNotice } from "./retired.js";
 import { isConfigured, loadSettings, openSettings } from "./settings.js";
 import { deleteConversation, initSidebar, refreshList, renameConversation } from "./sidebar.js";
 import { emit, on, setBusy, state } from "./state.js";
 import { exportConversation, importFile } from "./transfer.js";
-import {
-  followRunning,
-  initTurns,
-  isRunning,
-  retryLast,
-  sendMessage,
-  stop,
-  stopFollowing,
-} from "./turn.js";
+import { initTurns, isRunning, retryLast, sendMessage, stop } from "./turn.js";
 
-const CURRENT_KEY = "foldline.currentConversation";
-
-// ---- loading what the views show ------------------------------------------------------
-
-async function refreshConversation() {
-  const id = state.currentId;
-  if (!id) {
-    return;
-  }
-  try {
-    const conversation = await api.getConversation(id);
-    if (id === state.currentId) {
-      state.conversation = conversation;
-      emit("conversation", conversation);
-      chat.renderFolds();
-    }
-  } catch (error) {
-    notifyError("Could not load the conversation", error);
-  }
-}
-
-async function refreshFolds() {
-  const id = state.currentId;
-  if (!id) {
-    return;
-  }
-  try {
-    const items = await api.compactions(id);
-    if (id !== state.currentId) {
-      return;
-    }
-    state.compactions = items;
-    const current = items.find((fold) => fold.isCurrent) ?? null;
-    if (state.conversation) {
-      state.conversation = { ...state.conversation, compaction: current };
-    }
-    chat.renderFolds();
-    emit("compactions", items);
-  } catch (error) {
-    notifyError("Could not load the folds", error);
-  }
-}
-
-/** Conversations whose invalid-settings notice was shown (once per conversation and run). */
-const settingsNoticesShown = new Set();
-
-/** @param {ContextOut} context */
-function announceSettingsNotice(id, context) {
-  if (context?.settingsNotice && !settingsNoticesShown.has(id)) {
-    settingsNoticesShown.add(id);
-    notify({ kind: "warn", title: "Settings set aside", text: context.settingsNotice, timeout: 15000 });
-  }
-}
-
-async function refreshContext() {
-  const id = state.currentId;
-  if (!id) {
-    return;
-  }
-  try {
-    // Only the numbers: the meter never shows the messages (the model view asks for them).
-    const context = await api.context(id, { messages: false });
-    if (id === state.currentId) {
-      updateContext(context);
-      announceSettingsNotice(id, context);
-    }
-  } catch (error) {
-    notifyError("Could not count the context", error);
-  }
-}
+// ---- the header ---------------------------------------------------------------------
 
 /** Set once start-up has finished; until then the app stays in its "loading" state. */
 let ready = false;
@@ -119,76 +48,6 @@ function renderHeader() {
   document.title = conversation?.title ? `${conversation.title} · Foldline` : "Foldline";
 }
 
-function rememberCurrent(id) {
-  if (id) {
-    localStorage.setItem(CURRENT_KEY, id);
-  } else {
-    localStorage.removeItem(CURRENT_KEY);
-  }
-}
-
-/** Open a conversation at its newest message, or at message `at` with `terms` marked. */
-export async function openConversation(id, { quietIfMissing = false, at = null, terms = [] } = {}) {
-  if (id !== state.currentId) {
-    // Following another window's answer is only for showing it; this page did not start it.
-    stopFollowing();
-  }
-  if (isRunning() && id !== state.currentId) {
-    notify({
-      kind: "info",
-      title: "Still answering",
-      text: "The answer keeps running and is saved; you will see it when you come back.",
-    });
-  }
-  state.currentId = id;
-  state.context = null;
-  state.compactions = [];
-  rememberCurrent(id);
-  if (isDrawerOpen()) {
-    setDrawer(false);
-  }
-  let conversation;
-  try {
-    conversation = await api.getConversation(id);
-  } catch (error) {
-    if (!(quietIfMissing && error.status === 404)) {
-      notifyError("Could not open the conversation", error);
-    }
-    if (error.status === 404) {
-      state.currentId = null;
-      state.conversation = null;
-      rememberCurrent(null);
-      chat.clearChat();
-      emit("conversation", null);
-      emit("context", null);
-    }
-    return;
-  }
-  if (id !== state.currentId) {
-    return;
-  }
-  state.conversation = conversation;
-  emit("conversation", conversation);
-  emit("context", null);
-  // The messages first: counting the model's view (GET /context) is the slowest request
-  // on a long conversation, so it starts once the newest page is on screen.
-  await Promise.all([refreshFolds(), chat.openConversation(conversation, { at, terms })]);
-  chat.renderFolds();
-  renderPins();
-  // An answer still being written (this page was reloaded, or another window sent it):
-  // follow it live rather than show a frozen part of it.
-  if (!isRunning()) {
-    followRunning(id);
-  }
-  await refreshContext();
-  if (isModelViewOpen()) {
-    refreshModelView();
-  }
-  if (at === null) {
-    byId("composer-input").focus();
-  }
-}
-
 /**
  * "+": a fresh, empty composer. Nothing is saved until the first message is sent (then
  * `submitComposer` creates the conversation), so the list never fills with empty ones.
@@ -199,29 +58,6 @@ function startDraft() {
   }
   showEmptyState();
   byId("composer-input").focus();
-}
-
-async function createConversation() {
-  try {
-    const conversation = await api.createConversation({});
-    await refreshList();
-    await openConversation(conversation.id);
-    return conversation;
-  } catch (error) {
-    notifyError("Could not start a conversation", error);
-    return null;
-  }
-}
-
-function showEmptyState() {
-  state.currentId = null;
-  state.conversation = null;
-  state.context = null;
-  state.compactions = [];
-  rememberCurrent(null);
-  chat.clearChat();
-  emit("conversation", null);
-  emit("context", null);
 }
 
 // ---- composer ----------------------------------------------------------------------
@@ -429,19 +265,6 @@ function initTopbar() {
 
 // ---- the sidebar as a drawer (narrow windows) ----------------------------------------
 
-function setDrawer(open) {
-  byId("app").classList.toggle("sidebar-open", open);
-  byId("drawer-backdrop").hidden = !open;
-  byId("sidebar-button").setAttribute("aria-expanded", String(open));
-  if (open) {
-    byId("search").focus();
-  }
-}
-
-function isDrawerOpen() {
-  return byId("app").classList.contains("sidebar-open");
-}
-
 function initSkipLink() {
   // Focus without following the link: the page's address carries the token and the
   // conversation, which a "#composer-input" fragment would replace.
@@ -449,11 +272,6 @@ function initSkipLink() {
     event.preventDefault();
     byId("composer-input").focus();
   });
-}
-
-function initDrawer() {
-  byId("sidebar-button").addEventListener("click", () => setDrawer(!isDrawerOpen()));
-  byId("drawer-backdrop").addEventListener("click", () => setDrawer(false));
 }
 
 function initShortcuts() {
@@ -535,20 +353,6 @@ function markReady() {
   renderHeader();
 }
 
-/** Load the list and reopen the last conversation (or the one the link names), at once. */
-async function startApp() {
-  const wanted =
-    new URLSearchParams(window.location.hash.slice(1)).get("c") ||
-    localStorage.getItem(CURRENT_KEY);
-  if (wanted) {
-    // A deleted conversation answers 404 and leaves the start screen, without a notice.
-    await Promise.all([refreshList(), openConversation(wanted, { quietIfMissing: true })]);
-  } else {
-    await refreshList();
-    showEmptyState();
-  }
-}
-
 async function main() {
   if (!initToken()) {
     showNoToken();
@@ -566,6 +370,9 @@ async function main() {
   chat.initChat({
     onRetry: () => retryLast(),
     onUndo: (fold) => undoFold(fold),
+    onEdit: startEdit,
+    onRegenerate: startRegenerate,
+    onSwitch: switchVersion,
   });
   initMeter({
     compactNow: () => openCompactDialog(),

@@ -7,6 +7,7 @@
 // calls are loaded and which results are known.
 
 import { api } from "./api.js";
+import { branchButton, siblingAt, versionSwitcher, versionsOf } from "./branch-controls.js";
 import { copyText, flashCopied, h, icon } from "./dom.js";
 import { handoffButton } from "./handoff.js";
 import { pinButton } from "./pins.js";
@@ -226,7 +227,7 @@ function statusLine(message, { onRetry, canRetry }) {
 }
 
 /** @param {MessageOut} message */
-function metaRow(message) {
+function metaRow(message, { onEdit, onRegenerate, onSwitch }) {
   const copy = h(
     "button",
     {
@@ -249,9 +250,11 @@ function metaRow(message) {
   // writes a `usage` event's fields.
   const outputTokens = message.usage?.outputTokens;
   const usageText = outputTokens ? `${formatTokens(outputTokens)} tokens out` : "";
+  const switcher = versionSwitcher(message, onSwitch);
   return h(
     "div",
-    { class: "message-meta" },
+    { class: ["message-meta", switcher && "has-versions"] },
+    switcher,
     h("span", { class: "message-index", text: `#${message.index}` }),
     message.createdAt ? h("span", { text: formatWhen(message.createdAt) }) : null,
     usageText ? h("span", { text: usageText }) : null,
@@ -263,6 +266,7 @@ function metaRow(message) {
         })
       : null,
     messageText(message) ? copy : null,
+    branchButton(message, { onEdit, onRegenerate }),
     pinButton(message),
     handoffButton(message),
   );
@@ -271,12 +275,13 @@ function metaRow(message) {
 /**
  * Build the element of one message. `tools.resultFor(callId)` gives a known result;
  * `tools.hasCall(callId)` says whether the call's card is loaded (its result is then
- * drawn there, not in the tool message).
+ * drawn there, not in the tool message). `onRetry`, `onEdit`, `onRegenerate` and
+ * `onSwitch` are what its buttons do; without one, its button is left out.
  * @param {MessageOut} message
  */
-export function renderMessage(message, { tools, onRetry, canRetry = false, streaming = false }) {
+export function renderMessage(message, options) {
   const element = h("article", {
-    class: ["message", message.role, streaming && "streaming"],
+    class: ["message", message.role, options.streaming && "streaming"],
     dataset: {
       index: message.index,
       id: message.id ?? "",
@@ -284,8 +289,28 @@ export function renderMessage(message, { tools, onRetry, canRetry = false, strea
       status: message.status ?? "",
     },
   });
-  fillMessage(element, message, { tools, onRetry, canRetry, streaming });
+  fillMessage(element, message, options);
   return element;
+}
+
+/**
+ * Alt+Left / Alt+Right anywhere inside a message that has versions switches to the
+ * previous / next one (the switcher's buttons do the same for the mouse and Tab).
+ */
+function switchKeys(element, message, onSwitch) {
+  element.onkeydown =
+    onSwitch && versionsOf(message).length > 1
+      ? (event) => {
+          const step = { ArrowLeft: -1, ArrowRight: 1 }[event.key];
+          if (!event.altKey || !step || event.target.closest("textarea, input")) {
+            return;
+          }
+          event.preventDefault();
+          if (siblingAt(message, step)) {
+            onSwitch(message, step);
+          }
+        }
+      : null;
 }
 
 /**
@@ -294,6 +319,8 @@ export function renderMessage(message, { tools, onRetry, canRetry = false, strea
  */
 export function fillMessage(element, message, options) {
   element.classList.toggle("streaming", Boolean(options.streaming));
+  // A message shown before the server stored it gets its id when the stored copy arrives.
+  element.dataset.id = message?.id ?? "";
   element.dataset.status = message?.status ?? "";
   try {
     drawMessage(element, message, options);
@@ -306,7 +333,8 @@ export function fillMessage(element, message, options) {
 }
 
 /** @param {MessageOut} message */
-function drawMessage(element, message, { tools, onRetry, canRetry = false, streaming = false }) {
+function drawMessage(element, message, options) {
+  const { tools, onRetry, canRetry = false, streaming = false } = options;
   const parts = message.parts ?? [];
   const children = [];
 
@@ -368,7 +396,9 @@ function drawMessage(element, message, { tools, onRetry, canRetry = false, strea
     children.push(status);
   }
   if (message.role !== "tool" && !streaming) {
-    children.push(metaRow(message));
+    children.push(metaRow(message, options));
   }
+  element.dataset.versions = String(versionsOf(message).length);
+  switchKeys(element, message, options.onSwitch);
   element.replaceChildren(...children);
 }

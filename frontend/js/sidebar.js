@@ -85,26 +85,32 @@ function snippetOf(conversation) {
   }
   const element = h("span", { class: "item-snippet", text: hit.snippet });
   markTerms(element, searchTerms(state.query));
+  if (hit.onActivePath === false) {
+    // The match is in a version of a message that is not the one on screen.
+    element.prepend(h("span", { class: "badge other-version", text: "other version" }), " ");
+  }
   return element;
 }
 
 /**
- * A search result opens at its match, highlighted; otherwise at the newest message.
+ * A search result opens at its match, highlighted (on the match's own branch when it is
+ * in another version); otherwise at the newest message.
  * @param {ConversationOut} conversation
  */
 function openingOf(conversation) {
   const hit = conversation.searchHit;
-  return state.query && hit ? { at: hit.index, terms: searchTerms(state.query) } : {};
+  if (!state.query || !hit) {
+    return {};
+  }
+  const opening = { at: hit.index, terms: searchTerms(state.query) };
+  return hit.onActivePath === false ? { ...opening, branchOf: hit.messageId } : opening;
 }
 
 /** @param {ConversationOut} conversation */
 function renderItem(conversation) {
   const active = conversation.id === state.currentId;
   const title = (active ? state.conversation?.title : null) ?? conversation.title;
-  const meta = [
-    formatWhen(conversation.updatedAt),
-    plural(conversation.messageCount, "message"),
-  ]
+  const meta = [formatWhen(conversation.updatedAt), plural(conversation.messageCount, "message")]
     .filter(Boolean)
     .join(" · ");
   const item = h(

@@ -1,4 +1,5 @@
-// Running a turn (send, retry) and a manual fold, and applying their events to the views.
+// Running a turn (send, retry, edit, regenerate) and a manual fold, and applying their
+// events to the views.
 //
 // The server persists everything it streams, so the events only make the screen live;
 // when a stream ends the newest messages, the folds and the meter are re-read from the
@@ -7,6 +8,7 @@
 
 import { api } from "./api.js";
 import {
+  cutHistory,
   dropLocalMessage,
   jumpToLatest,
   messageAt,
@@ -17,11 +19,13 @@ import {
   totalMessages,
 } from "./chat.js";
 import { byId, h, icon } from "./dom.js";
+import { foldKeptAt } from "./fold.js";
 import { formatTokens, plural } from "./format.js";
 import { clearApprovals, hideApproval, showApproval } from "./mcp.js";
 import { updateContext } from "./meter.js";
 import { DISK_FULL_TITLE, notify, notifyError } from "./notices.js";
-import { emit, setBusy, state } from "./state.js";
+import { currentFold, emit, setBusy, state } from "./state.js";
+import { nameIfNew, watchForMadeTitle } from "./titles.js";
 
 /** The stream being read, so Stop and Esc can reach it. */
 let running = null;
@@ -309,60 +313,6 @@ function announceError(error) {
   }
 }
 
-const DEFAULT_TITLE = "New conversation";
-
-/**
- * Show a new conversation's title at once: the server names it after its first message
- * when the message arrives (the same rule as here). Returns the title, or null when the
- * conversation already had messages or a name.
- */
-function nameIfNew(id, content) {
-  const conversation = state.conversation;
-  if (!conversation || conversation.id !== id || conversation.messageCount > 0) {
-    return null;
-  }
-  if (conversation.title && conversation.title !== DEFAULT_TITLE) {
-    return null;
-  }
-  const firstLine = content.trim().split("\n")[0].replace(/\s+/g, " ");
-  const title = firstLine.length > 60 ? `${firstLine.slice(0, 57).trimEnd()}…` : firstLine;
-  if (!title) {
-    return null;
-  }
-  conversation.title = title;
-  conversation.messageCount = 1;
-  emit("conversation", state.conversation);
-  return title;
-}
-
-/** Seconds after a first exchange at which the conversation is re-read for its title. */
-const TITLE_CHECKS_MS = [1000, 2000, 4000, 8000, 15000];
-
-/**
- * After the first exchange the summarizer writes a short title in the background, after
- * the turn's `done`; re-read the conversation a few times until it has arrived (or the
- * setting is off, the summarizer failed, or the person renamed it: then nothing changes).
- */
-async function watchForMadeTitle(id, firstTitle) {
-  for (const delay of TITLE_CHECKS_MS) {
-    await new Promise((resolve) => setTimeout(resolve, delay));
-    let conversation;
-    try {
-      conversation = await api.getConversation(id);
-    } catch {
-      return; // deleted meanwhile, or the server is gone: the next list refresh tells
-    }
-    if (conversation.title !== firstTitle) {
-      if (state.conversation?.id === id) {
-        state.conversation = { ...state.conversation, title: conversation.title };
-        emit("conversation", state.conversation);
-      }
-      await app.refreshList();
-      return;
-    }
-  }
-}
-
 /** Send `content` to the open conversation and stream the turn. */
 export async function sendMessage(content) {
   const id = state.currentId;
@@ -397,7 +347,7 @@ export async function sendMessage(content) {
   await consume("turn", events, live);
   await finish(live);
   if (firstTitle) {
-    watchForMadeTitle(id, firstTitle);
+    watchForMadeTitle(id, firstTitle, app.refreshList);
   }
   return true;
 }
@@ -475,6 +425,70 @@ export async function retryLast() {
     // A refusal may mean the view is stale (the answer was completed elsewhere).
     await reconcileTail(live.firstIndex);
     return false;
+  }
+  await consume("turn", events, live);
+  await finish(live);
+  return true;
+}
+
+/**
+ * Edit the person's message: the new text is stored as a new version of it (its sibling)
+ * and answered. On screen the history from that message on is replaced by the new
+ * branch; the old one stays stored, a switch away.
+ * @param {MessageOut} message
+ */
+export function editMessage(message, content) {
+  return runBranch(message, (id, signal) => api.editMessage(id, message.id, content, signal), {
+    pending: { role: "user", parts: [{ kind: "text", text: content }] },
+    failure: "The edited message was not sent",
+  });
+}
+
+/**
+ * A new answer in place of `message` (its sibling); the old answer stays a switch away.
+ * @param {MessageOut} message
+ */
+export function regenerate(message) {
+  return runBranch(message, (id, signal) => api.regenerate(id, message.id, signal), {
+    failure: "Could not regenerate the answer",
+  });
+}
+
+/**
+ * Start a turn that branches at `message` and stream it. The screen is cut at the
+ * message only once the server accepted, so a refusal (409 while another turn runs)
+ * leaves the history as it was.
+ * @param {MessageOut} message
+ */
+async function runBranch(message, start, { pending = null, failure }) {
+  const id = state.currentId;
+  if (!id || running) {
+    return false;
+  }
+  running = { kind: "turn", controller: new AbortController(), conversationId: id };
+  setBusy("turn");
+  let events;
+  try {
+    events = await start(id, running.controller.signal);
+  } catch (error) {
+    running = null;
+    setBusy(null);
+    notifyError(failure, error);
+    return false;
+  }
+  // The folds whose last message is cut off no longer apply to the new branch; the
+  // server's copy replaces this guess when the turn ends.
+  const kept = foldKeptAt(state.compactions, currentFold(), message.index);
+  if (state.conversation) {
+    state.conversation = { ...state.conversation, compaction: kept };
+  }
+  if (state.context) {
+    state.context = { ...state.context, compaction: kept };
+  }
+  cutHistory(message.index);
+  const live = newLiveState();
+  if (pending) {
+    putMessage({ index: message.index, id: "", status: "complete", pending: true, ...pending });
   }
   await consume("turn", events, live);
   await finish(live);

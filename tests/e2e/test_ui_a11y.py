@@ -50,6 +50,10 @@ def seed(app) -> str:
     app.send(conversation["id"], "Summarize the plan in detail.")
     app.api("POST", f"/api/conversations/{conversation['id']}/compact", {})
     app.send(conversation["id"], "And after the fold?")
+    # A second version of the last answer, so the chat shows a version switcher.
+    path = f"/api/conversations/{conversation['id']}/messages"
+    last = app.api("GET", f"{path}?offset=0&limit=100")["items"][-1]
+    app.api("POST", f"{path}/{last['id']}/regenerate")
     return conversation["id"]
 
 
@@ -82,7 +86,13 @@ def test_no_serious_violations_on_the_main_screens(browser: Browser, foldline, s
         expect(page.locator("#app")).to_have_attribute("data-state", "open")
         expect(page.locator(".fold-line.current")).to_be_attached()
         page.locator(".tool-card summary").first.click()
+        expect(page.locator(".version-switcher")).to_have_count(1)
         found += violations(page, "chat")
+
+        page.locator(".message.user .edit-button").last.click()
+        expect(page.locator(".message-editor textarea")).to_be_focused()
+        found += violations(page, "editor")
+        page.keyboard.press("Escape")
 
         page.locator("#more-button").click()
         expect(page.locator("#more-menu")).to_be_visible()

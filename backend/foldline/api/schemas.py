@@ -418,7 +418,7 @@ class MessageOut(ApiModel):
         sibling_ids: list[str] | None = None,
     ) -> MessageOut:
         """A stored message; a tool result's full output only when `include_full`;
-        `sibling_ids` as the store's `sibling_ids` gives them (left out: none known)."""
+        `sibling_ids` as the store gives them (just its own id when not given)."""
         return cls(
             index=record.seq,
             id=record.id,

@@ -1,0 +1,460 @@
+// The loaded window of the display history: pages in and out, and the reader's place.
+//
+// A conversation may hold tens of thousands of messages, so the view never loads or
+// draws them all. It opens on the newest page, loads older pages as the person scrolls
+// up and newer ones as they scroll back down, and keeps at most MAX_LOADED messages in
+// the DOM by dropping pages at the far end. chat.js decides how a message is drawn (the
+// `build` hook) and draws the fold lines after every change (the `afterPage` hook).
+//
+// The text under the reader never moves by itself. The view remembers the message at the
+// top of the screen and where it was (`anchor`); when a page is added or dropped above
+// it, or heights settle (code highlighted as it nears the screen, fonts, a window
+// resize), a ResizeObserver on the list and the view puts that message back where it
+// was before the frame is painted. At the end of the list the view stays at the end.
+
+import { api } from "./api.js";
+import { byId, h, icon, markTerms } from "./dom.js";
+import { notifyError } from "./notices.js";
+
+export const PAGE_SIZE = 50;
+const MAX_LOADED = 400;
+const EDGE_PX = 800;
+
+/** The loaded window [lo, hi) of the history and what it needs to draw it. */
+export const view = {
+  conversationId: null,
+  lo: 0,
+  hi: 0,
+  total: 0,
+  messages: new Map(),
+  elements: new Map(),
+  /** callId -> result part, for results drawn inside their call's card. */
+  results: new Map(),
+  /** callId -> index of the assistant message that made the call. */
+  calls: new Map(),
+  loading: false,
+  /** Incremented on every open, so answers for a conversation left behind are dropped. */
+  generation: 0,
+  stickToBottom: true,
+  /** The message at the top of the screen and its offset from the scroller's top. */
+  anchor: null,
+  lastScrollTop: 0,
+  streamingIndex: null,
+};
+
+let scroller;
+let inner;
+let topEdge;
+let bottomEdge;
+let jumpButton;
+
+/** How a message becomes an element, and what to redraw after the list changed. */
+const hooks = { build: null, afterPage: () => {} };
+
+/** The element to draw `message` with (chat.js), kept in `view.elements`. */
+export function initWindow({ build, afterPage }) {
+  Object.assign(hooks, { build, afterPage });
+  scroller = byId("chat-scroll");
+  inner = byId("chat-inner");
+  jumpButton = byId("jump-latest");
+  topEdge = h("div", { class: "page-edge top", dataset: { edge: "top" } });
+  bottomEdge = h("div", { class: "page-edge bottom", dataset: { edge: "bottom" } });
+  scroller.addEventListener("scroll", onScroll, { passive: true });
+  // The list grows or shrinks (pages, settling heights), or the view does (the composer
+  // grows, the window is resized): either way the reader keeps their place.
+  const resizes = new ResizeObserver(holdPosition);
+  resizes.observe(inner);
+  resizes.observe(scroller);
+  jumpButton.addEventListener("click", () => jumpToLatest());
+  showEmpty();
+}
+
+/** The list element (fold lines are drawn into it). */
+export function listElement() {
+  return inner;
+}
+
+/** The marker after the last loaded message: new messages and a fold at the end go before it. */
+export function endMarker() {
+  return bottomEdge;
+}
+
+/** Note the calls and results of a message, so cards find their results. */
+export function index(message) {
+  let lastResult = null;
+  (message.parts ?? []).forEach((part, partIndex) => {
+    if (part.kind === "tool-call") {
+      view.calls.set(part.id, message.index);
+    } else if (part.kind === "tool-result") {
+      // Where the result is stored, so its full output can be fetched when truncated.
+      lastResult = { ...part, messageId: message.id, partIndex, attachments: [] };
+      view.results.set(part.callId, lastResult);
+    } else if (part.kind === "attachment" && lastResult) {
+      // Images a tool returned follow its result in the tool message.
+      lastResult.attachments.push(part);
+    }
+  });
+}
+
+export function forget(message) {
+  for (const part of message.parts ?? []) {
+    if (part.kind === "tool-call" && view.calls.get(part.id) === message.index) {
+      view.calls.delete(part.id);
+    }
+  }
+}
+
+/** The start screen: no conversation, an empty window. */
+export function showEmpty() {
+  view.conversationId = null;
+  view.messages.clear();
+  view.elements.clear();
+  view.results.clear();
+  view.calls.clear();
+  view.lo = view.hi = view.total = 0;
+  inner.replaceChildren(
+    h(
+      "div",
+      { class: "empty-state" },
+      h(
+        "div",
+        {},
+        h("div", { class: "mark" }),
+        h("h2", { text: "Long conversations, nothing lost" }),
+        h("p", {
+          text: "You always see the whole history. When the model's context fills up, older messages fold into a summary, and a line shows exactly where.",
+        }),
+      ),
+    ),
+  );
+  jumpButton.hidden = true;
+}
+
+export function updateEdges() {
+  // The loaded window, for people debugging and for the browser tests.
+  inner.dataset.lo = String(view.lo);
+  inner.dataset.hi = String(view.hi);
+  inner.dataset.total = String(view.total);
+  topEdge.replaceChildren();
+  if (view.lo > 0) {
+    topEdge.append(
+      icon("loader", "small spin"),
+      `Loading earlier messages (${view.lo.toLocaleString("en-US")} more)`,
+    );
+  } else if (view.total > 0) {
+    topEdge.append("Beginning of the conversation");
+  } else if (view.conversationId) {
+    topEdge.append("No messages yet. Everything you send stays in this history, even once folded.");
+  }
+  bottomEdge.replaceChildren();
+  if (view.hi < view.total) {
+    bottomEdge.append(icon("loader", "small spin"), "Loading newer messages");
+  }
+  jumpButton.hidden = view.hi === view.total && distanceFromBottom() < 400;
+}
+
+function distanceFromBottom() {
+  return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight;
+}
+
+export function scrollToBottom() {
+  scroller.scrollTop = scroller.scrollHeight;
+  view.stickToBottom = true;
+  recordAnchor();
+}
+
+/** Remember which message is at the top of the screen, and where. */
+function recordAnchor() {
+  view.lastScrollTop = scroller.scrollTop;
+  const element = anchorElement();
+  view.anchor = element ? { element, offset: offsetInView(element) } : null;
+}
+
+/** How far below the top of the scrolled view an element starts. */
+export function offsetInView(element) {
+  return element.getBoundingClientRect().top - scroller.getBoundingClientRect().top;
+}
+
+/** After the list changed size: stay at the end, or put the anchor back where it was. */
+function holdPosition() {
+  if (!view.conversationId) {
+    return;
+  }
+  if (view.stickToBottom) {
+    scroller.scrollTop = scroller.scrollHeight;
+    recordAnchor();
+    return;
+  }
+  const anchor = view.anchor;
+  if (anchor?.element.isConnected) {
+    const delta = offsetInView(anchor.element) - anchor.offset;
+    if (Math.abs(delta) >= 1) {
+      scroller.scrollTop += delta;
+    }
+  }
+  recordAnchor();
+}
+
+/** The first message element whose bottom is below the top of the viewport. */
+function anchorElement() {
+  const top = scroller.getBoundingClientRect().top;
+  for (let i = view.lo; i < view.hi; i++) {
+    const element = view.elements.get(i);
+    if (element && element.getBoundingClientRect().bottom > top) {
+      return element;
+    }
+  }
+  return null;
+}
+
+/** Run a DOM change and keep the element the person is looking at where it was. */
+function keepingPosition(change) {
+  const anchor = anchorElement();
+  const before = anchor ? anchor.getBoundingClientRect().top : 0;
+  change();
+  if (anchor?.isConnected) {
+    const delta = anchor.getBoundingClientRect().top - before;
+    if (delta !== 0) {
+      scroller.scrollTop += delta;
+    }
+  }
+  recordAnchor();
+}
+
+export async function fetchPage(offset, limit) {
+  const generation = view.generation;
+  const { messages, total } = await api.listMessages(view.conversationId, { offset, limit });
+  if (generation !== view.generation) {
+    return null;
+  }
+  return { messages, total };
+}
+
+/** The first page to open on, or null if another open came first. */
+async function firstPage(conversation, at) {
+  const first = at !== null ? at - PAGE_SIZE / 2 : conversation.messageCount - PAGE_SIZE;
+  return fetchPage(Math.max(0, first), PAGE_SIZE);
+}
+
+/**
+ * Open a conversation on its newest page, or on the page around message `at`: a search
+ * result is scrolled to the middle with the search `terms` marked; with `offset` (another
+ * version of a message was chosen) message `at` is put that far below the top of the view,
+ * where the person was looking.
+ * @param {ConversationOut} conversation
+ */
+export async function openWindow(conversation, { at = null, terms = [], offset = null } = {}) {
+  view.generation++;
+  const generation = view.generation;
+  view.conversationId = conversation.id;
+  view.messages.clear();
+  view.elements.clear();
+  view.results.clear();
+  view.calls.clear();
+  view.streamingIndex = null;
+  if (offset === null) {
+    inner.replaceChildren(
+      h("div", { class: "page-edge" }, icon("loader", "small spin"), "Loading…"),
+    );
+  }
+  // Otherwise (another version of a message is being shown) the old list stays on screen
+  // until the new one replaces it, so the history does not blink; it must not page then.
+  setLoading(true);
+  let page;
+  try {
+    page = await firstPage(conversation, at);
+  } finally {
+    if (generation === view.generation) {
+      setLoading(false);
+    }
+  }
+  if (!page) {
+    return;
+  }
+  const total = page.total;
+  const messages = page.messages;
+  view.total = Math.max(total, messages.length ? messages.at(-1).index + 1 : 0);
+  view.lo = messages.length ? messages[0].index : view.total;
+  view.hi = messages.length ? messages.at(-1).index + 1 : view.total;
+  for (const message of messages) {
+    view.messages.set(message.index, message);
+    index(message);
+  }
+  const fragment = document.createDocumentFragment();
+  fragment.append(topEdge);
+  for (const message of messages) {
+    fragment.append(hooks.build(message));
+  }
+  fragment.append(bottomEdge);
+  inner.replaceChildren(fragment);
+  hooks.afterPage();
+  updateEdges();
+  const target = at === null ? null : view.elements.get(at);
+  if (target && offset !== null) {
+    scroller.scrollTop += offsetInView(target) - offset;
+    view.stickToBottom = distanceFromBottom() < 80;
+    recordAnchor();
+    return;
+  }
+  if (target) {
+    showMatch(target, terms);
+    return;
+  }
+  scrollToBottom();
+  // Images, fonts and highlighting can change heights after the first layout.
+  requestAnimationFrame(() => {
+    if (view.stickToBottom) {
+      scrollToBottom();
+    }
+  });
+  if (view.hi - view.lo < PAGE_SIZE && view.lo > 0) {
+    loadOlder();
+  }
+}
+
+/** A page is being fetched (also marked on the list, for the browser tests). */
+function setLoading(loading) {
+  view.loading = loading;
+  inner.dataset.loading = String(loading);
+}
+
+/** Scroll a search match to the middle of the view and mark it; the reader stays there. */
+function showMatch(element, terms) {
+  element.classList.add("search-hit");
+  markTerms(element, terms);
+  view.stickToBottom = false;
+  element.scrollIntoView({ block: "center" });
+  recordAnchor();
+}
+
+async function loadOlder() {
+  if (view.loading || view.lo === 0 || !view.conversationId) {
+    return;
+  }
+  setLoading(true);
+  try {
+    const offset = Math.max(0, view.lo - PAGE_SIZE);
+    const page = await fetchPage(offset, view.lo - offset);
+    if (!page) {
+      return;
+    }
+    const messages = page.messages.filter((m) => m.index < view.lo);
+    if (!messages.length) {
+      view.lo = 0;
+      updateEdges();
+      return;
+    }
+    keepingPosition(() => {
+      const fragment = document.createDocumentFragment();
+      for (const message of messages) {
+        view.messages.set(message.index, message);
+        index(message);
+      }
+      for (const message of messages) {
+        fragment.append(hooks.build(message));
+      }
+      topEdge.after(fragment);
+      view.lo = messages[0].index;
+      trimBottom();
+      hooks.afterPage();
+      updateEdges();
+    });
+  } catch (error) {
+    notifyError("Could not load earlier messages", error);
+  } finally {
+    setLoading(false);
+  }
+}
+
+async function loadNewer() {
+  if (view.loading || view.hi >= view.total || !view.conversationId) {
+    return;
+  }
+  setLoading(true);
+  try {
+    const page = await fetchPage(view.hi, PAGE_SIZE);
+    if (!page) {
+      return;
+    }
+    view.total = page.total;
+    const messages = page.messages.filter((m) => m.index >= view.hi);
+    if (!messages.length) {
+      view.total = view.hi;
+      updateEdges();
+      return;
+    }
+    keepingPosition(() => {
+      const fragment = document.createDocumentFragment();
+      for (const message of messages) {
+        view.messages.set(message.index, message);
+        index(message);
+      }
+      for (const message of messages) {
+        fragment.append(hooks.build(message));
+      }
+      bottomEdge.before(fragment);
+      view.hi = messages.at(-1).index + 1;
+      trimTop();
+      hooks.afterPage();
+      updateEdges();
+    });
+  } catch (error) {
+    notifyError("Could not load newer messages", error);
+  } finally {
+    setLoading(false);
+  }
+}
+
+export function removeIndex(i) {
+  const message = view.messages.get(i);
+  if (message) {
+    forget(message);
+  }
+  view.messages.delete(i);
+  view.elements.get(i)?.remove();
+  view.elements.delete(i);
+}
+
+function trimBottom() {
+  while (view.hi - view.lo > MAX_LOADED) {
+    view.hi--;
+    removeIndex(view.hi);
+  }
+}
+
+function trimTop() {
+  while (view.hi - view.lo > MAX_LOADED) {
+    removeIndex(view.lo);
+    view.lo++;
+  }
+}
+
+function onScroll() {
+  // Only the person scrolling up leaves the end: content growing below the view (fonts,
+  // highlighting, a streamed answer) fires scroll events too, and must not unstick it.
+  if (scroller.scrollTop < view.lastScrollTop - 1) {
+    view.stickToBottom = false;
+  }
+  if (distanceFromBottom() < 80) {
+    view.stickToBottom = true;
+  }
+  recordAnchor();
+  if (scroller.scrollTop < EDGE_PX && view.lo > 0) {
+    loadOlder();
+  } else if (distanceFromBottom() < EDGE_PX && view.hi < view.total) {
+    loadNewer();
+  }
+  jumpButton.hidden = view.hi === view.total && distanceFromBottom() < 400;
+}
+
+/** Reopen on the newest page (after scrolling far up, or before a new turn). */
+export async function jumpToLatest() {
+  if (!view.conversationId) {
+    return;
+  }
+  if (view.hi === view.total) {
+    scrollToBottom();
+    return;
+  }
+  await openWindow({ id: view.conversationId, messageCount: view.total });
+}

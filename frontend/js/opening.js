@@ -1,0 +1,212 @@
+// Opening conversations: one the person picks, the last one again at start-up (or the one
+// the link names), the start screen, and re-reading what the views show of the open one.
+// Opening also attaches to an answer still being written (after a reload, or sent from
+// another window), so it is drawn live to its end.
+
+import { api } from "./api.js";
+import * as chat from "./chat.js";
+import { byId } from "./dom.js";
+import { isDrawerOpen, setDrawer } from "./drawer.js";
+import { updateContext } from "./meter.js";
+import { isModelViewOpen, refreshModelView } from "./modelview.js";
+import { notify, notifyError } from "./notices.js";
+import { renderPins } from "./pins.js";
+import { refreshList } from "./sidebar.js";
+import { emit, state } from "./state.js";
+import { followRunning, isRunning, stopFollowing } from "./turn.js";
+
+const CURRENT_KEY = "foldline.currentConversation";
+
+export async function refreshConversation() {
+  const id = state.currentId;
+  if (!id) {
+    return;
+  }
+  try {
+    const conversation = await api.getConversation(id);
+    if (id === state.currentId) {
+      state.conversation = conversation;
+      emit("conversation", conversation);
+      chat.renderFolds();
+    }
+  } catch (error) {
+    notifyError("Could not load the conversation", error);
+  }
+}
+
+export async function refreshFolds() {
+  const id = state.currentId;
+  if (!id) {
+    return;
+  }
+  try {
+    const items = await api.compactions(id);
+    if (id !== state.currentId) {
+      return;
+    }
+    state.compactions = items;
+    const current = items.find((fold) => fold.isCurrent) ?? null;
+    if (state.conversation) {
+      state.conversation = { ...state.conversation, compaction: current };
+    }
+    chat.renderFolds();
+    emit("compactions", items);
+  } catch (error) {
+    notifyError("Could not load the folds", error);
+  }
+}
+
+/** Conversations whose invalid-settings notice was shown (once per conversation and run). */
+const settingsNoticesShown = new Set();
+
+/** @param {ContextOut} context */
+function announceSettingsNotice(id, context) {
+  if (context?.settingsNotice && !settingsNoticesShown.has(id)) {
+    settingsNoticesShown.add(id);
+    notify({
+      kind: "warn",
+      title: "Settings set aside",
+      text: context.settingsNotice,
+      timeout: 15000,
+    });
+  }
+}
+
+export async function refreshContext() {
+  const id = state.currentId;
+  if (!id) {
+    return;
+  }
+  try {
+    // Only the numbers: the meter never shows the messages (the model view asks for them).
+    const context = await api.context(id, { messages: false });
+    if (id === state.currentId) {
+      updateContext(context);
+      announceSettingsNotice(id, context);
+    }
+  } catch (error) {
+    notifyError("Could not count the context", error);
+  }
+}
+
+function rememberCurrent(id) {
+  if (id) {
+    localStorage.setItem(CURRENT_KEY, id);
+  } else {
+    localStorage.removeItem(CURRENT_KEY);
+  }
+}
+
+/**
+ * Open a conversation at its newest message, or at message `at`: with search `terms`
+ * marked, or `offset` pixels below the top of the view (see chat-window.js). With
+ * `branchOf` (a message on another branch, e.g. a search match) that branch is made the
+ * one shown first.
+ */
+export async function openConversation(
+  id,
+  { quietIfMissing = false, at = null, terms = [], offset = null, branchOf = null } = {},
+) {
+  if (id !== state.currentId) {
+    // Following another window's answer is only for showing it; this page did not start it.
+    stopFollowing();
+  }
+  if (isRunning() && id !== state.currentId) {
+    notify({
+      kind: "info",
+      title: "Still answering",
+      text: "The answer keeps running and is saved; you will see it when you come back.",
+    });
+  }
+  state.currentId = id;
+  state.context = null;
+  state.compactions = [];
+  rememberCurrent(id);
+  if (isDrawerOpen()) {
+    setDrawer(false);
+  }
+  if (branchOf) {
+    try {
+      await api.setActiveLeaf(id, branchOf);
+    } catch (error) {
+      notifyError("Could not show the version with the match", error);
+    }
+  }
+  let conversation;
+  try {
+    conversation = await api.getConversation(id);
+  } catch (error) {
+    if (!(quietIfMissing && error.status === 404)) {
+      notifyError("Could not open the conversation", error);
+    }
+    if (error.status === 404) {
+      state.currentId = null;
+      state.conversation = null;
+      rememberCurrent(null);
+      chat.clearChat();
+      emit("conversation", null);
+      emit("context", null);
+    }
+    return;
+  }
+  if (id !== state.currentId) {
+    return;
+  }
+  state.conversation = conversation;
+  emit("conversation", conversation);
+  emit("context", null);
+  // The messages first: counting the model's view (GET /context) is the slowest request
+  // on a long conversation, so it starts once the newest page is on screen.
+  await Promise.all([refreshFolds(), chat.openConversation(conversation, { at, terms, offset })]);
+  chat.renderFolds();
+  renderPins();
+  // An answer still being written (this page was reloaded, or another window sent it):
+  // follow it live rather than show a frozen part of it.
+  if (!isRunning()) {
+    followRunning(id);
+  }
+  await refreshContext();
+  if (isModelViewOpen()) {
+    refreshModelView();
+  }
+  if (at === null) {
+    byId("composer-input").focus();
+  }
+}
+
+export async function createConversation() {
+  try {
+    const conversation = await api.createConversation({});
+    await refreshList();
+    await openConversation(conversation.id);
+    return conversation;
+  } catch (error) {
+    notifyError("Could not start a conversation", error);
+    return null;
+  }
+}
+
+export function showEmptyState() {
+  state.currentId = null;
+  state.conversation = null;
+  state.context = null;
+  state.compactions = [];
+  rememberCurrent(null);
+  chat.clearChat();
+  emit("conversation", null);
+  emit("context", null);
+}
+
+/** Load the list and reopen the last conversation (or the one the link names), at once. */
+export async function startApp() {
+  const wanted =
+    new URLSearchParams(window.location.hash.slice(1)).get("c") ||
+    localStorage.getItem(CURRENT_KEY);
+  if (wanted) {
+    // A deleted conversation answers 404 and leaves the start screen, without a notice.
+    await Promise.all([refreshList(), openConversation(wanted, { quietIfMissing: true })]);
+  } else {
+    await refreshList();
+    showEmptyState();
+  }
+}
