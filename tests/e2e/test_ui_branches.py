@@ -156,13 +156,15 @@ def test_edit_regenerate_and_switch_between_branches(ui):
     ui.shot("branches-original")
 
     # From the keyboard: Tab reaches the arrows, and Alt+Right on the message goes to the
-    # next version, at the newest leaf of its branch (the regenerated answer).
+    # next version, back where the person left that branch (the first answer, not the
+    # newer regenerated one).
     next_button = switcher(page, 2).get_by_role("button", name="Next version")
     next_button.focus()
     page.keyboard.press("Alt+ArrowRight")
     expect(switcher(page, 2).locator(".version-position")).to_have_text("2 / 2")
     expect(page.locator(".message")).to_have_count(4)
-    expect(message(page, 3).locator(".content")).to_have_text("Yellow pears are ripe.")
+    expect(message(page, 3).locator(".content")).to_have_text("echo: Pears are yellow")
+    expect(switcher(page, 3).locator(".version-position")).to_have_text("1 / 2")
     expect(switcher(page, 2).get_by_role("button", name="Previous version")).to_be_focused()
     page.keyboard.press("Enter")
     expect(switcher(page, 2).locator(".version-position")).to_have_text("1 / 2")
@@ -176,7 +178,7 @@ def test_edit_regenerate_and_switch_between_branches(ui):
         "Apples are red",
         "echo: Apples are red",
         "Pears are yellow",
-        "Yellow pears are ripe.",
+        "echo: Pears are yellow",
         "Quinces are hard",
     ]
     expect(page.locator(".message")).to_have_count(6)

@@ -84,6 +84,21 @@ def test_the_latest_leaf_of_a_subtree_is_where_its_branch_was_left(store: Store)
     assert store.list_messages(cid)[1].id == a0b
 
 
+def test_a_switch_back_returns_to_the_version_the_person_left_not_the_newest(
+    store: Store,
+) -> None:
+    cid = store.create_conversation().id
+    q0, a0, q1, a1 = chat(store, cid, 2)
+    regenerated = store.branch(cid, q1, assistant("a1 again"))
+    assert regenerated is not None
+    # Back on the first answer to q1 (older than its regeneration), then off to an edit
+    # of q0's answer: returning to a0 must land on a1, where the person was.
+    assert store.switch_branch(cid, a1).active_leaf_id == a1
+    store.branch(cid, q0, assistant("a0 again"))
+    assert store.switch_branch(cid, a0).active_leaf_id == a1
+    assert path_ids(store, cid) == [q0, a0, q1, a1]
+
+
 def test_editing_the_first_message_starts_a_second_root(store: Store) -> None:
     cid = store.create_conversation().id
     q0, _a0 = chat(store, cid, 1)
@@ -125,10 +140,9 @@ def test_each_path_keeps_its_own_folds(store: Store) -> None:
     edit_leaf = store.get_conversation(cid).active_leaf_id
     assert edit_leaf is not None
 
-    # Back on the first path: its own fold pointer (2), and fold 3 is not its.
-    # (q1's subtree was last written on the "q3 edited" branch, so name a3's leaf.)
-    assert store.switch_branch(cid, ids[2]).active_leaf_id != ids[7]
-    assert store.switch_branch(cid, ids[7]).active_leaf_id == ids[7]
+    # Back on the first path: its own fold pointer (2), and fold 3 is not its. q1's
+    # subtree holds the "q3 edited" leaf too, but a3 is where the person left it.
+    assert store.switch_branch(cid, ids[2]).active_leaf_id == ids[7]
     assert store.current_compaction(cid).version == two.version
     assert [c.state.version for c in store.list_compactions(cid, active_path_only=True)] == [1, 2]
     # Undo on this path goes back to its parent, and the branch is untouched by it.

@@ -463,7 +463,7 @@ class SendMessage(RequestModel):
 
 class ActiveLeaf(RequestModel):
     message_id: Annotated[str, Field(min_length=1, max_length=100)]
-    """Any message: the active leaf becomes the latest leaf in its subtree."""
+    """Any message: the active leaf becomes the leaf last used in its subtree."""
 
 
 class EditPreview(ApiModel):

@@ -282,7 +282,7 @@ class ChatService:
         return self._start(conversation_id, runner.regenerate(record.parent_id))
 
     def switch_branch(self, conversation_id: str, message_id: str) -> ConversationRecord:
-        """Make the latest leaf under `message_id` the active leaf (not during a turn)."""
+        """Make the leaf last used under `message_id` the active leaf (not during a turn)."""
         self._check_idle(conversation_id)
         record = self.store.switch_branch(conversation_id, message_id)
         self.loader.drop_anchor(conversation_id)

@@ -108,8 +108,8 @@ def sibling_ids(
 def latest_leaf(
     message_id: str, children: Mapping[str | None, Sequence[str]], rank: Callable[[str], int]
 ) -> str:
-    """The most recently created leaf (highest `rank`) in the subtree of `message_id`:
-    where the person last was on that branch."""
+    """The leaf of highest `rank` in the subtree of `message_id`; ranked by when each leaf
+    was last written or left, it is where the person last was on that branch."""
     best, stack = message_id, [message_id]
     found: str | None = None
     while stack:

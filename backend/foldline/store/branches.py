@@ -151,8 +151,9 @@ def applying_to_path(
     return [r for r in records if r.last_message_id is None or r.last_message_id in on_path]
 
 
-def _leave_leaf(conn: sqlite3.Connection, conversation_id: str) -> int:
-    """Remember the current fold on the active leaf being left; returns that fold."""
+def _leave_leaf(conn: sqlite3.Connection, conversation_id: str, now: str) -> int:
+    """Remember the current fold on the active leaf being left, and when it was left (its
+    `updated_at`, so a switch back to its branch finds it); returns that fold."""
     row = conn.execute(
         "SELECT active_leaf_id, fold_version FROM conversations WHERE id = ?",
         (conversation_id,),
@@ -161,7 +162,10 @@ def _leave_leaf(conn: sqlite3.Connection, conversation_id: str) -> int:
         raise NotFound(f"no conversation with id {conversation_id!r}")
     leaf, version = row
     if leaf is not None:
-        conn.execute("UPDATE messages SET leaf_fold_version = ? WHERE id = ?", (version, leaf))
+        conn.execute(
+            "UPDATE messages SET leaf_fold_version = ?, updated_at = ? WHERE id = ?",
+            (version, now, leaf),
+        )
     return version
 
 
@@ -187,7 +191,7 @@ def cut_path(
     message appended starts a new branch there. The leaf left keeps its fold pointer;
     the pointer moves back to the deepest fold that still applies."""
     seq = -1 if parent_id is None else message_on_path(conn, conversation_id, parent_id).seq
-    pointer = _leave_leaf(conn, conversation_id)
+    pointer = _leave_leaf(conn, conversation_id, now)
     conn.execute(
         "UPDATE messages SET on_path = 0 WHERE conversation_id = ? AND on_path = 1 AND seq > ?",
         (conversation_id, seq),
@@ -200,16 +204,17 @@ def cut_path(
 
 
 def latest_leaf(conn: sqlite3.Connection, conversation_id: str, message_id: str) -> str:
-    """The most recently created leaf in the subtree of `message_id` (NotFound if the
-    message is not in this conversation)."""
+    """The leaf in the subtree of `message_id` the person was on last: the one most
+    recently written or left (`updated_at`), so a switch returns where that branch was
+    left, not to its newest version (NotFound if the message is not in this conversation)."""
     row = conn.execute(
-        "WITH RECURSIVE subtree(id, pk, created_at) AS ("
-        "  SELECT id, pk, created_at FROM messages WHERE id = ? AND conversation_id = ?"
-        "  UNION ALL SELECT m.id, m.pk, m.created_at FROM messages AS m"
+        "WITH RECURSIVE subtree(id, pk, updated_at) AS ("
+        "  SELECT id, pk, updated_at FROM messages WHERE id = ? AND conversation_id = ?"
+        "  UNION ALL SELECT m.id, m.pk, m.updated_at FROM messages AS m"
         "  JOIN subtree ON m.parent_id = subtree.id"
         ") SELECT subtree.id FROM subtree WHERE NOT EXISTS ("
         "  SELECT 1 FROM messages AS child WHERE child.parent_id = subtree.id"
-        ") ORDER BY subtree.created_at DESC, subtree.pk DESC LIMIT 1",
+        ") ORDER BY subtree.updated_at DESC, subtree.pk DESC LIMIT 1",
         (message_id, conversation_id),
     ).fetchone()
     if row is None:
@@ -228,7 +233,7 @@ _SEGMENT = (
 
 
 def switch_to(conn: sqlite3.Connection, conversation_id: str, message_id: str, now: str) -> str:
-    """Make the latest leaf under `message_id` the active leaf; returns its id.
+    """Make the leaf last used under `message_id` the active leaf; returns its id.
 
     Only the differing segments are rewritten: the new branch from where it leaves the
     active path, and the old path's rows from that depth on. The fold pointer becomes
@@ -239,7 +244,7 @@ def switch_to(conn: sqlite3.Connection, conversation_id: str, message_id: str, n
     current, _ = tip(conn, conversation_id)
     if leaf == current:
         return leaf
-    pointer = _leave_leaf(conn, conversation_id)
+    pointer = _leave_leaf(conn, conversation_id, now)
     # The new branch leaves the active path below its first message off the path (a
     # leaf on the path could only be its tip, handled above), so the old path's rows
     # from that depth on leave it, then the branch's rows join it. Clearing first keeps

@@ -297,7 +297,7 @@ class Store(HandoffMethods):
             )[0]
 
     def switch_branch(self, conversation_id: str, message_id: str) -> ConversationRecord:
-        """Make the most recently created leaf under `message_id` the active leaf."""
+        """Make the leaf last used (written or left) under `message_id` the active leaf."""
         with self._pool.write() as conn:
             branches.switch_to(conn, conversation_id, message_id, self._now())
             return queries.get_conversation(conn, conversation_id)

@@ -33,7 +33,10 @@ class ConversationTree:
     folds: dict[int, FoldLink] = field(default_factory=dict)
     states: dict[int, CompactionState] = field(default_factory=dict)
     remembered: dict[str, int] = field(default_factory=dict)
+    used: dict[str, int] = field(default_factory=dict)
+    """When each message was last written or left (a tick), as the store's `updated_at`."""
     ids: itertools.count = field(default_factory=itertools.count)
+    ticks: itertools.count = field(default_factory=itertools.count)
 
     def path(self, leaf: str | None = None) -> list[str]:
         return path_to(self.leaf if leaf is None else leaf, self.parent_of)
@@ -50,6 +53,7 @@ class ConversationTree:
             self.messages[message_id] = message
             self.parent_of[message_id] = self.leaf
             self.order.append(message_id)
+            self.used[message_id] = next(self.ticks)
             self.leaf = message_id
             added.append(message_id)
         return added
@@ -67,6 +71,7 @@ class ConversationTree:
     def _leave(self) -> None:
         if self.leaf is not None:
             self.remembered[self.leaf] = self.pointer
+            self.used[self.leaf] = next(self.ticks)
 
     def branch(self, parent: str | None, message: Message) -> str:
         """An edit (a user message) or a regeneration (an answer) after `parent`."""
@@ -84,7 +89,9 @@ class ConversationTree:
         return applicable_fold(start, self.folds, set(self.path(leaf)))
 
     def switch(self, message_id: str) -> None:
-        target = latest_leaf(message_id, children_of(self.parent_of, self.order), self.order.index)
+        target = latest_leaf(
+            message_id, children_of(self.parent_of, self.order), self.used.__getitem__
+        )
         if target == self.leaf:
             return
         pointer = self.pointer_of(target)

@@ -128,7 +128,7 @@ def patch_conversation(
 def put_active_leaf(
     conversation_id: str, body: ActiveLeaf, store: StoreDep, chat: ChatDep
 ) -> ConversationOut:
-    """Switch branches: the active leaf becomes the most recently created leaf under
+    """Switch branches: the active leaf becomes the leaf last used under
     `messageId` (where that branch was last left), and the fold current on that path."""
     store.get_conversation(conversation_id)
     chat.switch_branch(conversation_id, body.message_id)
