@@ -270,7 +270,7 @@ export {};
 
 /**
  * @typedef {Object} ActiveLeaf
- * @property {string} messageId Any message: the active leaf becomes the latest leaf in its subtree.
+ * @property {string} messageId Any message: the active leaf becomes the leaf last used in its subtree.
  */
 
 /**
