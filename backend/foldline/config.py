@@ -36,7 +36,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_snake
 
-from foldline.api.schemas import (
+from foldline.api.schemas_settings import (
     CompactionSettingsOut,
     DefaultsOut,
     KeyStorageOut,

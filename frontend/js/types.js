@@ -395,6 +395,56 @@ export {};
  */
 
 /**
+ * US dollars per million tokens.
+ * @typedef {Object} ModelPricesOut
+ * @property {number} input
+ * @property {number} output
+ * @property {number} cacheRead
+ * @property {number} cacheWrite
+ */
+
+/**
+ * @typedef {Object} ModelOut
+ * @property {string} id
+ * @property {string} provider
+ * @property {string} providerKind
+ * @property {string|null} displayName
+ * @property {string|null} line The provider's model line (e.g. "sonnet"), when it says.
+ * @property {"active"|"deprecated"|"retired"|null} lifecycle "deprecated" models are offered but marked; retired ones are never listed.
+ * @property {number} contextWindow
+ * @property {number} maxOutputTokens
+ * @property {boolean} known False when the window is a guess: the UI flags it.
+ * @property {"config"|"server"|"provider"|"catalog"|"guess"|"default"} limitSource
+ * @property {number|null} workingBudget Where this model folds when smaller than its window; null = the window.
+ * @property {"config"|"default"|null} workingBudgetSource
+ * @property {ModelPricesOut|null} prices
+ */
+
+/**
+ * @typedef {Object} ProviderModelsStatus
+ * @property {string} name
+ * @property {string} kind
+ * @property {"ok"|"stale"|"no_key"} status "stale": the provider could not be asked (or not today); `message` says why.
+ * @property {"provider"|"catalog"|"none"} source
+ * @property {string|null} fetchedAt
+ * @property {string|null} error
+ * @property {string|null} message
+ * @property {string|null} suggested A current model to suggest (onboarding, an empty default).
+ */
+
+/**
+ * @typedef {Object} ModelsOut
+ * @property {string} catalogDate
+ * @property {Array<ProviderModelsStatus>} providers
+ * @property {Array<ModelOut>} models
+ */
+
+/**
+ * @typedef {Object} ModelsRefresh
+ * @property {string|null} provider
+ */
+
+/**
  * A partial change to the settings, in the shape of `GET /api/settings`. `providers.NAME` / `models.NAME` set to null remove that entry. `keys` maps a provider name to a new API key (stored in the key store) or null (key removed).
  * @typedef {Object} SettingsUpdate
  * @property {Object<string, *>|null} defaults
@@ -500,56 +550,6 @@ export {};
 /**
  * @typedef {Object} LocalServers
  * @property {Array<LocalServer>} servers
- */
-
-/**
- * US dollars per million tokens.
- * @typedef {Object} ModelPricesOut
- * @property {number} input
- * @property {number} output
- * @property {number} cacheRead
- * @property {number} cacheWrite
- */
-
-/**
- * @typedef {Object} ModelOut
- * @property {string} id
- * @property {string} provider
- * @property {string} providerKind
- * @property {string|null} displayName
- * @property {string|null} line The provider's model line (e.g. "sonnet"), when it says.
- * @property {"active"|"deprecated"|"retired"|null} lifecycle "deprecated" models are offered but marked; retired ones are never listed.
- * @property {number} contextWindow
- * @property {number} maxOutputTokens
- * @property {boolean} known False when the window is a guess: the UI flags it.
- * @property {"config"|"server"|"provider"|"catalog"|"guess"|"default"} limitSource
- * @property {number|null} workingBudget Where this model folds when smaller than its window; null = the window.
- * @property {"config"|"default"|null} workingBudgetSource
- * @property {ModelPricesOut|null} prices
- */
-
-/**
- * @typedef {Object} ProviderModelsStatus
- * @property {string} name
- * @property {string} kind
- * @property {"ok"|"stale"|"no_key"} status "stale": the provider could not be asked (or not today); `message` says why.
- * @property {"provider"|"catalog"|"none"} source
- * @property {string|null} fetchedAt
- * @property {string|null} error
- * @property {string|null} message
- * @property {string|null} suggested A current model to suggest (onboarding, an empty default).
- */
-
-/**
- * @typedef {Object} ModelsOut
- * @property {string} catalogDate
- * @property {Array<ProviderModelsStatus>} providers
- * @property {Array<ModelOut>} models
- */
-
-/**
- * @typedef {Object} ModelsRefresh
- * @property {string|null} provider
  */
 
 /**

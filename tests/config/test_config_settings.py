@@ -10,7 +10,7 @@ import pytest
 from config_setup import DOCUMENTED_EXAMPLE, write
 from keyring.backends import fail
 
-from foldline.api.schemas import ModelSettingsOut
+from foldline.api.schemas_settings import ModelSettingsOut
 from foldline.config import (
     AppConfig,
     ConfigError,

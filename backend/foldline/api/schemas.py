@@ -15,7 +15,6 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
-    create_model,
     field_validator,
     model_serializer,
 )
@@ -30,11 +29,7 @@ from foldline.core.messages import (
     ToolResultPart,
 )
 from foldline.core.messages import Part as CorePart
-from foldline.core.settings import (
-    MAX_TOKENS,
-    CompactionSettings,
-    check_conversation_settings,
-)
+from foldline.core.settings import MAX_TOKENS, check_conversation_settings
 from foldline.core.state import CompactionState
 
 MAX_TITLE_CHARS = 500
@@ -598,106 +593,3 @@ class CompactionPreview(ApiModel):
     """The first message the fold would summarize (the current `apiStartIndex`)."""
     to_index: int | None
     """Where the kept messages would start; null when nothing can be folded."""
-
-
-# --- settings ----------------------------------------------------------------------
-
-
-class SettingsUpdate(RequestModel):
-    """A partial change to the settings, in the shape of `GET /api/settings`.
-
-    `providers.NAME` / `models.NAME` set to null remove that entry. `keys` maps a
-    provider name to a new API key (stored in the key store) or null (key removed).
-    """
-
-    defaults: dict[str, Any] | None = None
-    providers: dict[str, dict[str, Any] | None] | None = None
-    models: dict[str, dict[str, Any] | None] | None = None
-    compaction: dict[str, Any] | None = None
-    keys: dict[str, Annotated[str, Field(max_length=4096)] | None] | None = None
-
-
-class ProviderSettingsOut(ApiModel):
-    """One provider as Settings shows it: never its key, only a mask."""
-
-    kind: str
-    base_url: str | None
-    base_url_source: Literal["env", "config"] | None
-    has_key: bool
-    masked_key: str | None
-    key_source: Literal["env", "keyring", "file", "config"] | None
-    key_env: str | None
-    """The environment variable read for this provider's key, if any."""
-
-
-class ModelSettingsOut(ApiModel):
-    """One `[models."name"]` table of config.toml (null: not set there)."""
-
-    provider: str | None
-    context_window: int | None
-    max_output_tokens: int | None
-    input_limit: int | None
-    input_price: float | None
-    output_price: float | None
-    cache_read_price: float | None
-    cache_write_price: float | None
-    vision: bool | None
-    working_budget: int | None
-
-
-# The `[compaction]` table in camelCase, field for field the engine's settings: derived
-# from them, so a knob added there is typed here (and in the UI's typedefs) at once.
-CompactionSettingsOut: type[ApiModel] = create_model(
-    "CompactionSettingsOut",
-    __base__=ApiModel,
-    __doc__="The `[compaction]` settings of config.toml, every knob with its value.",
-    **{name: (field.annotation, ...) for name, field in CompactionSettings.model_fields.items()},
-)
-
-
-class DefaultsOut(ApiModel):
-    model: str | None
-
-
-class KeyStorageOut(ApiModel):
-    backend: Literal["keyring", "file"]
-    warning: str | None
-    """Set when keys are stored unencrypted: Settings shows it."""
-
-
-class SettingsOut(ApiModel):
-    """`GET /api/settings`: what the UI may see of config.toml and the key store."""
-
-    data_dir: str | None
-    defaults: DefaultsOut
-    providers: dict[str, ProviderSettingsOut]
-    models: dict[str, ModelSettingsOut]
-    compaction: CompactionSettingsOut  # type: ignore[valid-type]
-    key_storage: KeyStorageOut | None
-
-
-class ConnectionTest(RequestModel):
-    provider: Annotated[str, Field(min_length=1, max_length=200)]
-    model: Annotated[str, Field(min_length=1, max_length=200)] | None = None
-
-
-class ConnectionTestResult(ApiModel):
-    ok: bool
-    provider: str
-    model: str | None
-    latency_ms: int | None = None
-    error_code: str | None = None
-    """`auth`, `unavailable`, `rate_limited`, `bad_request`, `timeout`, `no_model`, ..."""
-    message: str | None = None
-
-
-class LocalServer(ApiModel):
-    name: str
-    label: str
-    base_url: str
-    available: bool
-    models: list[str]
-
-
-class LocalServers(ApiModel):
-    servers: list[LocalServer]

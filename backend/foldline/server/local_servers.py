@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx2
 
-from foldline.api.schemas import LocalServer
+from foldline.api.schemas_settings import LocalServer
 
 PROBE_TIMEOUT_SECONDS = 0.75
 

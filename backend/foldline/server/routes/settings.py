@@ -16,7 +16,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 
-from foldline.api.schemas import (
+from foldline.api.schemas_settings import (
     ConnectionTest,
     ConnectionTestResult,
     LocalServers,
