@@ -249,7 +249,7 @@ def test_a_version_1_file_imports_as_one_path(store: Store, folded: str) -> None
     document["formatVersion"] = 1
     del document["conversation"]["activeLeafId"]
     for message in document["messages"]:
-        del message["parentId"], message["leafFoldVersion"]
+        del message["parentId"], message["leafFoldVersion"], message["continued"]
     for fold in document["compactions"]:
         del fold["lastMessageId"]
     imported = import_json(store, document)
@@ -280,3 +280,17 @@ def test_markdown_shows_the_active_path_and_lists_the_other_branches(store: Stor
     assert "- at #4 (User, " in other and "Another take on question 1" in other
     assert "second line" not in other
     assert other.index("#1 (") < other.index("#4 (")
+
+
+def test_an_answer_continued_in_place_stays_marked_through_export_and_import(
+    store: Store,
+) -> None:
+    conversation = store.create_conversation()
+    store.append_message(conversation.id, user("Tell me about folds"))
+    cut = store.append_message(conversation.id, assistant("Folds are"), status="interrupted")
+    store.begin_continuation(cut.id)
+    store.update_message(cut.id, message=assistant("Folds are summaries."), status="complete")
+    document = export_json(store, conversation.id)
+    assert [m["continued"] for m in document["messages"]] == [False, True]
+    imported = import_json(store, json.loads(json.dumps(document)))
+    assert [r.continued for r in store.list_messages(imported.id)] == [False, True]

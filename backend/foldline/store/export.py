@@ -157,6 +157,8 @@ class ExportedMessage(_Schema):
     pinned_at: str | None = None
     parent_id: str | None = None
     leaf_fold_version: int | None = Field(default=None, ge=0, le=MAX_VERSION)
+    continued: bool = False
+    """An answer cut off and then continued in place (absent in older files: false)."""
 
     check_timestamps = field_validator("created_at", "updated_at")(_check_timestamp)
 
@@ -236,6 +238,7 @@ def _message_json(
         pinned_at=pinned_at,
         parent_id=record.parent_id,
         leaf_fold_version=leaf_fold_version,
+        continued=record.continued,
     )
 
 
@@ -410,6 +413,7 @@ def _message_record(message: ExportedMessage, conversation_id: str) -> MessageRe
         updated_at=message.updated_at,
         error=message.error,
         parent_id=message.parent_id,
+        continued=message.continued,
     )
 
 

@@ -28,8 +28,8 @@ from foldline.store.records import (
 
 _MESSAGE_INSERT = (
     "INSERT INTO messages (id, conversation_id, seq, role, parts, status, usage, "
-    "token_count, error, created_at, updated_at, parent_id, on_path) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
+    "token_count, error, created_at, updated_at, parent_id, continued, on_path) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
 )
 
 
@@ -115,6 +115,7 @@ class ConversationImport:
                     message.created_at,
                     message.updated_at,
                     parent,
+                    int(message.continued),
                 )
             )
             batch[message_id] = message.seq
