@@ -345,15 +345,7 @@ async function loadOlder() {
       return;
     }
     keepingPosition(() => {
-      const fragment = document.createDocumentFragment();
-      for (const message of messages) {
-        view.messages.set(message.index, message);
-        index(message);
-      }
-      for (const message of messages) {
-        fragment.append(hooks.build(message));
-      }
-      topEdge.after(fragment);
+      topEdge.after(pageFragment(messages));
       view.lo = messages[0].index;
       trimBottom();
       hooks.afterPage();
@@ -364,6 +356,19 @@ async function loadOlder() {
   } finally {
     setLoading(false);
   }
+}
+
+/** Record a fetched page's messages in the view and build their elements, in order. */
+function pageFragment(messages) {
+  const fragment = document.createDocumentFragment();
+  for (const message of messages) {
+    view.messages.set(message.index, message);
+    index(message);
+  }
+  for (const message of messages) {
+    fragment.append(hooks.build(message));
+  }
+  return fragment;
 }
 
 async function loadNewer() {
@@ -384,15 +389,7 @@ async function loadNewer() {
       return;
     }
     keepingPosition(() => {
-      const fragment = document.createDocumentFragment();
-      for (const message of messages) {
-        view.messages.set(message.index, message);
-        index(message);
-      }
-      for (const message of messages) {
-        fragment.append(hooks.build(message));
-      }
-      bottomEdge.before(fragment);
+      bottomEdge.before(pageFragment(messages));
       view.hi = messages.at(-1).index + 1;
       trimTop();
       hooks.afterPage();
