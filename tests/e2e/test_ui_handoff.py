@@ -53,6 +53,8 @@ def test_new_conversation_from_a_fold_line_reuses_its_summary_and_links_back(ui)
     sent = request_text(ui.app.script.calls[-1].messages)
     assert "This conversation continues an earlier one" in sent
     assert "Message number 3" not in sent.split("</summary>")[-1]
+    # The sidebar counts the new conversation's own messages, not the old one's.
+    expect(page.locator(".conversation-item.active .item-meta")).to_contain_text("2 messages")
     ui.shot("handoff-new-conversation")
 
     # "Continued from" opens the old one, which says where it went; and back.
