@@ -26,11 +26,25 @@ class TextPart(_Value):
 
 
 class ReasoningPart(_Value):
-    """Model reasoning ("thinking"); `signature` is the provider's opaque verification blob."""
+    """Model reasoning ("thinking") that came before an answer or a tool call.
+
+    `text` is what the person is shown: the full thinking where the provider gives it
+    (Anthropic), else the provider's summary of it (OpenAI Responses). The other fields
+    are the provider's opaque proof that the reasoning is its own; inside a tool loop the
+    reasoning must go back to the same provider byte-identical, so they are kept as
+    received and each wire sends only the reasoning it can verify:
+    - Anthropic: `signature` of a `thinking` block, or `redacted` (the encrypted `data`
+      of a `redacted_thinking` block, whose `text` is empty);
+    - OpenAI Responses: `item_id` of the `reasoning` item and its `encrypted_content`
+      (asked for with `include: ["reasoning.encrypted_content"]`, since nothing is stored).
+    """
 
     kind: Literal["reasoning"] = "reasoning"
     text: str
     signature: str | None = None
+    redacted: str | None = None
+    item_id: str | None = None
+    encrypted_content: str | None = None
 
 
 class ToolCallPart(_Value):
@@ -59,13 +73,25 @@ class ToolResultPart(_Value):
 
 
 class AttachmentPart(_Value):
-    """A file given by the user: text content inline, or binary data base64-encoded."""
+    """A file: attached by the person, or returned by a tool (an image, a resource).
+
+    `text` is the content of a text-like file, or the text extracted from a PDF (what a
+    model that takes no PDFs is sent). `data_base64` holds the bytes where the model's
+    view needs them; the store keeps identical bytes once (by `sha256`) and leaves them
+    out of message pages. `size` is in bytes; `width`/`height` are an image's pixels and
+    `pages` a PDF's page count, known at upload so tokens can be counted without decoding.
+    """
 
     kind: Literal["attachment"] = "attachment"
     name: str
     media_type: str
     text: str | None = None
     data_base64: str | None = None
+    sha256: str | None = None
+    size: int | None = None
+    width: int | None = None
+    height: int | None = None
+    pages: int | None = None
 
 
 Part = Annotated[

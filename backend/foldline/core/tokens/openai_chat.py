@@ -1,77 +1,19 @@
-"""Token accounting of the wire payload a provider receives.
+"""Exact token counts of an OpenAI Chat Completions request (o200k_base / cl100k_base).
 
-What is counted is what is sent: engine messages are converted with `foldline.core.wire`
-(the same functions the providers use) and the resulting wire dicts are counted.
-
-- OpenAI Chat Completions (o200k_base / cl100k_base models): exact, by the formulas OpenAI
-  documents in its cookbook ("How to count tokens with tiktoken": 3 tokens per message,
-  the tokens of every value, 1 more for a `name`, 3 to prime the reply) and the
-  community-verified rendering of function schemas into the TypeScript-like
-  `namespace functions { ... }` block the model actually reads.
-- Anthropic Messages: an estimate (Claude's tokenizer is not public) over an injected
-  `count_text`, with fixed costs for framing, tool use, images and documents. Callers
-  multiply it by a learned calibration ratio (`ScaledCounter`, `core/calibration.py`).
-
-The module is pure: the tokenizer is injected as an `Encoder` (anything with
-`encode(text) -> list[int]`), so no tokenizer file is read here.
+By the formulas OpenAI documents in its cookbook ("How to count tokens with tiktoken": 3
+tokens per message, the tokens of every value, 1 more for a `name`, 3 to prime the reply)
+and the community-verified rendering of function schemas into the TypeScript-like
+`namespace functions { ... }` block the model actually reads.
 """
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from foldline.core.messages import Message, ToolSpec
-from foldline.core.wire import (
-    to_anthropic_messages,
-    to_anthropic_tools,
-    to_openai_messages,
-    to_openai_tools,
-)
-
-CountText = Callable[[str], int]
-"""Counts the tokens of a bare string (no message framing)."""
-
-
-@runtime_checkable
-class TokenCounter(Protocol):
-    """Counts tokens of engine values as the provider will receive them.
-
-    `count_request(system, messages, tools)` must equal
-    `count_request(system, [], tools) + sum(count_message(m) for m in messages)`, so a
-    caller may cache per-message counts and add them up.
-    """
-
-    exact: bool
-    """True when counts are exact (OpenAI tokenizers); False for estimates."""
-
-    def count_text(self, text: str) -> int: ...
-
-    def count_message(self, message: Message) -> int: ...
-
-    def count_tools(self, tools: Sequence[ToolSpec]) -> int: ...
-
-    def count_request(
-        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
-    ) -> int: ...
-
-
-class Encoder(Protocol):
-    """A tokenizer. It must treat special-token text such as "<|endoftext|>" as ordinary
-    text (tiktoken's `encode_ordinary`, i.e. `disallowed_special=()`), never raise on it:
-    user text can contain anything. `foldline.tokenizers.get_encoder` returns such an
-    encoder for the shipped OpenAI encodings."""
-
-    def encode(self, text: str) -> list[int]: ...
-
-
-def _json_compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-# --- OpenAI Chat Completions: exact --------------------------------------------------------
+from foldline.core.tokens.counter import Encoder, json_compact
+from foldline.core.wire.openai_chat import to_openai_messages, to_openai_tools
 
 TOKENS_PER_MESSAGE = 3
 """Every message is framed as <|start|>{role}<|message|>...<|end|> (OpenAI cookbook)."""
@@ -124,7 +66,7 @@ def _openai_content_tokens(encoder: Encoder, content: Any) -> int:
                 total += OPENAI_IMAGE_PART_TOKENS
             else:
                 # An unknown part (audio, file, ...): its JSON is a rough stand-in.
-                total += _encode_count(encoder, _json_compact(part))
+                total += _encode_count(encoder, json_compact(part))
         return total
     return _encode_count(encoder, str(content))
 
@@ -133,7 +75,7 @@ def _openai_call_tokens(encoder: Encoder, function: Mapping[str, Any]) -> int:
     name = str(function.get("name", ""))
     arguments = function.get("arguments", "")
     if not isinstance(arguments, str):
-        arguments = _json_compact(arguments)
+        arguments = json_compact(arguments)
     return _encode_count(encoder, name) + _encode_count(encoder, arguments) + FUNCTION_CALL_TOKENS
 
 
@@ -278,7 +220,7 @@ def count_openai_tools(encoder: Encoder, tools: Sequence[Mapping[str, Any]]) -> 
         total += FUNCTIONS_BLOCK_TOKENS
     for tool in tools:
         if _function_definition(tool) is None:
-            total += _encode_count(encoder, _json_compact(tool))
+            total += _encode_count(encoder, json_compact(tool))
     return total
 
 
@@ -373,196 +315,4 @@ class OpenAIChatCounter:
         base = count_openai_chat_payload(
             self.encoder, to_openai_messages(system, []), to_openai_tools(tools)
         )
-        return base + sum(self.count_message(m) for m in messages)
-
-
-# --- Anthropic Messages: estimate ----------------------------------------------------------
-
-# Framing costs are not published; these are small and were chosen so that a one-message
-# request ("Hello, world") lands on the ~10 input tokens Anthropic reports for it. The
-# calibration ratio absorbs what they miss.
-ANTHROPIC_REQUEST_TOKENS = 3
-"""Framing of every request (start of the conversation, priming of the reply)."""
-ANTHROPIC_MESSAGE_TOKENS = 4
-"""Framing of one turn (its role marker and separators)."""
-ANTHROPIC_TOOLS_SYSTEM_PROMPT_TOKENS = 346
-"""The tool-use system prompt Anthropic adds when `tools` are given with tool_choice
-auto/none (Anthropic's tool-use pricing table for the Claude 4 family)."""
-ANTHROPIC_TOOLS_FORCED_SYSTEM_PROMPT_TOKENS = 313
-"""The same prompt with tool_choice any/tool (same table)."""
-ANTHROPIC_TOOL_DEFINITION_TOKENS = 8
-"""Markup around one tool definition (its name, description and schema are counted)."""
-ANTHROPIC_TOOL_USE_TOKENS = 8
-"""Markup around one tool_use block (its name and JSON input are counted)."""
-ANTHROPIC_TOOL_RESULT_TOKENS = 6
-"""Markup around one tool_result block (its content is counted)."""
-ANTHROPIC_IMAGE_TOKENS = 1600
-"""Anthropic documents an image's cost as width x height / 750 after scaling to at most
-about 1.15 megapixels, i.e. at most ~1,600 tokens; the size is not in the payload, so
-every image is charged the maximum."""
-ANTHROPIC_DOCUMENT_TOKENS = 3000
-"""A PDF costs 1,500-3,000 tokens per page (Anthropic's PDF support page); the page count
-is not in the payload, so a binary document is charged one dense page."""
-
-
-def _anthropic_block_tokens(block: Any, count_text: CountText) -> int:
-    if isinstance(block, str):
-        return count_text(block)
-    if not isinstance(block, Mapping):
-        return count_text(_json_compact(block))
-    kind = block.get("type")
-    if kind == "text":
-        return count_text(str(block.get("text", "")))
-    if kind == "thinking":
-        # Counted although the API may drop thinking from earlier turns: erring high is
-        # the safe side for a context budget, and calibration corrects the rest.
-        return count_text(str(block.get("thinking", "")))
-    if kind == "redacted_thinking":
-        return count_text(str(block.get("data", "")))
-    if kind == "tool_use":
-        return (
-            count_text(str(block.get("name", "")))
-            + count_text(_json_compact(block.get("input", {})))
-            + ANTHROPIC_TOOL_USE_TOKENS
-        )
-    if kind == "tool_result":
-        return _anthropic_content_tokens(block.get("content", ""), count_text) + (
-            ANTHROPIC_TOOL_RESULT_TOKENS
-        )
-    if kind == "image":
-        return ANTHROPIC_IMAGE_TOKENS
-    if kind == "document":
-        source = block.get("source")
-        if isinstance(source, Mapping) and source.get("type") == "text":
-            return count_text(str(source.get("data", "")))
-        return ANTHROPIC_DOCUMENT_TOKENS
-    # Other blocks (server tool results, search results ...): their JSON as a stand-in.
-    return count_text(_json_compact(block))
-
-
-def _anthropic_content_tokens(content: Any, count_text: CountText) -> int:
-    if isinstance(content, str):
-        return count_text(content)
-    if isinstance(content, list):
-        return sum(_anthropic_block_tokens(block, count_text) for block in content)
-    if content is None:
-        return 0
-    return _anthropic_block_tokens(content, count_text)
-
-
-def _anthropic_message_tokens(message: Mapping[str, Any], count_text: CountText) -> int:
-    return ANTHROPIC_MESSAGE_TOKENS + _anthropic_content_tokens(message.get("content"), count_text)
-
-
-def _anthropic_tools_tokens(
-    tools: Sequence[Mapping[str, Any]], count_text: CountText, tool_choice: Any = None
-) -> int:
-    if not tools:
-        return 0
-    forced = isinstance(tool_choice, Mapping) and tool_choice.get("type") in ("any", "tool")
-    total = (
-        ANTHROPIC_TOOLS_FORCED_SYSTEM_PROMPT_TOKENS
-        if forced
-        else ANTHROPIC_TOOLS_SYSTEM_PROMPT_TOKENS
-    )
-    for tool in tools:
-        total += ANTHROPIC_TOOL_DEFINITION_TOKENS
-        total += count_text(str(tool.get("name", "")))
-        total += count_text(str(tool.get("description", "")))
-        total += count_text(_json_compact(tool.get("input_schema", {})))
-    return total
-
-
-def estimate_anthropic_payload(payload: Mapping[str, Any], count_text: CountText) -> int:
-    """Estimated input tokens of a Messages request `{system?, messages, tools?, tool_choice?}`.
-
-    `system` may be a string or a list of blocks; message content a string or blocks
-    (text, thinking, tool_use, tool_result, image, document). Images and binary
-    documents cost a fixed amount; see the constants above for every fixed cost.
-    """
-    total = ANTHROPIC_REQUEST_TOKENS
-    total += _anthropic_content_tokens(payload.get("system"), count_text)
-    total += _anthropic_tools_tokens(
-        payload.get("tools") or (), count_text, payload.get("tool_choice")
-    )
-    for message in payload.get("messages") or ():
-        if isinstance(message, Mapping):
-            total += _anthropic_message_tokens(message, count_text)
-    return total
-
-
-class AnthropicEstimateCounter:
-    """Estimates for the Anthropic Messages wire, unscaled.
-
-    Each engine message is estimated as its own wire turn. The real payload merges
-    consecutive messages that map to the same role (a summary and the next user message,
-    tool results and the next user message) into one turn, so the sum of per-message
-    counts is higher than `estimate_anthropic_payload` of the merged payload by
-    `ANTHROPIC_MESSAGE_TOKENS` per merge — a few tokens, on the safe side, and the price
-    of counts that can be cached per message and added up.
-    """
-
-    exact: bool = False
-
-    def __init__(self, count_text: CountText) -> None:
-        self._count_text = count_text
-
-    def count_text(self, text: str) -> int:
-        return self._count_text(text)
-
-    def count_message(self, message: Message) -> int:
-        return sum(
-            _anthropic_message_tokens(wire, self._count_text)
-            for wire in to_anthropic_messages([message])
-        )
-
-    def count_tools(self, tools: Sequence[ToolSpec]) -> int:
-        return _anthropic_tools_tokens(to_anthropic_tools(tools), self._count_text)
-
-    def count_request(
-        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
-    ) -> int:
-        base_payload = {"system": system, "messages": [], "tools": to_anthropic_tools(tools)}
-        base = estimate_anthropic_payload(base_payload, self._count_text)
-        return base + sum(self.count_message(m) for m in messages)
-
-
-# --- calibrated estimates ------------------------------------------------------------------
-
-
-class ScaledCounter:
-    """Another counter's counts multiplied by a calibration ratio.
-
-    Every component (the base, each message, the tools) is scaled and rounded on its own
-    and `count_request` is their sum, so the additivity law of `TokenCounter` holds
-    exactly, not just up to rounding.
-    """
-
-    def __init__(self, base: TokenCounter, ratio: float = 1.0) -> None:
-        if not math.isfinite(ratio) or ratio <= 0:
-            raise ValueError(f"calibration ratio must be a positive number, got {ratio!r}")
-        self.base = base
-        self.ratio = ratio
-        # A scaled count is a calibrated estimate by definition: the base stands in for a
-        # tokenizer we do not have, even while the learned ratio happens to be 1.0.
-        self.exact: bool = False
-
-    def scale(self, tokens: int) -> int:
-        """`tokens` of the base counter, calibrated (also for counts the base cached)."""
-        # Round half up: unbiased enough over many messages, and deterministic.
-        return math.floor(tokens * self.ratio + 0.5)
-
-    def count_text(self, text: str) -> int:
-        return self.scale(self.base.count_text(text))
-
-    def count_message(self, message: Message) -> int:
-        return self.scale(self.base.count_message(message))
-
-    def count_tools(self, tools: Sequence[ToolSpec]) -> int:
-        return self.scale(self.base.count_tools(tools))
-
-    def count_request(
-        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
-    ) -> int:
-        base = self.scale(self.base.count_request(system, [], tools))
         return base + sum(self.count_message(m) for m in messages)

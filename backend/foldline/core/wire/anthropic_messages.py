@@ -1,12 +1,8 @@
-"""Engine messages in the providers' own wire formats, as plain dicts.
-
-Both the providers (which send these payloads) and the token accounting (which counts
-them) use these functions, so what is counted is exactly what is sent.
-"""
+"""Engine messages as an Anthropic Messages payload (`system`, `messages`, `tools`), as plain
+dicts."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,122 +15,7 @@ from foldline.core.messages import (
     ToolResultPart,
     ToolSpec,
 )
-
-
-def _attachment_text(part: AttachmentPart) -> str:
-    if part.text is not None:
-        return f"[attachment {part.name} ({part.media_type})]\n{part.text}"
-    return f"[attachment {part.name} ({part.media_type}), binary]"
-
-
-def tool_arguments_json(call: ToolCallPart) -> str:
-    """The JSON string a provider receives as a call's arguments (compact, key order kept)."""
-    return json.dumps(call.input, separators=(",", ":"), ensure_ascii=False)
-
-
-# --- OpenAI Chat Completions -------------------------------------------------------
-
-
-OPENAI_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-"""The image formats Chat Completions accepts in `image_url` parts."""
-
-
-def _openai_tool_images(message: Message) -> dict[str, Any] | None:
-    """The images of one batch of tool results as ONE user message, or None.
-
-    A `tool` message's content must be text on the Chat Completions wire, so the images
-    follow the batch in a user message of `image_url` parts (base64 data URLs), the
-    shape in which the API accepts images.
-    """
-    images = [
-        part
-        for part in message.parts
-        if isinstance(part, AttachmentPart)
-        and part.media_type in OPENAI_IMAGE_TYPES
-        and part.data_base64
-    ]
-    if not images:
-        return None
-    names = ", ".join(image.name for image in images)
-    content: list[dict[str, Any]] = [
-        {"type": "text", "text": f"Images returned by the tools above: {names}"}
-    ]
-    for image in images:
-        url = f"data:{image.media_type};base64,{image.data_base64}"
-        content.append({"type": "image_url", "image_url": {"url": url}})
-    return {"role": "user", "content": content}
-
-
-def to_openai_messages(
-    system: str, messages: Sequence[Message], *, images: bool = False
-) -> list[dict[str, Any]]:
-    """Chat Completions `messages`: system first, tool results as `tool` messages.
-
-    With `images` (a model that accepts image input), the images tool results returned
-    follow their batch's `tool` messages as one user message each. They wait until the
-    run of `tool` messages has ended, because nothing may come between an assistant's
-    tool calls and their results; each batch still gets a message of its own, so a
-    message's wire form (and its token count) does not depend on its neighbours.
-    """
-    out: list[dict[str, Any]] = []
-    waiting_images: list[dict[str, Any]] = []
-    if system:
-        out.append({"role": "system", "content": system})
-    for message in messages:
-        if message.role == "tool":
-            for result in message.tool_results:
-                out.append(
-                    {"role": "tool", "tool_call_id": result.call_id, "content": result.output}
-                )
-            image_message = _openai_tool_images(message) if images else None
-            if image_message is not None:
-                waiting_images.append(image_message)
-            continue
-        out.extend(waiting_images)
-        waiting_images.clear()
-        texts: list[str] = []
-        for part in message.parts:
-            if isinstance(part, TextPart):
-                texts.append(part.text)
-            elif isinstance(part, AttachmentPart):
-                texts.append(_attachment_text(part))
-        entry: dict[str, Any] = {"role": message.role, "content": "\n\n".join(texts)}
-        calls = message.tool_calls
-        if message.role == "assistant" and calls:
-            if not texts:
-                entry["content"] = None
-            entry["tool_calls"] = [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": tool_arguments_json(call)},
-                }
-                for call in calls
-            ]
-        out.append(entry)
-    out.extend(waiting_images)
-    return out
-
-
-def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": tool.name,
-                "description": tool.description,
-                "parameters": tool.input_schema,
-            },
-        }
-        for tool in tools
-    ]
-
-
-# --- Anthropic Messages --------------------------------------------------------------
-
-
-ANTHROPIC_IMAGE_TYPES = OPENAI_IMAGE_TYPES
-"""The image formats the Messages API accepts in image blocks (the same four)."""
+from foldline.core.wire.common import IMAGE_TYPES, attachment_text
 
 
 def _anthropic_image_into_result(blocks: list[dict[str, Any]], part: AttachmentPart) -> bool:
@@ -142,7 +23,7 @@ def _anthropic_image_into_result(blocks: list[dict[str, Any]], part: AttachmentP
     images; False when there is no such result or the part is not a usable image."""
     if not blocks or blocks[-1].get("type") != "tool_result":
         return False
-    if part.media_type not in ANTHROPIC_IMAGE_TYPES or not part.data_base64:
+    if part.media_type not in IMAGE_TYPES or not part.data_base64:
         return False
     result = blocks[-1]
     content = result["content"]
@@ -186,7 +67,7 @@ def _anthropic_blocks(message: Message) -> list[dict[str, Any]]:
             # other attachments are described in text.
             message.role == "tool" and _anthropic_image_into_result(blocks, part)
         ):
-            blocks.append({"type": "text", "text": _attachment_text(part)})
+            blocks.append({"type": "text", "text": attachment_text(part)})
     return blocks
 
 

@@ -1,0 +1,98 @@
+"""Engine messages as an OpenAI Chat Completions payload (`messages`, `tools`), as plain dicts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from foldline.core.messages import AttachmentPart, Message, TextPart, ToolSpec
+from foldline.core.wire.common import IMAGE_TYPES, attachment_text, tool_arguments_json
+
+
+def _openai_tool_images(message: Message) -> dict[str, Any] | None:
+    """The images of one batch of tool results as ONE user message, or None.
+
+    A `tool` message's content must be text on the Chat Completions wire, so the images
+    follow the batch in a user message of `image_url` parts (base64 data URLs), the
+    shape in which the API accepts images.
+    """
+    images = [
+        part
+        for part in message.parts
+        if isinstance(part, AttachmentPart) and part.media_type in IMAGE_TYPES and part.data_base64
+    ]
+    if not images:
+        return None
+    names = ", ".join(image.name for image in images)
+    content: list[dict[str, Any]] = [
+        {"type": "text", "text": f"Images returned by the tools above: {names}"}
+    ]
+    for image in images:
+        url = f"data:{image.media_type};base64,{image.data_base64}"
+        content.append({"type": "image_url", "image_url": {"url": url}})
+    return {"role": "user", "content": content}
+
+
+def to_openai_messages(
+    system: str, messages: Sequence[Message], *, images: bool = False
+) -> list[dict[str, Any]]:
+    """Chat Completions `messages`: system first, tool results as `tool` messages.
+
+    With `images` (a model that accepts image input), the images tool results returned
+    follow their batch's `tool` messages as one user message each. They wait until the
+    run of `tool` messages has ended, because nothing may come between an assistant's
+    tool calls and their results; each batch still gets a message of its own, so a
+    message's wire form (and its token count) does not depend on its neighbours.
+    """
+    out: list[dict[str, Any]] = []
+    waiting_images: list[dict[str, Any]] = []
+    if system:
+        out.append({"role": "system", "content": system})
+    for message in messages:
+        if message.role == "tool":
+            for result in message.tool_results:
+                out.append(
+                    {"role": "tool", "tool_call_id": result.call_id, "content": result.output}
+                )
+            image_message = _openai_tool_images(message) if images else None
+            if image_message is not None:
+                waiting_images.append(image_message)
+            continue
+        out.extend(waiting_images)
+        waiting_images.clear()
+        texts: list[str] = []
+        for part in message.parts:
+            if isinstance(part, TextPart):
+                texts.append(part.text)
+            elif isinstance(part, AttachmentPart):
+                texts.append(attachment_text(part))
+        entry: dict[str, Any] = {"role": message.role, "content": "\n\n".join(texts)}
+        calls = message.tool_calls
+        if message.role == "assistant" and calls:
+            if not texts:
+                entry["content"] = None
+            entry["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": tool_arguments_json(call)},
+                }
+                for call in calls
+            ]
+        out.append(entry)
+    out.extend(waiting_images)
+    return out
+
+
+def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.input_schema,
+            },
+        }
+        for tool in tools
+    ]
