@@ -55,9 +55,9 @@ class ProjectOut(ApiModel):
     created_at: str
     updated_at: str
     conversation_count: int
-    files: list[ProjectFileOut] = []
+    files: list[ProjectFileOut] = Field(default_factory=list)
     """Filled by `GET /api/projects/{id}` (empty in the list)."""
-    notes: list[ProjectNoteOut] = []
+    notes: list[ProjectNoteOut] = Field(default_factory=list)
     """Filled by `GET /api/projects/{id}` (empty in the list)."""
 
 

@@ -32,8 +32,8 @@ import json
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import replace
-from functools import partial
 from datetime import datetime
+from functools import partial
 from typing import IO, TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator

@@ -134,7 +134,9 @@ def validated_project(value: Any, where: str = "project") -> ExportedProject:
         try:
             file_text(file.name, file.media_type, content)
         except NotTextFile as error:
-            raise ValueError(f"invalid Foldline export: {where}.files.{position}: {error}") from None
+            raise ValueError(
+                f"invalid Foldline export: {where}.files.{position}: {error}"
+            ) from None
     return exported
 
 

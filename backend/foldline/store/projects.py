@@ -19,7 +19,6 @@ from typing import Any, TypeVar
 from foldline.store.connection import ConnectionPool
 from foldline.store.records import NotFound, new_id
 
-
 T = TypeVar("T")
 
 
@@ -279,8 +278,7 @@ class ProjectMethods:
         rows = (
             self._pool.get()
             .conn.execute(
-                f"SELECT {columns} FROM project_files WHERE project_id = ? "
-                "ORDER BY created_at, id",
+                f"SELECT {columns} FROM project_files WHERE project_id = ? ORDER BY created_at, id",
                 (project_id,),
             )
             .fetchall()

@@ -147,8 +147,7 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "media_type": "Media type (text/plain, text/markdown, text/csv, application/json, "
         "...): only text files are accepted, sent to the model as text.",
         "size": "Size of `content` in bytes.",
-        "sha256": "SHA-256 of `content` (hex): an identical upload is refused as a "
-        "duplicate.",
+        "sha256": "SHA-256 of `content` (hex): an identical upload is refused as a duplicate.",
         "content": "The file's bytes as uploaded (UTF-8 text).",
         "created_at": "When the file was added (ISO-8601 UTC); files are sent oldest first.",
     },

@@ -29,8 +29,8 @@ from foldline.store import branches, handoffs, lookups, projects, queries, usage
 from foldline.store.connection import ConnectionPool
 from foldline.store.handoffs import HandoffMethods
 from foldline.store.importing import ConversationImport
-from foldline.store.projects import ProjectMethods
 from foldline.store.migrations import migrations
+from foldline.store.projects import ProjectMethods
 from foldline.store.records import (
     COMPACTION_INSERT,
     CONVERSATION_COLUMNS,
