@@ -26,6 +26,7 @@ import {
 import { initPins } from "./pins.js";
 import { initRetiredNotice } from "./retired.js";
 import { isConfigured, loadSettings, openSettings } from "./settings.js";
+import { initProjects, showDraftIn } from "./projects.js";
 import { deleteConversation, initSidebar, refreshList, renameConversation } from "./sidebar.js";
 import { emit, on, setBusy, state } from "./state.js";
 import { exportConversation, importFile } from "./transfer.js";
@@ -365,6 +366,19 @@ async function main() {
       if (id === state.currentId) {
         showEmptyState();
       }
+    },
+  });
+  initProjects({
+    refresh: async () => {
+      await refreshList();
+      if (state.currentId) {
+        await refreshContext();
+      }
+    },
+    afterDelete: async () => showEmptyState(),
+    newIn: (project) => {
+      startDraft();
+      showDraftIn(project.id);
     },
   });
   chat.initChat({
