@@ -235,7 +235,7 @@ export async function openProjectDialog(id, { changed = async () => {} } = {}) {
       "div",
       { class: "modal-foot" },
       h("button", { type: "button", class: "button", text: "Export", on: { click: exportIt } }),
-      h("span", { class: "grow" }),
+      h("span", { class: "spacer" }),
       h("button", { type: "button", class: "button", text: "Close", on: { click: () => dialog.close() } }),
       h("button", {
         type: "button",
