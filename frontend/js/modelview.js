@@ -171,8 +171,12 @@ export async function refreshModelView() {
   if (project) {
     const shared = [
       `Project “${project.name}”: ${formatInteger(project.tokens)} of its ${formatInteger(project.capTokens)}-token cap, sent in the system prompt with every call, never folded.`,
-      project.instructions ? `Instructions (sent first):\n${project.instructions}` : "No instructions.",
-      project.files.length ? `Files (sent after the system prompt): ${project.files.join(", ")}` : "",
+      project.instructions
+        ? `Instructions (sent first):\n${project.instructions}`
+        : "No instructions.",
+      project.files.length
+        ? `Files (sent after the system prompt): ${project.files.join(", ")}`
+        : "",
       project.notes.length ? `Pinned notes: ${project.notes.join(", ")}` : "",
     ];
     list.append(

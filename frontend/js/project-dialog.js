@@ -43,7 +43,12 @@ export async function openProjectDialog(id, { changed = async () => {} } = {}) {
     notifyError("Could not open the project", error);
     return;
   }
-  const name = h("input", { class: "input", type: "text", id: "project-name", ".value": project.name });
+  const name = h("input", {
+    class: "input",
+    type: "text",
+    id: "project-name",
+    ".value": project.name,
+  });
   const instructions = h("textarea", {
     class: "input",
     id: "project-instructions",
@@ -62,7 +67,11 @@ export async function openProjectDialog(id, { changed = async () => {} } = {}) {
   const notes = h("ul", { class: "project-notes", "aria-label": "Pinned notes" });
   const picker = h("input", { type: "file", multiple: true, accept: TEXT_FILES, hidden: true });
   const noteTitle = h("input", { class: "input", type: "text", placeholder: "Note title" });
-  const noteText = h("textarea", { class: "input", rows: "3", placeholder: "The note, sent verbatim" });
+  const noteText = h("textarea", {
+    class: "input",
+    rows: "3",
+    placeholder: "The note, sent verbatim",
+  });
 
   const drawLists = () => {
     files.replaceChildren(
@@ -209,7 +218,12 @@ export async function openProjectDialog(id, { changed = async () => {} } = {}) {
         files,
         h(
           "button",
-          { type: "button", class: "button", id: "project-add-file", on: { click: () => picker.click() } },
+          {
+            type: "button",
+            class: "button",
+            id: "project-add-file",
+            on: { click: () => picker.click() },
+          },
           icon("upload", "small"),
           " Add files",
         ),
@@ -236,7 +250,12 @@ export async function openProjectDialog(id, { changed = async () => {} } = {}) {
       { class: "modal-foot" },
       h("button", { type: "button", class: "button", text: "Export", on: { click: exportIt } }),
       h("span", { class: "spacer" }),
-      h("button", { type: "button", class: "button", text: "Close", on: { click: () => dialog.close() } }),
+      h("button", {
+        type: "button",
+        class: "button",
+        text: "Close",
+        on: { click: () => dialog.close() },
+      }),
       h("button", {
         type: "button",
         class: "button primary",

@@ -211,21 +211,18 @@ export function moveButton(conversation) {
 /** @param {ConversationOut} conversation */
 function chooseProject(conversation) {
   const choices = [...(state.projects ?? []), null].map((project) =>
-    h(
-      "button",
-      {
-        type: "button",
-        class: ["button", "project-choice"],
-        disabled: (project?.id ?? null) === (conversation.projectId ?? null),
-        text: project ? project.name : "No project",
-        on: {
-          click: () => {
-            dialog.close();
-            moveConversation(conversation.id, project?.id ?? null);
-          },
+    h("button", {
+      type: "button",
+      class: ["button", "project-choice"],
+      disabled: (project?.id ?? null) === (conversation.projectId ?? null),
+      text: project ? project.name : "No project",
+      on: {
+        click: () => {
+          dialog.close();
+          moveConversation(conversation.id, project?.id ?? null);
         },
       },
-    ),
+    }),
   );
   const dialog = openModal({
     title: "Move to project",
@@ -311,7 +308,12 @@ export async function deleteProject(project) {
       foot: h(
         "div",
         { class: "modal-foot" },
-        h("button", { type: "button", class: "button", text: "Cancel", on: { click: choose(null) } }),
+        h("button", {
+          type: "button",
+          class: "button",
+          text: "Cancel",
+          on: { click: choose(null) },
+        }),
         count
           ? h("button", {
               type: "button",
@@ -348,7 +350,11 @@ export async function deleteProject(project) {
   }
   const members = state.conversations.filter((c) => c.projectId === project.id).map((c) => c.id);
   try {
-    const result = await api.deleteProject(project.id, choice, choice === "delete" ? count : undefined);
+    const result = await api.deleteProject(
+      project.id,
+      choice,
+      choice === "delete" ? count : undefined,
+    );
     notify({
       kind: "success",
       title: "Project deleted",
