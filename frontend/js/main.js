@@ -26,7 +26,7 @@ import {
 import { initPins } from "./pins.js";
 import { initRetiredNotice } from "./retired.js";
 import { isConfigured, loadSettings, openSettings } from "./settings.js";
-import { initProjects, showDraftIn } from "./projects.js";
+import { initProjects, projectOf, showDraftIn } from "./projects.js";
 import { deleteConversation, initSidebar, refreshList, renameConversation } from "./sidebar.js";
 import { emit, on, setBusy, state } from "./state.js";
 import { exportConversation, importFile } from "./transfer.js";
@@ -44,7 +44,10 @@ function renderHeader() {
   }
   byId("conversation-title").textContent = conversation?.title || "Foldline";
   byId("model-label").textContent = conversation
-    ? (conversation.model ?? state.settings?.defaults?.model ?? "")
+    ? (conversation.model ??
+      projectOf(conversation.projectId)?.model ??
+      state.settings?.defaults?.model ??
+      "")
     : "";
   document.title = conversation?.title ? `${conversation.title} · Foldline` : "Foldline";
 }

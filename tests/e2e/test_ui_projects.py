@@ -103,7 +103,9 @@ def test_create_rename_and_fill_a_project_then_see_it_in_model_view(ui, tmp_path
     head = _group(page, "Bridge works").locator(".project-head")
     head.hover()
     head.get_by_role("button", name="New conversation in this project").click()
-    expect(page.locator("#composer-input")).to_have_attribute("placeholder", "New conversation in “Bridge works”…")
+    expect(page.locator("#composer-input")).to_have_attribute(
+        "placeholder", "New conversation in “Bridge works”…"
+    )
     ui.send("How long is the span?")
     expect(_group(page, "Bridge works").locator(".conversation-item")).to_have_count(1)
     request = [r for r in ui.app.fake.requests if not r.is_summary][-1]
