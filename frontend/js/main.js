@@ -26,7 +26,7 @@ import {
 import { initPins } from "./pins.js";
 import { initRetiredNotice } from "./retired.js";
 import { isConfigured, loadSettings, openSettings } from "./settings.js";
-import { initProjects, projectOf, showDraftIn } from "./projects.js";
+import { chooseProject, initProjects, projectOf, showDraftIn } from "./projects.js";
 import { deleteConversation, initSidebar, refreshList, renameConversation } from "./sidebar.js";
 import { emit, on, setBusy, state } from "./state.js";
 import { exportConversation, importFile } from "./transfer.js";
@@ -216,6 +216,9 @@ function initTopbar() {
         }
         break;
       }
+      case "move-to-project":
+        chooseProject(conversation);
+        break;
       case "export-markdown":
         await exportConversation(conversation.id, "markdown");
         break;

@@ -208,8 +208,11 @@ export function moveButton(conversation) {
   return actionButton("folder-input", "Move to project", () => chooseProject(conversation));
 }
 
-/** @param {ConversationOut} conversation */
-function chooseProject(conversation) {
+/**
+ * Ask which project the conversation goes to (the row's button, the ⋯ menu).
+ * @param {ConversationOut} conversation
+ */
+export function chooseProject(conversation) {
   const choices = [...(state.projects ?? []), null].map((project) =>
     h("button", {
       type: "button",
@@ -227,7 +230,14 @@ function chooseProject(conversation) {
   const dialog = openModal({
     title: "Move to project",
     subtitle: `“${conversation.title || "Untitled"}”: its history stays as it is; it sends the chosen project's instructions and files from its next message on.`,
-    body: h("div", { class: "modal-body project-choices" }, ...choices),
+    body: h(
+      "div",
+      { class: "modal-body project-choices" },
+      (state.projects ?? []).length
+        ? null
+        : h("p", { text: "No project yet: create one with the folder button above the list." }),
+      ...choices,
+    ),
     id: "move-dialog",
   });
 }

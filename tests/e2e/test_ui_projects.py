@@ -51,6 +51,15 @@ def test_sort_conversations_into_projects_by_menu_and_by_dragging(ui):
     expect(_group(page, "No project").locator(".conversation-item")).to_have_count(2)
     ui.shot("projects-sidebar")
 
+    # Move the open conversation by the ⋯ menu.
+    _group(page, "No project").locator(".conversation-item", has_text="Talk 3").click()
+    expect(page.locator("#conversation-title")).to_have_text("Talk 3")
+    page.locator("#more-button").click()
+    page.get_by_role("menuitem", name="Move to project…").click()
+    page.locator("#move-dialog").get_by_role("button", name="Tunnel").click()
+    expect(_group(page, "Tunnel").locator(".item-title")).to_have_text(["Talk 3", "Talk 1"])
+    assert app.api("GET", f"/api/conversations/{ids[3]}")["projectId"] is not None
+
     # Collapsing hides a group's conversations, and survives a reload.
     _group(page, "Bridge").locator(".project-toggle").click()
     expect(_group(page, "Bridge").locator(".conversation-item")).to_have_count(0)
