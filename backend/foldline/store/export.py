@@ -44,7 +44,12 @@ from foldline.core.settings import MAX_TOKENS, InvalidSettings, check_conversati
 from foldline.core.state import CompactionState, Strategy, SummarizedRange, Trigger
 from foldline.store.json_stream import InvalidJson, JsonReader
 from foldline.store.markdown import export_markdown
-from foldline.store.project_json import join_or_create, project_json, validated_project
+from foldline.store.project_json import (
+    ExportedProject,
+    join_or_create,
+    project_json,
+    validated_project,
+)
 from foldline.store.records import (
     PARTS_ADAPTER,
     CompactionRecord,
@@ -523,7 +528,7 @@ def import_stream(
     calls: list[ExportedModelCall] = []
     marks: Marks = {}
     active_leaf: str | None = None
-    project: Any = None
+    project: ExportedProject | None = None
     with ExitStack() as transaction:
         writer = None
         for key in reader.object_keys():

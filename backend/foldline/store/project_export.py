@@ -14,11 +14,18 @@ from __future__ import annotations
 
 import io
 import json
+import sqlite3
+from functools import partial
 from typing import IO, TYPE_CHECKING
 
 from foldline.store.export import _dumps, import_stream, write_export
 from foldline.store.json_stream import JsonReader
-from foldline.store.project_json import project_json, validated_project, write_project
+from foldline.store.project_json import (
+    ExportedProject,
+    project_json,
+    validated_project,
+    write_project,
+)
 from foldline.store.records import new_id
 
 if TYPE_CHECKING:
@@ -42,6 +49,14 @@ def write_project_export(store: Store, project_id: str, out: IO[bytes]) -> None:
         out.write(b"," if position else b"")
         write_export(store, conversation_id, out, with_project=False)
     out.write(b"]}")
+
+
+def _new_project(conn: sqlite3.Connection, now: str, *, exported: ExportedProject) -> str:
+    """Write the exported project: under its own id when that is free here, else a new one."""
+    taken = conn.execute("SELECT 1 FROM projects WHERE id = ?", (exported.id,)).fetchone()
+    project_id = new_id() if taken else exported.id
+    write_project(conn, exported, project_id, now)
+    return project_id
 
 
 def _fail(message: str) -> ValueError:
@@ -90,16 +105,7 @@ def import_project(store: Store, stream: IO[bytes]) -> tuple[str, list[str]]:
                     )
             elif key == "project":
                 exported = validated_project(value)
-
-                def write(conn, now, exported=exported):  # type: ignore[no-untyped-def]
-                    taken = conn.execute(
-                        "SELECT 1 FROM projects WHERE id = ?", (exported.id,)
-                    ).fetchone()
-                    new = new_id() if taken else exported.id
-                    write_project(conn, exported, new, now)
-                    return new
-
-                project_id = store.in_write_transaction(write)
+                project_id = store.in_write_transaction(partial(_new_project, exported=exported))
             else:
                 raise _fail(f"{key}: extra inputs are not permitted")
         reader.end()

@@ -8,7 +8,8 @@ import binascii
 import re
 import tempfile
 from collections.abc import Iterator
-from typing import Annotated, Literal
+from pathlib import Path
+from typing import IO, Annotated, Literal
 
 from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
@@ -162,8 +163,8 @@ async def delete_project(
     (`conversations=move`, the default), or are deleted too with `conversations=delete`,
     which needs `confirmCount` equal to how many the project holds now (the number the
     person confirmed): any other count is a 409 and nothing is deleted."""
-    ids = store.project_conversation_ids(project_id)
     store.get_project(project_id)
+    ids = store.project_conversation_ids(project_id)
     deleted = 0
     if conversations == "delete":
         if confirm_count != len(ids):
@@ -330,7 +331,7 @@ def search_project(
 # --- export and import ---------------------------------------------------------------
 
 
-def _export_chunks(store: Store, project_id: str, data_dir) -> Iterator[bytes]:  # type: ignore[no-untyped-def]
+def _export_chunks(store: Store, project_id: str, data_dir: Path) -> Iterator[bytes]:
     with tempfile.TemporaryFile(dir=data_dir) as out:
         write_project_export(store, project_id, out)
         out.seek(0)
@@ -353,7 +354,7 @@ def export_project(project_id: str, store: StoreDep, data_dir: DataDirDep) -> Re
     )
 
 
-def _import_from(store: Store, body) -> ProjectOut:  # type: ignore[no-untyped-def]
+def _import_from(store: Store, body: IO[bytes]) -> ProjectOut:
     body.seek(0)
     try:
         project_id, _conversations = import_project(store, body)
