@@ -292,6 +292,8 @@ def test_export_and_import_a_project_and_a_conversation_of_one(
     assert sorted(c.title for c in copies) == ["C0", "C1"]
     assert all(c.message_count == 2 for c in copies)
 
+    markdown = client.get(f"/api/conversations/{ids[0]}/export?format=markdown").text
+    assert "- Project: Widget" in markdown
     # A conversation exported alone carries its project.
     single = client.get(f"/api/conversations/{ids[0]}/export").json()
     assert single["project"]["id"] == project
