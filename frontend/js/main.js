@@ -11,7 +11,12 @@ import { byId, h } from "./dom.js";
 import { initDrawer, isDrawerOpen, setDrawer } from "./drawer.js";
 import { initHandoff } from "./handoff.js";
 import { initMeter } from "./meter.js";
-import { initModelView, isModelViewOpen, toggleModelView } from "./modelview.js";
+import {
+  initModelView,
+  isModelViewOpen,
+  refreshModelView,
+  toggleModelView,
+} from "./modelview.js";
 import { notify, notifyError } from "./notices.js";
 import { hideOnboarding, showOnboarding } from "./onboarding.js";
 import {
@@ -378,7 +383,11 @@ async function main() {
     refresh: async () => {
       await refreshList();
       if (state.currentId) {
+        // What the open conversation sends may have changed with its project.
         await refreshContext();
+        if (isModelViewOpen()) {
+          refreshModelView();
+        }
       }
     },
     afterDelete: async () => showEmptyState(),

@@ -129,6 +129,19 @@ def test_create_rename_and_fill_a_project_then_see_it_in_model_view(ui, tmp_path
     expect(page.locator(".mv-item.system").last).to_contain_text("417 metres")
     ui.shot("projects-model-view")
 
+    # A note pinned to the project shows at once in the open conversation's Model view.
+    head = _group(page, "Bridge works").locator(".project-head")
+    head.hover()
+    head.get_by_role("button", name="Instructions, files and notes").click()
+    dialog = page.locator("#project-dialog")
+    dialog.get_by_placeholder("Note title").fill("Deadline")
+    dialog.get_by_placeholder("The note, sent verbatim").fill("Drawings are due in March.")
+    dialog.locator("#project-add-note").click()
+    expect(dialog.locator(".project-notes")).to_contain_text("Deadline")
+    dialog.get_by_role("button", name="Close", exact=True).last.click()
+    expect(shared).to_contain_text("Pinned notes: Deadline")
+    expect(page.locator(".mv-item.system").last).to_contain_text("Drawings are due in March.")
+
 
 def test_deleting_a_project_keeps_or_deletes_its_conversations_as_confirmed(ui):
     app = ui.app
