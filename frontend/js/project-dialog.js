@@ -7,6 +7,7 @@ import { openModal } from "./dialog.js";
 import { h, icon } from "./dom.js";
 import { formatInteger } from "./format.js";
 import { notify, notifyError } from "./notices.js";
+import { state } from "./state.js";
 
 const TEXT_FILES =
   ".txt,.md,.markdown,.csv,.tsv,.json,.yaml,.yml,.toml,.xml,.html,.css,.js,.ts,.py,.rs,.go,.java,.c,.h,.cpp,.sh,.sql,text/*,application/json";
@@ -56,10 +57,12 @@ export async function openProjectDialog(id, { changed = async () => {} } = {}) {
     placeholder: "Sent before the system prompt of each conversation in this project.",
     ".value": project.instructions,
   });
+  const choices = h("datalist", { id: "project-models" });
   const model = h("input", {
     class: "input",
     type: "text",
     id: "project-model",
+    list: "project-models",
     placeholder: "The app's default model",
     ".value": project.model ?? "",
   });
@@ -196,6 +199,17 @@ export async function openProjectDialog(id, { changed = async () => {} } = {}) {
     }
   };
 
+  // The models to pick from: the providers' lists and the configured ones.
+  api
+    .listModels()
+    .then((listed) => {
+      const names = new Set([
+        ...listed.models.map((m) => m.id),
+        ...Object.keys(state.settings?.models ?? {}),
+      ]);
+      choices.replaceChildren(...[...names].sort().map((name) => h("option", { value: name })));
+    })
+    .catch(() => {});
   const field = (label, control) =>
     h("label", { class: "field" }, h("span", { class: "field-label", text: label }), control);
   drawLists();
@@ -211,6 +225,7 @@ export async function openProjectDialog(id, { changed = async () => {} } = {}) {
       field("Name", name),
       field("Instructions", instructions),
       field("Default model", model),
+      choices,
       h(
         "div",
         { class: "field" },
