@@ -191,6 +191,21 @@ def test_files_must_be_text_and_are_stored_as_given(client: TestClient) -> None:
     assert client.get(f"/api/projects/{project}/files/{meta['id']}").status_code == 404
 
 
+def test_a_file_of_almost_two_mebibytes_reaches_the_checks_and_a_larger_one_is_413(
+    client: TestClient,
+) -> None:
+    project = _project(client)["id"]
+    # Its base64 is well over the 1 MiB of an ordinary body: it gets through, to be
+    # refused by the cap of fake-model's 32k window (not by the body limit).
+    almost = b"ab\n" * (1900 * 1024 // 3)
+    reply = _file(client, project, "big.txt", almost, "text/plain")
+    assert reply.json()["error"]["code"] == "project_over_cap"
+    over = _file(client, project, "bigger.txt", b"a" * (2 * 1024 * 1024 + 1), "text/plain")
+    assert over.status_code == 413
+    huge = _file(client, project, "huge.txt", b"a" * (3 * 1024 * 1024), "text/plain")
+    assert huge.status_code == 413
+
+
 def test_notes_edit_and_delete(client: TestClient) -> None:
     project = _project(client)["id"]
     note = client.post(f"/api/projects/{project}/notes", json={"title": "A", "text": "one"}).json()
@@ -347,3 +362,19 @@ def test_an_invalid_project_import_leaves_nothing(client: TestClient, store: Sto
         ).status_code
         == 400
     )
+
+
+def test_a_project_export_larger_than_an_ordinary_body_imports(
+    client: TestClient, store: Store
+) -> None:
+    project = _project(client)["id"]
+    conversation = client.post("/api/conversations", json={"projectId": project}).json()["id"]
+    store.append_messages(conversation, [user("w" * 400_000), assistant("v" * 400_000)] * 2)
+    exported = client.get(f"/api/projects/{project}/export").content
+    assert len(exported) > 1024 * 1024
+    reply = client.post(
+        "/api/projects/import", content=exported, headers={"content-type": "application/json"}
+    )
+    assert reply.status_code == 201, reply.text
+    (copy,) = store.list_conversations(project_id=reply.json()["id"])
+    assert copy.message_count == 4
