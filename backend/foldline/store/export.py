@@ -505,7 +505,7 @@ conversations in no project."""
 
 
 def import_stream(
-    store: Store, stream: IO[bytes], *, project_id: str | None = None
+    store: Store, stream: IO[bytes] | JsonReader, *, project_id: str | None = None
 ) -> ConversationRecord:
     """Create a new conversation (new ids) from a JSON export read from `stream`.
 
@@ -520,7 +520,10 @@ def import_stream(
     `messages` (as Foldline writes them). Raises `InvalidJson` for bytes that are not
     JSON and ValueError naming the field for a document that is not a valid export.
     """
-    reader = JsonReader(stream)
+    # A reader is a conversation inside a larger document (a project export): it is read
+    # where the reader stands, and what follows it is the caller's.
+    whole = not isinstance(stream, JsonReader)
+    reader = JsonReader(stream) if whole else stream
     if reader.peek() != "{":
         raise ValueError("a Foldline export is a JSON object")
     seen: dict[str, Any] = {}
@@ -607,7 +610,8 @@ def import_stream(
                     _validated(ExportedFold, item, f"compactions.{position}")
                     for position, item in enumerate(value)
                 ]
-        reader.end()
+        if whole:
+            reader.end()
         missing = [key for key in _KEYS if key not in seen]
         if missing or writer is None:
             raise ValueError(f"invalid Foldline export: missing {', '.join(missing)}")

@@ -6,14 +6,12 @@ conversation as a complete conversation export (see `export.py`).
 
 A project import creates a new project (under the exported id when it is free here, so
 conversations exported from it alone later join it) and imports every conversation
-into it, one at a time. When any part of the document is invalid, what was already
-written is deleted again, so nothing half-imported remains.
+into it, one at a time, each read as a stream. When any part of the document is
+invalid, what was already written is deleted again, so nothing half-imported remains.
 """
 
 from __future__ import annotations
 
-import io
-import json
 import sqlite3
 from functools import partial
 from typing import IO, TYPE_CHECKING
@@ -84,10 +82,11 @@ def import_project(store: Store, stream: IO[bytes]) -> tuple[str, list[str]]:
                     raise _fail("project must come before conversations")
                 if reader.peek() != "[":
                     raise _fail("conversations must be a list")
-                for position, item in enumerate(reader.array_items()):
-                    body = io.BytesIO(json.dumps(item).encode("utf-8"))
+                # Each conversation is read from the document as a stream, like a
+                # conversation export of its own: memory stays flat whatever its length.
+                for position in reader.array_positions():
                     try:
-                        record = import_stream(store, body, project_id=project_id)
+                        record = import_stream(store, reader, project_id=project_id)
                     except ValueError as error:
                         raise _fail(f"conversations.{position}: {error}") from None
                     created.append(record.id)
