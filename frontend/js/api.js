@@ -142,8 +142,8 @@ export const api = {
   health: () => json("GET", "/api/health"),
 
   /** @returns {Promise<ConversationOut[]>} */
-  listConversations: async (q = "") =>
-    (await json("GET", "/api/conversations", { query: { q } })).items,
+  listConversations: async (q = "", projectId = "") =>
+    (await json("GET", "/api/conversations", { query: { q, projectId } })).items,
   createConversation: (fields = {}) => json("POST", "/api/conversations", { body: fields }),
   getConversation: (id) => json("GET", `/api/conversations/${enc(id)}`),
   updateConversation: (id, fields) =>
@@ -244,6 +244,29 @@ export const api = {
     return { blob: await response.blob(), filename };
   },
   importConversation: (document) => json("POST", "/api/conversations/import", { body: document }),
+
+  /** @returns {Promise<ProjectOut[]>} */
+  listProjects: async () => (await json("GET", "/api/projects")).items,
+  /** @returns {Promise<ProjectOut>} */
+  getProject: (id) => json("GET", `/api/projects/${enc(id)}`),
+  createProject: (fields) => json("POST", "/api/projects", { body: fields }),
+  updateProject: (id, fields) => json("PATCH", `/api/projects/${enc(id)}`, { body: fields }),
+  /** `conversations`: "move" (to no project) or "delete" (with `confirmCount`). */
+  deleteProject: (id, conversations = "move", confirmCount = undefined) =>
+    json("DELETE", `/api/projects/${enc(id)}`, { query: { conversations, confirmCount } }),
+  addProjectFile: (id, file) => json("POST", `/api/projects/${enc(id)}/files`, { body: file }),
+  deleteProjectFile: (id, fileId) =>
+    json("DELETE", `/api/projects/${enc(id)}/files/${enc(fileId)}`),
+  addProjectNote: (id, note) => json("POST", `/api/projects/${enc(id)}/notes`, { body: note }),
+  deleteProjectNote: (id, noteId) =>
+    json("DELETE", `/api/projects/${enc(id)}/notes/${enc(noteId)}`),
+  importProject: (document) => json("POST", "/api/projects/import", { body: document }),
+  exportProject: async (id) => {
+    const response = await send("GET", `/api/projects/${enc(id)}/export`, { accept: "*/*" });
+    const disposition = response.headers.get("Content-Disposition") || "";
+    const match = /filename="?([^";]+)"?/i.exec(disposition);
+    return { blob: await response.blob(), filename: match ? match[1] : "project.json" };
+  },
 
   getSettings: () => json("GET", "/api/settings"),
   putSettings: (settings) => json("PUT", "/api/settings", { body: settings }),

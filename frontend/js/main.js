@@ -11,7 +11,12 @@ import { byId, h } from "./dom.js";
 import { initDrawer, isDrawerOpen, setDrawer } from "./drawer.js";
 import { initHandoff } from "./handoff.js";
 import { initMeter } from "./meter.js";
-import { initModelView, isModelViewOpen, toggleModelView } from "./modelview.js";
+import {
+  initModelView,
+  isModelViewOpen,
+  refreshModelView,
+  toggleModelView,
+} from "./modelview.js";
 import { notify, notifyError } from "./notices.js";
 import { hideOnboarding, showOnboarding } from "./onboarding.js";
 import {
@@ -26,6 +31,7 @@ import {
 import { initPins } from "./pins.js";
 import { initRetiredNotice } from "./retired.js";
 import { isConfigured, loadSettings, openSettings } from "./settings.js";
+import { chooseProject, initProjects, projectOf, showDraftIn } from "./projects.js";
 import { deleteConversation, initSidebar, refreshList, renameConversation } from "./sidebar.js";
 import { emit, on, setBusy, state } from "./state.js";
 import { exportConversation, importFile } from "./transfer.js";
@@ -43,7 +49,10 @@ function renderHeader() {
   }
   byId("conversation-title").textContent = conversation?.title || "Foldline";
   byId("model-label").textContent = conversation
-    ? (conversation.model ?? state.settings?.defaults?.model ?? "")
+    ? (conversation.model ??
+      projectOf(conversation.projectId)?.model ??
+      state.settings?.defaults?.model ??
+      "")
     : "";
   document.title = conversation?.title ? `${conversation.title} · Foldline` : "Foldline";
 }
@@ -212,6 +221,9 @@ function initTopbar() {
         }
         break;
       }
+      case "move-to-project":
+        chooseProject(conversation);
+        break;
       case "export-markdown":
         await exportConversation(conversation.id, "markdown");
         break;
@@ -365,6 +377,23 @@ async function main() {
       if (id === state.currentId) {
         showEmptyState();
       }
+    },
+  });
+  initProjects({
+    refresh: async () => {
+      await refreshList();
+      if (state.currentId) {
+        // What the open conversation sends may have changed with its project.
+        await refreshContext();
+        if (isModelViewOpen()) {
+          refreshModelView();
+        }
+      }
+    },
+    afterDelete: async () => showEmptyState(),
+    newIn: (project) => {
+      startDraft();
+      showDraftIn(project.id);
     },
   });
   chat.initChat({

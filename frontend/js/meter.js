@@ -20,6 +20,7 @@ let turnStart = null;
 
 const PARTS = [
   ["system", "System prompt"],
+  ["project", "Project (instructions, files, notes)"],
   ["tools", "Tool schemas"],
   ["summary", "Summary"],
   ["messages", "Messages"],
@@ -253,7 +254,7 @@ function popoverContent(context, { unlimited, fraction, soft, level }) {
   const stacked = h("div", { class: "stacked" });
   const rows = [];
   for (const [key, label] of PARTS) {
-    const value = breakdown[key];
+    const value = breakdown[key] ?? 0;
     const segment = h("span", { class: `swatch ${key}` });
     segment.style.width = `${((value / total) * 100).toFixed(2)}%`;
     stacked.append(segment);

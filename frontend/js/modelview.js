@@ -167,9 +167,35 @@ export async function refreshModelView() {
     tabindex: "0",
     "aria-label": "Messages of the next request",
   });
+  const project = context.project;
+  if (project) {
+    const shared = [
+      `Project “${project.name}”: ${formatInteger(project.tokens)} of its ${formatInteger(project.capTokens)}-token cap, sent in the system prompt with every call, never folded.`,
+      project.instructions
+        ? `Instructions (sent first):\n${project.instructions}`
+        : "No instructions.",
+      project.files.length
+        ? `Files (sent after the system prompt): ${project.files.join(", ")}`
+        : "",
+      project.notes.length ? `Pinned notes: ${project.notes.join(", ")}` : "",
+    ];
+    list.append(
+      item({
+        role: "project",
+        label: `the project's · ${project.name}`,
+        text: shared.filter(Boolean).join("\n\n"),
+        kind: "system project",
+      }),
+    );
+  }
   if (context.system) {
     list.append(
-      item({ role: "system", label: "system prompt", text: context.system, kind: "system" }),
+      item({
+        role: "system",
+        label: project ? `system prompt, with the project “${project.name}”` : "system prompt",
+        text: context.system,
+        kind: "system",
+      }),
     );
   }
   messages.forEach((message, position) => {

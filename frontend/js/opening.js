@@ -176,7 +176,9 @@ export async function openConversation(
 
 export async function createConversation() {
   try {
-    const conversation = await api.createConversation({});
+    const projectId = state.draftProjectId;
+    const conversation = await api.createConversation(projectId ? { projectId } : {});
+    state.draftProjectId = null;
     await refreshList();
     await openConversation(conversation.id);
     return conversation;
@@ -187,6 +189,7 @@ export async function createConversation() {
 }
 
 export function showEmptyState() {
+  state.draftProjectId = null;
   state.currentId = null;
   state.conversation = null;
   state.context = null;

@@ -1,10 +1,12 @@
-// The sidebar: conversations newest first, grouped by day, with search, rename and delete.
+// The sidebar: conversations newest first, grouped by project (projects.js) and by day,
+// with search, rename and delete.
 
 import { api } from "./api.js";
 import { confirmDialog } from "./dialog.js";
 import { byId, h, icon, markTerms, searchTerms } from "./dom.js";
 import { dayGroup, formatWhen, plural } from "./format.js";
 import { notifyError } from "./notices.js";
+import { loadProjects, makeDraggable, moveButton, projectGroups } from "./projects.js";
 import { emit, on, state } from "./state.js";
 
 let hooks = { open: async () => {}, create: async () => {}, afterDelete: async () => {} };
@@ -38,7 +40,7 @@ export function initSidebar(appHooks) {
 export async function refreshList() {
   const mine = ++requestNumber;
   try {
-    const items = await api.listConversations(state.query);
+    const [items] = await Promise.all([api.listConversations(state.query), loadProjects()]);
     if (mine !== requestNumber) {
       return;
     }
@@ -52,7 +54,7 @@ export async function refreshList() {
 function render() {
   const list = byId("conversation-list");
   const items = state.conversations;
-  if (!items.length) {
+  if (!items.length && !(state.projects.length && !state.query)) {
     list.replaceChildren(
       h("div", {
         class: "list-empty",
@@ -61,6 +63,11 @@ function render() {
     );
     return;
   }
+  list.replaceChildren(...projectGroups(items, renderItem, byDay));
+}
+
+/** @param {ConversationOut[]} items */
+function byDay(items) {
   const children = [];
   let group = null;
   for (const conversation of items) {
@@ -71,7 +78,7 @@ function render() {
     }
     children.push(renderItem(conversation));
   }
-  list.replaceChildren(...children);
+  return children;
 }
 
 /**
@@ -132,6 +139,7 @@ function renderItem(conversation) {
     h(
       "span",
       { class: "item-actions" },
+      moveButton(conversation),
       h(
         "button",
         {
@@ -166,6 +174,7 @@ function renderItem(conversation) {
       ),
     ),
   );
+  makeDraggable(item, conversation);
   const open = () => hooks.open(conversation.id, openingOf(conversation));
   item.addEventListener("click", open);
   item.addEventListener("keydown", (event) => {

@@ -27,6 +27,10 @@ export const state = {
   busy: null,
   /** The settings as GET /api/settings returned them. @type {SettingsOut|null} */
   settings: null,
+  /** The projects, by name. @type {ProjectOut[]} */
+  projects: [],
+  /** The project a new conversation is started in ("+" on a project), or null. */
+  draftProjectId: null,
 };
 
 const listeners = new Map();

@@ -30,6 +30,12 @@ export async function importFile(file) {
     return null;
   }
   try {
+    if (document?.format === "foldline.project") {
+      const project = await api.importProject(document);
+      const count = `${project.conversationCount} conversation(s)`;
+      notify({ kind: "success", title: "Project imported", text: `${project.name}: ${count}` });
+      return null;
+    }
     const conversation = await api.importConversation(document);
     notify({ kind: "success", title: "Imported", text: conversation.title ?? file.name });
     return conversation;

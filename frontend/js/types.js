@@ -155,6 +155,7 @@ export {};
  * @property {string|null} activeLeafId The last message of the active path (null: no message yet); the display history is the path from the first message to it.
  * @property {OriginOut|null} origin Where this conversation was handed off from; filled by `GET …/{id}` (null in lists).
  * @property {Array<HandoffOut>} handoffs The conversations handed off from this one, oldest first; filled by `GET …/{id}`.
+ * @property {string|null} projectId The project the conversation belongs to (null: no project).
  */
 
 /**
@@ -174,15 +175,17 @@ export {};
  * @property {string|null} model
  * @property {string|null} systemPrompt
  * @property {Object<string, *>|null} settings
+ * @property {string|null} projectId Create it in this project (404 when there is no such project).
  */
 
 /**
- * Fields left out (or null) are unchanged.
+ * Fields left out (or null) are unchanged, except `projectId`, where null means "no project".
  * @typedef {Object} ConversationPatch
  * @property {string|null} title
  * @property {string|null} model
  * @property {string|null} systemPrompt
  * @property {Object<string, *>|null} settings
+ * @property {string|null} projectId Move the conversation into this project; null moves it to "no project". Left out: unchanged. Its messages, folds and pins are untouched.
  */
 
 /**
@@ -303,6 +306,19 @@ export {};
  * @property {number} tools
  * @property {number} summary
  * @property {number} messages
+ * @property {number} project The project's instructions, files and notes (sent in the system prompt, never folded); 0 for a conversation in no project.
+ */
+
+/**
+ * A conversation's project as Model view shows it: its part of `system`.
+ * @typedef {Object} ProjectInViewOut
+ * @property {string} id
+ * @property {string} name
+ * @property {string} instructions Sent first, before the conversation's own system prompt.
+ * @property {Array<string>} files The names of the files sent after the system prompt, in order.
+ * @property {Array<string>} notes The titles of the pinned notes sent after the files.
+ * @property {number} tokens
+ * @property {number} capTokens A quarter of the input budget: above it, a turn is refused (422).
  */
 
 /**
@@ -383,6 +399,7 @@ export {};
  * @property {Array<ApiMessageOut>} apiMessages Empty when asked for with `?messages=false` (see `api_messages_included`).
  * @property {boolean} apiMessagesIncluded False when `apiMessages` was left out on purpose (`?messages=false`), so an empty list is never mistaken for an empty view.
  * @property {string|null} settingsNotice Set when the conversation's stored settings are invalid (saved by an older version): it then runs on the app's `[compaction]` settings, and this says why.
+ * @property {ProjectInViewOut|null} project The conversation's project (null: none); `system` holds what it adds.
  */
 
 /**
@@ -550,6 +567,101 @@ export {};
 /**
  * @typedef {Object} LocalServers
  * @property {Array<LocalServer>} servers
+ */
+
+/**
+ * @typedef {Object} ProjectFileOut
+ * @property {string} id
+ * @property {string} name
+ * @property {string} mediaType
+ * @property {number} size Bytes.
+ * @property {string} sha256
+ * @property {string} createdAt
+ */
+
+/**
+ * @typedef {Object} ProjectNoteOut
+ * @property {string} id
+ * @property {string} title
+ * @property {string} text
+ * @property {string} createdAt
+ * @property {string} updatedAt
+ */
+
+/**
+ * @typedef {Object} ProjectOut
+ * @property {string} id
+ * @property {string} name
+ * @property {string} instructions Sent before the system prompt of each of its conversations.
+ * @property {string|null} model The default model of its conversations that choose none (null: the app's).
+ * @property {Object<string, *>} settings `compaction` holds overrides under each conversation's own, as on a conversation.
+ * @property {string} createdAt
+ * @property {string} updatedAt
+ * @property {number} conversationCount
+ * @property {Array<ProjectFileOut>} files Filled by `GET /api/projects/{id}` (empty in the list).
+ * @property {Array<ProjectNoteOut>} notes Filled by `GET /api/projects/{id}` (empty in the list).
+ */
+
+/**
+ * @typedef {Object} ProjectList
+ * @property {Array<ProjectOut>} items
+ */
+
+/**
+ * @typedef {Object} ProjectCreate
+ * @property {string} name
+ * @property {string} instructions
+ * @property {string|null} model
+ * @property {Object<string, *>|null} settings
+ */
+
+/**
+ * Fields left out are unchanged; `model: null` sets the default back to the app's.
+ * @typedef {Object} ProjectPatch
+ * @property {string|null} name
+ * @property {string|null} instructions
+ * @property {string|null} model
+ * @property {Object<string, *>|null} settings
+ */
+
+/**
+ * @typedef {Object} ProjectDeleted
+ * @property {number} moved Conversations moved to "no project".
+ * @property {number} deleted Conversations deleted with the project (only when asked for and confirmed).
+ */
+
+/**
+ * @typedef {Object} ProjectFileCreate
+ * @property {string} name
+ * @property {string} mediaType
+ * @property {string} data The file's bytes, base64.
+ */
+
+/**
+ * @typedef {Object} ProjectNoteCreate
+ * @property {string} title
+ * @property {string} text
+ */
+
+/**
+ * @typedef {Object} ProjectNotePatch
+ * @property {string|null} title
+ * @property {string|null} text
+ */
+
+/**
+ * @typedef {Object} ProjectSearchHit
+ * @property {"file"|"note"} kind
+ * @property {string} id
+ * @property {string} name
+ * @property {string} snippet
+ */
+
+/**
+ * `GET /api/projects/{id}/search?q=`: the project's matching conversations (as in `GET /api/conversations?q=`) and its files and notes that contain every term.
+ * @typedef {Object} ProjectSearchOut
+ * @property {Array<ConversationOut>} conversations
+ * @property {Array<ProjectSearchHit>} shared
  */
 
 /**

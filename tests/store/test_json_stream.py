@@ -45,3 +45,25 @@ def test_any_chunk_size_reads_the_same_values(chunk: int) -> None:
 def test_broken_documents_say_where(text: bytes, message: str) -> None:
     with pytest.raises(InvalidJson, match=message):
         _read(JsonReader(io.BytesIO(text), chunk_chars=2))
+
+
+@pytest.mark.parametrize("chunk", [1, 5, 1 << 20])
+def test_array_positions_let_the_caller_read_each_element_as_a_stream(chunk: int) -> None:
+    data = json.dumps({"items": [{"k": [1, 2]}, {"k": []}, {"k": [3]}], "n": 1}).encode()
+    reader = JsonReader(io.BytesIO(data), chunk_chars=chunk)
+    read: list[tuple[int, list]] = []
+    for key in reader.object_keys():
+        if key == "items":
+            for position in reader.array_positions():
+                for inner in reader.object_keys():
+                    read.append((position, list(reader.array_items()) if inner == "k" else []))
+        else:
+            assert reader.value() == 1
+    reader.end()
+    assert read == [(0, [1, 2]), (1, []), (2, [3])]
+    empty = JsonReader(io.BytesIO(b"[]"))
+    assert list(empty.array_positions()) == []
+    broken = JsonReader(io.BytesIO(b"[1 2]"))
+    with pytest.raises(InvalidJson, match="expected ']'"):
+        for _position in broken.array_positions():
+            broken.value()

@@ -66,6 +66,19 @@ def seed(db: Database, applied: set[str]) -> None:
         db.execute("UPDATE messages SET parent_id = 'm0' WHERE id = 'm1'")
         db.execute("UPDATE conversations SET active_leaf_id = 'm1' WHERE id = 'c1'")
         db.execute("UPDATE compactions SET last_message_id = 'm0' WHERE conversation_id = 'c1'")
+    if "m010_projects" in applied:
+        db.execute(
+            "INSERT INTO projects (id, name, instructions, settings, created_at, updated_at) "
+            "VALUES ('p1', 'Seeded project', 'Be brief.', '{}', ?, ?)",
+            (NOW, NOW),
+        )
+        db.execute(
+            "INSERT INTO project_files (id, project_id, name, media_type, size, sha256, "
+            "content, created_at) VALUES ('f1', 'p1', 'a.txt', 'text/plain', 3, 'x', "
+            "CAST('abc' AS BLOB), ?)",
+            (NOW,),
+        )
+        db.execute("UPDATE conversations SET project_id = 'p1' WHERE id = 'c1'")
 
 
 @pytest.mark.parametrize("applied_count", range(len(MIGRATION_NAMES) + 1))
@@ -113,6 +126,17 @@ def test_upgrade_from_every_earlier_version(tmp_path: Path, applied_count: int) 
             assert [c.last_message_id for c in store.list_compactions("c1")] == (
                 ["m0"] if folded else []
             )
+            # A conversation from before projects is in none; one after keeps its own.
+            in_project = "m010_projects" in applied
+            assert conversation.project_id == ("p1" if in_project else None)
+            assert [p.name for p in store.list_projects()] == (
+                ["Seeded project"] if in_project else []
+            )
+            if in_project:
+                assert store.get_project_file("p1", "f1").content == b"abc"
+                assert store.list_conversations(project_id="p1")[0].id == "c1"
+            else:
+                assert store.list_conversations(no_project=True)[0].id == "c1"
             calibrated = "m003_calibration" in applied
             assert store.get_calibration("anthropic", "claude") == (
                 Calibration(1.25, 7) if calibrated else Calibration()

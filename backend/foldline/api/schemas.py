@@ -229,6 +229,8 @@ class ConversationOut(ApiModel):
     """Where this conversation was handed off from; filled by `GET …/{id}` (null in lists)."""
     handoffs: list[HandoffOut] = []
     """The conversations handed off from this one, oldest first; filled by `GET …/{id}`."""
+    project_id: str | None = None
+    """The project the conversation belongs to (null: no project)."""
 
 
 class ConversationList(ApiModel):
@@ -254,17 +256,23 @@ class ConversationCreate(RequestModel):
     model: Annotated[str, Field(min_length=1, max_length=200)] | None = None
     system_prompt: Annotated[str, Field(max_length=MAX_SYSTEM_PROMPT_CHARS)] | None = None
     settings: dict[str, Any] | None = None
+    project_id: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+    """Create it in this project (404 when there is no such project)."""
 
     check_settings = field_validator("settings")(_checked_settings)
 
 
 class ConversationPatch(RequestModel):
-    """Fields left out (or null) are unchanged."""
+    """Fields left out (or null) are unchanged, except `projectId`, where null means
+    "no project"."""
 
     title: Annotated[str, Field(min_length=1, max_length=MAX_TITLE_CHARS)] | None = None
     model: Annotated[str, Field(min_length=1, max_length=200)] | None = None
     system_prompt: Annotated[str, Field(max_length=MAX_SYSTEM_PROMPT_CHARS)] | None = None
     settings: dict[str, Any] | None = None
+    project_id: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+    """Move the conversation into this project; null moves it to "no project". Left
+    out: unchanged. Its messages, folds and pins are untouched."""
 
     check_settings = field_validator("settings")(_checked_settings)
 
@@ -501,6 +509,25 @@ class ContextBreakdown(ApiModel):
     tools: int
     summary: int
     messages: int
+    project: int = 0
+    """The project's instructions, files and notes (sent in the system prompt, never
+    folded); 0 for a conversation in no project."""
+
+
+class ProjectInViewOut(ApiModel):
+    """A conversation's project as Model view shows it: its part of `system`."""
+
+    id: str
+    name: str
+    instructions: str
+    """Sent first, before the conversation's own system prompt."""
+    files: list[str]
+    """The names of the files sent after the system prompt, in order."""
+    notes: list[str]
+    """The titles of the pinned notes sent after the files."""
+    tokens: int
+    cap_tokens: int
+    """A quarter of the input budget: above it, a turn is refused (422)."""
 
 
 class Thresholds(ApiModel):
@@ -582,6 +609,8 @@ class ContextOut(ContextStatsOut):
     settings_notice: str | None = None
     """Set when the conversation's stored settings are invalid (saved by an older
     version): it then runs on the app's `[compaction]` settings, and this says why."""
+    project: ProjectInViewOut | None = None
+    """The conversation's project (null: none); `system` holds what it adds."""
 
 
 class CompactionPreview(ApiModel):

@@ -19,16 +19,24 @@ from foldline.api.schemas import (
     ContextOut,
     ContextStatsOut,
     ConversationUsageOut,
+    ProjectInViewOut,
     Thresholds,
     UsageOut,
     part_out,
 )
 from foldline.chat.counting import CachedCounter
+from foldline.chat.projects import (
+    conversation_project,
+    model_name,
+    project_context,
+    settings_with_project,
+)
 from foldline.config import AppConfig
 from foldline.core.budget import Budget, TokenAnchor, tokens_now
 from foldline.core.fold_inputs import FoldInputs
 from foldline.core.messages import HistoryWindow, Message, ToolSpec
 from foldline.core.pins import Pin, pins_cap, pins_tokens
+from foldline.core.projects import ProjectContext, compose_system, project_cap
 from foldline.core.settings import CompactionSettings, InvalidSettings, check_conversation_settings
 from foldline.core.state import CompactionState
 from foldline.core.tokens import ScaledCounter, TokenCounter
@@ -77,6 +85,8 @@ class ConversationContext:
     """Why the conversation's own settings were set aside for the defaults, if they were."""
     pins: tuple[Pin, ...] = ()
     """Every pinned message of the conversation (those folded ride after the summary)."""
+    project: ProjectInViewOut | None = None
+    """The conversation's project and what its shared context takes in `system`."""
 
     @property
     def window(self) -> HistoryWindow:
@@ -106,6 +116,10 @@ class ConversationContext:
     @property
     def pins_cap(self) -> int:
         return pins_cap(self.budget.input_budget)
+
+    @property
+    def project_over_cap(self) -> bool:
+        return self.project is not None and self.project.tokens > self.project.cap_tokens
 
     @property
     def start_index(self) -> int:
@@ -163,24 +177,27 @@ class ConversationContext:
             ],
             api_messages_included=include_messages,
             settings_notice=self.settings_notice,
+            project=self.project,
         )
 
 
 def conversation_settings(
-    config: AppConfig, conversation: ConversationRecord
+    config: AppConfig, conversation: ConversationRecord, settings: dict[str, Any] | None = None
 ) -> tuple[CompactionSettings, str | None]:
-    """The app's compaction settings with the conversation's own overrides on top, and a
-    notice when those overrides are invalid (stored by an older version that did not
-    check them): the conversation then runs on the app's settings instead of failing."""
+    """The app's compaction settings with the conversation's own overrides on top (or
+    `settings`: its own with its project's beneath them), and a notice when those
+    overrides are invalid (stored by an older version that did not check them): the
+    conversation then runs on the app's settings instead of failing."""
+    settings = conversation.settings if settings is None else settings
     try:
-        check_conversation_settings(conversation.settings)
+        check_conversation_settings(settings)
     except InvalidSettings as error:
         notice = (
             f"This conversation's own settings are invalid ({error}); the app's "
             "[compaction] settings (config.toml) are used instead."
         )
         return config.compaction, notice
-    overrides = conversation.settings.get("compaction") or {}
+    overrides = settings.get("compaction") or {}
     if not overrides:
         return config.compaction, None
     merged = config.compaction.model_dump() | dict(overrides)
@@ -269,8 +286,10 @@ class ContextLoader:
 
     def load(self, config: AppConfig, conversation_id: str, *, wire: str) -> ConversationContext:
         conversation = self.store.get_conversation(conversation_id)
-        model_name = conversation.model or config.default_model or ""
-        model = resolve_model(config, model_name, listing=self.listing)
+        project = conversation_project(self.store, conversation)
+        model = resolve_model(
+            config, model_name(config, conversation, project), listing=self.listing
+        )
         budget = Budget(
             context_window=model.context_window,
             max_output_tokens=model.output_reserve,
@@ -282,10 +301,13 @@ class ContextLoader:
         window = HistoryWindow(start, tuple(record.message for record in records))
         pins = tuple(Pin(pin.seq, pin.message) for pin in self.store.list_pins(conversation_id))
         view = build_api_messages(window, state, pins)
-        system = conversation.system_prompt or DEFAULT_SYSTEM_PROMPT
+        own_system = conversation.system_prompt or DEFAULT_SYSTEM_PROMPT
+        shared = project_context(self.store, project) if project else None
+        system = compose_system(own_system, shared)
         tools = self.tools()
         counter, ratio = self.counter(model, wire)
         framing = counter.count_request(system, [], [])
+        project_tokens = framing - counter.count_request(own_system, [], []) if shared else 0
         tool_tokens = counter.count_request(system, [], tools) - framing
         base = counter.count_request(system, [], tools)
         counts = self._count_view(model, wire, counter, view, records)
@@ -299,12 +321,15 @@ class ContextLoader:
                 anchor_tokens, added = anchor.tokens, sum(counts[anchor.view_length :])
         summary = counts[0] if state and view else 0
         breakdown = ContextBreakdown(
-            system=framing,
+            system=framing - project_tokens,
             tools=tool_tokens,
             summary=summary,
             messages=max(tokens - framing - tool_tokens - summary, 0),
+            project=project_tokens,
         )
-        settings, settings_notice = conversation_settings(config, conversation)
+        settings, settings_notice = conversation_settings(
+            config, conversation, settings_with_project(conversation.settings, project)
+        )
         return ConversationContext(
             conversation=conversation,
             model=model,
@@ -326,6 +351,11 @@ class ContextLoader:
             usage=self.usage(conversation_id, model),
             background_fold=self.fold_status(conversation_id),
             pins=pins,
+            project=(
+                project_in_view(project.id, shared, project_tokens, budget)
+                if project and shared
+                else None
+            ),
         )
 
     def usage(self, conversation_id: str, model: ResolvedModel) -> ConversationUsageOut:
@@ -337,3 +367,18 @@ class ContextLoader:
             last_turn=UsageOut.model_validate(last_turn, from_attributes=True),
             priced=model.prices is not None or total.cost is not None,
         )
+
+
+def project_in_view(
+    project_id: str, shared: ProjectContext, tokens: int, budget: Budget
+) -> ProjectInViewOut:
+    """What Model view shows as the project's part of the system prompt."""
+    return ProjectInViewOut(
+        id=project_id,
+        name=shared.name,
+        instructions=shared.instructions,
+        files=[file.name for file in shared.files],
+        notes=[note.title for note in shared.notes],
+        tokens=tokens,
+        cap_tokens=project_cap(budget.input_budget),
+    )

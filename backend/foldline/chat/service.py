@@ -22,15 +22,24 @@ from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.folding import manual_fold_settings
 from foldline.chat.handoff import HandoffRequest, hand_off
+from foldline.chat.projects import (
+    ProjectOverCap,
+    conversation_project,
+    model_name,
+    over_cap_message,
+    project_context,
+)
 from foldline.chat.store_writer import StoreWriter
 from foldline.chat.titles import BackgroundTitles
 from foldline.chat.tool_registry import Tool, ToolRegistry, ToolSource
 from foldline.chat.tools import CONTEXT_TOOLS, WorkspaceFiles
 from foldline.chat.turn import TurnRunner, storable
 from foldline.config import AppConfig
+from foldline.core.budget import Budget
 from foldline.core.compaction import planned_split
 from foldline.core.messages import HistoryWindow
 from foldline.core.policy import BreakerState
+from foldline.core.projects import compose_system, project_cap
 from foldline.core.tree import FoldLink, fold_chain
 from foldline.core.view import build_api_messages
 from foldline.providers.base import Provider
@@ -168,9 +177,11 @@ class ChatService:
     def _runner(self, conversation_id: str) -> TurnRunner:
         config = self.config_provider()
         conversation = self.store.get_conversation(conversation_id)
-        model = conversation.model or config.default_model
+        model = model_name(config, conversation, conversation_project(self.store, conversation))
         if not model:
             raise ChatUnavailable("Choose a model for this conversation first (Settings).")
+        if conversation.project_id:
+            self.check_project_cap(conversation_id)
         try:
             # One client per model for the service's life: its connection pool is reused
             # by every turn and by the summaries written in the background.
@@ -355,9 +366,41 @@ class ChatService:
     def _load(self, conversation_id: str) -> ConversationContext:
         config = self.config_provider()
         conversation = self.store.get_conversation(conversation_id)
-        model = resolve_model(config, conversation.model or config.default_model or "")
+        project = conversation_project(self.store, conversation)
+        model = resolve_model(config, model_name(config, conversation, project))
         wire = "anthropic" if model.provider_kind == "anthropic" else "openai"
         return self.loader.load(config, conversation_id, wire=wire)
+
+    def check_project_cap(self, conversation_id: str) -> None:
+        """ProjectOverCap when the conversation's project sends more than its cap for the
+        conversation's model (a turn is then refused before anything is written)."""
+        ctx = self._load(conversation_id)
+        if ctx.project is not None and ctx.project_over_cap:
+            raise ProjectOverCap(
+                over_cap_message(
+                    ctx.project.name, ctx.project.tokens, ctx.project.cap_tokens, ctx.model.model
+                )
+            )
+
+    def project_size(self, project_id: str) -> tuple[int, int, str]:
+        """(tokens, cap, model): what the project's shared context takes in a request of
+        its default model (else the app's), and its cap there."""
+        config = self.config_provider()
+        project = self.store.get_project(project_id)
+        model = resolve_model(config, project.model or config.default_model or "")
+        wire = "anthropic" if model.provider_kind == "anthropic" else "openai"
+        counter, _ratio = self.loader.counter(model, wire)
+        shared = project_context(self.store, project)
+        tokens = counter.count_request(compose_system("", shared), [], []) - counter.count_request(
+            "", [], []
+        )
+        budget = Budget(
+            context_window=model.context_window,
+            max_output_tokens=model.output_reserve,
+            input_limit=model.input_limit,
+            working_budget=model.working_budget,
+        )
+        return tokens, project_cap(budget.input_budget), model.model
 
     def load_context(self, conversation_id: str) -> ConversationContext:
         """The model's view of the conversation as the next call would see it."""

@@ -17,6 +17,7 @@ from starlette.middleware import Middleware
 
 import foldline
 from foldline.chat.handoff import HandoffFailed, NothingToHandOff
+from foldline.chat.projects import ProjectOverCap
 from foldline.chat.service import ChatService, ChatUnavailable, TurnInProgress, WrongMessage
 from foldline.config import ConfigError
 from foldline.config_toml import ensure_config
@@ -40,6 +41,7 @@ from foldline.server.routes import (
     messages,
     models,
     pins,
+    projects,
     settings,
     transfer,
 )
@@ -58,6 +60,7 @@ EXCEPTION_MAPPING: ExceptionMapping = {
     NothingToHandOff: (400, "nothing_to_hand_off", "There is no message to continue from."),
     HandoffFailed: (502, "summary_failed", "The summary could not be written."),
     ConfigError: (400, "config_error", "config.toml could not be read."),
+    ProjectOverCap: (422, "project_over_cap", "The project's shared context is over its cap."),
 }
 
 
@@ -161,6 +164,7 @@ def create_app(
     # Import before `/{conversation_id}` routes would not matter (methods differ), but
     # keeping literal paths first makes the routing order obvious.
     app.include_router(transfer.router)
+    app.include_router(projects.router)
     app.include_router(conversations.router)
     app.include_router(messages.router)
     app.include_router(events.router)

@@ -65,7 +65,11 @@ DEFAULT_BODY_LIMIT = 1 * 1024 * 1024
 IMPORT_BODY_LIMIT = 16 * 1024 * 1024 * 1024
 """An import is an export of any length, read as a stream (never whole into memory);
 the limit only stops a runaway upload from filling the disk."""
-STREAMED_ROUTES: frozenset[tuple[str, str]] = frozenset({("POST", "/api/conversations/import")})
+PROJECT_FILE_BODY_LIMIT = 3 * 1024 * 1024
+"""A project file (at most 2 MiB) travels as base64 in JSON: a third more, and the rest."""
+STREAMED_ROUTES: frozenset[tuple[str, str]] = frozenset(
+    {("POST", "/api/conversations/import"), ("POST", "/api/projects/import")}
+)
 """Routes that read their body as a stream and enforce the limit themselves."""
 
 
@@ -234,9 +238,12 @@ def _with_security_headers(send: Send, *, api: bool) -> Send:
 
 
 def default_body_limit(method: str, path: str) -> int:
-    """Import takes whole exported conversations; everything else is small."""
-    if method == "POST" and path == "/api/conversations/import":
+    """Import takes whole exported conversations (or projects); a project file up to
+    2 MiB; everything else is small."""
+    if (method, path) in STREAMED_ROUTES:
         return IMPORT_BODY_LIMIT
+    if method == "POST" and path.startswith("/api/projects/") and path.endswith("/files"):
+        return PROJECT_FILE_BODY_LIMIT
     return DEFAULT_BODY_LIMIT
 
 

@@ -19,11 +19,11 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from foldline.api import events, schemas, schemas_models, schemas_settings
+from foldline.api import events, schemas, schemas_models, schemas_projects, schemas_settings
 from foldline.api.schemas import ApiModel, RequestModel
 from foldline.server.routes import mcp
 
-SOURCES = (schemas, schemas_models, schemas_settings, events, mcp)
+SOURCES = (schemas, schemas_models, schemas_settings, schemas_projects, events, mcp)
 """The modules whose API models become typedefs, in this order."""
 
 HEADER = """\

@@ -31,7 +31,9 @@ import io
 import json
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
+from dataclasses import replace
 from datetime import datetime
+from functools import partial
 from typing import IO, TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -42,6 +44,12 @@ from foldline.core.settings import MAX_TOKENS, InvalidSettings, check_conversati
 from foldline.core.state import CompactionState, Strategy, SummarizedRange, Trigger
 from foldline.store.json_stream import InvalidJson, JsonReader
 from foldline.store.markdown import export_markdown
+from foldline.store.project_json import (
+    ExportedProject,
+    join_or_create,
+    project_json,
+    validated_project,
+)
 from foldline.store.records import (
     PARTS_ADAPTER,
     CompactionRecord,
@@ -299,9 +307,13 @@ def _dumps(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def write_export(store: Store, conversation_id: str, out: IO[bytes]) -> None:
+def write_export(
+    store: Store, conversation_id: str, out: IO[bytes], *, with_project: bool = True
+) -> None:
     """Write the JSON export to `out`, one message at a time, from one read snapshot:
-    every branch, parents before children."""
+    every branch, parents before children. A conversation in a project carries the
+    project (settings, files, notes) unless `with_project` is False (a project export
+    holds it once)."""
     with store.reading_conversation(conversation_id, every_branch=True) as (
         conversation,
         messages,
@@ -310,6 +322,14 @@ def write_export(store: Store, conversation_id: str, out: IO[bytes]) -> None:
     ):
         out.write(b'{"format":' + _dumps(FORMAT))
         out.write(b',"formatVersion":' + _dumps(FORMAT_VERSION))
+        if with_project and conversation.project_id:
+            project_id = conversation.project_id
+            shared = project_json(
+                store.get_project(project_id),
+                store.list_project_files(project_id, content=True),
+                store.list_project_notes(project_id),
+            )
+            out.write(b',"project":' + _dumps(shared))
         out.write(b',"conversation":' + _dumps(_conversation_json(conversation)))
         out.write(b',"messages":[')
         for position, record in enumerate(messages):
@@ -479,12 +499,20 @@ def _batches(records: Iterable[MessageRecord]) -> Iterator[list[MessageRecord]]:
 
 
 _KEYS = ("format", "formatVersion", "conversation", "messages", "compactions")
-_OPTIONAL_KEYS = ("modelCalls",)
-"""Absent from exports made before usage was stored."""
+_OPTIONAL_KEYS = ("modelCalls", "project")
+"""`modelCalls` is absent from exports made before usage was stored; `project` from
+conversations in no project."""
 
 
-def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
+def import_stream(
+    store: Store, stream: IO[bytes] | JsonReader, *, project_id: str | None = None
+) -> ConversationRecord:
     """Create a new conversation (new ids) from a JSON export read from `stream`.
+
+    With `project_id`, the conversation goes into that project (a project import) and a
+    `project` object in the document is ignored; without, a `project` object (which must
+    come before `conversation`) puts it in the project with that id, created from the
+    object when there is none here.
 
     Reads one message at a time and writes them in batches inside one transaction, so
     memory stays flat whatever the length; nothing is committed unless the whole
@@ -492,7 +520,10 @@ def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
     `messages` (as Foldline writes them). Raises `InvalidJson` for bytes that are not
     JSON and ValueError naming the field for a document that is not a valid export.
     """
-    reader = JsonReader(stream)
+    # A reader is a conversation inside a larger document (a project export): it is read
+    # where the reader stands, and what follows it is the caller's.
+    whole = not isinstance(stream, JsonReader)
+    reader = JsonReader(stream) if whole else stream
     if reader.peek() != "{":
         raise ValueError("a Foldline export is a JSON object")
     seen: dict[str, Any] = {}
@@ -500,6 +531,7 @@ def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
     calls: list[ExportedModelCall] = []
     marks: Marks = {}
     active_leaf: str | None = None
+    project: ExportedProject | None = None
     with ExitStack() as transaction:
         writer = None
         for key in reader.object_keys():
@@ -552,7 +584,18 @@ def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
                     message_count=0,
                 )
                 active_leaf = exported.active_leaf_id
-                writer = transaction.enter_context(store.import_conversation(record))
+                join = None
+                if project_id is not None:
+                    record = replace(record, project_id=project_id)
+                elif project is not None:
+                    join = partial(join_or_create, exported=project)
+                writer = transaction.enter_context(store.import_conversation(record, join))
+            if key == "project" and project_id is None:
+                if writer is not None:
+                    raise ValueError(
+                        "invalid Foldline export: project must come before conversation"
+                    )
+                project = validated_project(value)
             if key == "modelCalls":
                 if not isinstance(value, list):
                     raise ValueError("invalid Foldline export: modelCalls must be a list")
@@ -567,7 +610,8 @@ def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
                     _validated(ExportedFold, item, f"compactions.{position}")
                     for position, item in enumerate(value)
                 ]
-        reader.end()
+        if whole:
+            reader.end()
         missing = [key for key in _KEYS if key not in seen]
         if missing or writer is None:
             raise ValueError(f"invalid Foldline export: missing {', '.join(missing)}")

@@ -121,6 +121,24 @@ class JsonReader:
             self.expect("]")
             return
 
+    def array_positions(self) -> Iterator[int]:
+        """The positions of the array that starts here (0, 1, ...); the caller reads each
+        element (with `value`, `object_keys`, ...) before asking for the next, so an
+        element is never held whole in memory."""
+        self.expect("[")
+        if self.peek() == "]":
+            self._pos += 1
+            return
+        position = 0
+        while True:
+            yield position
+            position += 1
+            if self.peek() == ",":
+                self._pos += 1
+                continue
+            self.expect("]")
+            return
+
     def object_keys(self) -> Iterator[str]:
         """The keys of the object that starts here; the caller reads each key's value
         (with `value` or `array_items`) before asking for the next key."""

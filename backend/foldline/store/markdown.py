@@ -155,6 +155,9 @@ def export_markdown(store: Store, conversation_id: str) -> str:
 
     lines = [f"# {conversation.title}", ""]
     lines.append(f"- Model: {conversation.model or 'default'}")
+    if conversation.project_id:
+        # The project's instructions and files are in its own export (JSON).
+        lines.append(f"- Project: {store.get_project(conversation.project_id).name}")
     lines.append(f"- Created: {conversation.created_at}")
     lines.append(f"- Updated: {conversation.updated_at}")
     lines.append(f"- Messages: {len(messages)}")

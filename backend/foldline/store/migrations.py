@@ -241,6 +241,63 @@ def m008_message_tree(db: Database) -> None:
     db.execute("CREATE INDEX messages_by_parent ON messages (parent_id)")
 
 
+@migrations(name="m010_projects")
+def m010_projects(db: Database) -> None:
+    # (m009 is the attachments table, written by another branch; names keep the order.)
+    db["projects"].create(
+        {
+            "id": str,
+            "name": str,
+            "instructions": str,
+            "model": str,
+            "settings": str,
+            "created_at": str,
+            "updated_at": str,
+        },
+        pk="id",
+        not_null={"name", "instructions", "settings", "created_at", "updated_at"},
+        defaults={"instructions": "", "settings": "{}"},
+    )
+    db["project_files"].create(
+        {
+            "id": str,
+            "project_id": str,
+            "name": str,
+            "media_type": str,
+            "size": int,
+            "sha256": str,
+            "content": bytes,
+            "created_at": str,
+        },
+        pk="id",
+        not_null={"project_id", "name", "media_type", "size", "sha256", "content", "created_at"},
+        foreign_keys=[("project_id", "projects", "id")],
+    )
+    db["project_files"].create_index(["project_id", "created_at"], index_name="files_by_project")
+    db["project_notes"].create(
+        {
+            "id": str,
+            "project_id": str,
+            "title": str,
+            "text": str,
+            "created_at": str,
+            "updated_at": str,
+        },
+        pk="id",
+        not_null={"project_id", "title", "text", "created_at", "updated_at"},
+        foreign_keys=[("project_id", "projects", "id")],
+    )
+    db["project_notes"].create_index(["project_id", "created_at"], index_name="notes_by_project")
+    # A column added with REFERENCES and a NULL default needs no table rebuild.
+    db.execute("ALTER TABLE conversations ADD COLUMN project_id TEXT REFERENCES projects(id)")
+    # The sidebar's groups and the list filter read conversations by project; a partial
+    # index holds only the conversations that are in one.
+    db.execute(
+        "CREATE INDEX conversations_by_project ON conversations (project_id, updated_at) "
+        "WHERE project_id IS NOT NULL"
+    )
+
+
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations.pending(Database(memory=True)))
 """The migration names in order: everything an empty database has pending (`pending` is
 read-only, and its list is the registration order)."""

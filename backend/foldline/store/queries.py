@@ -28,7 +28,7 @@ from foldline.store.records import (
 def insert_conversation(conn: sqlite3.Connection, record: ConversationRecord) -> None:
     conn.execute(
         "INSERT INTO conversations (id, title, model, system_prompt, settings, "
-        "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "created_at, updated_at, project_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
             record.id,
             record.title,
@@ -37,6 +37,7 @@ def insert_conversation(conn: sqlite3.Connection, record: ConversationRecord) ->
             json.dumps(record.settings, separators=(",", ":")),
             record.created_at,
             record.updated_at,
+            record.project_id,
         ),
     )
 

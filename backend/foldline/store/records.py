@@ -98,6 +98,8 @@ class ConversationRecord:
     """Messages on the active path (the display history's length)."""
     active_leaf_id: str | None = None
     """The last message of the active path (None: no message yet)."""
+    project_id: str | None = None
+    """The project the conversation belongs to (None: no project)."""
 
 
 @dataclass(frozen=True)
@@ -179,7 +181,7 @@ def dump_json_or_none(value: dict[str, Any] | None) -> str | None:
 CONVERSATION_COLUMNS = (
     "c.id, c.title, c.model, c.system_prompt, c.settings, c.created_at, c.updated_at, "
     "(SELECT coalesce(max(m.seq) + 1, 0) FROM messages AS m "
-    "WHERE m.conversation_id = c.id AND m.on_path = 1), c.active_leaf_id"
+    "WHERE m.conversation_id = c.id AND m.on_path = 1), c.active_leaf_id, c.project_id"
 )
 
 # Unqualified, so the same list serves SELECTs and `UPDATE ... RETURNING`.
@@ -207,6 +209,7 @@ def conversation_from_row(row: sqlite3.Row | tuple[Any, ...]) -> ConversationRec
         updated_at=row[6],
         message_count=row[7],
         active_leaf_id=row[8],
+        project_id=row[9],
     )
 
 

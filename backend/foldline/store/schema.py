@@ -35,6 +35,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "here'; NULL = none, or that conversation was deleted).",
         "origin_message_id": "The last message of the origin conversation the hand-off "
         "covered (NULL = none).",
+        "project_id": "The project the conversation belongs to (NULL = no project): its "
+        "instructions, files and notes are sent with every call of the conversation.",
     },
     "messages": {
         "pk": "Row key (INTEGER PRIMARY KEY): the stable key of the full-text index; "
@@ -125,6 +127,37 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "saved": "Dollars the prompt cache saved on this call, net of the write premium "
         "(NULL without prices).",
         "created_at": "When the call finished (ISO-8601 UTC).",
+    },
+    "projects": {
+        "id": "Stable public id (32 hex digits); kept by an import when unused here, so "
+        "conversations exported from one project find it again.",
+        "name": "Name shown as the sidebar group's heading.",
+        "instructions": "Instructions sent before each of its conversations' own system "
+        "prompt ('' = none).",
+        "model": "Default model of its conversations that name none (NULL = the app's).",
+        "settings": "JSON object of compaction overrides for its conversations (a "
+        "conversation's own overrides win).",
+        "created_at": "When the project was created (ISO-8601 UTC).",
+        "updated_at": "Last change to the project, its files or notes (ISO-8601 UTC).",
+    },
+    "project_files": {
+        "id": "Stable public id (32 hex digits) of the file.",
+        "project_id": "The project the file belongs to.",
+        "name": "File name as uploaded; the model sees it as the file's heading.",
+        "media_type": "Media type (text/plain, text/markdown, text/csv, application/json, "
+        "...): only text files are accepted, sent to the model as text.",
+        "size": "Size of `content` in bytes.",
+        "sha256": "SHA-256 of `content` (hex): an identical upload is refused as a duplicate.",
+        "content": "The file's bytes as uploaded (UTF-8 text).",
+        "created_at": "When the file was added (ISO-8601 UTC); files are sent oldest first.",
+    },
+    "project_notes": {
+        "id": "Stable public id (32 hex digits) of the note.",
+        "project_id": "The project the note belongs to.",
+        "title": "Short title of the pinned note.",
+        "text": "The note, sent verbatim to the model with the project's files.",
+        "created_at": "When the note was pinned (ISO-8601 UTC); notes are sent oldest first.",
+        "updated_at": "Last edit of the note (ISO-8601 UTC).",
     },
     "messages_fts": {
         "text": "Searchable text of a message: text, reasoning, tool names, inputs and "

@@ -25,11 +25,12 @@ from foldline.core.calibration import Calibration
 from foldline.core.messages import Message
 from foldline.core.state import CompactionState
 from foldline.paths import make_private_files
-from foldline.store import branches, handoffs, lookups, queries, usage
+from foldline.store import branches, handoffs, lookups, projects, queries, usage
 from foldline.store.connection import ConnectionPool
 from foldline.store.handoffs import HandoffMethods
 from foldline.store.importing import ConversationImport
 from foldline.store.migrations import migrations
+from foldline.store.projects import ProjectMethods
 from foldline.store.records import (
     COMPACTION_INSERT,
     CONVERSATION_COLUMNS,
@@ -65,7 +66,7 @@ def _check_status(status: str) -> None:
         raise ValueError(f"unknown message status {status!r}; expected one of {MESSAGE_STATUSES}")
 
 
-class Store(HandoffMethods):
+class Store(HandoffMethods, ProjectMethods):
     """SQLite persistence for Foldline (one database file).
 
     Opening runs the pending migrations and then startup recovery: a message left
@@ -137,6 +138,7 @@ class Store(HandoffMethods):
         model: str | None = None,
         system_prompt: str = "",
         settings: dict[str, Any] | None = None,
+        project_id: str | None = None,
     ) -> ConversationRecord:
         now = self._now()
         record = ConversationRecord(
@@ -148,8 +150,11 @@ class Store(HandoffMethods):
             created_at=now,
             updated_at=now,
             message_count=0,
+            project_id=project_id,
         )
         with self._pool.write() as conn:
+            if project_id is not None:
+                projects.get_project(conn, project_id)
             queries.insert_conversation(conn, record)
         return record
 
@@ -157,30 +162,40 @@ class Store(HandoffMethods):
         return queries.get_conversation(self._pool.get().conn, conversation_id)
 
     def list_conversations(
-        self, q: str | None = None, limit: int = 200
+        self,
+        q: str | None = None,
+        limit: int = 200,
+        *,
+        project_id: str | None = None,
+        no_project: bool = False,
     ) -> list[ConversationRecord]:
         """Newest (`updated_at`) first. With `q`: conversations whose title contains every
-        term (case-insensitive), or with a message matching the full-text query."""
+        term (case-insensitive), or with a message matching the full-text query. With
+        `project_id`: only that project's; with `no_project`: only those in none."""
         match = fts_query(q) if q else None
         conn = self._pool.get().conn
-        if match is None:
-            rows = conn.execute(
-                f"SELECT {CONVERSATION_COLUMNS} FROM conversations AS c "
-                "ORDER BY c.updated_at DESC, c.created_at DESC LIMIT ?",
-                (limit,),
-            ).fetchall()
-        else:
+        where, params = [], []
+        if project_id is not None:
+            where.append("c.project_id = ?")
+            params.append(project_id)
+        elif no_project:
+            where.append("c.project_id IS NULL")
+        if match is not None:
             terms = search_terms(q or "")
             title_test = " AND ".join("c.title LIKE ? ESCAPE '\\'" for _ in terms)
-            rows = conn.execute(
-                f"SELECT {CONVERSATION_COLUMNS} FROM conversations AS c "
-                f"WHERE ({title_test}) OR c.id IN ("
+            where.append(
+                f"(({title_test}) OR c.id IN ("
                 "  SELECT messages.conversation_id FROM messages_fts "
                 "  JOIN messages ON messages.pk = messages_fts.rowid "
-                "  WHERE messages_fts MATCH ?) "
-                "ORDER BY c.updated_at DESC, c.created_at DESC LIMIT ?",
-                (*[like_pattern(term) for term in terms], match, limit),
-            ).fetchall()
+                "  WHERE messages_fts MATCH ?))"
+            )
+            params.extend([*[like_pattern(term) for term in terms], match])
+        condition = f"WHERE {' AND '.join(where)} " if where else ""
+        rows = conn.execute(
+            f"SELECT {CONVERSATION_COLUMNS} FROM conversations AS c {condition}"
+            "ORDER BY c.updated_at DESC, c.created_at DESC LIMIT ?",
+            (*params, limit),
+        ).fetchall()
         return [conversation_from_row(row) for row in rows]
 
     def search_hit(self, conversation_id: str, q: str) -> SearchHit | None:
@@ -544,11 +559,18 @@ class Store(HandoffMethods):
             yield conversation, (message_from_row(row) for row in cursor), compactions, marks
 
     @contextmanager
-    def import_conversation(self, conversation: ConversationRecord) -> Iterator[ConversationImport]:
+    def import_conversation(
+        self,
+        conversation: ConversationRecord,
+        project: Callable[[sqlite3.Connection, str], str] | None = None,
+    ) -> Iterator[ConversationImport]:
         """A new conversation (new ids) written in one transaction: messages are added in
         batches, then `finish` writes the folds. An exception inside rolls everything back.
-        Titles, settings, timestamps, statuses and fold versions are kept as given."""
+        Titles, settings, timestamps, statuses and fold versions are kept as given.
+        `project(conn, now)`, in the same transaction, gives the project it joins."""
         with self._pool.write() as conn:
+            if project is not None:
+                conversation = replace(conversation, project_id=project(conn, self._now()))
             yield ConversationImport(conn, replace(conversation, id=new_id()), new_id)
 
     def restore_conversation(

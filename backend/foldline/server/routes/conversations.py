@@ -21,11 +21,16 @@ from foldline.api.schemas import (
     PinOut,
     SearchHitOut,
 )
+from foldline.chat.projects import ProjectOverCap
 from foldline.chat.titles import DEFAULT_TITLE
 from foldline.server.deps import ChatDep, StoreDep
+from foldline.server.errors import ApiError
 from foldline.store import ConversationRecord, PinRecord
 
 router = APIRouter(prefix="/api/conversations", tags=["conversations"])
+
+NO_PROJECT = "none"
+"""`?projectId=none`: the conversations in no project."""
 
 
 def conversation_out(
@@ -46,6 +51,7 @@ def conversation_out(
         compaction=compaction,
         pins=pins or [],
         active_leaf_id=record.active_leaf_id,
+        project_id=record.project_id,
     )
 
 
@@ -54,9 +60,24 @@ def list_conversations(
     store: StoreDep,
     q: Annotated[str | None, Query(max_length=500, description="full-text search")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+    project_id: Annotated[
+        str | None,
+        Query(
+            alias="projectId",
+            max_length=64,
+            description='only this project\'s conversations; "none": those in no project',
+        ),
+    ] = None,
 ) -> ConversationList:
     query = q.strip() if q else None
-    records = store.list_conversations(q=query or None, limit=limit)
+    if project_id not in (None, NO_PROJECT):
+        store.get_project(project_id)
+    records = store.list_conversations(
+        q=query or None,
+        limit=limit,
+        project_id=None if project_id == NO_PROJECT else project_id,
+        no_project=project_id == NO_PROJECT,
+    )
     items = [conversation_out(record) for record in records]
     if query:
         for item in items:
@@ -79,6 +100,7 @@ def create_conversation(store: StoreDep, body: ConversationCreate | None = None)
         model=body.model,
         system_prompt=body.system_prompt or "",
         settings=body.settings or {},
+        project_id=body.project_id,
     )
     return conversation_out(record)
 
@@ -111,8 +133,10 @@ def pin_out(pin: PinRecord) -> PinOut:
 
 @router.patch("/{conversation_id}", response_model=ConversationOut)
 def patch_conversation(
-    conversation_id: str, body: ConversationPatch, store: StoreDep
+    conversation_id: str, body: ConversationPatch, store: StoreDep, chat: ChatDep
 ) -> ConversationOut:
+    if "project_id" in body.model_fields_set:
+        move_to_project(conversation_id, body.project_id, store, chat)
     record = store.update_conversation(
         conversation_id,
         title=body.title,
@@ -122,6 +146,22 @@ def patch_conversation(
     )
     state = store.current_compaction(conversation_id)
     return conversation_out(record, CompactionOut.from_state(state) if state else None)
+
+
+def move_to_project(
+    conversation_id: str, project_id: str | None, store: StoreDep, chat: ChatDep
+) -> None:
+    """Move the conversation (None: to no project); refused (422, nothing moved) when
+    the project's shared context is over its cap for the conversation's model."""
+    before = store.get_conversation(conversation_id).project_id
+    store.move_conversation(conversation_id, project_id)
+    if project_id is None:
+        return
+    try:
+        chat.check_project_cap(conversation_id)
+    except ProjectOverCap as error:
+        store.move_conversation(conversation_id, before)
+        raise ApiError(422, "project_over_cap", str(error)) from None
 
 
 @router.put("/{conversation_id}/active-leaf", response_model=ConversationOut)

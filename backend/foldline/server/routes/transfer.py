@@ -28,7 +28,7 @@ IMPORTED = " (imported)"
 router = APIRouter(prefix="/api/conversations", tags=["export"])
 
 
-def _file_name(title: str, extension: str) -> str:
+def file_name(title: str, extension: str) -> str:
     """A safe ASCII file name for Content-Disposition (the title is user text)."""
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", title).strip("-.")[:80] or "conversation"
     return f"{stem}.{extension}"
@@ -71,17 +71,22 @@ async def import_conversation(
     network.
     """
     with tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY, dir=data_dir) as body:
-        size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > IMPORT_BODY_LIMIT:
-                raise ApiError(
-                    413,
-                    "payload_too_large",
-                    f"The request body is larger than the limit of {IMPORT_BODY_LIMIT} bytes.",
-                )
-            body.write(chunk)
+        await read_body(request, body)
         return await run_in_threadpool(_import_from, store, body)
+
+
+async def read_body(request: Request, body: IO[bytes]) -> None:
+    """Copy the request body to `body` as it arrives (413 past the import limit)."""
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > IMPORT_BODY_LIMIT:
+            raise ApiError(
+                413,
+                "payload_too_large",
+                f"The request body is larger than the limit of {IMPORT_BODY_LIMIT} bytes.",
+            )
+        body.write(chunk)
 
 
 def _export_chunks(store: Store, conversation_id: str, data_dir: Path) -> Iterator[bytes]:
@@ -114,13 +119,13 @@ def export_conversation(
 ) -> Response:
     record = store.get_conversation(conversation_id)
     if format == "markdown":
-        name = _file_name(record.title, "md")
+        name = file_name(record.title, "md")
         return Response(
             export_markdown(store, conversation_id),
             media_type="text/markdown; charset=utf-8",
             headers={"content-disposition": f'attachment; filename="{name}"'},
         )
-    name = _file_name(record.title, "json")
+    name = file_name(record.title, "json")
     return StreamingResponse(
         _export_chunks(store, conversation_id, data_dir),
         media_type="application/json",

@@ -1,0 +1,192 @@
+"""The `project` object of an export: a project's settings, files and notes.
+
+It is what a project export carries (see `project_export.py`), and also what a
+conversation export carries when the conversation belongs to a project, so that a
+conversation imported on its own keeps everything the model saw with it: if no project
+with that id exists here, the project is created from it (under the same id, so later
+imports of its other conversations join it); if one does, the conversation joins it.
+Files travel as base64 and are checked like an upload (text only).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import sqlite3
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
+
+from foldline.core.projects import NotTextFile, file_text
+from foldline.core.settings import InvalidSettings, check_conversation_settings
+from foldline.store import projects
+from foldline.store.projects import ProjectFileRecord, ProjectNoteRecord, ProjectRecord
+from foldline.store.records import NotFound, new_id
+
+MAX_IMPORTED_FILE_BYTES = 2 * 1024 * 1024
+
+
+class _Schema(BaseModel):
+    # Strict and closed, read by camelCase aliases, like the conversation export's.
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        alias_generator=to_camel,
+        validate_by_alias=True,
+        validate_by_name=True,
+    )
+
+
+def _check_timestamp(value: str) -> str:
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"not an ISO-8601 timestamp: {value!r}") from None
+    return value
+
+
+class ExportedFile(_Schema):
+    name: str = Field(min_length=1, max_length=255)
+    media_type: str = Field(max_length=255)
+    created_at: str
+    data: str
+    """base64 of the file's bytes."""
+
+    check_timestamps = field_validator("created_at")(_check_timestamp)
+
+
+class ExportedNote(_Schema):
+    title: str = Field(min_length=1)
+    text: str = Field(min_length=1)
+    created_at: str
+    updated_at: str
+
+    check_timestamps = field_validator("created_at", "updated_at")(_check_timestamp)
+
+
+class ExportedProject(_Schema):
+    id: str = Field(min_length=1, max_length=64)
+    name: str = Field(min_length=1, max_length=200)
+    instructions: str
+    model: str | None
+    settings: dict[str, Any]
+    created_at: str
+    updated_at: str
+    files: list[ExportedFile] = []
+    notes: list[ExportedNote] = []
+
+    check_timestamps = field_validator("created_at", "updated_at")(_check_timestamp)
+
+    @field_validator("settings")
+    @classmethod
+    def _check_settings(cls, value: dict[str, Any]) -> dict[str, Any]:
+        try:
+            check_conversation_settings(value)
+        except InvalidSettings as error:
+            raise ValueError(str(error)) from None
+        return value
+
+
+def project_json(
+    project: ProjectRecord, files: list[ProjectFileRecord], notes: list[ProjectNoteRecord]
+) -> dict[str, Any]:
+    """The `project` object of an export (files with their content)."""
+    return ExportedProject.model_construct(
+        id=project.id,
+        name=project.name,
+        instructions=project.instructions,
+        model=project.model,
+        settings=project.settings,
+        created_at=project.created_at,
+        updated_at=project.updated_at,
+        files=[
+            ExportedFile.model_construct(
+                name=f.name,
+                media_type=f.media_type,
+                created_at=f.created_at,
+                data=base64.b64encode(f.content or b"").decode("ascii"),
+            )
+            for f in files
+        ],
+        notes=[
+            ExportedNote.model_construct(
+                title=n.title, text=n.text, created_at=n.created_at, updated_at=n.updated_at
+            )
+            for n in notes
+        ],
+    ).model_dump(mode="json", by_alias=True)
+
+
+def validated_project(value: Any, where: str = "project") -> ExportedProject:
+    """The exported project, checked (fields, settings, every file's text) before
+    anything is written; ValueError naming the field."""
+    try:
+        exported = ExportedProject.model_validate(value)
+    except ValidationError as error:
+        item = error.errors()[0]
+        path = ".".join(str(step) for step in (where, *item["loc"]))
+        raise ValueError(f"invalid Foldline export: {path}: {item['msg']}") from None
+    for position, file in enumerate(exported.files):
+        content = _file_bytes(file, f"{where}.files.{position}")
+        try:
+            file_text(file.name, file.media_type, content)
+        except NotTextFile as error:
+            raise ValueError(
+                f"invalid Foldline export: {where}.files.{position}: {error}"
+            ) from None
+    return exported
+
+
+def _file_bytes(file: ExportedFile, where: str) -> bytes:
+    try:
+        content = base64.b64decode(file.data, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError(f"invalid Foldline export: {where}.data: not base64") from None
+    if len(content) > MAX_IMPORTED_FILE_BYTES:
+        raise ValueError(f"invalid Foldline export: {where}: larger than 2 MiB")
+    return content
+
+
+def write_project(
+    conn: sqlite3.Connection, exported: ExportedProject, project_id: str, now: str
+) -> None:
+    """Insert the exported project under `project_id` with its files and notes."""
+    projects.insert_project(
+        conn,
+        projects.ProjectRecord(
+            project_id,
+            exported.name,
+            exported.instructions,
+            exported.model,
+            exported.settings,
+            exported.created_at,
+            now,
+        ),
+    )
+    for position, file in enumerate(exported.files):
+        content = _file_bytes(file, f"project.files.{position}")
+        try:
+            projects.insert_file(
+                conn, project_id, file.name, file.media_type, content, file.created_at
+            )
+        except projects.DuplicateFile:
+            continue  # the same bytes twice in one export: kept once
+    for note in exported.notes:
+        conn.execute(
+            "INSERT INTO project_notes (id, project_id, title, text, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (new_id(), project_id, note.title, note.text, note.created_at, note.updated_at),
+        )
+
+
+def join_or_create(conn: sqlite3.Connection, now: str, *, exported: ExportedProject) -> str:
+    """For a conversation imported on its own: the project with the exported id when it
+    exists here, else that project created from the export."""
+    try:
+        projects.get_project(conn, exported.id)
+    except NotFound:
+        write_project(conn, exported, exported.id, now)
+    return exported.id

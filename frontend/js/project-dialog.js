@@ -1,0 +1,283 @@
+// A project's dialog: its name, instructions and default model, its files and pinned
+// notes (added and removed at once), and its export. What it holds is sent with every
+// call of every conversation in the project, so the dialog says so and shows the sizes.
+
+import { api } from "./api.js";
+import { openModal } from "./dialog.js";
+import { h, icon } from "./dom.js";
+import { formatInteger } from "./format.js";
+import { notify, notifyError } from "./notices.js";
+import { state } from "./state.js";
+
+const TEXT_FILES =
+  ".txt,.md,.markdown,.csv,.tsv,.json,.yaml,.yml,.toml,.xml,.html,.css,.js,.ts,.py,.rs,.go,.java,.c,.h,.cpp,.sh,.sql,text/*,application/json";
+
+/** Read a File as base64 (the API's `data`). */
+function base64Of(file) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result).split(",", 2)[1] ?? "");
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(file);
+  });
+}
+
+function mediaTypeOf(file) {
+  if (file.type) {
+    return file.type;
+  }
+  const extension = file.name.split(".").pop()?.toLowerCase();
+  const known = { md: "text/markdown", csv: "text/csv", json: "application/json" };
+  return known[extension] ?? "text/plain";
+}
+
+/**
+ * Open the dialog of project `id`; `changed` runs after anything was saved.
+ * @param {string} id
+ */
+export async function openProjectDialog(id, { changed = async () => {} } = {}) {
+  /** @type {ProjectOut} */
+  let project;
+  try {
+    project = await api.getProject(id);
+  } catch (error) {
+    notifyError("Could not open the project", error);
+    return;
+  }
+  const name = h("input", {
+    class: "input",
+    type: "text",
+    id: "project-name",
+    ".value": project.name,
+  });
+  const instructions = h("textarea", {
+    class: "input",
+    id: "project-instructions",
+    rows: "6",
+    placeholder: "Sent before the system prompt of each conversation in this project.",
+    ".value": project.instructions,
+  });
+  const choices = h("datalist", { id: "project-models" });
+  const model = h("input", {
+    class: "input",
+    type: "text",
+    id: "project-model",
+    list: "project-models",
+    placeholder: "The app's default model",
+    ".value": project.model ?? "",
+  });
+  const files = h("ul", { class: "project-files", "aria-label": "Files" });
+  const notes = h("ul", { class: "project-notes", "aria-label": "Pinned notes" });
+  const picker = h("input", { type: "file", multiple: true, accept: TEXT_FILES, hidden: true });
+  const noteTitle = h("input", { class: "input", type: "text", placeholder: "Note title" });
+  const noteText = h("textarea", {
+    class: "input",
+    rows: "3",
+    placeholder: "The note, sent verbatim",
+  });
+
+  const drawLists = () => {
+    files.replaceChildren(
+      ...(project.files.length
+        ? project.files.map((file) =>
+            h(
+              "li",
+              {},
+              icon("file-text", "small"),
+              h("span", { class: "grow", text: file.name }),
+              h("span", { class: "muted", text: `${formatInteger(file.size)} bytes` }),
+              removeButton(`Remove ${file.name}`, async () => {
+                await api.deleteProjectFile(id, file.id);
+                project.files = project.files.filter((f) => f.id !== file.id);
+              }),
+            ),
+          )
+        : [h("li", { class: "muted", text: "No files yet." })]),
+    );
+    notes.replaceChildren(
+      ...(project.notes.length
+        ? project.notes.map((note) =>
+            h(
+              "li",
+              {},
+              icon("pin", "small"),
+              h("span", { class: "grow" }, h("strong", { text: note.title }), ` ${note.text}`),
+              removeButton(`Remove the note ${note.title}`, async () => {
+                await api.deleteProjectNote(id, note.id);
+                project.notes = project.notes.filter((n) => n.id !== note.id);
+              }),
+            ),
+          )
+        : [h("li", { class: "muted", text: "No pinned notes yet." })]),
+    );
+  };
+  const removeButton = (label, remove) =>
+    h(
+      "button",
+      {
+        type: "button",
+        class: "icon-button",
+        title: label,
+        "aria-label": label,
+        on: {
+          click: async () => {
+            try {
+              await remove();
+              drawLists();
+              await changed();
+            } catch (error) {
+              notifyError("Could not remove it", error);
+            }
+          },
+        },
+      },
+      icon("x", "small"),
+    );
+
+  picker.addEventListener("change", async () => {
+    for (const file of picker.files ?? []) {
+      try {
+        const added = await api.addProjectFile(id, {
+          name: file.name,
+          mediaType: mediaTypeOf(file),
+          data: await base64Of(file),
+        });
+        project.files = [...project.files, added];
+      } catch (error) {
+        notifyError(`Could not add ${file.name}`, error);
+      }
+    }
+    picker.value = "";
+    drawLists();
+    await changed();
+  });
+
+  const addNote = async () => {
+    const title = noteTitle.value.trim();
+    const text = noteText.value.trim();
+    if (!title || !text) {
+      notify({ kind: "error", title: "A note needs a title and a text" });
+      return;
+    }
+    try {
+      const note = await api.addProjectNote(id, { title, text });
+      project.notes = [...project.notes, note];
+      noteTitle.value = "";
+      noteText.value = "";
+      drawLists();
+      await changed();
+    } catch (error) {
+      notifyError("Could not pin the note", error);
+    }
+  };
+
+  const save = async () => {
+    try {
+      await api.updateProject(id, {
+        name: name.value.trim() || project.name,
+        instructions: instructions.value,
+        model: model.value.trim() || null,
+      });
+      dialog.close();
+      await changed();
+    } catch (error) {
+      notifyError("Could not save the project", error);
+    }
+  };
+
+  const exportIt = async () => {
+    try {
+      const { blob, filename } = await api.exportProject(id);
+      const url = URL.createObjectURL(blob);
+      const link = h("a", { href: url, download: filename, class: "offscreen" });
+      document.body.appendChild(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    } catch (error) {
+      notifyError("The export failed", error);
+    }
+  };
+
+  // The models to pick from: the providers' lists and the configured ones.
+  api
+    .listModels()
+    .then((listed) => {
+      const names = new Set([
+        ...listed.models.map((m) => m.id),
+        ...Object.keys(state.settings?.models ?? {}),
+      ]);
+      choices.replaceChildren(...[...names].sort().map((name) => h("option", { value: name })));
+    })
+    .catch(() => {});
+  const field = (label, control) =>
+    h("label", { class: "field" }, h("span", { class: "field-label", text: label }), control);
+  drawLists();
+  const dialog = openModal({
+    title: `Project “${project.name}”`,
+    subtitle:
+      "Its instructions, files and notes are sent with every call of each of its conversations (cached, never folded, at most a quarter of what the model can read).",
+    id: "project-dialog",
+    wide: true,
+    body: h(
+      "div",
+      { class: "modal-body project-form" },
+      field("Name", name),
+      field("Instructions", instructions),
+      field("Default model", model),
+      choices,
+      h(
+        "div",
+        { class: "field" },
+        h("span", { class: "field-label", text: "Files (text: Markdown, CSV, JSON, code…)" }),
+        files,
+        h(
+          "button",
+          {
+            type: "button",
+            class: "button",
+            id: "project-add-file",
+            on: { click: () => picker.click() },
+          },
+          icon("upload", "small"),
+          " Add files",
+        ),
+        picker,
+      ),
+      h(
+        "div",
+        { class: "field" },
+        h("span", { class: "field-label", text: "Pinned notes" }),
+        notes,
+        noteTitle,
+        noteText,
+        h("button", {
+          type: "button",
+          class: "button",
+          id: "project-add-note",
+          text: "Pin note",
+          on: { click: addNote },
+        }),
+      ),
+    ),
+    foot: h(
+      "div",
+      { class: "modal-foot" },
+      h("button", { type: "button", class: "button", text: "Export", on: { click: exportIt } }),
+      h("span", { class: "spacer" }),
+      h("button", {
+        type: "button",
+        class: "button",
+        text: "Close",
+        on: { click: () => dialog.close() },
+      }),
+      h("button", {
+        type: "button",
+        class: "button primary",
+        dataset: { role: "confirm" },
+        text: "Save",
+        on: { click: save },
+      }),
+    ),
+  });
+}
