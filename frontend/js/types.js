@@ -155,6 +155,7 @@ export {};
  * @property {string|null} activeLeafId The last message of the active path (null: no message yet); the display history is the path from the first message to it.
  * @property {OriginOut|null} origin Where this conversation was handed off from; filled by `GET …/{id}` (null in lists).
  * @property {Array<HandoffOut>} handoffs The conversations handed off from this one, oldest first; filled by `GET …/{id}`.
+ * @property {string|null} notice Set when part of the stored row could not be read back (it is then served as empty, e.g. `settings: {}`), saying what and how to repair it.
  */
 
 /**

@@ -229,6 +229,9 @@ class ConversationOut(ApiModel):
     """Where this conversation was handed off from; filled by `GET …/{id}` (null in lists)."""
     handoffs: list[HandoffOut] = []
     """The conversations handed off from this one, oldest first; filled by `GET …/{id}`."""
+    notice: str | None = None
+    """Set when part of the stored row could not be read back (it is then served as
+    empty, e.g. `settings: {}`), saying what and how to repair it."""
 
 
 class ConversationList(ApiModel):

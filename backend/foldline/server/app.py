@@ -45,7 +45,7 @@ from foldline.server.routes import (
 )
 from foldline.server.security import BodyLimitMiddleware, SecurityMiddleware, loopback_hosts
 from foldline.server.static import find_frontend_dir, mount_frontend
-from foldline.store import ConcurrentFold, NotFound, NotOnPath, Store
+from foldline.store import ConcurrentFold, NotFound, NotOnPath, Store, UnstorableValue
 from foldline.store.doctor import check_database
 
 EXCEPTION_MAPPING: ExceptionMapping = {
@@ -58,6 +58,7 @@ EXCEPTION_MAPPING: ExceptionMapping = {
     NothingToHandOff: (400, "nothing_to_hand_off", "There is no message to continue from."),
     HandoffFailed: (502, "summary_failed", "The summary could not be written."),
     ConfigError: (400, "config_error", "config.toml could not be read."),
+    UnstorableValue: (422, "invalid_request", "A value could not be stored."),
 }
 
 

@@ -19,6 +19,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import TypeAdapter
 
+from foldline.core.json_values import json_problem
 from foldline.core.messages import Message, Part
 from foldline.core.state import CompactionState, SummarizedRange
 
@@ -28,6 +29,37 @@ MESSAGE_STATUSES: frozenset[str] = frozenset(get_args(MessageStatus))
 # One adapter for the parts column: validating a tuple of parts directly avoids wrapping
 # the JSON in a fake message object on every read.
 PARTS_ADAPTER: TypeAdapter[tuple[Part, ...]] = TypeAdapter(tuple[Part, ...])
+
+
+class UnstorableValue(ValueError):
+    """A free-form value (settings, usage) that could not be stored and read back; the
+    message names the field and the reason."""
+
+
+def stored_json(value: Any, what: str) -> str:
+    """`value` as the JSON text of its column, after checking that it is a value every
+    later read can serve (`json_problem`) and that the text reads back as the same value.
+    Raises `UnstorableValue` otherwise, before anything is written."""
+    problem = json_problem(value)
+    if problem:
+        raise UnstorableValue(f"{what}: {problem}")
+    text = json.dumps(value, separators=(",", ":"), allow_nan=False)
+    if json.loads(text) != value:
+        raise UnstorableValue(f"{what}: does not read back as written")
+    return text
+
+
+def readable_json(text: str | None) -> tuple[Any, bool]:
+    """A stored free-form JSON column read back: (value, True), or (None, False) when the
+    row holds something no answer could carry (stored by an older version, or edited by
+    hand); the caller then serves it as absent with a notice instead of failing."""
+    if text is None:
+        return None, True
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None, False
+    return (value, True) if not json_problem(value) else (None, False)
 
 
 class NotFound(LookupError):
@@ -98,6 +130,9 @@ class ConversationRecord:
     """Messages on the active path (the display history's length)."""
     active_leaf_id: str | None = None
     """The last message of the active path (None: no message yet)."""
+    settings_unreadable: bool = False
+    """The stored settings could not be read back (see `readable_json`): `settings` is
+    then empty, and `foldline doctor` resets the row."""
 
 
 @dataclass(frozen=True)
@@ -197,16 +232,19 @@ COMPACTION_COLUMNS = (
 
 
 def conversation_from_row(row: sqlite3.Row | tuple[Any, ...]) -> ConversationRecord:
+    settings, readable = readable_json(row[4])
+    readable = readable and isinstance(settings, dict)
     return ConversationRecord(
         id=row[0],
         title=row[1],
         model=row[2],
         system_prompt=row[3],
-        settings=json.loads(row[4]),
+        settings=settings if readable else {},
         created_at=row[5],
         updated_at=row[6],
         message_count=row[7],
         active_leaf_id=row[8],
+        settings_unreadable=not readable,
     )
 
 

@@ -12,7 +12,6 @@ SQLite connection (see `connection.py`).
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -52,6 +51,7 @@ from foldline.store.records import (
     is_corruption,
     message_from_row,
     new_id,
+    stored_json,
     utc_timestamp,
 )
 from foldline.store.schema import missing_search_triggers, rebuild_search_index
@@ -205,7 +205,7 @@ class Store(HandoffMethods):
         if system_prompt is not None:
             changes["system_prompt"] = system_prompt
         if settings is not None:
-            changes["settings"] = json.dumps(settings, separators=(",", ":"))
+            changes["settings"] = stored_json(settings, "settings")
         changes["updated_at"] = self._now()
         assignments = ", ".join(f"{column} = ?" for column in changes)
         with self._pool.write() as conn:

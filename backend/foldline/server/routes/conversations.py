@@ -27,6 +27,12 @@ from foldline.store import ConversationRecord, PinRecord
 
 router = APIRouter(prefix="/api/conversations", tags=["conversations"])
 
+UNREADABLE_SETTINGS = (
+    "This conversation's stored settings could not be read back and are ignored (the "
+    "app's settings apply). Saving new settings replaces them; `foldline doctor` resets "
+    "them."
+)
+
 
 def conversation_out(
     record: ConversationRecord,
@@ -46,6 +52,7 @@ def conversation_out(
         compaction=compaction,
         pins=pins or [],
         active_leaf_id=record.active_leaf_id,
+        notice=UNREADABLE_SETTINGS if record.settings_unreadable else None,
     )
 
 
