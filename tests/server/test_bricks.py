@@ -67,7 +67,7 @@ def test_hostile_settings_in_an_import_are_refused(
     assert forged != exported
     imported = client.post("/api/conversations/import", content=forged, headers=JSON)
     assert imported.status_code == 422, imported.text
-    assert "settings" in imported.json()["error"]["message"]
+    assert "conversation" in imported.json()["error"]["message"]
     _lists(client)
     assert client.get("/api/conversations").json()["total"] == 1
 

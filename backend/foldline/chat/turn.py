@@ -43,6 +43,7 @@ from foldline.chat.tool_registry import BatchRun, ToolBatch, ToolRegistry, Trunc
 from foldline.chat.usage import Billing, model_call
 from foldline.config import AppConfig
 from foldline.core.calibration import update_calibration
+from foldline.core.json_values import storable_tool_call
 from foldline.core.messages import (
     Message,
     Part,
@@ -518,7 +519,7 @@ class TurnRunner:
                     AssistantDelta(message_id=record.id, kind="reasoning", text=text),
                 )
             elif isinstance(event, ToolCallEvent):
-                call = ToolCallPart(id=event.id, name=event.name, input=event.input)
+                call = storable_tool_call(event.id, event.name, event.input)
                 answer.calls.append(call)
                 yield ChatEvent("tool.call", ToolCallEventOut.of(record.id, call))
             elif isinstance(event, Usage):

@@ -11,9 +11,12 @@ again when it is read.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any
+
+from foldline.core.messages import ToolCallPart
 
 MAX_DEPTH = 32
 """How deep objects and arrays may nest in a stored free-form value: far beyond any
@@ -66,3 +69,48 @@ def json_problem(value: Any, *, max_depth: int = MAX_DEPTH, max_chars: int | Non
         if max_chars is not None and chars > max_chars:
             return f"is larger than {max_chars} characters"
     return ""
+
+
+MAX_TOOL_INPUT_CHARS = 500_000
+"""The most characters of strings and keys a tool call's arguments may hold: as much as
+a message the person writes."""
+MAX_TOOL_NAME_CHARS = 200
+"""Tool names and call ids are at most 64 characters on every API; a longer one from a
+model is cut here, far past that, only so that a runaway cannot fill the store."""
+REFUSED_ARGUMENTS = "_refused_arguments"
+"""The only key of a tool call's stored input when its arguments could not be stored:
+the tool does not run, and the model reads why in the call's error result."""
+
+
+def storable_tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> ToolCallPart:
+    """A model's tool call as it can be stored and read back.
+
+    Lone surrogates anywhere (id, name, argument strings and keys) become U+FFFD, as in
+    text. Arguments that nest deeper than `MAX_DEPTH`, are larger than
+    `MAX_TOOL_INPUT_CHARS` or hold non-finite numbers are replaced by
+    `{REFUSED_ARGUMENTS: why}`, so the call and its error result still pair up.
+    """
+    clean_id = without_lone_surrogates(call_id)[:MAX_TOOL_NAME_CHARS]
+    clean_name = without_lone_surrogates(name)[:MAX_TOOL_NAME_CHARS]
+    problem = json_problem(arguments, max_chars=MAX_TOOL_INPUT_CHARS)
+    if problem and "surrogate" in problem:
+        # Only this problem can be mended in place; the check runs again for the others.
+        try:
+            text = json.dumps(arguments, ensure_ascii=False)
+        except RecursionError:
+            problem = f"nests deeper than {MAX_DEPTH} levels"
+        else:
+            arguments = json.loads(without_lone_surrogates(text))
+            problem = json_problem(arguments, max_chars=MAX_TOOL_INPUT_CHARS)
+    if problem:
+        arguments = {
+            REFUSED_ARGUMENTS: f"The arguments of this call were not stored: the value {problem}. "
+            "The tool did not run; call it again with simpler arguments."
+        }
+    return ToolCallPart(id=clean_id, name=clean_name, input=arguments)
+
+
+def refused_arguments(call: ToolCallPart) -> str | None:
+    """Why the call's arguments were refused at ingest (see `storable_tool_call`), or None."""
+    reason = call.input.get(REFUSED_ARGUMENTS) if len(call.input) == 1 else None
+    return reason if isinstance(reason, str) else None

@@ -23,7 +23,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from foldline.store.connection import open_database
-from foldline.store.records import CorruptDatabase, readable_json
+from foldline.store.records import (
+    PARTS_ADAPTER,
+    CorruptDatabase,
+    dump_parts,
+    load_message,
+    readable_json,
+)
 from foldline.store.store import Store
 
 COPIED_TABLES = ("conversations", "messages", "compactions", "calibration", "model_calls")
@@ -70,8 +76,9 @@ class DoctorReport:
 
 
 def repair_values(path: Path) -> list[str]:
-    """Reset the free-form values that cannot be read back (see `readable_json`):
-    a conversation's settings to `{}`, a message's usage to null. Returns what changed."""
+    """Reset the free-form values that cannot be read back (see `readable_json`): a
+    conversation's settings to `{}`, a message's usage to null, a message's unreadable
+    tool arguments to the note ingest stores now (`load_message`). Returns what changed."""
     repaired: list[str] = []
     conn = sqlite3.connect(path)
     try:
@@ -92,6 +99,15 @@ def repair_values(path: Path) -> list[str]:
                 if not (readable and isinstance(value, dict)):
                     conn.execute("UPDATE messages SET usage = NULL WHERE id = ?", (message_id,))
                     repaired.append(f"message {message_id}: usage reset to null")
+            for message_id, role, parts in conn.execute(
+                "SELECT id, role, parts FROM messages"
+            ).fetchall():
+                try:
+                    PARTS_ADAPTER.validate_json(parts)
+                except ValueError:
+                    mended = dump_parts(load_message(role, parts))
+                    conn.execute("UPDATE messages SET parts = ? WHERE id = ?", (mended, message_id))
+                    repaired.append(f"message {message_id}: unreadable parts replaced")
     finally:
         conn.close()
     return repaired

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from datetime import datetime
@@ -37,6 +38,12 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
+from foldline.core.json_values import (
+    MAX_DEPTH,
+    MAX_TOOL_INPUT_CHARS,
+    has_lone_surrogate,
+    json_problem,
+)
 from foldline.core.messages import Message, Part, Role
 from foldline.core.settings import MAX_TOKENS, InvalidSettings, check_conversation_settings
 from foldline.core.state import CompactionState, Strategy, SummarizedRange, Trigger
@@ -129,18 +136,26 @@ class ExportedConversation(_Schema):
         return value
 
 
-def _check_integers(value: Any, where: str = "") -> None:
-    """Every integer inside free-form JSON (usage) must fit SQLite's integers."""
-    if isinstance(value, bool):
+MAX_USAGE_ENTRIES = 32
+"""A message's usage is a flat record of a few counts; more entries than this is no usage."""
+
+
+def _check_usage(usage: dict[str, Any] | None) -> None:
+    """A message's usage holds numbers under short names: finite, and integers within
+    SQLite's range. Nothing nested, so nothing a read could choke on."""
+    if usage is None:
         return
-    if isinstance(value, int) and not SQLITE_INTEGER[0] <= value <= SQLITE_INTEGER[1]:
-        raise ValueError(f"{where or 'value'}: {value} is outside the 64-bit integer range")
-    if isinstance(value, dict):
-        for key, item in value.items():
-            _check_integers(item, f"{where}.{key}" if where else str(key))
-    elif isinstance(value, list):
-        for position, item in enumerate(value):
-            _check_integers(item, f"{where}.{position}" if where else str(position))
+    if len(usage) > MAX_USAGE_ENTRIES:
+        raise ValueError(f"more than {MAX_USAGE_ENTRIES} entries")
+    for key, value in usage.items():
+        if len(key) > 100 or has_lone_surrogate(key):
+            raise ValueError(f"{key[:100]!r} is not a usage name")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"{key}: expected a number")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{key}: {value} is not a finite number")
+        if isinstance(value, int) and not SQLITE_INTEGER[0] <= value <= SQLITE_INTEGER[1]:
+            raise ValueError(f"{key}: {value} is outside the 64-bit integer range")
 
 
 class ExportedMessage(_Schema):
@@ -165,7 +180,7 @@ class ExportedMessage(_Schema):
     @field_validator("usage")
     @classmethod
     def _check_usage(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        _check_integers(value)
+        _check_usage(value)
         return value
 
     @field_validator("pinned_at")
@@ -214,8 +229,8 @@ class ExportedModelCall(_Schema):
     output_tokens: int = _Tokens
     cache_read_tokens: int = _Tokens
     cache_creation_tokens: int = _Tokens
-    cost: float | None
-    saved: float | None
+    cost: float | None = Field(allow_inf_nan=False)
+    saved: float | None = Field(allow_inf_nan=False)
     created_at: str
 
     check_timestamps = field_validator("created_at")(_check_timestamp)
@@ -456,6 +471,7 @@ def _messages(
     """The messages, validated one at a time; pins and remembered fold pointers are
     collected into `marks` (exported id -> (pinned_at, leaf_fold_version))."""
     for position, item in enumerate(reader.array_items()):
+        _check_message_values(item, f"messages[{position}]")
         message = _validated(ExportedMessage, item, f"messages.{position}")
         if version == 1 and message.index != position:
             raise ValueError(
@@ -465,6 +481,44 @@ def _messages(
         if message.pinned_at is not None or message.leaf_fold_version is not None:
             marks[message.id] = (message.pinned_at, message.leaf_fold_version)
         yield _message_record(message, conversation_id)
+
+
+def _check_values(value: Any, where: str) -> None:
+    """Every value of a section can be stored and served (`json_problem`): valid
+    Unicode, finite numbers, nothing nested past what a tool call's arguments may be (a
+    message nests them three levels down)."""
+    problem = json_problem(value, max_depth=MAX_DEPTH + 3)
+    if problem:
+        raise ValueError(f"invalid Foldline export: {where}: the value {problem}")
+
+
+MAX_PART_CHARS = 4 << 20
+"""The longest text or tool output an imported message may hold (what the model reads of
+it is counted, and a 50-million-character string took minutes): several times the
+longest answer a model writes or message a person sends. A tool's full output, kept
+beside its truncated one and never counted, may be as long as the reader allows."""
+
+
+def _check_message_values(item: Any, where: str) -> None:
+    """What a message's types cannot say: every value can be stored and served
+    (`json_problem`: tool arguments nested at most `MAX_DEPTH` deep, no lone surrogate,
+    finite numbers), and what the model reads is of a length it can count."""
+    _check_values(item, where)
+    parts = item.get("parts") if isinstance(item, dict) else None
+    for number, part in enumerate(parts if isinstance(parts, list) else ()):
+        if not isinstance(part, dict):
+            continue
+        for key in ("text", "output"):
+            value = part.get(key)
+            if isinstance(value, str) and len(value) > MAX_PART_CHARS:
+                raise ValueError(
+                    f"invalid Foldline export: {where}.parts[{number}].{key}: longer than "
+                    f"{MAX_PART_CHARS:,} characters"
+                )
+        arguments = part.get("input")
+        problem = json_problem(arguments, max_chars=MAX_TOOL_INPUT_CHARS)
+        if isinstance(arguments, dict) and problem:
+            raise ValueError(f"invalid Foldline export: {where}.parts[{number}].input: {problem}")
 
 
 def _batches(records: Iterable[MessageRecord]) -> Iterator[list[MessageRecord]]:
@@ -527,6 +581,7 @@ def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
                 seen[key] = True
                 continue
             value = reader.value()
+            _check_values(value, key)
             seen[key] = value
             if key == "format" and value != FORMAT:
                 raise ValueError(

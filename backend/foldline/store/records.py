@@ -19,8 +19,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import TypeAdapter
 
-from foldline.core.json_values import json_problem
-from foldline.core.messages import Message, Part
+from foldline.core.json_values import json_problem, storable_tool_call, without_lone_surrogates
+from foldline.core.messages import Message, Part, TextPart
 from foldline.core.state import CompactionState, SummarizedRange
 
 MessageStatus = Literal["complete", "streaming", "interrupted", "error"]
@@ -201,8 +201,41 @@ def dump_parts(message: Message) -> str:
     return PARTS_ADAPTER.dump_json(message.parts, exclude_none=True).decode()
 
 
+UNREADABLE_PARTS = (
+    "[This message could not be read back from the database; `foldline doctor` repairs it.]"
+)
+
+
 def load_message(role: str, parts_json: str) -> Message:
-    return Message(role=role, parts=PARTS_ADAPTER.validate_json(parts_json))  # type: ignore[arg-type]
+    try:
+        parts = PARTS_ADAPTER.validate_json(parts_json)
+    except ValueError:
+        parts = _mended_parts(parts_json)
+    return Message(role=role, parts=parts)  # type: ignore[arg-type]
+
+
+def _mended_parts(parts_json: str) -> tuple[Part, ...]:
+    """The parts of a row the fast parser refused (tool arguments nested past its limit,
+    stored by an older version), with each unreadable tool input replaced the way ingest
+    replaces it now; a row that still cannot be read becomes one text part saying so."""
+    try:
+        # Through text once more so that lone surrogates (escaped in the row) are mended.
+        text = json.dumps(json.loads(parts_json), ensure_ascii=False)
+        raw = json.loads(without_lone_surrogates(text))
+    except (ValueError, RecursionError):
+        raw = None
+    if isinstance(raw, list):
+        mended = [
+            {**part, "input": storable_tool_call("", "", part["input"]).input}
+            if isinstance(part, dict) and isinstance(part.get("input"), dict)
+            else part
+            for part in raw
+        ]
+        try:
+            return PARTS_ADAPTER.validate_python(mended)
+        except (ValueError, RecursionError):
+            pass
+    return (TextPart(text=UNREADABLE_PARTS),)
 
 
 def dump_json_or_none(value: dict[str, Any] | None) -> str | None:
@@ -248,6 +281,11 @@ def conversation_from_row(row: sqlite3.Row | tuple[Any, ...]) -> ConversationRec
     )
 
 
+def _readable_usage(text: str | None) -> dict[str, Any] | None:
+    value, readable = readable_json(text)
+    return value if readable and isinstance(value, dict) else None
+
+
 def message_from_row(row: sqlite3.Row | tuple[Any, ...]) -> MessageRecord:
     return MessageRecord(
         id=row[0],
@@ -255,7 +293,7 @@ def message_from_row(row: sqlite3.Row | tuple[Any, ...]) -> MessageRecord:
         seq=row[2],
         message=load_message(row[3], row[4]),
         status=row[5],
-        usage=None if row[6] is None else json.loads(row[6]),
+        usage=_readable_usage(row[6]),
         token_count=row[7],
         created_at=row[8],
         updated_at=row[9],
