@@ -40,6 +40,11 @@ from foldline.store.records import DISK_FULL_MESSAGE, is_disk_full
 
 log = logging.getLogger(__name__)
 
+INTERNAL_ERROR = (
+    "Something went wrong inside Foldline while answering; what was written so far is "
+    "kept, and the details are in the log. Try again."
+)
+
 ProviderFactory = Callable[[AppConfig, str], Provider]
 """Builds the provider that serves a model name (tests inject fakes here)."""
 
@@ -215,7 +220,9 @@ class ChatService:
                     )
                 else:
                     log.exception("turn failed")
-                    failure = ErrorEvent(code="internal", message=str(error), retryable=True)
+                    # The exception's text can hold paths, data or a library's internals:
+                    # it goes to the log, and the person reads a plain sentence.
+                    failure = ErrorEvent(code="internal", message=INTERNAL_ERROR, retryable=True)
                 handle.publish(ChatEvent("error", failure))
                 handle.publish(ChatEvent("done"))
             finally:
