@@ -366,14 +366,18 @@ def _validated(schema: type[_Schema], data: Any, where: str) -> Any:
         raise ValueError(_describe(error, where)) from None
 
 
-def _check_folds(folds: list[ExportedFold], count: int) -> None:
+def _check_folds(folds: list[ExportedFold], count: int, version: int) -> None:
     """What the field types cannot say: each fold agrees with the history it describes
     (a range inside it, in order, ending where the model's view starts), comes after its
-    parent, and at most one is current."""
+    parent, names its last message (version 2: which branch it belongs to), and at most
+    one is current."""
     by_version: dict[int, ExportedFold] = {}
     for position, fold in enumerate(folds):
         where = f"compactions[{position}]"
         span = fold.summarized_range
+        if version >= 2 and fold.last_message_id is None:
+            # Without it a fold would apply to every branch, even one it never folded.
+            raise ValueError(f"{where}: lastMessageId is required in formatVersion 2")
         if fold.version in by_version:
             raise ValueError(f"{where}: version {fold.version} appears twice")
         parent = by_version.get(fold.parent_version)
@@ -626,8 +630,11 @@ def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
         missing = [key for key in _KEYS if key not in seen]
         if missing or writer is None:
             raise ValueError(f"invalid Foldline export: missing {', '.join(missing)}")
-        _check_folds(folds, writer.message_count)
+        _check_folds(folds, writer.message_count, seen["formatVersion"])
         record = writer.finish([_fold_record(fold) for fold in folds], marks, active_leaf)
+        problem = store.imported_fold_problem(record.id)
+        if problem:
+            raise ValueError(f"invalid Foldline export: compactions: {problem}")
     # Calls keep their tokens, cost and fold; their link to a message (whose id is new)
     # is not kept.
     store.record_calls(

@@ -24,7 +24,7 @@ from foldline.core.calibration import Calibration
 from foldline.core.messages import Message
 from foldline.core.state import CompactionState
 from foldline.paths import make_private_files
-from foldline.store import branches, handoffs, lookups, queries, usage
+from foldline.store import branches, handoffs, import_checks, lookups, queries, usage
 from foldline.store.connection import ConnectionPool
 from foldline.store.handoffs import HandoffMethods
 from foldline.store.importing import ConversationImport
@@ -510,9 +510,13 @@ class Store(HandoffMethods):
                 raise NotFound(f"conversation {conversation_id!r} has no fold version {version}")
             if current_version != version:
                 raise ConcurrentFold(conversation_id, version, current_version)
+            # Walked back to the first fold of the chain that applies to the active path:
+            # the parent itself, unless it lies on another branch (a forged or damaged
+            # chain), which must never be current here.
+            branches.repoint_fold(conn, conversation_id, row[0])
             conn.execute(
-                "UPDATE conversations SET fold_version = ?, updated_at = ? WHERE id = ?",
-                (row[0], self._now(), conversation_id),
+                "UPDATE conversations SET updated_at = ? WHERE id = ?",
+                (self._now(), conversation_id),
             )
             return queries.current_compaction(conn, conversation_id)
 
@@ -550,6 +554,11 @@ class Store(HandoffMethods):
         Titles, settings, timestamps, statuses and fold versions are kept as given."""
         with self._pool.write() as conn:
             yield ConversationImport(conn, replace(conversation, id=new_id()), new_id)
+
+    def imported_fold_problem(self, conversation_id: str) -> str:
+        """Inside `import_conversation` (same thread): "" when every imported fold chain
+        stays on one branch, else a sentence naming the fold that does not."""
+        return import_checks.fold_off_its_parents_branch(self._pool.get().conn, conversation_id)
 
     def restore_conversation(
         self,
