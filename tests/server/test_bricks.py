@@ -122,3 +122,34 @@ def test_a_bad_settings_row_from_an_older_version_is_served_with_a_notice_then_r
     assert report.repaired_values == [f"conversation {bad}: settings reset to {{}}"]
     assert repair(database).repaired_values == []
     assert client.get(f"/api/conversations/{bad}").json()["notice"] is None
+
+
+def test_imported_pins_over_the_cap_keep_the_newest_and_say_so(
+    client: TestClient, store: Store, chat_service
+) -> None:
+    conversation = client.post("/api/conversations", json={"title": "pins"}).json()["id"]
+    records = store.append_messages(
+        conversation,
+        [
+            message
+            for n in range(15)
+            for message in (user(f"question {n} " + "word " * 600), assistant(f"answer {n}"))
+        ],
+    )
+    for record in records[::2]:  # every question, past the cap: only an import could
+        store.set_pinned(conversation, record.id, True)
+    before = chat_service.load_context(conversation)
+    assert before.pinned_tokens > before.pins_cap
+    document = client.get(f"/api/conversations/{conversation}/export").json()
+
+    imported = client.post("/api/conversations/import", json=document)
+    assert imported.status_code == 201, imported.text
+    notice = imported.json()["notice"]
+    assert notice and "unpinned" in notice and "15 pinned messages" in notice
+    copy = imported.json()["id"]
+    after = chat_service.load_context(copy)
+    assert 0 < after.pinned_tokens <= after.pins_cap
+    kept = [pin.seq for pin in store.list_pins(copy)]
+    # Pinned in order, so the newest pins are the latest questions.
+    assert kept == sorted(kept) and kept[-1] == 28
+    assert len(store.list_messages(copy, limit=100)) == 30
