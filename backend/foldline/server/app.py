@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from starlette.middleware import Middleware
 
 import foldline
-from foldline.chat.handoff import HandoffFailed, NothingToHandOff
+from foldline.chat.handoff import HandoffFailed, HandoffStopped, NothingToHandOff
 from foldline.chat.service import ChatService, ChatUnavailable, TurnInProgress, WrongMessage
 from foldline.config import ConfigError
 from foldline.config_toml import ensure_config
@@ -57,6 +57,7 @@ EXCEPTION_MAPPING: ExceptionMapping = {
     NotOnPath: (400, "not_on_path", "That message is not on the active path."),
     NothingToHandOff: (400, "nothing_to_hand_off", "There is no message to continue from."),
     HandoffFailed: (502, "summary_failed", "The summary could not be written."),
+    HandoffStopped: (409, "handoff_stopped", "The hand-off was stopped."),
     ConfigError: (400, "config_error", "config.toml could not be read."),
     UnstorableValue: (422, "invalid_request", "A value could not be stored."),
 }

@@ -369,15 +369,20 @@ def _validated(schema: type[_Schema], data: Any, where: str) -> Any:
 def _check_folds(folds: list[ExportedFold], count: int, version: int) -> None:
     """What the field types cannot say: each fold agrees with the history it describes
     (a range inside it, in order, ending where the model's view starts), comes after its
-    parent, names its last message (version 2: which branch it belongs to), and at most
+    parent, names its last message when it folded any (version 2: which branch it
+    belongs to), and at most
     one is current."""
     by_version: dict[int, ExportedFold] = {}
     for position, fold in enumerate(folds):
         where = f"compactions[{position}]"
         span = fold.summarized_range
-        if version >= 2 and fold.last_message_id is None:
+        if version >= 2 and fold.last_message_id is None and fold.api_start_index > 0:
             # Without it a fold would apply to every branch, even one it never folded.
-            raise ValueError(f"{where}: lastMessageId is required in formatVersion 2")
+            # (A hand-off's first fold starts at 0: it folded nothing here, and does
+            # apply to every branch.)
+            raise ValueError(
+                f"{where}: lastMessageId is required in formatVersion 2 when apiStartIndex > 0"
+            )
         if fold.version in by_version:
             raise ValueError(f"{where}: version {fold.version} appears twice")
         parent = by_version.get(fold.parent_version)
