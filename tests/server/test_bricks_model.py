@@ -186,3 +186,57 @@ def test_arguments_nested_past_the_parsers_limit_are_kept_as_text() -> None:
 
     raw = "[" * 100_000
     assert parse_tool_input(raw) == {"_invalid_arguments": raw}
+
+
+@pytest.mark.parametrize(
+    ("where", "key"),
+    [("conversation", "systemPrompt"), ("compactions", "summaryMessage")],
+)
+def test_an_import_with_a_huge_prompt_or_summary_is_refused(
+    client: TestClient, store: Store, where: str, key: str
+) -> None:
+    document = _export(client, store)
+    if where == "compactions":
+        document["compactions"] = [
+            {
+                "version": 1,
+                "parentVersion": 0,
+                "current": True,
+                "compactedAt": "2026-01-01T00:00:00+00:00",
+                "summaryMessage": "ok",
+                "apiStartIndex": 1,
+                "summarizedRange": {"fromIndex": 0, "toIndex": 1, "messageCount": 1},
+                "strategy": "structured",
+                "trigger": "manual",
+                "tokensBefore": 10,
+                "tokensAfter": 5,
+                "model": None,
+                "degraded": False,
+                "lastMessageId": document["messages"][0]["id"],
+            }
+        ]
+        assert client.post("/api/conversations/import", json=document).status_code == 201
+        target = document["compactions"][0]
+    else:
+        target = document["conversation"]
+    target[key] = "x" * (4 << 20) + "x"
+    imported = client.post("/api/conversations/import", json=document)
+    assert imported.status_code == 422, imported.text
+    assert "larger than" in imported.json()["error"]["message"]
+
+
+def test_one_value_larger_than_a_message_may_hold_is_refused_as_it_is_read(
+    client: TestClient, store: Store
+) -> None:
+    document = _export(client, store)
+    document["messages"][1]["parts"][0]["full_output"] = "x" * (33 << 20)
+    imported = client.post("/api/conversations/import", json=document)
+    assert imported.status_code == 400, imported.text
+    assert "larger than" in imported.json()["error"]["message"]
+
+
+def test_pending_approvals_of_an_unknown_conversation_is_404(client: TestClient) -> None:
+    assert client.get("/api/conversations/nope/tool-calls/pending").status_code == 404
+    conversation = client.post("/api/conversations", json={}).json()["id"]
+    pending = client.get(f"/api/conversations/{conversation}/tool-calls/pending")
+    assert pending.status_code == 200 and pending.json() == {"items": []}

@@ -508,6 +508,14 @@ longest answer a model writes or message a person sends. A tool's full output, k
 beside its truncated one and never counted, may be as long as the reader allows."""
 
 
+def _check_size(value: Any, where: str) -> None:
+    """A conversation's row or one fold: its strings (the system prompt, a summary) are
+    read by the model on every turn, so they are held to what one message may hold."""
+    problem = json_problem(value, max_depth=MAX_DEPTH + 3, max_chars=MAX_PART_CHARS)
+    if problem:
+        raise ValueError(f"invalid Foldline export: {where}: the value {problem}")
+
+
 def _check_message_values(item: Any, where: str) -> None:
     """What a message's types cannot say: every value can be stored and served
     (`json_problem`: tool arguments nested at most `MAX_DEPTH` deep, no lone surrogate,
@@ -604,6 +612,7 @@ def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
                     f"{' and '.join(map(str, READABLE_VERSIONS))}"
                 )
             if key == "conversation":
+                _check_size(value, "conversation")
                 exported = _validated(ExportedConversation, value, "conversation")
                 record = ConversationRecord(
                     id=exported.id,
@@ -627,6 +636,8 @@ def import_stream(store: Store, stream: IO[bytes]) -> ConversationRecord:
             if key == "compactions":
                 if not isinstance(value, list):
                     raise ValueError("invalid Foldline export: compactions must be a list")
+                for position, item in enumerate(value):
+                    _check_size(item, f"compactions[{position}]")
                 folds = [
                     _validated(ExportedFold, item, f"compactions.{position}")
                     for position, item in enumerate(value)

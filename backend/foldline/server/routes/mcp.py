@@ -28,6 +28,7 @@ from foldline.mcp.settings import (
     parse_claude_desktop,
 )
 from foldline.server.config_source import ConfigSource
+from foldline.server.deps import StoreDep
 from foldline.server.errors import ApiError
 from foldline.server.routes.settings import ConfigSourceDep
 
@@ -266,8 +267,9 @@ def import_claude_desktop(body: McpImport, source: ConfigSourceDep) -> McpImport
 @router.get(
     "/api/conversations/{conversation_id}/tool-calls/pending", response_model=PendingApprovals
 )
-def pending_approvals(conversation_id: str, mcp: McpDep) -> PendingApprovals:
+def pending_approvals(conversation_id: str, mcp: McpDep, store: StoreDep) -> PendingApprovals:
     """The calls waiting for approval here (a page opened mid-turn shows their cards)."""
+    store.get_conversation(conversation_id)  # 404 for an unknown conversation
     return PendingApprovals(
         items=[
             ApprovalRequired(
