@@ -56,6 +56,7 @@ function serverRow(server, refresh) {
     h("div", { class: "mcp-where" }, h("code", { text: where ?? "" })),
     secrets.length ? h("div", { class: "mcp-secrets", text: secrets.join("  ") }) : null,
     server.error ? h("div", { class: "mcp-error", role: "alert", text: server.error }) : null,
+    server.limits ? h("div", { class: "mcp-error", role: "status", text: server.limits }) : null,
     toolTable(server, refresh),
     h("div", {
       class: "mcp-approval",

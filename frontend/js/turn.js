@@ -184,7 +184,11 @@ function applyEvent(live, name, data) {
       hideApproval(data.callId);
       break;
     case "notice":
-      notify({ kind: "warn", title: "A tool server is unavailable", text: data.message });
+      notify({
+        kind: "warn",
+        title: data.code === "mcp_tools_limited" ? "Some tools are left out" : "A tool server is unavailable",
+        text: data.message,
+      });
       break;
     case "error":
       // Shown when the stream ends, unless the failed answer already says it inline.

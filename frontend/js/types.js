@@ -611,7 +611,7 @@ export {};
 /**
  * `notice`: something the person should know that did not stop the turn.
  * @typedef {Object} Notice
- * @property {"mcp_server_failed"} code
+ * @property {"mcp_server_failed"|"mcp_tools_limited"} code
  * @property {string} server
  * @property {string} message
  */
@@ -721,6 +721,7 @@ export {};
  * @property {string|null} error
  * @property {Array<McpToolOut>} tools
  * @property {Array<string>} disabledTools
+ * @property {string|null} limits What Foldline cut or left out of this server's tools so that they cannot crowd out every request (descriptions too long, schemas too large, too many tools).
  */
 
 /**

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from foldline.api.events import ApprovalRequired, ApprovalResolved, Notice
@@ -31,6 +31,8 @@ from foldline.mcp.connection import ServerCallError, ServerConnection
 from foldline.mcp.naming import offered_names
 from foldline.mcp.results import outcome_from_result
 from foldline.mcp.settings import McpServerConfig
+from foldline.mcp.tool_limits import limit_tools, tools_token_cap
+from foldline.providers.registry import resolve_model
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +63,10 @@ class McpManager:
         self._announced: set[str] = set()
         self._always: set[tuple[str, str]] = set()
         self._lock: asyncio.Lock | None = None
+        self.limit_notes: dict[str, str] = {}
+        """Per server: what the tool limits cut or left out (see `tool_limits`)."""
+        self._announced_limits: set[str] = set()
+        self._tools_cache: tuple[tuple[Any, ...], list[McpTool]] | None = None
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -101,6 +107,15 @@ class McpManager:
             if connection.state == "failed" and connection.name not in self._announced:
                 self._announced.add(connection.name)
                 notices.append(server_failed(connection))
+        self.mcp_tools()  # the limits' notes for the tools now running
+        for server, note in self.limit_notes.items():
+            if note not in self._announced_limits:
+                self._announced_limits.add(note)
+                notices.append(
+                    ChatEvent(
+                        "notice", Notice(code="mcp_tools_limited", server=server, message=note)
+                    )
+                )
         return notices
 
     async def restart(self, name: str) -> ServerConnection:
@@ -126,8 +141,24 @@ class McpManager:
         return list(self.mcp_tools())
 
     def mcp_tools(self) -> list[McpTool]:
-        """The running servers' enabled tools, under their offered names."""
+        """The running servers' enabled tools, under their offered names, within the
+        limits of `tool_limits`. Built again only when the configuration or a server's
+        tool list changed: the list is read at every context load, and a server may
+        offer thousands of tools."""
         servers = self.server_configs()
+        key = (
+            servers,
+            self._tools_cap(),
+            [(n, c.state, id(c.tools)) for n, c in self.connections.items()],
+        )
+        cached = self._tools_cache
+        if cached is not None and cached[0][0] is servers and cached[0][1:] == key[1:]:
+            return list(cached[1])
+        tools = self._build_tools(servers)
+        self._tools_cache = (key, tools)
+        return list(tools)
+
+    def _build_tools(self, servers: dict[str, McpServerConfig]) -> list[McpTool]:
         pairs: list[tuple[str, str]] = []
         listed: dict[tuple[str, str], Any] = {}
         for name, server in servers.items():
@@ -148,7 +179,19 @@ class McpManager:
                 input_schema=listed_tool.input_schema or {"type": "object"},
             )
             tools.append(McpTool(self, offered.server, offered.tool, spec, offered.note))
-        return tools
+        limited = limit_tools([(tool.server, tool.spec) for tool in tools], self._tools_cap())
+        self.limit_notes = limited.notes
+        return [replace(tools[i], spec=limited.specs[i]) for i in limited.kept]
+
+    def _tools_cap(self) -> int:
+        """The MCP tools' share of the default model's input budget (see `tool_limits`)."""
+        config = self.config_provider()
+        try:
+            budget = resolve_model(config, config.default_model or "")
+        except Exception:  # no usable default model: the cap for an unknown window
+            return tools_token_cap(None)
+        window = budget.input_limit or (budget.context_window - budget.output_reserve)
+        return tools_token_cap(window if budget.context_window > 0 else None)
 
     def approval_for(self, server: str, tool: str) -> str:
         if (server, tool) in self._always:
@@ -208,6 +251,7 @@ class McpManager:
                     error=connection.error if connection else None,
                     tools=offered.get(name, []),
                     disabled_tools=[t.name for t in listed if not server.tool_enabled(t.name)],
+                    limits=self.limit_notes.get(name),
                 )
             )
         return out
@@ -223,6 +267,8 @@ class ServerStatus:
     tools: list[McpTool]
     """The tools offered, each with the name the model sees."""
     disabled_tools: list[str]
+    limits: str | None = None
+    """What the tool limits cut or left out of this server's tools, if anything."""
 
 
 def server_failed(connection: ServerConnection) -> ChatEvent:

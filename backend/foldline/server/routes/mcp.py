@@ -79,6 +79,9 @@ class McpServerOut(ApiModel):
     error: str | None
     tools: list[McpToolOut]
     disabled_tools: list[str]
+    limits: str | None = None
+    """What Foldline cut or left out of this server's tools so that they cannot crowd out
+    every request (descriptions too long, schemas too large, too many tools)."""
 
 
 class McpServerList(ApiModel):
@@ -156,6 +159,7 @@ def server_out(status: ServerStatus) -> McpServerOut:
             for tool in status.tools
         ],
         disabled_tools=status.disabled_tools,
+        limits=status.limits,
     )
 
 
