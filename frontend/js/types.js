@@ -611,7 +611,7 @@ export {};
 /**
  * `notice`: something the person should know that did not stop the turn.
  * @typedef {Object} Notice
- * @property {"mcp_server_failed"|"mcp_tools_limited"} code
+ * @property {"mcp_server_failed"|"mcp_tools_limited"|"mcp_server_awaiting_approval"} code
  * @property {string} server
  * @property {string} message
  */
@@ -717,7 +717,7 @@ export {};
  * @property {number} timeout
  * @property {boolean} enabled
  * @property {Object<string, McpToolOverrideIn>} toolOverrides
- * @property {"stopped"|"starting"|"running"|"failed"|"disabled"} state
+ * @property {"stopped"|"starting"|"running"|"failed"|"disabled"|"awaiting_approval"} state `awaiting_approval`: added in Settings or by an import; it starts only once the person, shown its command, allows it (`POST …/allow`).
  * @property {string|null} error
  * @property {Array<McpToolOut>} tools
  * @property {Array<string>} disabledTools

@@ -28,6 +28,7 @@ from foldline.core.messages import ToolCallPart, ToolSpec
 from foldline.logging_setup import register_secret
 from foldline.mcp.approval import Approvals, Decision, PendingApproval
 from foldline.mcp.connection import ServerCallError, ServerConnection
+from foldline.mcp.first_start import FirstStarts
 from foldline.mcp.naming import offered_names
 from foldline.mcp.results import outcome_from_result
 from foldline.mcp.settings import McpServerConfig
@@ -54,9 +55,12 @@ class McpManager:
         config_provider: Callable[[], AppConfig],
         *,
         save_config: Callable[[AppConfig], None] | None = None,
+        first_starts: FirstStarts | None = None,
     ) -> None:
         self.config_provider = config_provider
         self.save_config = save_config
+        self.first_starts = first_starts
+        """Servers added through the app wait here for the person's yes (None: none wait)."""
         """Where "Always allow this tool" is written (config.toml); None keeps it in memory."""
         self.approvals = Approvals()
         self.connections: dict[str, ServerConnection] = {}
@@ -100,9 +104,18 @@ class McpManager:
             self._lock = asyncio.Lock()
         async with self._lock:
             await self.sync()
-            fresh = [c for c in self.connections.values() if c.state == "stopped"]
+            fresh = [
+                c
+                for c in self.connections.values()
+                if c.state == "stopped" and not self.awaiting_first_start(c.name)
+            ]
             await asyncio.gather(*(connection.start() for connection in fresh))
         notices = []
+        for connection in self.connections.values():
+            name = connection.name
+            if self.awaiting_first_start(name) and f"held:{name}" not in self._announced:
+                self._announced.add(f"held:{name}")
+                notices.append(server_held(name))
         for connection in self.connections.values():
             if connection.state == "failed" and connection.name not in self._announced:
                 self._announced.add(connection.name)
@@ -117,6 +130,9 @@ class McpManager:
                     )
                 )
         return notices
+
+    def awaiting_first_start(self, name: str) -> bool:
+        return self.first_starts is not None and self.first_starts.is_held(name)
 
     async def restart(self, name: str) -> ServerConnection:
         """Stop and start one server again (Settings → Restart)."""
@@ -242,6 +258,8 @@ class McpManager:
         for name, server in self.server_configs().items():
             connection = self.connections.get(name)
             state = connection.state if connection else "stopped"
+            if state == "stopped" and self.awaiting_first_start(name):
+                state = "awaiting_approval"
             listed = connection.tools if connection else []
             out.append(
                 ServerStatus(
@@ -262,13 +280,28 @@ class ServerStatus:
     name: str
     config: McpServerConfig
     state: str
-    """stopped (not needed yet) | starting | running | failed | disabled"""
+    """stopped (not needed yet) | starting | running | failed | disabled |
+    awaiting_approval (added through the app; waits for the person's yes)"""
     error: str | None
     tools: list[McpTool]
     """The tools offered, each with the name the model sees."""
     disabled_tools: list[str]
     limits: str | None = None
     """What the tool limits cut or left out of this server's tools, if anything."""
+
+
+def server_held(name: str) -> ChatEvent:
+    return ChatEvent(
+        "notice",
+        Notice(
+            code="mcp_server_awaiting_approval",
+            server=name,
+            message=(
+                f"The MCP server {name} was added but has not started: it runs a command on "
+                "this computer, so it waits for you to allow it once in Settings → Tools."
+            ),
+        ),
+    )
 
 
 def server_failed(connection: ServerConnection) -> ChatEvent:

@@ -20,6 +20,7 @@ from foldline.chat.handoff import HandoffFailed, HandoffStopped, NothingToHandOf
 from foldline.chat.service import ChatService, ChatUnavailable, TurnInProgress, WrongMessage
 from foldline.config import ConfigError
 from foldline.config_toml import ensure_config
+from foldline.mcp.first_start import FIRST_START_FILE, FirstStarts
 from foldline.mcp.manager import McpManager
 from foldline.providers.listing import ModelDirectory
 from foldline.server.config_source import ConfigSource
@@ -105,7 +106,11 @@ def create_app(
     )
     if mcp_manager is None:
         # MCP servers come only from config.toml; "Always allow" is written back there.
-        mcp_manager = McpManager(config_source, save_config=config_source.save)
+        mcp_manager = McpManager(
+            config_source,
+            save_config=config_source.save,
+            first_starts=FirstStarts(data_dir / FIRST_START_FILE),
+        )
     # The providers' model lists, cached in the data dir for a day (see routes/models.py).
     model_directory = ModelDirectory.load(data_dir)
     if chat_service is None:
