@@ -240,3 +240,39 @@ def test_pending_approvals_of_an_unknown_conversation_is_404(client: TestClient)
     conversation = client.post("/api/conversations", json={}).json()["id"]
     pending = client.get(f"/api/conversations/{conversation}/tool-calls/pending")
     assert pending.status_code == 200 and pending.json() == {"items": []}
+
+
+def test_an_infinite_cost_stored_by_an_older_version_exports_as_unknown(
+    client: TestClient, store: Store, data_dir: Path
+) -> None:
+    document = _export(client, store)
+    conversation = client.post("/api/conversations/import", json=document).json()["id"]
+    from foldline.store.usage import ModelCall
+
+    store.record_calls(
+        conversation,
+        [
+            ModelCall(
+                turn=0,
+                purpose="chat",
+                message_id=None,
+                fold_version=None,
+                provider="p",
+                model="m",
+                input_tokens=1,
+                output_tokens=1,
+                cache_read_tokens=0,
+                cache_creation_tokens=0,
+                cost=float("inf"),
+                saved=None,
+                created_at="",
+            )
+        ],
+    )
+    exported = client.get(f"/api/conversations/{conversation}/export")
+    assert exported.status_code == 200 and "Infinity" not in exported.text
+    assert exported.json()["modelCalls"][0]["cost"] is None
+    assert (
+        client.post("/api/conversations/import", content=exported.content, headers=JSON).status_code
+        == 201
+    )

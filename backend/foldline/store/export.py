@@ -314,6 +314,17 @@ def _dumps(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
+def _finite_costs(call: dict[str, Any]) -> dict[str, Any]:
+    """A call's fields with a cost that is not a finite number (stored by an older
+    version that imported `1e400`) written as unknown: JSON has no infinity, and the
+    export must import again."""
+    for key in ("cost", "saved"):
+        value = call.get(key)
+        if isinstance(value, float) and not math.isfinite(value):
+            call = {**call, key: None}
+    return call
+
+
 def write_export(store: Store, conversation_id: str, out: IO[bytes]) -> None:
     """Write the JSON export to `out`, one message at a time, from one read snapshot:
     every branch, parents before children."""
@@ -335,7 +346,7 @@ def write_export(store: Store, conversation_id: str, out: IO[bytes]) -> None:
         folds = [_fold_json(c).model_dump(mode="json", by_alias=True) for c in compactions]
         out.write(b'],"compactions":' + _dumps(folds))
         calls = [
-            ExportedModelCall(**vars(call)).model_dump(mode="json", by_alias=True)
+            ExportedModelCall(**_finite_costs(vars(call))).model_dump(mode="json", by_alias=True)
             for call in store.list_calls(conversation_id)
         ]
         out.write(b',"modelCalls":' + _dumps(calls) + b"}")
