@@ -59,9 +59,9 @@ class McpManager:
     ) -> None:
         self.config_provider = config_provider
         self.save_config = save_config
+        """Where "Always allow this tool" is written (config.toml); None keeps it in memory."""
         self.first_starts = first_starts
         """Servers added through the app wait here for the person's yes (None: none wait)."""
-        """Where "Always allow this tool" is written (config.toml); None keeps it in memory."""
         self.approvals = Approvals()
         self.connections: dict[str, ServerConnection] = {}
         self._announced: set[str] = set()
@@ -162,19 +162,16 @@ class McpManager:
         tool list changed: the list is read at every context load, and a server may
         offer thousands of tools."""
         servers = self.server_configs()
-        key = (
-            servers,
-            self._tools_cap(),
-            [(n, c.state, id(c.tools)) for n, c in self.connections.items()],
-        )
+        cap = self._tools_cap()
+        key = (servers, cap, [(n, c.state, id(c.tools)) for n, c in self.connections.items()])
         cached = self._tools_cache
         if cached is not None and cached[0][0] is servers and cached[0][1:] == key[1:]:
             return list(cached[1])
-        tools = self._build_tools(servers)
+        tools = self._build_tools(servers, cap)
         self._tools_cache = (key, tools)
         return list(tools)
 
-    def _build_tools(self, servers: dict[str, McpServerConfig]) -> list[McpTool]:
+    def _build_tools(self, servers: dict[str, McpServerConfig], cap: int) -> list[McpTool]:
         pairs: list[tuple[str, str]] = []
         listed: dict[tuple[str, str], Any] = {}
         for name, server in servers.items():
@@ -195,7 +192,7 @@ class McpManager:
                 input_schema=listed_tool.input_schema or {"type": "object"},
             )
             tools.append(McpTool(self, offered.server, offered.tool, spec, offered.note))
-        limited = limit_tools([(tool.server, tool.spec) for tool in tools], self._tools_cap())
+        limited = limit_tools([(tool.server, tool.spec) for tool in tools], cap)
         self.limit_notes = limited.notes
         return [replace(tools[i], spec=limited.specs[i]) for i in limited.kept]
 

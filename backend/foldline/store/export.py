@@ -140,7 +140,7 @@ MAX_USAGE_ENTRIES = 32
 """A message's usage is a flat record of a few counts; more entries than this is no usage."""
 
 
-def _check_usage(usage: dict[str, Any] | None) -> None:
+def _check_usage_numbers(usage: dict[str, Any] | None) -> None:
     """A message's usage holds numbers under short names: finite, and integers within
     SQLite's range. Nothing nested, so nothing a read could choke on."""
     if usage is None:
@@ -180,7 +180,7 @@ class ExportedMessage(_Schema):
     @field_validator("usage")
     @classmethod
     def _check_usage(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        _check_usage(value)
+        _check_usage_numbers(value)
         return value
 
     @field_validator("pinned_at")
@@ -381,8 +381,7 @@ def _check_folds(folds: list[ExportedFold], count: int, version: int) -> None:
     """What the field types cannot say: each fold agrees with the history it describes
     (a range inside it, in order, ending where the model's view starts), comes after its
     parent, names its last message when it folded any (version 2: which branch it
-    belongs to), and at most
-    one is current."""
+    belongs to), and at most one is current."""
     by_version: dict[int, ExportedFold] = {}
     for position, fold in enumerate(folds):
         where = f"compactions[{position}]"

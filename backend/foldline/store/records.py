@@ -49,6 +49,11 @@ def stored_json(value: Any, what: str) -> str:
     return text
 
 
+READ_DEPTH = 128
+"""Reads accept deeper values than writes (`MAX_DEPTH`): a row an older version wrote a
+little deeper still serves (the serializer stops at 255), rather than being set aside."""
+
+
 def readable_json(text: str | None) -> tuple[Any, bool]:
     """A stored free-form JSON column read back: (value, True), or (None, False) when the
     row holds something no answer could carry (stored by an older version, or edited by
@@ -59,7 +64,7 @@ def readable_json(text: str | None) -> tuple[Any, bool]:
         value = json.loads(text)
     except (ValueError, RecursionError):
         return None, False
-    return (value, True) if not json_problem(value) else (None, False)
+    return (value, True) if not json_problem(value, max_depth=READ_DEPTH) else (None, False)
 
 
 class NotFound(LookupError):
