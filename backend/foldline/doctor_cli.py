@@ -32,7 +32,12 @@ def run_doctor(args: argparse.Namespace) -> int:
         print(f"foldline doctor: could not repair {path}: {error}", file=sys.stderr)
         return EXIT_FAILED
     if not report.problems:
-        print(f"{path}: integrity check passed; nothing to do.")
+        if not report.repaired_values:
+            print(f"{path}: integrity check passed; nothing to do.")
+            return EXIT_OK
+        print(f"{path}: integrity check passed; {len(report.repaired_values)} unreadable values:")
+        for line in report.repaired_values:
+            print(f"  {line}")
         return EXIT_OK
     print(f"{path}: damaged ({'; '.join(report.problems[:3])}).")
     print(f"The damaged file is kept as {report.backup}.")

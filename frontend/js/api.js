@@ -285,6 +285,7 @@ export const api = {
    * approval?, timeout?, enabled?}` → the new McpServer (secrets masked). */
   addMcpServer: (server) => json("POST", "/api/mcp/servers", { body: server }),
   restartMcpServer: (name) => json("POST", `/api/mcp/servers/${enc(name)}/restart`, { body: {} }),
+  allowMcpServer: (name) => json("POST", `/api/mcp/servers/${enc(name)}/allow`, { body: {} }),
   importMcp: (text) => json("POST", "/api/mcp/import", { body: { text } }),
   /** `{approval?, timeout?, enabled?, tools?: {TOOL: {approval?, enabled?}}}` */
   updateMcpServer: (name, change) =>

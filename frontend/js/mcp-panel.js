@@ -14,6 +14,7 @@ const STATE_TEXT = {
   running: "running",
   failed: "failed",
   disabled: "disabled",
+  awaiting_approval: "waits for your yes: it runs the command below on this computer",
 };
 
 /** @param {McpServerOut} server */
@@ -38,6 +39,24 @@ function serverRow(server, refresh) {
     }
     await refresh();
   });
+  // A server added here or by an import starts only once the person, shown its command,
+  // allows it.
+  const allow = h("button", {
+    type: "button",
+    class: "button small primary",
+    dataset: { allow: server.name },
+    text: "Allow and start",
+  });
+  allow.addEventListener("click", async () => {
+    allow.disabled = true;
+    allow.textContent = "Starting…";
+    try {
+      await api.allowMcpServer(server.name);
+    } catch (error) {
+      notifyError(`${server.name} could not be started`, error);
+    }
+    await refresh();
+  });
   const secrets = [
     ...Object.entries(server.env).map(([k, v]) => `${k}=${v}`),
     ...Object.entries(server.headers).map(([k, v]) => `${k}: ${v}`),
@@ -51,11 +70,12 @@ function serverRow(server, refresh) {
       h("strong", { text: server.name }),
       h("span", { class: ["mcp-state", server.state], text: STATE_TEXT[server.state] ?? server.state }),
       h("span", { class: "spacer" }),
-      server.enabled ? restart : null,
+      server.state === "awaiting_approval" ? allow : server.enabled ? restart : null,
     ),
     h("div", { class: "mcp-where" }, h("code", { text: where ?? "" })),
     secrets.length ? h("div", { class: "mcp-secrets", text: secrets.join("  ") }) : null,
     server.error ? h("div", { class: "mcp-error", role: "alert", text: server.error }) : null,
+    server.limits ? h("div", { class: "mcp-error", role: "status", text: server.limits }) : null,
     toolTable(server, refresh),
     h("div", {
       class: "mcp-approval",

@@ -155,6 +155,8 @@ export async function openConversation(
   state.conversation = conversation;
   emit("conversation", conversation);
   emit("context", null);
+  // Stored settings that could not be read back (served as none until saved again).
+  announceSettingsNotice(id, { settingsNotice: conversation.notice });
   // The messages first: counting the model's view (GET /context) is the slowest request
   // on a long conversation, so it starts once the newest page is on screen.
   await Promise.all([refreshFolds(), chat.openConversation(conversation, { at, terms, offset })]);

@@ -38,6 +38,10 @@ export async function importFile(file) {
     }
     const conversation = await api.importConversation(document);
     notify({ kind: "success", title: "Imported", text: conversation.title ?? file.name });
+    // Something the import changed to make the conversation work (pins over their cap).
+    if (conversation.notice) {
+      notify({ kind: "warn", title: "Imported with a change", text: conversation.notice });
+    }
     return conversation;
   } catch (error) {
     notifyError("The import failed", error);

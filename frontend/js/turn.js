@@ -27,6 +27,13 @@ import { DISK_FULL_TITLE, notify, notifyError } from "./notices.js";
 import { currentFold, emit, setBusy, state } from "./state.js";
 import { nameIfNew, watchForMadeTitle } from "./titles.js";
 
+/** The title of each `notice` a turn can send (the message says the rest). */
+const NOTICE_TITLES = {
+  mcp_server_failed: "A tool server is unavailable",
+  mcp_tools_limited: "Some tools are left out",
+  mcp_server_awaiting_approval: "A new tool server waits for your yes",
+};
+
 /** The stream being read, so Stop and Esc can reach it. */
 let running = null;
 
@@ -184,7 +191,11 @@ function applyEvent(live, name, data) {
       hideApproval(data.callId);
       break;
     case "notice":
-      notify({ kind: "warn", title: "A tool server is unavailable", text: data.message });
+      notify({
+        kind: "warn",
+        title: NOTICE_TITLES[data.code] ?? "A tool server is unavailable",
+        text: data.message,
+      });
       break;
     case "error":
       // Shown when the stream ends, unless the failed answer already says it inline.

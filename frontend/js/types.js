@@ -156,6 +156,7 @@ export {};
  * @property {OriginOut|null} origin Where this conversation was handed off from; filled by `GET …/{id}` (null in lists).
  * @property {Array<HandoffOut>} handoffs The conversations handed off from this one, oldest first; filled by `GET …/{id}`.
  * @property {string|null} projectId The project the conversation belongs to (null: no project).
+ * @property {string|null} notice Set when part of the stored row could not be read back (it is then served as empty, e.g. `settings: {}`), saying what and how to repair it.
  */
 
 /**
@@ -722,7 +723,7 @@ export {};
 /**
  * `notice`: something the person should know that did not stop the turn.
  * @typedef {Object} Notice
- * @property {"mcp_server_failed"} code
+ * @property {"mcp_server_failed"|"mcp_tools_limited"|"mcp_server_awaiting_approval"} code
  * @property {string} server
  * @property {string} message
  */
@@ -828,10 +829,11 @@ export {};
  * @property {number} timeout
  * @property {boolean} enabled
  * @property {Object<string, McpToolOverrideIn>} toolOverrides
- * @property {"stopped"|"starting"|"running"|"failed"|"disabled"} state
+ * @property {"stopped"|"starting"|"running"|"failed"|"disabled"|"awaiting_approval"} state `awaiting_approval`: added in Settings or by an import; it starts only once the person, shown its command, allows it (`POST …/allow`).
  * @property {string|null} error
  * @property {Array<McpToolOut>} tools
  * @property {Array<string>} disabledTools
+ * @property {string|null} limits What Foldline cut or left out of this server's tools so that they cannot crowd out every request (descriptions too long, schemas too large, too many tools).
  */
 
 /**

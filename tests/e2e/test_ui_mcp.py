@@ -152,8 +152,12 @@ def test_settings_show_servers_restart_and_import(start_foldline, fake_provider,
     dialog.locator("#mcp-import-text").fill(json.dumps(claude))
     dialog.locator("#mcp-import").click()
     broken = dialog.locator('.mcp-server[data-server="broken"]')
-    expect(broken).to_contain_text("not started yet")  # an import starts nothing
-    broken.locator("[data-restart]").click()
+    # An import starts nothing: each server waits, its command shown, for the person's yes.
+    expect(broken).to_have_attribute("data-state", "awaiting_approval")
+    expect(broken).to_contain_text("waits for your yes")
+    expect(broken.locator(".mcp-where")).to_contain_text("raise SystemExit(3)")
+    expect(broken.locator("[data-restart]")).to_have_count(0)
+    broken.locator("[data-allow]").click()
     expect(broken).to_have_attribute("data-state", "failed", timeout=60_000)
     expect(broken.locator(".mcp-error")).to_be_visible()
     ui.shot("mcp-settings")
@@ -203,7 +207,7 @@ def test_settings_add_a_server_with_the_form(start_foldline, fake_provider, make
     page.set_viewport_size(size)
     form.locator("#mcp-add-submit").click()
     added = dialog.locator('.mcp-server[data-server="added"]')
-    expect(added).to_contain_text("not started yet")
+    expect(added).to_contain_text("waits for your yes")
     expect(added).to_contain_text("ADDED_TOKEN=••••")
     expect(dialog).not_to_contain_text("form-secret-value")
     expect(form).to_be_hidden()  # the card folds away, emptied, once the server took it
@@ -215,8 +219,9 @@ def test_settings_add_a_server_with_the_form(start_foldline, fake_provider, make
         "approval": "always",
     }
 
-    # It is a real server: Restart starts it and lists its tools.
-    added.locator("[data-restart]").click()
+    ui.shot("mcp-awaiting-approval")
+    # It is a real server: allowed, it starts and lists its tools.
+    added.locator("[data-allow]").click()
     expect(added).to_have_attribute("data-state", "running", timeout=60_000)
     expect(added.locator(".mcp-tools")).to_contain_text("added__echo")
     ui.shot("mcp-added-server")

@@ -90,7 +90,7 @@ class ApprovalResolved(ApiModel):
 class Notice(ApiModel):
     """`notice`: something the person should know that did not stop the turn."""
 
-    code: Literal["mcp_server_failed"]
+    code: Literal["mcp_server_failed", "mcp_tools_limited", "mcp_server_awaiting_approval"]
     server: str
     message: str
 

@@ -231,6 +231,9 @@ class ConversationOut(ApiModel):
     """The conversations handed off from this one, oldest first; filled by `GET …/{id}`."""
     project_id: str | None = None
     """The project the conversation belongs to (null: no project)."""
+    notice: str | None = None
+    """Set when part of the stored row could not be read back (it is then served as
+    empty, e.g. `settings: {}`), saying what and how to repair it."""
 
 
 class ConversationList(ApiModel):

@@ -36,6 +36,8 @@ from foldline.store import CompactionRecord, ConcurrentFold, Store
 
 log = logging.getLogger(__name__)
 
+FOLD_FAILED = "The fold failed inside Foldline; the details are in the log."
+"""What the person reads when a fold raised: the exception itself goes to the log."""
 MAX_FOLD_ATTEMPTS = 3
 """A fold that loses the optimistic version check is recomputed at most this often."""
 
@@ -317,11 +319,11 @@ class Gate:
             usage = self.summary_usage()
             try:
                 state = await self.compute(ctx, trigger, reason, emergency, instructions, usage)
-            except Exception as error:  # the engine promises not to raise; belt and braces
+            except Exception:  # the engine promises not to raise; belt and braces
                 log.exception("fold failed")
                 await self._record_summary_calls(ctx.conversation.id, usage, turn, None)
                 yield ChatEvent(
-                    "compaction.failed", CompactionFailed(trigger=trigger, reason=str(error))
+                    "compaction.failed", CompactionFailed(trigger=trigger, reason=FOLD_FAILED)
                 )
                 return
             if state is None:

@@ -17,6 +17,7 @@ from foldline.api.schemas import MAX_TITLE_CHARS
 from foldline.chat.context import ConversationContext
 from foldline.chat.folding import make_summarizer, utc_now
 from foldline.chat.usage import Billing, SummaryUsage
+from foldline.core.compaction import SummaryRequest, summary_output_tokens
 from foldline.core.fold_inputs import FoldInputs
 from foldline.core.handoff import (
     base_fold,
@@ -27,7 +28,7 @@ from foldline.core.handoff import (
 )
 from foldline.core.messages import HistoryWindow
 from foldline.core.state import CompactionState
-from foldline.providers.base import Provider
+from foldline.providers.base import Provider, ProviderError
 from foldline.store import CompactionRecord, ConversationRecord, NotFound, Store
 
 LOOK_AROUND = 64
@@ -36,6 +37,10 @@ LOOK_AROUND = 64
 
 class HandoffFailed(Exception):
     """The summary for the new conversation could not be written; nothing was created."""
+
+
+class HandoffStopped(Exception):
+    """The hand-off was stopped (Stop, or its conversation deleted) before it finished."""
 
 
 class NothingToHandOff(Exception):
@@ -89,6 +94,60 @@ def _point(store: Store, conversation: ConversationRecord, message_id: str | Non
     return record.seq
 
 
+OVERFLOW_ATTEMPTS = 5
+"""Summaries tried after the summarizer refused a request as larger than its window,
+each within a smaller budget (so in more, smaller parts)."""
+
+
+async def _fresh_summary(
+    old: FoldInputs,
+    new: FoldInputs,
+    cut: int,
+    instructions: str | None,
+    summarizer: tuple[Provider, str],
+    usage: SummaryUsage,
+) -> CompactionState | None:
+    """`fresh_handoff_state`, with the overflow fallback a fold has: when the summarizer
+    refuses a request as too large (its window is smaller than the conversation's model's,
+    or the estimate ran low), the summary is written again within a smaller budget, in
+    parts that fit: the window the error names, else half the budget before."""
+    provider, model = summarizer
+    summarize = make_summarizer(provider, model, usage.add)
+    overflows: list[ProviderError] = []
+
+    async def noting_overflows(request: SummaryRequest) -> object:
+        try:
+            return await summarize(request)
+        except ProviderError as error:
+            if error.code == "context_overflow":
+                overflows.append(error)
+            raise
+
+    budget = old.budget.input_budget
+    capacity = None if budget is None else budget - summary_output_tokens(old.budget)
+    inputs = old
+    for _attempt in range(OVERFLOW_ATTEMPTS):
+        state = await fresh_handoff_state(
+            inputs,
+            new,
+            cut=cut,
+            summarize=noting_overflows,  # type: ignore[arg-type]
+            instructions=instructions,
+        )
+        if state is not None or not overflows:
+            return state
+        limit = overflows[-1].context_limit
+        smaller = (capacity or 1 << 20) // 2
+        if limit:
+            smaller = min(smaller, (limit - summary_output_tokens(old.budget)) * 3 // 4)
+        if smaller < 1024:
+            return None
+        capacity = smaller
+        inputs = replace(old, summarizer_budget=capacity)
+        overflows.clear()
+    return None
+
+
 async def hand_off(
     store: Store,
     ctx: ConversationContext,
@@ -137,14 +196,7 @@ async def hand_off(
             model=summarizer[1],
             pins=ctx.pins,
         )
-        provider, model = summarizer
-        state = await fresh_handoff_state(
-            old,
-            new,
-            cut=bounds.cut,
-            summarize=make_summarizer(provider, model, usage.add),  # type: ignore[arg-type]
-            instructions=request.instructions,
-        )
+        state = await _fresh_summary(old, new, bounds.cut, request.instructions, summarizer, usage)
         if state is None:
             raise HandoffFailed(
                 "The summary for the new conversation could not be written (the summarizer "

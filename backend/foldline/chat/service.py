@@ -21,7 +21,7 @@ from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.folding import manual_fold_settings
-from foldline.chat.handoff import HandoffRequest, hand_off
+from foldline.chat.handoff import HandoffRequest, HandoffStopped, hand_off
 from foldline.chat.projects import (
     ProjectOverCap,
     conversation_project,
@@ -49,6 +49,11 @@ from foldline.store.records import DISK_FULL_MESSAGE, is_disk_full
 
 log = logging.getLogger(__name__)
 
+INTERNAL_ERROR = (
+    "Something went wrong inside Foldline while answering; what was written so far is "
+    "kept, and the details are in the log. Try again."
+)
+
 ProviderFactory = Callable[[AppConfig, str], Provider]
 """Builds the provider that serves a model name (tests inject fakes here)."""
 
@@ -69,8 +74,10 @@ class WrongMessage(Exception):
 class TurnHandle:
     """The running task of one turn or fold and the replay buffer of its events."""
 
-    def __init__(self, conversation_id: str) -> None:
+    def __init__(self, conversation_id: str, kind: str = "turn") -> None:
         self.conversation_id = conversation_id
+        self.kind = kind
+        """"turn" (a turn or a fold, with events) or "handoff" (a hand-off, without)."""
         self.task: asyncio.Task[None] | None = None
         self.emitted: list[ChatEvent] = []
         self.finished = False
@@ -101,8 +108,9 @@ class TurnHandle:
             await self._changed.wait()
 
     async def wait(self) -> None:
+        """Until the task ends, however it ends (a stopped hand-off ends cancelled)."""
         if self.task is not None:
-            await asyncio.shield(self.task)
+            await asyncio.wait({self.task})
 
 
 class ChatService:
@@ -226,7 +234,9 @@ class ChatService:
                     )
                 else:
                     log.exception("turn failed")
-                    failure = ErrorEvent(code="internal", message=str(error), retryable=True)
+                    # The exception's text can hold paths, data or a library's internals:
+                    # it goes to the log, and the person reads a plain sentence.
+                    failure = ErrorEvent(code="internal", message=INTERNAL_ERROR, retryable=True)
                 handle.publish(ChatEvent("error", failure))
                 handle.publish(ChatEvent("done"))
             finally:
@@ -318,14 +328,33 @@ class ChatService:
         `chat/handoff.py`); refused while a turn runs, so the point cannot move."""
         self._check_idle(conversation_id)
         runner = self._runner(conversation_id)
-        ctx = await asyncio.to_thread(self._load, conversation_id)
-        return await hand_off(
-            self.store,
-            ctx,
-            request,
-            summarizer=runner.summarizer,
-            billing=runner.summary_billing,
-        )
+        # Registered as running work like a turn, so sends, edits, regenerations, folds,
+        # pins and a second hand-off wait for it, and Stop or a delete ends it.
+        handle = TurnHandle(conversation_id, kind="handoff")
+        self.running[conversation_id] = handle
+        try:
+            ctx = await asyncio.to_thread(self._load, conversation_id)
+            handle.task = asyncio.get_running_loop().create_task(
+                hand_off(
+                    self.store,
+                    ctx,
+                    request,
+                    summarizer=runner.summarizer,
+                    billing=runner.summary_billing,
+                )
+            )
+            try:
+                return await asyncio.shield(handle.task)
+            except asyncio.CancelledError:
+                if handle.task.cancelled():  # stopped, not this request going away
+                    raise HandoffStopped("The hand-off was stopped.") from None
+                handle.task.cancel()
+                raise
+        finally:
+            handle.close()
+            if self.running.get(conversation_id) is handle:
+                del self.running[conversation_id]
+                self.background.idle(conversation_id)
 
     def cancel(self, conversation_id: str) -> bool:
         handle = self.running.get(conversation_id)

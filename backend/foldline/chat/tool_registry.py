@@ -20,6 +20,7 @@ from typing import Protocol
 
 from foldline.api.schemas import ContextStatsOut
 from foldline.chat.events import ChatEvent
+from foldline.core.json_values import refused_arguments
 from foldline.core.messages import AttachmentPart, Part, ToolCallPart, ToolResultPart, ToolSpec
 from foldline.core.truncation import truncate_tool_output
 
@@ -115,6 +116,9 @@ class ToolRegistry:
         return [tool.spec for tool in self._tools.values()]
 
     async def run_one(self, call: ToolCallPart, env: ToolEnv) -> ToolOutcome:
+        refused = refused_arguments(call)
+        if refused is not None:
+            return ToolOutcome(refused, is_error=True)
         tool = self._tools.get(call.name)
         if tool is None:
             return ToolOutcome(f"Unknown tool: {call.name}", is_error=True)

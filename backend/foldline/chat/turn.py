@@ -16,6 +16,7 @@ by the call when the gate changed nothing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import time
@@ -43,6 +44,7 @@ from foldline.chat.tool_registry import BatchRun, ToolBatch, ToolRegistry, Trunc
 from foldline.chat.usage import Billing, model_call
 from foldline.config import AppConfig
 from foldline.core.calibration import update_calibration
+from foldline.core.json_values import storable_tool_call
 from foldline.core.messages import (
     Message,
     Part,
@@ -459,12 +461,20 @@ class TurnRunner:
                     answer.stop = None
                     return
                 break
-        except asyncio.CancelledError:
-            # Queued after the row's append and after every flush, so it lands last.
-            await self.writes.wait(self.writes.submit(self._interrupt, created, answer.message()))
+        except (asyncio.CancelledError, Exception):
+            # Stopped, or failed in a way no provider error describes: the answer so far
+            # is kept, marked. Queued after the row's append and after every flush, so it
+            # lands last; when the store itself failed, this write may fail too, and the
+            # first failure is the one reported.
+            interrupt = self.writes.submit(self._interrupt, created, answer.message())
+            with contextlib.suppress(Exception):
+                await self.writes.wait(interrupt)
             raise
+        # The answer is whole: its final writes are all queued before the first wait, so a
+        # Stop landing from here on (the answer just finished) still stores it complete.
+        queued: list[Future[Any]] = []
         if continuing is None:
-            await self.writes.run(self._calibrate, ctx, answer.usage)
+            queued.append(self.writes.submit(self._calibrate, ctx, answer.usage))
         else:
             # The request held the prompt to go on, and the next view holds this answer
             # grown in place (not a new message after the anchored ones): an anchor on
@@ -475,14 +485,17 @@ class TurnRunner:
             call = model_call(
                 answer.usage, billing, purpose="chat", turn=turn, message_id=record.id
             )
-            await self.writes.run(self.store.record_calls, self.conversation_id, [call])
-        final = await self.writes.run(
+            queued.append(self.writes.submit(self.store.record_calls, self.conversation_id, [call]))
+        completed = self.writes.submit(
             self.store.update_message,
             record.id,
             message=answer.message(),
             status="complete",
             usage=answer_usage(answer.usage, record.usage) if answer.usage else None,
         )
+        final = await self.writes.wait(completed)
+        for write in queued:
+            write.result()  # done before `completed`; a failure (a full disk) ends the turn
         yield ChatEvent("message.completed", self._message_event(final, ctx))
 
     def _interrupt(self, created: Future[MessageRecord], message: Message) -> None:
@@ -518,7 +531,7 @@ class TurnRunner:
                     AssistantDelta(message_id=record.id, kind="reasoning", text=text),
                 )
             elif isinstance(event, ToolCallEvent):
-                call = ToolCallPart(id=event.id, name=event.name, input=event.input)
+                call = storable_tool_call(event.id, event.name, event.input)
                 answer.calls.append(call)
                 yield ChatEvent("tool.call", ToolCallEventOut.of(record.id, call))
             elif isinstance(event, Usage):

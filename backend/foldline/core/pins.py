@@ -56,3 +56,21 @@ def pins_tokens(pins: Sequence[Pin], count_text: Callable[[str], int]) -> int:
     """The size of the block holding every pin: what the pins can cost at most."""
     block = pins_block(pins, before=max((p.index for p in pins), default=-1) + 1)
     return count_text(block) if block else 0
+
+
+def pins_over_cap(
+    pins: Sequence[tuple[Pin, str]], cap: int, count_text: Callable[[str], int]
+) -> list[Pin]:
+    """Which pins to unpin so that the rest fit `cap`: the oldest pinned go first.
+
+    `pins` pairs each pin with when it was pinned (an ISO timestamp). Used where pins
+    arrive without the person choosing them one by one under the cap (an import)."""
+    newest_first = [pin for pin, _ in sorted(pins, key=lambda item: item[1], reverse=True)]
+    kept: list[Pin] = []
+    dropped: list[Pin] = []
+    for pin in newest_first:
+        if pins_tokens([*kept, pin], count_text) <= cap:
+            kept.append(pin)
+        else:
+            dropped.append(pin)
+    return dropped

@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from foldline.core.json_values import json_problem
+
 MAX_TOKENS = 2**31 - 1
 """The largest token count any knob, limit or record may hold: far above any model's
 window, and small enough that sums of many never leave SQLite's signed 64-bit range."""
@@ -49,6 +51,10 @@ class CompactionSettings(BaseModel):
     """Tools whose results are never pruned."""
 
 
+MAX_SETTINGS_CHARS = 65_536
+"""The most characters of strings and keys a conversation's settings may hold."""
+
+
 class InvalidSettings(ValueError):
     """A conversation's settings that `CompactionSettings` refuses; the message names the knob."""
 
@@ -64,7 +70,11 @@ def first_settings_error(error: ValidationError, section: str) -> str:
 def check_conversation_settings(settings: Mapping[str, Any]) -> None:
     """Raise `InvalidSettings` unless `settings["compaction"]` (if present) holds only
     knobs `CompactionSettings` accepts, with the names, types and ranges of config.toml's
-    `[compaction]`. Other keys of `settings` are the client's own and are kept as given."""
+    `[compaction]`. Other keys of `settings` are the client's own and are kept as given,
+    once the whole value is one that can be stored and read back (`json_problem`)."""
+    problem = json_problem(dict(settings), max_chars=MAX_SETTINGS_CHARS)
+    if problem:
+        raise InvalidSettings(f"settings: {problem}")
     overrides = settings.get("compaction")
     if overrides is None:
         return

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from foldline.api.events import ApprovalRequired, ApprovalResolved, Notice
@@ -28,9 +28,12 @@ from foldline.core.messages import ToolCallPart, ToolSpec
 from foldline.logging_setup import register_secret
 from foldline.mcp.approval import Approvals, Decision, PendingApproval
 from foldline.mcp.connection import ServerCallError, ServerConnection
+from foldline.mcp.first_start import FirstStarts
 from foldline.mcp.naming import offered_names
 from foldline.mcp.results import outcome_from_result
 from foldline.mcp.settings import McpServerConfig
+from foldline.mcp.tool_limits import limit_tools, tools_token_cap
+from foldline.providers.registry import resolve_model
 
 log = logging.getLogger(__name__)
 
@@ -52,15 +55,22 @@ class McpManager:
         config_provider: Callable[[], AppConfig],
         *,
         save_config: Callable[[AppConfig], None] | None = None,
+        first_starts: FirstStarts | None = None,
     ) -> None:
         self.config_provider = config_provider
         self.save_config = save_config
         """Where "Always allow this tool" is written (config.toml); None keeps it in memory."""
+        self.first_starts = first_starts
+        """Servers added through the app wait here for the person's yes (None: none wait)."""
         self.approvals = Approvals()
         self.connections: dict[str, ServerConnection] = {}
         self._announced: set[str] = set()
         self._always: set[tuple[str, str]] = set()
         self._lock: asyncio.Lock | None = None
+        self.limit_notes: dict[str, str] = {}
+        """Per server: what the tool limits cut or left out (see `tool_limits`)."""
+        self._announced_limits: set[str] = set()
+        self._tools_cache: tuple[tuple[Any, ...], list[McpTool]] | None = None
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -94,14 +104,35 @@ class McpManager:
             self._lock = asyncio.Lock()
         async with self._lock:
             await self.sync()
-            fresh = [c for c in self.connections.values() if c.state == "stopped"]
+            fresh = [
+                c
+                for c in self.connections.values()
+                if c.state == "stopped" and not self.awaiting_first_start(c.name)
+            ]
             await asyncio.gather(*(connection.start() for connection in fresh))
         notices = []
+        for connection in self.connections.values():
+            name = connection.name
+            if self.awaiting_first_start(name) and f"held:{name}" not in self._announced:
+                self._announced.add(f"held:{name}")
+                notices.append(server_held(name))
         for connection in self.connections.values():
             if connection.state == "failed" and connection.name not in self._announced:
                 self._announced.add(connection.name)
                 notices.append(server_failed(connection))
+        self.mcp_tools()  # the limits' notes for the tools now running
+        for server, note in self.limit_notes.items():
+            if note not in self._announced_limits:
+                self._announced_limits.add(note)
+                notices.append(
+                    ChatEvent(
+                        "notice", Notice(code="mcp_tools_limited", server=server, message=note)
+                    )
+                )
         return notices
+
+    def awaiting_first_start(self, name: str) -> bool:
+        return self.first_starts is not None and self.first_starts.is_held(name)
 
     async def restart(self, name: str) -> ServerConnection:
         """Stop and start one server again (Settings → Restart)."""
@@ -126,8 +157,21 @@ class McpManager:
         return list(self.mcp_tools())
 
     def mcp_tools(self) -> list[McpTool]:
-        """The running servers' enabled tools, under their offered names."""
+        """The running servers' enabled tools, under their offered names, within the
+        limits of `tool_limits`. Built again only when the configuration or a server's
+        tool list changed: the list is read at every context load, and a server may
+        offer thousands of tools."""
         servers = self.server_configs()
+        cap = self._tools_cap()
+        key = (servers, cap, [(n, c.state, id(c.tools)) for n, c in self.connections.items()])
+        cached = self._tools_cache
+        if cached is not None and cached[0][0] is servers and cached[0][1:] == key[1:]:
+            return list(cached[1])
+        tools = self._build_tools(servers, cap)
+        self._tools_cache = (key, tools)
+        return list(tools)
+
+    def _build_tools(self, servers: dict[str, McpServerConfig], cap: int) -> list[McpTool]:
         pairs: list[tuple[str, str]] = []
         listed: dict[tuple[str, str], Any] = {}
         for name, server in servers.items():
@@ -148,7 +192,19 @@ class McpManager:
                 input_schema=listed_tool.input_schema or {"type": "object"},
             )
             tools.append(McpTool(self, offered.server, offered.tool, spec, offered.note))
-        return tools
+        limited = limit_tools([(tool.server, tool.spec) for tool in tools], cap)
+        self.limit_notes = limited.notes
+        return [replace(tools[i], spec=limited.specs[i]) for i in limited.kept]
+
+    def _tools_cap(self) -> int:
+        """The MCP tools' share of the default model's input budget (see `tool_limits`)."""
+        config = self.config_provider()
+        try:
+            budget = resolve_model(config, config.default_model or "")
+        except Exception:  # no usable default model: the cap for an unknown window
+            return tools_token_cap(None)
+        window = budget.input_limit or (budget.context_window - budget.output_reserve)
+        return tools_token_cap(window if budget.context_window > 0 else None)
 
     def approval_for(self, server: str, tool: str) -> str:
         if (server, tool) in self._always:
@@ -199,6 +255,8 @@ class McpManager:
         for name, server in self.server_configs().items():
             connection = self.connections.get(name)
             state = connection.state if connection else "stopped"
+            if state == "stopped" and self.awaiting_first_start(name):
+                state = "awaiting_approval"
             listed = connection.tools if connection else []
             out.append(
                 ServerStatus(
@@ -208,6 +266,7 @@ class McpManager:
                     error=connection.error if connection else None,
                     tools=offered.get(name, []),
                     disabled_tools=[t.name for t in listed if not server.tool_enabled(t.name)],
+                    limits=self.limit_notes.get(name),
                 )
             )
         return out
@@ -218,11 +277,28 @@ class ServerStatus:
     name: str
     config: McpServerConfig
     state: str
-    """stopped (not needed yet) | starting | running | failed | disabled"""
+    """stopped (not needed yet) | starting | running | failed | disabled |
+    awaiting_approval (added through the app; waits for the person's yes)"""
     error: str | None
     tools: list[McpTool]
     """The tools offered, each with the name the model sees."""
     disabled_tools: list[str]
+    limits: str | None = None
+    """What the tool limits cut or left out of this server's tools, if anything."""
+
+
+def server_held(name: str) -> ChatEvent:
+    return ChatEvent(
+        "notice",
+        Notice(
+            code="mcp_server_awaiting_approval",
+            server=name,
+            message=(
+                f"The MCP server {name} was added but has not started: it runs a command on "
+                "this computer, so it waits for you to allow it once in Settings → Tools."
+            ),
+        ),
+    )
 
 
 def server_failed(connection: ServerConnection) -> ChatEvent:

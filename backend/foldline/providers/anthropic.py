@@ -48,7 +48,7 @@ def parse_tool_input(raw: str) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser's limit, too
         return {"_invalid_arguments": raw}
     if not isinstance(value, dict):
         return {"_invalid_arguments": raw}

@@ -16,11 +16,12 @@ from fastapi import FastAPI
 from starlette.middleware import Middleware
 
 import foldline
-from foldline.chat.handoff import HandoffFailed, NothingToHandOff
+from foldline.chat.handoff import HandoffFailed, HandoffStopped, NothingToHandOff
 from foldline.chat.projects import ProjectOverCap
 from foldline.chat.service import ChatService, ChatUnavailable, TurnInProgress, WrongMessage
 from foldline.config import ConfigError
 from foldline.config_toml import ensure_config
+from foldline.mcp.first_start import FIRST_START_FILE, FirstStarts
 from foldline.mcp.manager import McpManager
 from foldline.providers.listing import ModelDirectory
 from foldline.server.config_source import ConfigSource
@@ -47,7 +48,7 @@ from foldline.server.routes import (
 )
 from foldline.server.security import BodyLimitMiddleware, SecurityMiddleware, loopback_hosts
 from foldline.server.static import find_frontend_dir, mount_frontend
-from foldline.store import ConcurrentFold, NotFound, NotOnPath, Store
+from foldline.store import ConcurrentFold, NotFound, NotOnPath, Store, UnstorableValue
 from foldline.store.doctor import check_database
 
 EXCEPTION_MAPPING: ExceptionMapping = {
@@ -59,8 +60,10 @@ EXCEPTION_MAPPING: ExceptionMapping = {
     NotOnPath: (400, "not_on_path", "That message is not on the active path."),
     NothingToHandOff: (400, "nothing_to_hand_off", "There is no message to continue from."),
     HandoffFailed: (502, "summary_failed", "The summary could not be written."),
+    HandoffStopped: (409, "handoff_stopped", "The hand-off was stopped."),
     ConfigError: (400, "config_error", "config.toml could not be read."),
     ProjectOverCap: (422, "project_over_cap", "The project's shared context is over its cap."),
+    UnstorableValue: (422, "invalid_request", "A value could not be stored."),
 }
 
 
@@ -106,7 +109,11 @@ def create_app(
     )
     if mcp_manager is None:
         # MCP servers come only from config.toml; "Always allow" is written back there.
-        mcp_manager = McpManager(config_source, save_config=config_source.save)
+        mcp_manager = McpManager(
+            config_source,
+            save_config=config_source.save,
+            first_starts=FirstStarts(data_dir / FIRST_START_FILE),
+        )
     # The providers' model lists, cached in the data dir for a day (see routes/models.py).
     model_directory = ModelDirectory.load(data_dir)
     if chat_service is None:

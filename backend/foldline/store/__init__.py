@@ -14,6 +14,7 @@ from foldline.store.records import (
     MessageStatus,
     NotFound,
     PinRecord,
+    UnstorableValue,
 )
 from foldline.store.store import Store
 
@@ -28,4 +29,5 @@ __all__ = [
     "NotOnPath",
     "PinRecord",
     "Store",
+    "UnstorableValue",
 ]

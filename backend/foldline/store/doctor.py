@@ -7,6 +7,10 @@ SQLite's integrity check; if it fails, copy the damaged file (with its WAL) asid
 untouched, read every row SQLite can still read into a fresh database with the current
 schema (`sqlite3`'s `.recover` when the command-line tool is installed, else a
 table-by-table copy that skips unreadable rows), and put the fresh file in place.
+
+A sound file can still hold values no answer can carry (settings nested hundreds deep,
+a lone surrogate), written by an older version that did not check them; the app serves
+those as empty with a notice, and the doctor resets them for good (`repair_values`).
 """
 
 from __future__ import annotations
@@ -19,7 +23,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from foldline.store.connection import open_database
-from foldline.store.records import CorruptDatabase
+from foldline.store.records import (
+    PARTS_ADAPTER,
+    CorruptDatabase,
+    dump_parts,
+    load_message,
+    readable_json,
+)
 from foldline.store.store import Store
 
 COPIED_TABLES = ("conversations", "messages", "compactions", "calibration", "model_calls")
@@ -61,6 +71,46 @@ class DoctorReport:
     backup: Path | None = None
     salvaged_rows: dict[str, int] = field(default_factory=dict)
     method: str | None = None
+    repaired_values: list[str] = field(default_factory=list)
+    """One line per stored value reset because it could not be read back."""
+
+
+def repair_values(path: Path) -> list[str]:
+    """Reset the free-form values that cannot be read back (see `readable_json`): a
+    conversation's settings to `{}`, a message's usage to null, a message's unreadable
+    tool arguments to the note ingest stores now (`load_message`). Returns what changed."""
+    repaired: list[str] = []
+    conn = sqlite3.connect(path)
+    try:
+        with conn:
+            for conversation_id, settings in conn.execute(
+                "SELECT id, settings FROM conversations"
+            ).fetchall():
+                value, readable = readable_json(settings)
+                if not (readable and isinstance(value, dict)):
+                    conn.execute(
+                        "UPDATE conversations SET settings = '{}' WHERE id = ?", (conversation_id,)
+                    )
+                    repaired.append(f"conversation {conversation_id}: settings reset to {{}}")
+            for message_id, usage in conn.execute(
+                "SELECT id, usage FROM messages WHERE usage IS NOT NULL"
+            ).fetchall():
+                value, readable = readable_json(usage)
+                if not (readable and isinstance(value, dict)):
+                    conn.execute("UPDATE messages SET usage = NULL WHERE id = ?", (message_id,))
+                    repaired.append(f"message {message_id}: usage reset to null")
+            for message_id, role, parts in conn.execute(
+                "SELECT id, role, parts FROM messages"
+            ).fetchall():
+                try:
+                    PARTS_ADAPTER.validate_json(parts)
+                except ValueError:
+                    mended = dump_parts(load_message(role, parts))
+                    conn.execute("UPDATE messages SET parts = ? WHERE id = ?", (mended, message_id))
+                    repaired.append(f"message {message_id}: unreadable parts replaced")
+    finally:
+        conn.close()
+    return repaired
 
 
 def _backup(path: Path, stamp: str) -> Path:
@@ -157,6 +207,7 @@ def repair(path: Path, *, now: datetime | None = None) -> DoctorReport:
     problems = integrity_problems(path)
     report = DoctorReport(path=path, problems=problems)
     if not problems:
+        report.repaired_values = repair_values(path)
         return report
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
     report.backup = _backup(path, stamp)
@@ -183,4 +234,5 @@ def repair(path: Path, *, now: datetime | None = None) -> DoctorReport:
         moved = salvaged.with_name(salvaged.name + suffix)
         if moved.exists():
             moved.replace(path.with_name(path.name + suffix))
+    report.repaired_values = repair_values(path)
     return report

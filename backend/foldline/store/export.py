@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import replace
@@ -39,6 +40,12 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
+from foldline.core.json_values import (
+    MAX_DEPTH,
+    MAX_TOOL_INPUT_CHARS,
+    has_lone_surrogate,
+    json_problem,
+)
 from foldline.core.messages import Message, Part, Role
 from foldline.core.settings import MAX_TOKENS, InvalidSettings, check_conversation_settings
 from foldline.core.state import CompactionState, Strategy, SummarizedRange, Trigger
@@ -137,18 +144,26 @@ class ExportedConversation(_Schema):
         return value
 
 
-def _check_integers(value: Any, where: str = "") -> None:
-    """Every integer inside free-form JSON (usage) must fit SQLite's integers."""
-    if isinstance(value, bool):
+MAX_USAGE_ENTRIES = 32
+"""A message's usage is a flat record of a few counts; more entries than this is no usage."""
+
+
+def _check_usage_numbers(usage: dict[str, Any] | None) -> None:
+    """A message's usage holds numbers under short names: finite, and integers within
+    SQLite's range. Nothing nested, so nothing a read could choke on."""
+    if usage is None:
         return
-    if isinstance(value, int) and not SQLITE_INTEGER[0] <= value <= SQLITE_INTEGER[1]:
-        raise ValueError(f"{where or 'value'}: {value} is outside the 64-bit integer range")
-    if isinstance(value, dict):
-        for key, item in value.items():
-            _check_integers(item, f"{where}.{key}" if where else str(key))
-    elif isinstance(value, list):
-        for position, item in enumerate(value):
-            _check_integers(item, f"{where}.{position}" if where else str(position))
+    if len(usage) > MAX_USAGE_ENTRIES:
+        raise ValueError(f"more than {MAX_USAGE_ENTRIES} entries")
+    for key, value in usage.items():
+        if len(key) > 100 or has_lone_surrogate(key):
+            raise ValueError(f"{key[:100]!r} is not a usage name")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"{key}: expected a number")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{key}: {value} is not a finite number")
+        if isinstance(value, int) and not SQLITE_INTEGER[0] <= value <= SQLITE_INTEGER[1]:
+            raise ValueError(f"{key}: {value} is outside the 64-bit integer range")
 
 
 class ExportedMessage(_Schema):
@@ -173,7 +188,7 @@ class ExportedMessage(_Schema):
     @field_validator("usage")
     @classmethod
     def _check_usage(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        _check_integers(value)
+        _check_usage_numbers(value)
         return value
 
     @field_validator("pinned_at")
@@ -222,8 +237,8 @@ class ExportedModelCall(_Schema):
     output_tokens: int = _Tokens
     cache_read_tokens: int = _Tokens
     cache_creation_tokens: int = _Tokens
-    cost: float | None
-    saved: float | None
+    cost: float | None = Field(allow_inf_nan=False)
+    saved: float | None = Field(allow_inf_nan=False)
     created_at: str
 
     check_timestamps = field_validator("created_at")(_check_timestamp)
@@ -307,6 +322,17 @@ def _dumps(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
+def _finite_costs(call: dict[str, Any]) -> dict[str, Any]:
+    """A call's fields with a cost that is not a finite number (stored by an older
+    version that imported `1e400`) written as unknown: JSON has no infinity, and the
+    export must import again."""
+    for key in ("cost", "saved"):
+        value = call.get(key)
+        if isinstance(value, float) and not math.isfinite(value):
+            call = {**call, key: None}
+    return call
+
+
 def write_export(
     store: Store, conversation_id: str, out: IO[bytes], *, with_project: bool = True
 ) -> None:
@@ -340,7 +366,7 @@ def write_export(
         folds = [_fold_json(c).model_dump(mode="json", by_alias=True) for c in compactions]
         out.write(b'],"compactions":' + _dumps(folds))
         calls = [
-            ExportedModelCall(**vars(call)).model_dump(mode="json", by_alias=True)
+            ExportedModelCall(**_finite_costs(vars(call))).model_dump(mode="json", by_alias=True)
             for call in store.list_calls(conversation_id)
         ]
         out.write(b',"modelCalls":' + _dumps(calls) + b"}")
@@ -371,14 +397,22 @@ def _validated(schema: type[_Schema], data: Any, where: str) -> Any:
         raise ValueError(_describe(error, where)) from None
 
 
-def _check_folds(folds: list[ExportedFold], count: int) -> None:
+def _check_folds(folds: list[ExportedFold], count: int, version: int) -> None:
     """What the field types cannot say: each fold agrees with the history it describes
     (a range inside it, in order, ending where the model's view starts), comes after its
-    parent, and at most one is current."""
+    parent, names its last message when it folded any (version 2: which branch it
+    belongs to), and at most one is current."""
     by_version: dict[int, ExportedFold] = {}
     for position, fold in enumerate(folds):
         where = f"compactions[{position}]"
         span = fold.summarized_range
+        if version >= 2 and fold.last_message_id is None and fold.api_start_index > 0:
+            # Without it a fold would apply to every branch, even one it never folded.
+            # (A hand-off's first fold starts at 0: it folded nothing here, and does
+            # apply to every branch.)
+            raise ValueError(
+                f"{where}: lastMessageId is required in formatVersion 2 when apiStartIndex > 0"
+            )
         if fold.version in by_version:
             raise ValueError(f"{where}: version {fold.version} appears twice")
         parent = by_version.get(fold.parent_version)
@@ -476,6 +510,7 @@ def _messages(
     """The messages, validated one at a time; pins and remembered fold pointers are
     collected into `marks` (exported id -> (pinned_at, leaf_fold_version))."""
     for position, item in enumerate(reader.array_items()):
+        _check_message_values(item, f"messages[{position}]")
         message = _validated(ExportedMessage, item, f"messages.{position}")
         if version == 1 and message.index != position:
             raise ValueError(
@@ -485,6 +520,52 @@ def _messages(
         if message.pinned_at is not None or message.leaf_fold_version is not None:
             marks[message.id] = (message.pinned_at, message.leaf_fold_version)
         yield _message_record(message, conversation_id)
+
+
+def _check_values(value: Any, where: str) -> None:
+    """Every value of a section can be stored and served (`json_problem`): valid
+    Unicode, finite numbers, nothing nested past what a tool call's arguments may be (a
+    message nests them three levels down)."""
+    problem = json_problem(value, max_depth=MAX_DEPTH + 3)
+    if problem:
+        raise ValueError(f"invalid Foldline export: {where}: the value {problem}")
+
+
+MAX_PART_CHARS = 4 << 20
+"""The longest text or tool output an imported message may hold (what the model reads of
+it is counted, and a 50-million-character string took minutes): several times the
+longest answer a model writes or message a person sends. A tool's full output, kept
+beside its truncated one and never counted, may be as long as the reader allows."""
+
+
+def _check_size(value: Any, where: str) -> None:
+    """A conversation's row or one fold: its strings (the system prompt, a summary) are
+    read by the model on every turn, so they are held to what one message may hold."""
+    problem = json_problem(value, max_depth=MAX_DEPTH + 3, max_chars=MAX_PART_CHARS)
+    if problem:
+        raise ValueError(f"invalid Foldline export: {where}: the value {problem}")
+
+
+def _check_message_values(item: Any, where: str) -> None:
+    """What a message's types cannot say: every value can be stored and served
+    (`json_problem`: tool arguments nested at most `MAX_DEPTH` deep, no lone surrogate,
+    finite numbers), and what the model reads is of a length it can count."""
+    _check_values(item, where)
+    parts = item.get("parts") if isinstance(item, dict) else None
+    for number, part in enumerate(parts if isinstance(parts, list) else ()):
+        if not isinstance(part, dict):
+            continue
+        for key in ("text", "output"):
+            value = part.get(key)
+            if isinstance(value, str) and len(value) > MAX_PART_CHARS:
+                raise ValueError(
+                    f"invalid Foldline export: {where}.parts[{number}].{key}: longer than "
+                    f"{MAX_PART_CHARS:,} characters"
+                )
+        arguments = part.get("input")
+        problem = json_problem(arguments, max_chars=MAX_TOOL_INPUT_CHARS)
+        if isinstance(arguments, dict) and problem:
+            raise ValueError(f"invalid Foldline export: {where}.parts[{number}].input: {problem}")
 
 
 def _batches(records: Iterable[MessageRecord]) -> Iterator[list[MessageRecord]]:
@@ -559,6 +640,7 @@ def import_stream(
                 seen[key] = True
                 continue
             value = reader.value()
+            _check_values(value, key)
             seen[key] = value
             if key == "format" and value != FORMAT:
                 raise ValueError(
@@ -572,6 +654,7 @@ def import_stream(
                     f"{' and '.join(map(str, READABLE_VERSIONS))}"
                 )
             if key == "conversation":
+                _check_size(value, "conversation")
                 exported = _validated(ExportedConversation, value, "conversation")
                 record = ConversationRecord(
                     id=exported.id,
@@ -606,6 +689,8 @@ def import_stream(
             if key == "compactions":
                 if not isinstance(value, list):
                     raise ValueError("invalid Foldline export: compactions must be a list")
+                for position, item in enumerate(value):
+                    _check_size(item, f"compactions[{position}]")
                 folds = [
                     _validated(ExportedFold, item, f"compactions.{position}")
                     for position, item in enumerate(value)
@@ -615,8 +700,11 @@ def import_stream(
         missing = [key for key in _KEYS if key not in seen]
         if missing or writer is None:
             raise ValueError(f"invalid Foldline export: missing {', '.join(missing)}")
-        _check_folds(folds, writer.message_count)
+        _check_folds(folds, writer.message_count, seen["formatVersion"])
         record = writer.finish([_fold_record(fold) for fold in folds], marks, active_leaf)
+        problem = store.imported_fold_problem(record.id)
+        if problem:
+            raise ValueError(f"invalid Foldline export: compactions: {problem}")
     # Calls keep their tokens, cost and fold; their link to a message (whose id is new)
     # is not kept.
     store.record_calls(

@@ -6,7 +6,6 @@ several of them atomically (`Store` opens the transactions; these never do).
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Mapping
 
@@ -22,6 +21,7 @@ from foldline.store.records import (
     compaction_from_row,
     conversation_from_row,
     dump_parts,
+    stored_json,
 )
 
 
@@ -34,7 +34,7 @@ def insert_conversation(conn: sqlite3.Connection, record: ConversationRecord) ->
             record.title,
             record.model,
             record.system_prompt,
-            json.dumps(record.settings, separators=(",", ":")),
+            stored_json(record.settings, "settings"),
             record.created_at,
             record.updated_at,
             record.project_id,

@@ -19,7 +19,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import TypeAdapter
 
-from foldline.core.messages import Message, Part
+from foldline.core.json_values import json_problem, storable_tool_call, without_lone_surrogates
+from foldline.core.messages import Message, Part, TextPart
 from foldline.core.state import CompactionState, SummarizedRange
 
 MessageStatus = Literal["complete", "streaming", "interrupted", "error"]
@@ -28,6 +29,42 @@ MESSAGE_STATUSES: frozenset[str] = frozenset(get_args(MessageStatus))
 # One adapter for the parts column: validating a tuple of parts directly avoids wrapping
 # the JSON in a fake message object on every read.
 PARTS_ADAPTER: TypeAdapter[tuple[Part, ...]] = TypeAdapter(tuple[Part, ...])
+
+
+class UnstorableValue(ValueError):
+    """A free-form value (settings, usage) that could not be stored and read back; the
+    message names the field and the reason."""
+
+
+def stored_json(value: Any, what: str) -> str:
+    """`value` as the JSON text of its column, after checking that it is a value every
+    later read can serve (`json_problem`) and that the text reads back as the same value.
+    Raises `UnstorableValue` otherwise, before anything is written."""
+    problem = json_problem(value)
+    if problem:
+        raise UnstorableValue(f"{what}: {problem}")
+    text = json.dumps(value, separators=(",", ":"), allow_nan=False)
+    if json.loads(text) != value:
+        raise UnstorableValue(f"{what}: does not read back as written")
+    return text
+
+
+READ_DEPTH = 128
+"""Reads accept deeper values than writes (`MAX_DEPTH`): a row an older version wrote a
+little deeper still serves (the serializer stops at 255), rather than being set aside."""
+
+
+def readable_json(text: str | None) -> tuple[Any, bool]:
+    """A stored free-form JSON column read back: (value, True), or (None, False) when the
+    row holds something no answer could carry (stored by an older version, or edited by
+    hand); the caller then serves it as absent with a notice instead of failing."""
+    if text is None:
+        return None, True
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None, False
+    return (value, True) if not json_problem(value, max_depth=READ_DEPTH) else (None, False)
 
 
 class NotFound(LookupError):
@@ -100,6 +137,9 @@ class ConversationRecord:
     """The last message of the active path (None: no message yet)."""
     project_id: str | None = None
     """The project the conversation belongs to (None: no project)."""
+    settings_unreadable: bool = False
+    """The stored settings could not be read back (see `readable_json`): `settings` is
+    then empty, and `foldline doctor` resets the row."""
 
 
 @dataclass(frozen=True)
@@ -168,8 +208,41 @@ def dump_parts(message: Message) -> str:
     return PARTS_ADAPTER.dump_json(message.parts, exclude_none=True).decode()
 
 
+UNREADABLE_PARTS = (
+    "[This message could not be read back from the database; `foldline doctor` repairs it.]"
+)
+
+
 def load_message(role: str, parts_json: str) -> Message:
-    return Message(role=role, parts=PARTS_ADAPTER.validate_json(parts_json))  # type: ignore[arg-type]
+    try:
+        parts = PARTS_ADAPTER.validate_json(parts_json)
+    except ValueError:
+        parts = _mended_parts(parts_json)
+    return Message(role=role, parts=parts)  # type: ignore[arg-type]
+
+
+def _mended_parts(parts_json: str) -> tuple[Part, ...]:
+    """The parts of a row the fast parser refused (tool arguments nested past its limit,
+    stored by an older version), with each unreadable tool input replaced the way ingest
+    replaces it now; a row that still cannot be read becomes one text part saying so."""
+    try:
+        # Through text once more so that lone surrogates (escaped in the row) are mended.
+        text = json.dumps(json.loads(parts_json), ensure_ascii=False)
+        raw = json.loads(without_lone_surrogates(text))
+    except (ValueError, RecursionError):
+        raw = None
+    if isinstance(raw, list):
+        mended = [
+            {**part, "input": storable_tool_call("", "", part["input"]).input}
+            if isinstance(part, dict) and isinstance(part.get("input"), dict)
+            else part
+            for part in raw
+        ]
+        try:
+            return PARTS_ADAPTER.validate_python(mended)
+        except (ValueError, RecursionError):
+            pass
+    return (TextPart(text=UNREADABLE_PARTS),)
 
 
 def dump_json_or_none(value: dict[str, Any] | None) -> str | None:
@@ -199,18 +272,26 @@ COMPACTION_COLUMNS = (
 
 
 def conversation_from_row(row: sqlite3.Row | tuple[Any, ...]) -> ConversationRecord:
+    settings, readable = readable_json(row[4])
+    readable = readable and isinstance(settings, dict)
     return ConversationRecord(
         id=row[0],
         title=row[1],
         model=row[2],
         system_prompt=row[3],
-        settings=json.loads(row[4]),
+        settings=settings if readable else {},
         created_at=row[5],
         updated_at=row[6],
         message_count=row[7],
         active_leaf_id=row[8],
         project_id=row[9],
+        settings_unreadable=not readable,
     )
+
+
+def _readable_usage(text: str | None) -> dict[str, Any] | None:
+    value, readable = readable_json(text)
+    return value if readable and isinstance(value, dict) else None
 
 
 def message_from_row(row: sqlite3.Row | tuple[Any, ...]) -> MessageRecord:
@@ -220,7 +301,7 @@ def message_from_row(row: sqlite3.Row | tuple[Any, ...]) -> MessageRecord:
         seq=row[2],
         message=load_message(row[3], row[4]),
         status=row[5],
-        usage=None if row[6] is None else json.loads(row[6]),
+        usage=_readable_usage(row[6]),
         token_count=row[7],
         created_at=row[8],
         updated_at=row[9],

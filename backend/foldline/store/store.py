@@ -12,7 +12,6 @@ SQLite connection (see `connection.py`).
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -25,7 +24,7 @@ from foldline.core.calibration import Calibration
 from foldline.core.messages import Message
 from foldline.core.state import CompactionState
 from foldline.paths import make_private_files
-from foldline.store import branches, handoffs, lookups, projects, queries, usage
+from foldline.store import branches, handoffs, import_checks, lookups, projects, queries, usage
 from foldline.store.connection import ConnectionPool
 from foldline.store.handoffs import HandoffMethods
 from foldline.store.importing import ConversationImport
@@ -53,6 +52,7 @@ from foldline.store.records import (
     is_corruption,
     message_from_row,
     new_id,
+    stored_json,
     utc_timestamp,
 )
 from foldline.store.schema import missing_search_triggers, rebuild_search_index
@@ -220,7 +220,7 @@ class Store(HandoffMethods, ProjectMethods):
         if system_prompt is not None:
             changes["system_prompt"] = system_prompt
         if settings is not None:
-            changes["settings"] = json.dumps(settings, separators=(",", ":"))
+            changes["settings"] = stored_json(settings, "settings")
         changes["updated_at"] = self._now()
         assignments = ", ".join(f"{column} = ?" for column in changes)
         with self._pool.write() as conn:
@@ -525,9 +525,13 @@ class Store(HandoffMethods, ProjectMethods):
                 raise NotFound(f"conversation {conversation_id!r} has no fold version {version}")
             if current_version != version:
                 raise ConcurrentFold(conversation_id, version, current_version)
+            # Walked back to the first fold of the chain that applies to the active path:
+            # the parent itself, unless it lies on another branch (a forged or damaged
+            # chain), which must never be current here.
+            branches.repoint_fold(conn, conversation_id, row[0])
             conn.execute(
-                "UPDATE conversations SET fold_version = ?, updated_at = ? WHERE id = ?",
-                (row[0], self._now(), conversation_id),
+                "UPDATE conversations SET updated_at = ? WHERE id = ?",
+                (self._now(), conversation_id),
             )
             return queries.current_compaction(conn, conversation_id)
 
@@ -572,6 +576,11 @@ class Store(HandoffMethods, ProjectMethods):
             if project is not None:
                 conversation = replace(conversation, project_id=project(conn, self._now()))
             yield ConversationImport(conn, replace(conversation, id=new_id()), new_id)
+
+    def imported_fold_problem(self, conversation_id: str) -> str:
+        """Inside `import_conversation` (same thread): "" when every imported fold chain
+        stays on one branch, else a sentence naming the fold that does not."""
+        return import_checks.fold_off_its_parents_branch(self._pool.get().conn, conversation_id)
 
     def restore_conversation(
         self,

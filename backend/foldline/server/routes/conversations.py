@@ -31,6 +31,11 @@ router = APIRouter(prefix="/api/conversations", tags=["conversations"])
 
 NO_PROJECT = "none"
 """`?projectId=none`: the conversations in no project."""
+UNREADABLE_SETTINGS = (
+    "This conversation's stored settings could not be read back and are ignored (the "
+    "app's settings apply). Saving new settings replaces them; `foldline doctor` resets "
+    "them."
+)
 
 
 def conversation_out(
@@ -52,6 +57,7 @@ def conversation_out(
         pins=pins or [],
         active_leaf_id=record.active_leaf_id,
         project_id=record.project_id,
+        notice=UNREADABLE_SETTINGS if record.settings_unreadable else None,
     )
 
 

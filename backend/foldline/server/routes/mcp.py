@@ -28,6 +28,7 @@ from foldline.mcp.settings import (
     parse_claude_desktop,
 )
 from foldline.server.config_source import ConfigSource
+from foldline.server.deps import StoreDep
 from foldline.server.errors import ApiError
 from foldline.server.routes.settings import ConfigSourceDep
 
@@ -74,10 +75,15 @@ class McpServerOut(ApiModel):
     timeout: float
     enabled: bool
     tool_overrides: dict[str, McpToolOverrideIn]
-    state: Literal["stopped", "starting", "running", "failed", "disabled"]
+    state: Literal["stopped", "starting", "running", "failed", "disabled", "awaiting_approval"]
+    """`awaiting_approval`: added in Settings or by an import; it starts only once the
+    person, shown its command, allows it (`POST …/allow`)."""
     error: str | None
     tools: list[McpToolOut]
     disabled_tools: list[str]
+    limits: str | None = None
+    """What Foldline cut or left out of this server's tools so that they cannot crowd out
+    every request (descriptions too long, schemas too large, too many tools)."""
 
 
 class McpServerList(ApiModel):
@@ -155,6 +161,7 @@ def server_out(status: ServerStatus) -> McpServerOut:
             for tool in status.tools
         ],
         disabled_tools=status.disabled_tools,
+        limits=status.limits,
     )
 
 
@@ -194,9 +201,26 @@ async def add_server(body: McpServerNew, mcp: McpDep, source: ConfigSourceDep) -
         server = new_server(body.name, body.transport, fields)
     except ValueError as error:
         raise ApiError(422, "invalid_settings", str(error)) from error
+    if mcp.first_starts is not None:  # held before it is saved: no turn may start it
+        mcp.first_starts.hold([body.name])
     _save_servers(source, config, {**config.mcp_servers, body.name: server})
     await mcp.sync()  # its secrets are scrubbed from the log from now on
     return _one(mcp, body.name)
+
+
+@router.post("/api/mcp/servers/{name}/allow", response_model=McpServerOut)
+async def allow_server(name: Annotated[str, NAME], mcp: McpDep) -> McpServerOut:
+    """The person's yes to a server added in Settings or by an import, after seeing its
+    command: it starts now, and from now on like any other."""
+    if name not in mcp.server_configs():
+        raise ApiError(404, "not_found", f"No MCP server named `{name}`.")
+    if mcp.first_starts is not None:
+        mcp.first_starts.allow(name)
+    try:
+        await mcp.restart(name)
+    except ServerDisabled as error:
+        raise ApiError(409, "mcp_server_disabled", str(error)) from error
+    return _one(mcp, name)
 
 
 @router.post("/api/mcp/servers/{name}/restart", response_model=McpServerOut)
@@ -204,6 +228,12 @@ async def restart_server(name: Annotated[str, NAME], mcp: McpDep) -> McpServerOu
     """Stop and start the server again; answers once it runs or has failed."""
     if name not in mcp.server_configs():
         raise ApiError(404, "not_found", f"No MCP server named `{name}`.")
+    if mcp.awaiting_first_start(name):
+        raise ApiError(
+            409,
+            "mcp_server_awaiting_approval",
+            f"The MCP server `{name}` has not been allowed to start yet: allow it first.",
+        )
     try:
         await mcp.restart(name)
     except ServerDisabled as error:
@@ -239,12 +269,15 @@ async def delete_server(name: Annotated[str, NAME], mcp: McpDep, source: ConfigS
         raise ApiError(404, "not_found", f"No MCP server named `{name}`.")
     servers = {key: value for key, value in config.mcp_servers.items() if key != name}
     _save_servers(source, config, servers)
+    if mcp.first_starts is not None:  # a server of this name written later is a new one
+        mcp.first_starts.allow(name)
     await mcp.sync()
 
 
 @router.post("/api/mcp/import", response_model=McpImportResult)
-def import_claude_desktop(body: McpImport, source: ConfigSourceDep) -> McpImportResult:
-    """Write the `mcpServers` of a Claude Desktop config into config.toml (nothing starts)."""
+def import_claude_desktop(body: McpImport, source: ConfigSourceDep, mcp: McpDep) -> McpImportResult:
+    """Write the `mcpServers` of a Claude Desktop config into config.toml; nothing starts
+    until the person allows each server once."""
     try:
         found = parse_claude_desktop(body.text)
     except McpImportError as error:
@@ -259,6 +292,8 @@ def import_claude_desktop(body: McpImport, source: ConfigSourceDep) -> McpImport
         servers[name] = server
         imported.append(name)
     if imported:
+        if mcp.first_starts is not None:
+            mcp.first_starts.hold(imported)
         _save_servers(source, config, servers)
     return McpImportResult(imported=imported, skipped=skipped)
 
@@ -266,8 +301,9 @@ def import_claude_desktop(body: McpImport, source: ConfigSourceDep) -> McpImport
 @router.get(
     "/api/conversations/{conversation_id}/tool-calls/pending", response_model=PendingApprovals
 )
-def pending_approvals(conversation_id: str, mcp: McpDep) -> PendingApprovals:
+def pending_approvals(conversation_id: str, mcp: McpDep, store: StoreDep) -> PendingApprovals:
     """The calls waiting for approval here (a page opened mid-turn shows their cards)."""
+    store.get_conversation(conversation_id)  # 404 for an unknown conversation
     return PendingApprovals(
         items=[
             ApprovalRequired(

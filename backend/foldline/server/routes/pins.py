@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from foldline.api.schemas import PinsOut
+from foldline.chat.service import ChatService
 from foldline.core.pins import Pin, pins_tokens
 from foldline.server.deps import ChatDep, StoreDep
 from foldline.server.errors import ApiError
@@ -19,8 +20,14 @@ PIN_RESPONSES: dict[int | str, dict] = {
 }
 
 
-def _check_message(store: Store, conversation_id: str, message_id: str) -> None:
+def _check_message(store: Store, chat: ChatService, conversation_id: str, message_id: str) -> None:
     store.get_conversation(conversation_id)
+    running = chat.running_turn(conversation_id)
+    if running is not None and running.kind == "handoff":
+        # The hand-off copies the pins of the part it covers when it finishes.
+        raise ApiError(
+            409, "turn_in_progress", "Wait for the hand-off to finish before changing pins."
+        )
     if store.get_message(message_id).conversation_id != conversation_id:
         raise ApiError(404, "not_found", f"No message {message_id} in this conversation.")
 
@@ -43,7 +50,7 @@ def pin_message(conversation_id: str, message_id: str, store: StoreDep, chat: Ch
     """Pin a message: it reaches the model verbatim in every request from now on, in a
     "Pinned by the person" block after the summary once a fold has moved it out of the
     view. Refused (422) when all pins together would exceed their cap."""
-    _check_message(store, conversation_id, message_id)
+    _check_message(store, chat, conversation_id, message_id)
     ctx = chat.load_context(conversation_id)
     record = store.get_message(message_id)
     pins = [pin for pin in ctx.pins if pin.index != record.seq]
@@ -67,6 +74,6 @@ def pin_message(conversation_id: str, message_id: str, store: StoreDep, chat: Ch
 )
 def unpin_message(conversation_id: str, message_id: str, store: StoreDep, chat: ChatDep) -> PinsOut:
     """Unpin a message (unpinning one that is not pinned does nothing)."""
-    _check_message(store, conversation_id, message_id)
+    _check_message(store, chat, conversation_id, message_id)
     store.set_pinned(conversation_id, message_id, False)
     return _pins_out(store, chat, conversation_id)

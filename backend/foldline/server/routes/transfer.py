@@ -13,7 +13,9 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from foldline.api.schemas import MAX_TITLE_CHARS, ConversationOut
-from foldline.server.deps import DataDirDep, StoreDep
+from foldline.chat.service import ChatService
+from foldline.core.pins import pins_over_cap
+from foldline.server.deps import ChatDep, DataDirDep, StoreDep
 from foldline.server.errors import ApiError
 from foldline.server.routes.conversations import conversation_out
 from foldline.server.security import IMPORT_BODY_LIMIT
@@ -34,7 +36,29 @@ def file_name(title: str, extension: str) -> str:
     return f"{stem}.{extension}"
 
 
-def _import_from(store: Store, body: IO[bytes]) -> ConversationOut:
+def _cap_pins(store: Store, chat: ChatService, conversation_id: str) -> str | None:
+    """Apply the pins' cap to an imported conversation, as pinning one by one would:
+    the newest pins that fit are kept, the older ones unpinned. Says what it did."""
+    ctx = chat.load_context(conversation_id)
+    records = {pin.seq: pin for pin in store.list_pins(conversation_id)}
+    dropped = pins_over_cap(
+        [(pin, records[pin.index].pinned_at) for pin in ctx.pins],
+        ctx.pins_cap,
+        ctx.counter.count_text,
+    )
+    for pin in dropped:
+        store.set_pinned(conversation_id, records[pin.index].message_id, False)
+    if not dropped:
+        return None
+    return (
+        f"{len(dropped)} of the {len(records)} pinned messages were unpinned (the oldest "
+        f"pinned first): together they would have taken {ctx.pinned_tokens:,} tokens of "
+        f"every request, over the cap of {ctx.pins_cap:,} (15% of what the model can "
+        "read). The messages themselves are all kept."
+    )
+
+
+def _import_from(store: Store, chat: ChatService, body: IO[bytes]) -> ConversationOut:
     body.seek(0)
     try:
         record = import_stream(store, body)
@@ -46,7 +70,9 @@ def _import_from(store: Store, body: IO[bytes]) -> ConversationOut:
         raise ApiError(422, "invalid_import", str(error)) from error
     # Titled as an import, so it is not mistaken for its original in the list.
     title = f"{record.title[: MAX_TITLE_CHARS - len(IMPORTED)]}{IMPORTED}"
-    return conversation_out(store.update_conversation(record.id, title=title))
+    out = conversation_out(store.update_conversation(record.id, title=title))
+    out.notice = _cap_pins(store, chat, record.id) or out.notice
+    return out
 
 
 @router.post(
@@ -61,9 +87,10 @@ def _import_from(store: Store, body: IO[bytes]) -> ConversationOut:
     },
 )
 async def import_conversation(
-    request: Request, store: StoreDep, data_dir: DataDirDep
+    request: Request, store: StoreDep, chat: ChatDep, data_dir: DataDirDep
 ) -> ConversationOut:
     """A JSON export (`format: foldline.conversation`) as a new conversation (new ids).
+    Pins over their cap are unpinned, oldest first, and `notice` says so.
 
     The body is copied to a private temporary file in the data dir as it arrives (never
     held whole in memory), then read one message at a time; the database's write
@@ -72,7 +99,7 @@ async def import_conversation(
     """
     with tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY, dir=data_dir) as body:
         await read_body(request, body)
-        return await run_in_threadpool(_import_from, store, body)
+        return await run_in_threadpool(_import_from, store, chat, body)
 
 
 async def read_body(request: Request, body: IO[bytes]) -> None:
