@@ -6,8 +6,7 @@ The digest is extracted, not written. The person's own words come first: the ope
 then the earlier requests (newest first), then the details the fold it stacks on carried
 verbatim; after them the files and tools touched, the last errors, the latest activity
 and the previous summary, each cut to a share of a token cap. Like a model summary, it
-then goes through `carry_forward`, so no detail of the person's is lost for space in a
-request. The resulting state is marked `degraded` so the UI says so and a later fold can
+then goes through `carry_forward`, which keeps the person's own words after it. The resulting state is marked `degraded` so the UI says so and a later fold can
 summarize properly.
 """
 
@@ -17,8 +16,9 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from foldline.core.carry_forward import carry_forward, carry_tokens
+from foldline.core.carry_forward import carry_forward
 from foldline.core.messages import AttachmentPart, Message
+from foldline.core.person_words import words_cap
 from foldline.core.planning import SLACK_TOKENS, plan_split
 from foldline.core.prompts import render_message
 from foldline.core.state import CompactionState, SummarizedRange, Trigger
@@ -214,7 +214,7 @@ def emergency_fold(inputs: FoldInputs, *, trigger: Trigger, reason: str) -> Comp
     planner = inputs.planner()
     tokens_before = planner.view_tokens(start, state)
     cap = digest_tokens(input_budget)
-    carry_cap = carry_tokens(input_budget)
+    carry_cap = words_cap(input_budget, settings.person_words_share)
     split = plan_split(
         planner, summary_tokens=cap + carry_cap, input_budget=input_budget, settings=settings
     )
@@ -248,18 +248,22 @@ def emergency_fold(inputs: FoldInputs, *, trigger: Trigger, reason: str) -> Comp
         model=inputs.model,
         degraded=True,
     )
+    said = inputs.said(start, folded)
     # Shrink the digest until the whole view fits (each pass removes the measured
-    # excess); the carried details shrink only once the digest has nothing left to give.
+    # excess); the person's words shrink only once the digest has nothing left to give.
     for _ in range(10):
-        digest = extractive_digest(folded, previous, cap, counter.count_text, earlier)
+        # The details earlier folds carried are in the person's words kept after the
+        # digest; repeating them in it would only cost room.
+        digest = extractive_digest(folded, previous, cap, counter.count_text)
         carry = carry_forward(
             digest,
-            earlier=earlier,
-            folded=inputs.unpinned(start, folded),
+            earlier_words=state.person_words if state is not None else (),
+            earlier_details=earlier,
+            said=said,
             cap_tokens=carry_cap,
             count_text=counter.count_text,
         )
-        new_state = carry.applied_to(new_state)
+        new_state = carry.applied_to(new_state.model_copy(update={"summary_message": digest}))
         tokens = planner.view_tokens(split, new_state)
         if input_budget is None or tokens <= input_budget or (cap <= 0 and carry_cap <= 0):
             break
