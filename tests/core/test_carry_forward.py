@@ -87,7 +87,11 @@ def test_when_the_budget_binds_the_oldest_are_condensed_first_and_the_newest_sta
     chatter = "The weather was lovely and we talked about lunch for a while today"
     words = said(*(f"{chatter}. Remember the code {1000 + i}." for i in range(30)))
     result = carry_forward(
-        "nothing", earlier_words=(), earlier_details=(), said=words, cap_tokens=400,
+        "nothing",
+        earlier_words=(),
+        earlier_details=(),
+        said=words,
+        cap_tokens=400,
         count_text=count,
     )
     kept = result.words

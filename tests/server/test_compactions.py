@@ -238,8 +238,12 @@ def test_manual_compact_folds_everything_before_the_last_exchange_and_shrinks_th
     assert completed["apiStartIndex"] == 14
     assert completed["tokensBefore"] == meter
     after = client.get(f"{base}/context", params={"messages": "false"}).json()["tokens"]
-    assert after < meter / 2
+    # The answers fold away; the person's questions (half the tokens here) stay word for
+    # word after the summary, well within their budget.
+    assert after < meter * 0.75
     assert completed["tokensAfter"] == after
+    first = client.get(f"{base}/context").json()["apiMessages"][0]["parts"][0]["text"]
+    assert "<person-words>" in first and ("question 0 " * 60).strip() in first
 
 
 def test_the_dialog_can_keep_more_of_the_recent_messages(

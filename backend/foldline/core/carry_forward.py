@@ -109,8 +109,9 @@ def carry_forward(
     newly folded ones (`said`), within `cap_tokens`; and how many of the person's details
     (`earlier_details`, then those of `said`) the summary and the words hold."""
     known = {w.index for w in earlier_words}
-    words = fit_words([*earlier_words, *(w for w in said if w.index not in known)], cap_tokens,
-                      count_text)
+    words = fit_words(
+        [*earlier_words, *(w for w in said if w.index not in known)], cap_tokens, count_text
+    )
     candidates: list[str] = []
     seen: set[str] = set()
     for item in [*earlier_details, *person_details(said)]:
@@ -124,8 +125,9 @@ def carry_forward(
     word_flags = [contains(in_words, item) for item in candidates]
     return CarryResult(
         words=words,
-        carried=tuple(c for c, k, w in zip(candidates, kept_flags, word_flags, strict=True)
-                      if k or w),
+        carried=tuple(
+            c for c, k, w in zip(candidates, kept_flags, word_flags, strict=True) if k or w
+        ),
         total=len(candidates),
         kept=sum(kept_flags),
         appended=sum(w and not k for k, w in zip(kept_flags, word_flags, strict=True)),

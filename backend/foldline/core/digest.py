@@ -3,11 +3,11 @@
 When the summarizer fails (error, empty or malformed answer), is unavailable, or folds
 keep failing to free room, the fold still has to happen: the next request must fit.
 The digest is extracted, not written. The person's own words come first: the open task,
-then the earlier requests (newest first), then the details the fold it stacks on carried
-verbatim; after them the files and tools touched, the last errors, the latest activity
-and the previous summary, each cut to a share of a token cap. Like a model summary, it
-then goes through `carry_forward`, which keeps the person's own words after it. The resulting state is marked `degraded` so the UI says so and a later fold can
-summarize properly.
+then the earlier requests (newest first); after them the files and tools touched, the
+last errors, the latest activity and the previous summary, each cut to a share of a
+token cap. Like a model summary, it then goes through `carry_forward`, which keeps the
+person's own words after it (those earlier folds kept included). The resulting state is
+marked `degraded` so the UI says so and a later fold can summarize properly.
 """
 
 from __future__ import annotations

@@ -77,20 +77,22 @@ _ROLE = re.compile(
     re.IGNORECASE,
 )
 _NAME = re.compile(r"(?<![\w.])[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?\b")
-_NOT_NAMES = frozenset(
+_COMMON_CAPITALIZED = (
     "I I'm I'll I've I'd Ok Okay Yes No Hi Hey Hello Thanks Thank Please Sure Cool Great "
     "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April "
     "May June July August September October November December The A An This That These "
     "Those It Its We You They He She Let Let's So But And Or If When Then Also Just Now "
     "Turn Step Message Reply Part Item Section Note Here There What Why How Who Where "
-    "Which Maybe Actually Instead Forget New Scratch Never Always Don't Do Make Use Keep".split()
+    "Which Maybe Actually Instead Forget New Scratch Never Always Don't Do Make Use Keep"
 )
+_NOT_NAMES = frozenset(_COMMON_CAPITALIZED.split())
 _NOISE_NUMBER = re.compile(
     r"\b(?:turn|step|message|msg|reply|part|item|section|page|line|round|no\.?)\s*#?\d+\b|#\d+",
     re.IGNORECASE,
 )
 _FACT = re.compile(
-    r"\d|https?://|[\w.-]+/[\w.-]+|`[^`]+`|\"[^\"]{2,}\"|“[^”]{2,}”|[\w.+-]+@[\w-]+\.\w+|"
+    r"\d{2,}|\d[.,:%]|[$€£]\d|https?://|[\w.-]+/[\w.-]+|`[^`]+`|\"[^\"]{2,}\"|“[^”]{2,}”|"
+    r"[\w.+-]+@[\w-]+\.\w+|"
     r"\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b",
 )
 

@@ -241,6 +241,13 @@ def m008_message_tree(db: Database) -> None:
     db.execute("CREATE INDEX messages_by_parent ON messages (parent_id)")
 
 
+@migrations(name="m013_person_words")
+def m013_person_words(db: Database) -> None:
+    # Folds made before it kept the person's details inside their summary text; they
+    # keep no separate words, and the next fold starts the words from its own messages.
+    db["compactions"].add_column("person_words", str, not_null_default="[]")
+
+
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations.pending(Database(memory=True)))
 """The migration names in order: everything an empty database has pending (`pending` is
 read-only, and its list is the registration order)."""
