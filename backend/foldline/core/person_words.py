@@ -48,7 +48,9 @@ WORDS_INTRO = (
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _MARKUP = re.compile(r"\[\[[^\]]*\]\]|\{\{[^}]*\}\}|</?[A-Za-z][\w-]*(?:\s[^<>]*)?>")
 """Machine markup ("[[reply 200]]", template fields, tags): not something the person said."""
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+|\s+[-–—]\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+"""Sentences end at ".", "!", "?" and line breaks; a semicolon or a dash does not end one,
+so "someone tried X; it blew up; let's not this time" stays one statement."""
 _OVERRIDE = re.compile(
     r"\b(instead|forget|new plan|change of plans?|actually|no longer|scratch that|"
     r"on second thought|never ?mind|rather than|not anymore|any ?more|drop (?:the|that|it)|"
@@ -59,7 +61,7 @@ _OVERRIDE = re.compile(
 _DECISION = re.compile(
     r"\b(decided?|decision|let'?s|let us|we'?ll|we will|we(?:'re| are) going|go(?:ing)? with|"
     r"chose|choose|pick(?:ed)?|settled?|the plan|plan is|agreed?|final|approved?|"
-    r"we use|use|using|will be|go for|stick with|keep)\b",
+    r"we use|use|using|will be|go for|stick with)\b",
     re.IGNORECASE,
 )
 _CONSTRAINT = re.compile(
@@ -72,7 +74,7 @@ _CONSTRAINT = re.compile(
 _ROLE = re.compile(
     r"\b(manager|lead|owner|engineer|designer|developer|architect|cto|ceo|cfo|pm|client|"
     r"customer|boss|reviewer|contact|in charge|responsible|on call|admin|analyst|"
-    r"intern|director|head of|founder|consultant|tester|qa|handles?|owns?|leads?|runs?|"
+    r"intern|director|head of|founder|consultant|tester|qa|handles?|owns?|leads?|"
     r"reports? to|works? on|takes? care)\b",
     re.IGNORECASE,
 )
