@@ -76,12 +76,13 @@ SMALL_TALK = (
     "I was thinking about the weekend and what to do with the garden",
     "the new chairs in the office are surprisingly comfortable",
 )
-FILLER = (
+_FILLER_TEXT = (
     "the storage layer keeps every column while the search index needs its triggers "
     "restored after each rewrite we measured the gate on large histories and wrote the "
     "numbers down the review found a slow query in the sidebar listing so we looked at "
     "the plan and the indexes before changing anything else"
-).split()
+)
+FILLER = _FILLER_TEXT.split()
 
 
 @dataclass(frozen=True)
