@@ -35,6 +35,8 @@ PASTE_TOKENS = 400
 """A message longer than this (code blocks aside) is a paste: only its key sentences are
 kept, up to half this many tokens."""
 
+CUT_MARK = "[…]"
+"""Where a condensed message left sentences out."""
 OVERRIDE_MARK = "changes an earlier decision; this one holds"
 WORDS_OPEN = "<person-words>"
 WORDS_CLOSE = "</person-words>"
@@ -71,6 +73,17 @@ _CONSTRAINT = re.compile(
     r"blew up|broke|went wrong|last time|this time|not allowed|forbidden)\b",
     re.IGNORECASE,
 )
+_FIRM_DECISION = re.compile(
+    r"\b(decided?|decision|let'?s|let us|we'?ll|we will|go(?:ing)? with|chose|choose|"
+    r"plan is|settled on|stick with)\b",
+    re.IGNORECASE,
+)
+_FIRM_CONSTRAINT = re.compile(
+    r"\b(always|never|must|mustn'?t|must not|don'?t|do not|can'?t|cannot|avoid|only|"
+    r"no more than|at least|at most|required?|not allowed|forbidden|blew up|this time|"
+    r"deadline|budget)\b",
+    re.IGNORECASE,
+)
 _ROLE = re.compile(
     r"\b(manager|lead|owner|engineer|designer|developer|architect|cto|ceo|cfo|pm|client|"
     r"customer|boss|reviewer|contact|in charge|responsible|on call|admin|analyst|"
@@ -89,7 +102,7 @@ _COMMON_CAPITALIZED = (
 )
 _NOT_NAMES = frozenset(_COMMON_CAPITALIZED.split())
 _NOISE_NUMBER = re.compile(
-    r"\b(?:turn|step|message|msg|reply|part|item|section|page|line|round|no\.?)\s*#?\d+\b|#\d+",
+    r"\b(?:turn|step|message|msg|reply|part|item|section|page|line|round|no\.?)\s*#?\d+\b|#\d+|\[\d+\]",
     re.IGNORECASE,
 )
 _FACT = re.compile(
@@ -118,32 +131,39 @@ def is_override(text: str) -> bool:
     return _OVERRIDE.search(_plain(text)) is not None
 
 
-def is_key_sentence(sentence: str) -> bool:
+def is_key_sentence(sentence: str, *, strong: bool = False) -> bool:
     """Whether a sentence states a decision, an override, a constraint, a person (a
     name, a role) or a fact (a number, a path, a quoted or code-style name).
 
-    Numbers in "Turn 10" or "#12" and markup such as "[[reply 200]]" do not count."""
+    Numbers in "Turn 10" or "#12" and markup such as "[[reply 200]]" do not count. With
+    `strong`, a decision must be explicit ("decided", "let's", "go with"…) and a
+    constraint firm ("never", "must", "avoid"…): the second level of condensing."""
     plain = _plain(sentence).strip()
     if len(plain) < 3:
         return False
-    if _OVERRIDE.search(plain) or _DECISION.search(plain) or _CONSTRAINT.search(plain):
+    if _OVERRIDE.search(plain) or _ROLE.search(plain) or _FACT.search(plain):
         return True
-    return bool(_ROLE.search(plain) or _FACT.search(plain) or _has_name(plain))
+    if _has_name(plain):
+        return True
+    if strong:
+        return bool(_FIRM_DECISION.search(plain) or _FIRM_CONSTRAINT.search(plain))
+    return bool(_DECISION.search(plain) or _CONSTRAINT.search(plain))
 
 
 def sentences(text: str) -> list[str]:
-    """The text's sentences (and lines), without markup or list markers, in order."""
+    """The text's sentences (and lines), without markup, list markers or the "[…]" of
+    an earlier condensing, in order."""
     out = []
-    for piece in _SENTENCE_END.split(_MARKUP.sub(" ", text)):
+    for piece in _SENTENCE_END.split(_MARKUP.sub(" ", text).replace(CUT_MARK, "\n")):
         piece = piece.strip().lstrip("-*>• ").strip()
         if piece:
             out.append(piece)
     return out
 
 
-def key_sentences(text: str) -> list[str]:
+def key_sentences(text: str, *, strong: bool = False) -> list[str]:
     """The sentences of `text` that a condensed message keeps, in order."""
-    return [s for s in sentences(text) if is_key_sentence(s)]
+    return [s for s in sentences(text) if is_key_sentence(s, strong=strong)]
 
 
 def own_text(message: Message) -> str:
@@ -158,18 +178,32 @@ def own_text(message: Message) -> str:
     return _FENCE.sub(mark, text)
 
 
-def condense(text: str, cap_tokens: int | None, count_text: Callable[[str], int]) -> str:
+def condense(
+    text: str,
+    cap_tokens: int | None,
+    count_text: Callable[[str], int],
+    *,
+    strong: bool = False,
+    said_later: frozenset[str] = frozenset(),
+) -> str:
     """`text` reduced to its key sentences joined by " […] " (within `cap_tokens`, the
-    first ones kept); '' when it has none."""
+    first ones kept), leaving out those said again later (`said_later`, normalized);
+    '' when none is left."""
     kept: list[str] = []
     used = 0
-    for sentence in key_sentences(text):
+    for sentence in key_sentences(text, strong=strong):
+        if _key(sentence) in said_later:
+            continue
         size = count_text(sentence) + 2
         if cap_tokens is not None and used + size > cap_tokens:
             break
         kept.append(sentence)
         used += size
-    return " […] ".join(kept) + (" […]" if kept else "")
+    return f" {CUT_MARK} ".join(kept) + (f" {CUT_MARK}" if kept else "")
+
+
+def _key(sentence: str) -> str:
+    return " ".join(sentence.split()).casefold()
 
 
 def said_words(
@@ -210,7 +244,9 @@ def words_cap(input_budget: int | None, share: float) -> int:
 
 def _entry(words: SaidWords) -> str:
     mark = f", {OVERRIDE_MARK}" if is_override(words.text) else ""
-    return f"[#{words.index}{mark}]\n{words.text}"
+    # The person's text cannot close the block early.
+    text = words.text.replace(WORDS_CLOSE, "<\\/person-words>")
+    return f"[#{words.index}{mark}]\n{text}"
 
 
 def words_block(words: Sequence[SaidWords]) -> str:
@@ -226,39 +262,44 @@ def fit_words(
 ) -> tuple[SaidWords, ...]:
     """`words` (oldest first) within `cap_tokens` as a block.
 
-    Oldest first, messages are condensed to their key sentences (one with none is
-    dropped: it was chatter); when all but the newest are condensed and it still does
-    not fit, the oldest are dropped; the newest is cut only when it alone is too big.
+    Oldest first, messages other than the newest are condensed to their key sentences,
+    leaving out the sentences a later message repeats (a message left with none is
+    dropped: it was chatter); if that is not enough, they are condensed again to their
+    firm statements; only then are the oldest dropped. The newest is cut only when it
+    alone is too big.
     """
     if cap_tokens <= 0 or not words:
         return ()
     entries = list(words)
-
-    def size() -> int:
-        return count_text(words_block(entries))
-
     frame = count_text(words_block([SaidWords(index=0, text="")]))
     sizes = [count_text(_entry(w)) + 1 for w in entries]
     total = frame + sum(sizes)
-    i = 0
-    while total > cap_tokens and i < len(entries) - 1:
-        if not entries[i].condensed:
-            short = condense(entries[i].text, None, count_text)
+    for strong in (False, True):
+        if total <= cap_tokens:
+            break
+        later: list[frozenset[str]] = []
+        seen: set[str] = set()
+        for said in reversed(entries):
+            later.append(frozenset(seen))
+            seen.update(_key(s) for s in sentences(said.text))
+        later.reverse()
+        i = 0
+        while total > cap_tokens and i < len(entries) - 1:
+            short = condense(entries[i].text, None, count_text, strong=strong, said_later=later[i])
             total -= sizes[i]
-            if short:
-                entries[i] = SaidWords(index=entries[i].index, text=short, condensed=True)
-                sizes[i] = count_text(_entry(entries[i])) + 1
-                total += sizes[i]
-            else:
-                del entries[i], sizes[i]
+            if not short:
+                del entries[i], sizes[i], later[i]
                 continue
-        i += 1
+            entries[i] = SaidWords(index=entries[i].index, text=short, condensed=True)
+            sizes[i] = count_text(_entry(entries[i])) + 1
+            total += sizes[i]
+            i += 1
     while total > cap_tokens and len(entries) > 1:
         total -= sizes.pop(0)
         entries.pop(0)
     # Tokenizers are not exactly additive: check the block itself, and cut the newest
     # message (the only one left, or the one whose size still does not fit) last.
-    while entries and size() > cap_tokens:
+    while entries and count_text(words_block(entries)) > cap_tokens:
         if len(entries) > 1:
             entries.pop(0)
             continue
@@ -270,6 +311,6 @@ def fit_words(
         if not short or count_text(short) > room:
             short = truncate_tool_output(last.text, room, count_text, category="file").text
         entries[0] = SaidWords(index=last.index, text=short, condensed=True)
-        if size() > cap_tokens:
+        if count_text(words_block(entries)) > cap_tokens:
             return ()
     return tuple(entries)
