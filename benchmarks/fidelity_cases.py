@@ -5,11 +5,12 @@ people with roles, facts said once in passing; folded three times.
     .venv/bin/python benchmarks/fidelity.py --adversarial --seeds 3
 
 Each seeded conversation has four parts of 12 turns. The person mostly chats ("lol",
-"ok cool", "Turn 7:", "[[reply 200]]"); in the first three parts, 14 of the turns bury one
+"ok cool", "Turn 7:", "[[reply 200]]"); in the first three parts, 17 of the turns bury one
 statement each in that chatter: a decision in plain words (four of them overridden later
 with "actually", "instead", "forget X and Y", "new plan", "scratch that"), a constraint told
 as a story ("someone tried X; it blew up; let's not do that this time"), a person and their
-role, or a fact said once. The assistant answers with prose and code. After each of the
+role, or a fact said once; three of them in plain words with none of the usual markers
+("ok, teal it is for the header"). The assistant answers with prose and code. After each of the
 first three parts the conversation is folded (the real `fold`, so the third fold stacks
 on two); after the last one the model's view is searched for each statement's key
 phrases (case and spacing aside).
@@ -113,7 +114,7 @@ def _two(rng: random.Random, pool: list[str]) -> tuple[str, str, str]:
 
 
 def make_statements(rng: random.Random) -> list[tuple[Statement, Statement | None]]:
-    """14 statements: (the statement, the superseded one said earlier, if any)."""
+    """17 statements: (the statement, the superseded one said earlier, if any)."""
     a, b, _ = _two(rng, STORES)
     c1, c2, _ = _two(rng, COLORS)
     q1, q2, q3 = _two(rng, QUEUES)
@@ -212,6 +213,30 @@ def make_statements(rng: random.Random) -> list[tuple[Statement, Statement | Non
         ),
         (
             Statement("fact", f"the staging box is {ip} btw", (ip,)),
+            None,
+        ),
+        # Said in plain words, with none of the usual markers: kept while the words fit,
+        # at risk once they are condensed.
+        (
+            Statement(
+                "decision", f"ok, {c1} it is for the header", (f"{c1} it is for the header",)
+            ),
+            None,
+        ),
+        (
+            Statement(
+                "person",
+                f"{first[2]} is taking over the frontend from next week",
+                (f"{first[2]} is taking over the frontend",),
+            ),
+            None,
+        ),
+        (
+            Statement(
+                "fact",
+                f"the wifi password at the office is {rng.choice(['otter', 'falcon'])}-blue-seven",
+                ("-blue-seven",),
+            ),
             None,
         ),
         (

@@ -63,7 +63,7 @@ _OVERRIDE = re.compile(
 _DECISION = re.compile(
     r"\b(decided?|decision|let'?s|let us|we'?ll|we will|we(?:'re| are) going|go(?:ing)? with|"
     r"chose|choose|pick(?:ed)?|settled?|the plan|plan is|agreed?|final|approved?|"
-    r"we use|use|using|will be|go for|stick with)\b",
+    r"we use|use|using|will be|go for|stick with|it is for|it is then)\b",
     re.IGNORECASE,
 )
 _CONSTRAINT = re.compile(
@@ -75,7 +75,7 @@ _CONSTRAINT = re.compile(
 )
 _FIRM_DECISION = re.compile(
     r"\b(decided?|decision|let'?s|let us|we'?ll|we will|go(?:ing)? with|chose|choose|"
-    r"plan is|settled on|stick with)\b",
+    r"plan is|settled on|stick with|it is for|it is then)\b",
     re.IGNORECASE,
 )
 _FIRM_CONSTRAINT = re.compile(
@@ -98,9 +98,16 @@ _COMMON_CAPITALIZED = (
     "May June July August September October November December The A An This That These "
     "Those It Its We You They He She Let Let's So But And Or If When Then Also Just Now "
     "Turn Step Message Reply Part Item Section Note Here There What Why How Who Where "
-    "Which Maybe Actually Instead Forget New Scratch Never Always Don't Do Make Use Keep"
+    "Which Maybe Actually Instead Forget New Scratch Never Always Don't Do Make Use Keep "
+    "Somebody Someone Everyone Everybody Nobody Nothing Something Everything Today "
+    "Tomorrow Yesterday Coffee Lunch Sorry Wait Right Nice Ugh Lol Haha Hmm Good Well"
 )
 _NOT_NAMES = frozenset(_COMMON_CAPITALIZED.split())
+_PERSON_OPENING = re.compile(
+    r"\s*[A-Z][a-z]+(?:\s[A-Z][a-z]+)?\s(?:is|was|will|has|joins|joined|takes|took|said|says|"
+    r"wants|asked|thinks|needs|leads|owns|handles)\b"
+)
+"""A sentence that opens with a name and what that person does or said."""
 _NOISE_NUMBER = re.compile(
     r"\b(?:turn|step|message|msg|reply|part|item|section|page|line|round|no\.?)\s*#?\d+\b|#\d+|\[\d+\]",
     re.IGNORECASE,
@@ -110,6 +117,12 @@ _FACT = re.compile(
     r"[\w.+-]+@[\w-]+\.\w+|"
     r"\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b",
 )
+_FACT_WORDS = re.compile(
+    r"\b(password|passcode|account|address|phone|e-?mail|called|named|version|port|host|"
+    r"server|bucket|repo|branch)\b",
+    re.IGNORECASE,
+)
+"""Words that introduce a fact said once ("the wifi password is …")."""
 
 
 def _plain(text: str) -> str:
@@ -120,10 +133,11 @@ def _plain(text: str) -> str:
 def _has_name(sentence: str) -> bool:
     """Whether a capitalized word that looks like a name appears past the sentence's
     first word (any sentence starts with a capital) and is not a common word, a day or a
-    month. A name that opens the sentence counts through its role instead ("Dana
-    handles billing")."""
+    month; or opens it followed by what people do ("Kenji is taking over…")."""
     first = sentence.lstrip(" \"'“(*-").split(" ", 1)[0]
-    return any(w not in _NOT_NAMES and w != first for w in _NAME.findall(sentence))
+    if any(w not in _NOT_NAMES and w != first for w in _NAME.findall(sentence)):
+        return True
+    return first not in _NOT_NAMES and _PERSON_OPENING.match(sentence) is not None
 
 
 def is_override(text: str) -> bool:
@@ -142,6 +156,8 @@ def is_key_sentence(sentence: str, *, strong: bool = False) -> bool:
     if len(plain) < 3:
         return False
     if _OVERRIDE.search(plain) or _ROLE.search(plain) or _FACT.search(plain):
+        return True
+    if _FACT_WORDS.search(plain):
         return True
     if _has_name(plain):
         return True
