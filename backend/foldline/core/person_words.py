@@ -291,6 +291,9 @@ def fit_words(
     sizes = [count_text(_entry(w)) + 1 for w in entries]
     total = frame + sum(sizes)
     for strong in (False, True):
+        # The sum of the parts only estimates the block (tokenizers are not additive):
+        # each step starts from the block's own count.
+        total = count_text(words_block(entries))
         if total <= cap_tokens:
             break
         later: list[frozenset[str]] = []
@@ -302,14 +305,18 @@ def fit_words(
         i = 0
         while total > cap_tokens and i < len(entries) - 1:
             short = condense(entries[i].text, None, count_text, strong=strong, said_later=later[i])
-            total -= sizes[i]
             if not short:
+                total -= sizes[i]
                 del entries[i], sizes[i], later[i]
                 continue
-            entries[i] = SaidWords(index=entries[i].index, text=short, condensed=True)
-            sizes[i] = count_text(_entry(entries[i])) + 1
-            total += sizes[i]
+            shorter = SaidWords(index=entries[i].index, text=short, condensed=True)
+            size = count_text(_entry(shorter)) + 1
+            if size <= sizes[i]:  # a message of key sentences only is kept as it is
+                entries[i] = shorter
+                total += size - sizes[i]
+                sizes[i] = size
             i += 1
+    total = count_text(words_block(entries))
     while total > cap_tokens and len(entries) > 1:
         total -= sizes.pop(0)
         entries.pop(0)
