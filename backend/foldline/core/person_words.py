@@ -290,9 +290,11 @@ def fit_words(
     frame = count_text(words_block([SaidWords(index=0, text="")]))
     sizes = [count_text(_entry(w)) + 1 for w in entries]
     total = frame + sum(sizes)
-    for strong in (False, True):
-        # The sum of the parts only estimates the block (tokenizers are not additive):
-        # each step starts from the block's own count.
+    # The sum of the parts only estimates the block (tokenizers are not additive): each
+    # pass aims a little below the cap and starts from the block's own count, and a
+    # level is repeated while it still changes something, before anything is dropped.
+    aim = cap_tokens - max(8, cap_tokens // 50)
+    for strong in (False, False, True, True):
         total = count_text(words_block(entries))
         if total <= cap_tokens:
             break
@@ -303,7 +305,7 @@ def fit_words(
             seen.update(_key(s) for s in sentences(said.text))
         later.reverse()
         i = 0
-        while total > cap_tokens and i < len(entries) - 1:
+        while total > aim and i < len(entries) - 1:
             short = condense(entries[i].text, None, count_text, strong=strong, said_later=later[i])
             if not short:
                 total -= sizes[i]
