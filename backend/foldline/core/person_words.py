@@ -63,13 +63,15 @@ _OVERRIDE = re.compile(
 _DECISION = re.compile(
     r"\b(decided?|decision|let'?s|let us|we'?ll|we will|we(?:'re| are) going|go(?:ing)? with|"
     r"chose|choose|pick(?:ed)?|settled?|the plan|plan is|agreed?|final|approved?|"
-    r"we use|use|using|will be|go for|stick with|it is for|it is then)\b",
+    r"we use|use|using|will be|go for|stick with|it is for|it is then|mov(?:e|ing) (?:to|the)|"
+    r"going forward|from now on|stays|remains|keep (?:the|it|using|them))\b",
     re.IGNORECASE,
 )
 _CONSTRAINT = re.compile(
     r"\b(always|never|must|mustn'?t|must not|don'?t|do not|can'?t|cannot|should|"
     r"shouldn'?t|make sure|ensure|avoid|remember|keep in mind|prefer|required?|only|"
-    r"no more than|at least|at most|important|budget|deadline|limit|maximum|minimum|"
+    r"no more than|at least|at most|important|budget|deadline|limit|maximum|minimum|max|"
+    r"min|up to|whatever you do|not again|"
     r"blew up|broke|went wrong|last time|this time|not allowed|forbidden)\b",
     re.IGNORECASE,
 )
@@ -119,7 +121,8 @@ _FACT = re.compile(
 )
 _FACT_WORDS = re.compile(
     r"\b(password|passcode|account|address|phone|e-?mail|called|named|version|port|host|"
-    r"server|bucket|repo|branch)\b",
+    r"server|bucket|repo|branch|costs?|price|per (?:year|month|week|day|hour)|"
+    r"a (?:year|month|week))\b",
     re.IGNORECASE,
 )
 """Words that introduce a fact said once ("the wifi password is …")."""
