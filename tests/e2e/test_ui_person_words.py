@@ -44,7 +44,9 @@ def test_a_fold_that_keeps_nothing_still_shows_the_persons_words(ui):
     if not page.locator(".fold-line").count():
         page.locator(".conversation-item").first.click()
     details = page.locator(".fold-line.current .fold-details")
-    expect(details).to_have_text("The summary kept 1 of 4 of your details; 3 more in your own words")
+    expect(details).to_have_text(
+        "The summary kept 1 of 4 of your details; 3 more in your own words"
+    )
 
     page.locator("#model-view-button").click()
     summary = page.locator("#model-view .mv-item.summary")

@@ -55,15 +55,14 @@ _PATH_KEYS = (
 # handed to the sections that need more, in `_PRIORITY` order.
 _SECTIONS: tuple[tuple[str, float, OutputCategory], ...] = (
     ("Open task (the last request in the folded part, verbatim)", 0.18, "file"),
-    ("Earlier user requests (verbatim, newest first)", 0.24, "generic"),
-    ("From the person, verbatim (carried by earlier folds)", 0.14, "generic"),
-    ("Files & artifacts touched", 0.06, "generic"),
-    ("Tools used", 0.03, "generic"),
-    ("Last errors", 0.06, "generic"),
-    ("Latest activity", 0.12, "shell"),
-    ("Earlier summary (trimmed)", 0.17, "file"),
+    ("Earlier user requests (verbatim, newest first)", 0.30, "generic"),
+    ("Files & artifacts touched", 0.07, "generic"),
+    ("Tools used", 0.04, "generic"),
+    ("Last errors", 0.07, "generic"),
+    ("Latest activity", 0.14, "shell"),
+    ("Earlier summary (trimmed)", 0.20, "file"),
 )
-_PRIORITY = (0, 1, 2, 7, 6, 5, 3, 4)
+_PRIORITY = (0, 1, 6, 5, 4, 2, 3)
 """The person's words first: spare room goes to them before anything else."""
 
 _HEADER = (
@@ -104,7 +103,7 @@ def _requests_section(requests: list[str], cap: int, count_text: Callable[[str],
 
 
 def _natural_sections(
-    messages: Sequence[Message], previous_summary: str | None, carried: Sequence[str]
+    messages: Sequence[Message], previous_summary: str | None
 ) -> tuple[list[str], list[str]]:
     """Each section's full text (before cutting), and the earlier requests themselves."""
     requests = [m.text.strip() for m in messages if m.role == "user" and m.text.strip()]
@@ -136,7 +135,6 @@ def _natural_sections(
     sections = [
         open_task,
         "\n".join(f'- "{r}"' for r in reversed(earlier)),
-        "\n".join(f"- {item}" for item in reversed(carried)),
         "\n".join(file_lines),
         ", ".join(f"{name} ×{n}" for name, n in tools.most_common()),
         "\n".join(errors[-3:]),
@@ -151,17 +149,16 @@ def extractive_digest(
     previous_summary: str | None,
     cap_tokens: int,
     count_text: Callable[[str], int],
-    carried: Sequence[str] = (),
 ) -> str:
-    """A digest of `messages` (and the previous summary, and the details the previous
-    fold carried verbatim, oldest first), always at most `cap_tokens`.
+    """A digest of `messages` (and the previous summary), always at most `cap_tokens`.
+    The person's words earlier folds kept are not repeated: they follow any summary.
 
     Message indices under "Latest activity" are relative to `messages`.
     """
     if cap_tokens <= 0 or count_text(_HEADER) > cap_tokens:
         return _fit(_HEADER, cap_tokens, count_text, "generic") if cap_tokens > 0 else ""
     room = cap_tokens - count_text(_HEADER) - 4 * len(_SECTIONS)
-    natural, earlier = _natural_sections(messages, previous_summary, carried)
+    natural, earlier = _natural_sections(messages, previous_summary)
     sizes = [count_text(text) for text in natural]
     allowance = [int(share * room) for _, share, _ in _SECTIONS]
     spare = sum(max(a - s, 0) for a, s in zip(allowance, sizes, strict=True))
@@ -252,8 +249,6 @@ def emergency_fold(inputs: FoldInputs, *, trigger: Trigger, reason: str) -> Comp
     # Shrink the digest until the whole view fits (each pass removes the measured
     # excess); the person's words shrink only once the digest has nothing left to give.
     for _ in range(10):
-        # The details earlier folds carried are in the person's words kept after the
-        # digest; repeating them in it would only cost room.
         digest = extractive_digest(folded, previous, cap, counter.count_text)
         carry = carry_forward(
             digest,
