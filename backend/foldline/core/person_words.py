@@ -55,7 +55,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 so "someone tried X; it blew up; let's not this time" stays one statement."""
 _OVERRIDE = re.compile(
     r"\b(instead|forget|new plan|change of plans?|actually|no longer|scratch that|"
-    r"on second thought|never ?mind|rather than|not anymore|any ?more|drop (?:the|that|it)|"
+    r"on second thought|never ?mind|rather than|not anymore|drop (?:the|that|it)|"
     r"replac(?:e|es|ed|ing)|switch(?:ed|ing)? to|revert|cancel(?:led|ed)?|"
     r"let'?s not|we(?:'re| are) not|don'?t go with|changed? (?:my|our) mind)\b",
     re.IGNORECASE,
