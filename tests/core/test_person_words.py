@@ -171,3 +171,24 @@ def test_fitted_words_stay_in_budget_in_order_and_keep_the_newest(
     # An override is never kept without the newer messages after it.
     for i, w in enumerate(fitted):
         assert all(v.index > w.index for v in fitted[i + 1 :])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    before=st.lists(st.lists(sentence, min_size=1, max_size=4), max_size=8),
+    between=st.lists(st.lists(sentence, min_size=1, max_size=4), max_size=8),
+    after=st.lists(st.lists(sentence, min_size=1, max_size=4), max_size=8),
+    cap=st.integers(min_value=0, max_value=500),
+)
+def test_a_superseded_decision_is_never_kept_without_its_override(
+    before: list[list[str]], between: list[list[str]], after: list[list[str]], cap: int
+) -> None:
+    old = "lol. Let's keep the archive in Glacier."
+    new = "hmm ok. Scratch that: the archive goes to Backblaze."
+    texts = [*(" ".join(m) for m in before), old]
+    texts += [*(" ".join(m) for m in between), new, *(" ".join(m) for m in after)]
+    block = words_block(fit_words(said(*texts), cap, count))
+    if "keep the archive in Glacier" in block:
+        assert "Scratch that: the archive goes to Backblaze." in block
+        at = block.index("Scratch that")
+        assert OVERRIDE_MARK in block[block.rindex("[#", 0, at) : at]
