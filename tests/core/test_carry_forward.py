@@ -139,3 +139,17 @@ def test_a_digest_keeps_the_words_of_the_fold_it_stacks_on() -> None:
     seen = summary_to_message(digest).text
     assert "Never deploy on a Friday." in seen and "/srv/keys/deploy.pem" in seen
     assert "Never deploy on a Friday." in digest.carried_details
+
+
+def test_a_fold_from_before_the_words_were_kept_hands_its_details_on() -> None:
+    display = agent_session(12)
+    base = run_emergency(display[:8])
+    assert base is not None
+    legacy = base.model_copy(
+        update={"person_words": (), "carried_details": ("8080", "Never deploy on a Friday.")}
+    )
+    stacked = run_emergency(display, legacy)
+    assert stacked is not None
+    first = stacked.person_words[0]
+    assert first.condensed and first.text == "- 8080\n- Never deploy on a Friday."
+    assert "Never deploy on a Friday." in stacked.carried_details

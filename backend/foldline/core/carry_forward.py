@@ -67,6 +67,21 @@ def contains(haystack_normalized: str, detail: str) -> bool:
         start = at + 1
 
 
+def kept_words(previous: CompactionState | None) -> tuple[SaidWords, ...]:
+    """The person's words a fold keeps from the one it stacks on.
+
+    A fold stored before the words were kept has none, but its summary ended with the
+    person's details appended verbatim; those details become one condensed entry, so an
+    upgrade loses none of them."""
+    if previous is None:
+        return ()
+    if previous.person_words or not previous.carried_details:
+        return previous.person_words
+    listed = "\n".join(f"- {detail}" for detail in previous.carried_details)
+    index = max(previous.api_start_index - 1, 0)
+    return (SaidWords(index=index, text=listed, condensed=True),)
+
+
 @dataclass(frozen=True)
 class CarryResult:
     """The person's words kept after a summary, and the counts of their details."""

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from foldline.core.carry_forward import carry_forward
+from foldline.core.carry_forward import carry_forward, kept_words
 from foldline.core.messages import AttachmentPart, Message
 from foldline.core.person_words import words_cap
 from foldline.core.planning import SLACK_TOKENS, plan_split
@@ -252,7 +252,7 @@ def emergency_fold(inputs: FoldInputs, *, trigger: Trigger, reason: str) -> Comp
         digest = extractive_digest(folded, previous, cap, counter.count_text)
         carry = carry_forward(
             digest,
-            earlier_words=state.person_words if state is not None else (),
+            earlier_words=kept_words(state),
             earlier_details=earlier,
             said=said,
             cap_tokens=carry_cap,

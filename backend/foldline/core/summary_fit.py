@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from foldline.core.carry_forward import carry_forward
+from foldline.core.carry_forward import carry_forward, kept_words
 from foldline.core.fold_inputs import FoldInputs
 from foldline.core.person_words import words_cap
 from foldline.core.planning import SLACK_TOKENS, FoldPlanner
@@ -40,7 +40,7 @@ def finish_summary(
     for attempt in range(3):
         carry = carry_forward(
             body,
-            earlier_words=previous.person_words if previous is not None else (),
+            earlier_words=kept_words(previous),
             earlier_details=previous.carried_details if previous is not None else (),
             said=said,
             cap_tokens=cap,
