@@ -49,6 +49,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import fidelity_cases as cases
+
 from foldline.core.budget import Budget
 from foldline.core.compaction import FoldInputs, SummaryRequest, fold
 from foldline.core.digest import emergency_fold
@@ -425,8 +427,6 @@ async def live(model: str, turns: int, seed: int, data_dir: Path | None) -> None
 
 
 async def adversarial(seeds: int, shares: list[float]) -> None:
-    import fidelity_cases as cases
-
     kinds: dict[str, Callable[[SummaryRequest], str]] = {
         "keeps-nothing": cases.keeps_nothing,
         **SUMMARIZERS,

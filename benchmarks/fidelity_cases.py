@@ -108,16 +108,16 @@ def _name(rng: random.Random) -> str:
     return f"{rng.choice(FIRST)} {rng.choice(LAST)}"
 
 
-def _two(rng: random.Random, pool: list[str]) -> tuple[str, str, str]:
+def _three(rng: random.Random, pool: list[str]) -> tuple[str, str, str]:
     a, b, c = rng.sample(pool, 3)
     return a, b, c
 
 
 def make_statements(rng: random.Random) -> list[tuple[Statement, Statement | None]]:
     """17 statements: (the statement, the superseded one said earlier, if any)."""
-    a, b, _ = _two(rng, STORES)
-    c1, c2, _ = _two(rng, COLORS)
-    q1, q2, q3 = _two(rng, QUEUES)
+    a, b, _ = _three(rng, STORES)
+    c1, c2, _ = _three(rng, COLORS)
+    q1, q2, q3 = _three(rng, QUEUES)
     feature = rng.choice(["export button", "dark mode", "bulk editor", "audit view"])
     first = rng.sample(FIRST, 4)
     ip = f"10.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(2, 254)}"
@@ -358,10 +358,8 @@ class Tally:
     cycles: int = 0
     contaminated_cycles: int = 0
     words_tokens: list[int] = field(default_factory=list)
+    """The size of the person's words block after each fold."""
     cap: int = 0
-    over_cap: int = 0
-    folds: int = 0
-    degraded: int = 0
 
     def share(self, kinds: tuple[str, ...] = KINDS) -> float:
         total = sum(self.total[k] for k in kinds)
@@ -398,8 +396,6 @@ async def run_case(
         if outcome.state is None:
             continue
         state = outcome.state
-        tally.folds += 1
-        tally.degraded += state.degraded
         view = _norm("\n".join(m.text for m in build_api_messages(display, state)))
         tally.cycles += 1
         said = (part + 1) * TURNS_PER_PART
@@ -407,7 +403,6 @@ async def run_case(
         block = words_block(state.person_words)
         size = counter.count_text(block) if block else 0
         tally.words_tokens.append(size)
-        tally.over_cap += size > tally.cap
     view = _norm("\n".join(m.text for m in build_api_messages(display, state)))
     for _, statement in case.statements:
         if statement.kind in KINDS:
