@@ -7,7 +7,13 @@ import pytest
 from fold_setup import COUNTER, agent_session, run_emergency, run_fold
 from strategies import ScriptedSummarizer
 
-from foldline.core.carry_forward import carry_forward, contains, normalize, person_details
+from foldline.core.carry_forward import (
+    carry_forward,
+    contains,
+    normalize,
+    person_details,
+    stack_words,
+)
 from foldline.core.messages import user
 from foldline.core.person_words import words_block
 from foldline.core.state import SaidWords
@@ -53,13 +59,12 @@ def test_presence_is_verbatim_up_to_case_and_spacing(
 
 
 def test_the_words_follow_the_earlier_ones_and_the_counts_say_who_kept_what() -> None:
+    new = said("Use port 8081 for staging. The file is /srv/a.toml.", first=5)
     result = carry_forward(
         "We agreed: Use port 8081 for staging.",
-        earlier_words=said("Never deploy on a Friday."),
+        words=stack_words(said("Never deploy on a Friday."), new, 500, count),
         earlier_details=["Never deploy on a Friday."],
-        said=said("Use port 8081 for staging. The file is /srv/a.toml.", first=5),
-        cap_tokens=500,
-        count_text=count,
+        said=new,
     )
     assert [w.index for w in result.words] == [0, 5]
     assert (result.total, result.kept, result.appended, result.left_out) == (3, 1, 2, 0)
@@ -72,27 +77,16 @@ def test_the_words_follow_the_earlier_ones_and_the_counts_say_who_kept_what() ->
 
 def test_words_a_previous_fold_kept_are_not_repeated() -> None:
     earlier = said("Keep the cache at 64 MB.", first=3)
-    result = carry_forward(
-        "",
-        earlier_words=earlier,
-        earlier_details=[],
-        said=said("Keep the cache at 64 MB.", first=3),
-        cap_tokens=500,
-        count_text=count,
+    assert stack_words(earlier, said("Keep the cache at 64 MB.", first=3), 500, count) == tuple(
+        earlier
     )
-    assert result.words == tuple(earlier)
 
 
 def test_when_the_budget_binds_the_oldest_are_condensed_first_and_the_newest_stay() -> None:
     chatter = "The weather was lovely and we talked about lunch for a while today"
     words = said(*(f"{chatter}. Remember the code {1000 + i}." for i in range(30)))
     result = carry_forward(
-        "nothing",
-        earlier_words=(),
-        earlier_details=(),
-        said=words,
-        cap_tokens=400,
-        count_text=count,
+        "nothing", words=stack_words((), words, 400, count), earlier_details=(), said=words
     )
     kept = result.words
     assert kept[-1] == words[-1]  # the newest, whole

@@ -111,22 +111,27 @@ class CarryResult:
         )
 
 
-def carry_forward(
-    summary: str,
-    *,
-    earlier_words: Sequence[SaidWords],
-    earlier_details: Sequence[str],
+def stack_words(
+    earlier: Sequence[SaidWords],
     said: Sequence[SaidWords],
     cap_tokens: int,
     count_text: Callable[[str], int],
+) -> tuple[SaidWords, ...]:
+    """The words a fold keeps: the previous fold's (`earlier`), then the newly folded
+    ones (`said`, those already kept aside), fitted within `cap_tokens`."""
+    known = {w.index for w in earlier}
+    return fit_words([*earlier, *(w for w in said if w.index not in known)], cap_tokens, count_text)
+
+
+def carry_forward(
+    summary: str,
+    *,
+    words: tuple[SaidWords, ...],
+    earlier_details: Sequence[str],
+    said: Sequence[SaidWords],
 ) -> CarryResult:
-    """The words to keep after `summary`: the previous fold's (`earlier_words`) then the
-    newly folded ones (`said`), within `cap_tokens`; and how many of the person's details
-    (`earlier_details`, then those of `said`) the summary and the words hold."""
-    known = {w.index for w in earlier_words}
-    words = fit_words(
-        [*earlier_words, *(w for w in said if w.index not in known)], cap_tokens, count_text
-    )
+    """How many of the person's details (`earlier_details`, then those of the newly
+    folded words `said`) `summary` and the kept `words` (`stack_words`) hold."""
     candidates: list[str] = []
     seen: set[str] = set()
     for item in [*earlier_details, *person_details(said)]:

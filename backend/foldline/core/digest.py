@@ -16,12 +16,12 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from foldline.core.carry_forward import carry_forward, kept_words
+from foldline.core.carry_forward import carry_forward, kept_words, stack_words
 from foldline.core.messages import AttachmentPart, Message
 from foldline.core.person_words import words_cap
 from foldline.core.planning import SLACK_TOKENS, plan_split
 from foldline.core.prompts import render_message
-from foldline.core.state import CompactionState, SummarizedRange, Trigger
+from foldline.core.state import CompactionState, SaidWords, SummarizedRange, Trigger
 from foldline.core.truncation import OutputCategory, truncate_tool_output
 
 if TYPE_CHECKING:
@@ -246,17 +246,17 @@ def emergency_fold(inputs: FoldInputs, *, trigger: Trigger, reason: str) -> Comp
         degraded=True,
     )
     said = inputs.said(start, folded)
+    words_for: dict[int, tuple[SaidWords, ...]] = {}
     # Shrink the digest until the whole view fits (each pass removes the measured
     # excess); the person's words shrink only once the digest has nothing left to give.
     for _ in range(10):
         digest = extractive_digest(folded, previous, cap, counter.count_text)
+        if carry_cap not in words_for:
+            words_for[carry_cap] = stack_words(
+                kept_words(state), said, carry_cap, counter.count_text
+            )
         carry = carry_forward(
-            digest,
-            earlier_words=kept_words(state),
-            earlier_details=earlier,
-            said=said,
-            cap_tokens=carry_cap,
-            count_text=counter.count_text,
+            digest, words=words_for[carry_cap], earlier_details=earlier, said=said
         )
         new_state = carry.applied_to(new_state.model_copy(update={"summary_message": digest}))
         tokens = planner.view_tokens(split, new_state)

@@ -21,7 +21,9 @@ Everything here is a pure function of its inputs.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 
 from foldline.core.messages import Message, TextPart
 from foldline.core.state import SaidWords
@@ -143,11 +145,13 @@ def _has_name(sentence: str) -> bool:
     return first not in _NOT_NAMES and _PERSON_OPENING.match(sentence) is not None
 
 
+@lru_cache(maxsize=8192)
 def is_override(text: str) -> bool:
     """Whether the text changes something decided before ("instead", "forget X", …)."""
     return _OVERRIDE.search(_plain(text)) is not None
 
 
+@lru_cache(maxsize=16384)
 def is_key_sentence(sentence: str, *, strong: bool = False) -> bool:
     """Whether a sentence states a decision, an override, a constraint, a person (a
     name, a role) or a fact (a number, a path, a quoted or code-style name).
@@ -169,7 +173,8 @@ def is_key_sentence(sentence: str, *, strong: bool = False) -> bool:
     return bool(_DECISION.search(plain) or _CONSTRAINT.search(plain))
 
 
-def sentences(text: str) -> list[str]:
+@lru_cache(maxsize=16384)
+def sentences(text: str) -> tuple[str, ...]:
     """The text's sentences (and lines), without markup, list markers or the "[…]" of
     an earlier condensing, in order."""
     out = []
@@ -177,7 +182,7 @@ def sentences(text: str) -> list[str]:
         piece = piece.strip().lstrip("-*>• ").strip()
         if piece:
             out.append(piece)
-    return out
+    return tuple(out)
 
 
 def key_sentences(text: str, *, strong: bool = False) -> list[str]:
@@ -203,21 +208,22 @@ def condense(
     count_text: Callable[[str], int],
     *,
     strong: bool = False,
-    said_later: frozenset[str] = frozenset(),
+    said_later: Callable[[str], bool] = lambda _key: False,
 ) -> str:
     """`text` reduced to its key sentences joined by " […] " (within `cap_tokens`, the
-    first ones kept), leaving out those said again later (`said_later`, normalized);
-    '' when none is left."""
+    first ones kept), leaving out those said again later (`said_later` of a sentence's
+    normalized text); '' when none is left."""
     kept: list[str] = []
     used = 0
     for sentence in key_sentences(text, strong=strong):
-        if _key(sentence) in said_later:
+        if said_later(_key(sentence)):
             continue
-        size = count_text(sentence) + 2
-        if cap_tokens is not None and used + size > cap_tokens:
-            break
+        if cap_tokens is not None:
+            size = count_text(sentence) + 2
+            if used + size > cap_tokens:
+                break
+            used += size
         kept.append(sentence)
-        used += size
     return f" {CUT_MARK} ".join(kept) + (f" {CUT_MARK}" if kept else "")
 
 
@@ -290,29 +296,39 @@ def fit_words(
     if cap_tokens <= 0 or not words:
         return ()
     entries = list(words)
-    frame = count_text(words_block([SaidWords(index=0, text="")]))
     sizes = [count_text(_entry(w)) + 1 for w in entries]
-    total = frame + sum(sizes)
+    levels = [0] * len(entries)
+    """The level each entry was condensed to here (1: key sentences, 2: firm ones)."""
+
+    def block_tokens() -> int:
+        return count_text(words_block(entries))
+
     # The sum of the parts only estimates the block (tokenizers are not additive): each
-    # pass aims a little below the cap and starts from the block's own count, and a
-    # level is repeated while it still changes something, before anything is dropped.
+    # pass aims a little below the cap and the block itself is counted between passes;
+    # a level runs again while the block is still over, before anything is dropped.
     aim = cap_tokens - max(8, cap_tokens // 50)
-    for strong in (False, False, True, True):
-        total = count_text(words_block(entries))
+    total = block_tokens()
+    for level in (1, 1, 2, 2):
         if total <= cap_tokens:
             break
-        later: list[frozenset[str]] = []
-        seen: set[str] = set()
-        for said in reversed(entries):
-            later.append(frozenset(seen))
-            seen.update(_key(s) for s in sentences(said.text))
-        later.reverse()
+        # The sentences of the messages after the one being condensed.
+        later = Counter(_key(s) for said in entries for s in sentences(said.text))
         i = 0
         while total > aim and i < len(entries) - 1:
-            short = condense(entries[i].text, None, count_text, strong=strong, said_later=later[i])
+            later.subtract(_key(s) for s in sentences(entries[i].text))
+            if levels[i] >= level:
+                i += 1
+                continue
+            short = condense(
+                entries[i].text,
+                None,
+                count_text,
+                strong=level == 2,
+                said_later=lambda key, later=later: later[key] > 0,
+            )
             if not short:
                 total -= sizes[i]
-                del entries[i], sizes[i], later[i]
+                del entries[i], sizes[i], levels[i]
                 continue
             shorter = SaidWords(index=entries[i].index, text=short, condensed=True)
             size = count_text(_entry(shorter)) + 1
@@ -320,25 +336,27 @@ def fit_words(
                 entries[i] = shorter
                 total += size - sizes[i]
                 sizes[i] = size
+            levels[i] = level
             i += 1
-    total = count_text(words_block(entries))
+        total = block_tokens()
     while total > cap_tokens and len(entries) > 1:
-        total -= sizes.pop(0)
-        entries.pop(0)
-    # Tokenizers are not exactly additive: check the block itself, and cut the newest
-    # message (the only one left, or the one whose size still does not fit) last.
-    while entries and count_text(words_block(entries)) > cap_tokens:
-        if len(entries) > 1:
+        while total > cap_tokens and len(entries) > 1:
+            total -= sizes.pop(0)
             entries.pop(0)
-            continue
+        total = block_tokens()
+        if total > cap_tokens and len(entries) > 1:
+            total = cap_tokens + 1  # the estimate was short: drop one more, count again
+    if total > cap_tokens:
+        # The newest message alone is too big: its key sentences, or its head and tail.
         last = entries[0]
-        room = cap_tokens - frame - count_text(_entry(SaidWords(index=last.index, text=""))) - 8
+        room = cap_tokens - count_text(_entry(SaidWords(index=last.index, text="")))
+        room -= count_text(words_block([SaidWords(index=0, text="")])) + 8
         if room <= 8:
             return ()
         short = condense(last.text, room, count_text) if not last.condensed else last.text
         if not short or count_text(short) > room:
             short = truncate_tool_output(last.text, room, count_text, category="file").text
         entries[0] = SaidWords(index=last.index, text=short, condensed=True)
-        if count_text(words_block(entries)) > cap_tokens:
+        if block_tokens() > cap_tokens:
             return ()
     return tuple(entries)

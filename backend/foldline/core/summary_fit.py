@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from foldline.core.carry_forward import carry_forward, kept_words
+from foldline.core.carry_forward import carry_forward, kept_words, stack_words
 from foldline.core.fold_inputs import FoldInputs
 from foldline.core.person_words import words_cap
 from foldline.core.planning import SLACK_TOKENS, FoldPlanner
@@ -37,14 +37,13 @@ def finish_summary(
     count_text = inputs.counter.count_text
     cap = words_cap(inputs.budget.input_budget, inputs.settings.person_words_share)
     body = state.summary_message
+    words = stack_words(kept_words(previous), said, cap, count_text)
     for attempt in range(3):
         carry = carry_forward(
             body,
-            earlier_words=kept_words(previous),
+            words=words,
             earlier_details=previous.carried_details if previous is not None else (),
             said=said,
-            cap_tokens=cap,
-            count_text=count_text,
         )
         state = carry.applied_to(state.model_copy(update={"summary_message": body}))
         if attempt == 2:
