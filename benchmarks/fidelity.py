@@ -22,7 +22,11 @@ The scripted summarizers stand for the kinds of models people actually run:
 - always-fails: raises on every call (an unreachable server).
 
 "with the summary alone" counts the facts found in the final request outside the
-appended "From the person, verbatim" section: what the summarizer kept by itself.
+person's words kept after the summary: what the summarizer kept by itself.
+
+With `--adversarial` it runs the cases of `fidelity_cases.py` instead (overridden
+decisions, buried constraints, people and roles, facts said once in chatter), with a
+summarizer that keeps nothing and every kind above, on an 8k and a 16k window.
 
 With `--live MODEL` the same conversation is folded by a real model from your Foldline
 configuration (`~/.local/share/foldline/config.toml` or `--data-dir`), and after the last
@@ -45,11 +49,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import fidelity_cases as cases
+
 from foldline.core.budget import Budget
-from foldline.core.carry_forward import CARRY_HEADING
 from foldline.core.compaction import FoldInputs, SummaryRequest, fold
 from foldline.core.digest import emergency_fold
 from foldline.core.messages import Message, ToolSpec, assistant, user
+from foldline.core.person_words import words_block
 from foldline.core.pins import Pin
 from foldline.core.policy import BreakerState, decide, record_fold
 from foldline.core.prompts import STRUCTURED_HEADINGS
@@ -334,10 +340,8 @@ async def run_one(
     assert result.final_tokens <= BUDGET.input_budget  # type: ignore[operator]
     everything = "\n".join(m.text for m in view)
     summary_alone = everything
-    if state is not None:
-        at = state.summary_message.find(f"\n\n{CARRY_HEADING}\n")
-        if at >= 0:
-            summary_alone = everything.replace(state.summary_message[at:], "")
+    if state is not None and state.person_words:
+        summary_alone = everything.replace(words_block(state.person_words), "")
     pinned_texts = {display[p.index].text for p in pins}
     for fact in facts:
         if any(fact.sentence in t for t in pinned_texts):
@@ -422,14 +426,57 @@ async def live(model: str, turns: int, seed: int, data_dir: Path | None) -> None
     print(f"\nprobe questions answered with the fact: {share(answered, len(facts))}")
 
 
+async def adversarial(seeds: int, shares: list[float]) -> None:
+    kinds: dict[str, Callable[[SummaryRequest], str]] = {
+        "keeps-nothing": cases.keeps_nothing,
+        **SUMMARIZERS,
+    }
+    windows = {"8k": Budget(context_window=8_192, max_output_tokens=1_024), "16k": BUDGET}
+    started = time.perf_counter()
+    for share_ in shares:
+        settings = CompactionSettings(keep_recent_tokens=1_500, person_words_share=share_)
+        rows = []
+        for name, summarizer in kinds.items():
+
+            async def summarize(request: SummaryRequest, summarizer=summarizer) -> str:
+                return summarizer(request)
+
+            for window, budget in windows.items():
+                tally = cases.Tally(cap=cases.budget_cap(budget, settings))
+                for seed in range(seeds):
+                    await cases.run_case(
+                        cases.make_case(seed),
+                        summarize,
+                        counter=COUNTER,
+                        budget=budget,
+                        settings=settings,
+                        tally=tally,
+                    )
+                rows.append((name, window, tally))
+        print(f"\nperson_words_share = {share_}\n")
+        print(cases.table(rows))
+    print(
+        f"\n<!-- {seeds} seeds, {time.perf_counter() - started:.1f} s, "
+        f"Python {platform.python_version()} -->"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--live", metavar="MODEL", help="fold with a real configured model")
     parser.add_argument("--data-dir", type=Path, help="Foldline data dir for --live")
+    parser.add_argument("--adversarial", action="store_true", help="run fidelity_cases.py")
+    parser.add_argument("--seeds", type=int, default=10, help="conversations per case run")
+    parser.add_argument(
+        "--share", type=float, action="append", help="person_words_share (repeatable)"
+    )
     args = parser.parse_args()
-    if args.live:
+    if args.adversarial:
+        default = CompactionSettings().person_words_share
+        asyncio.run(adversarial(args.seeds, args.share or [default]))
+    elif args.live:
         asyncio.run(live(args.live, args.turns, args.seed, args.data_dir))
     else:
         asyncio.run(scripted(args.turns, args.seed))

@@ -378,6 +378,7 @@ threshold = 0.80                 # fraction of the input budget
 prepare_threshold = 0.70         # from here the next fold's summary is written in the background
 target = 0.50
 keep_recent_tokens = 8000
+person_words_share = 0.10        # the person's own messages kept word for word after a fold
 strategy = "structured"          # or "narrative"
 tool_result_token_cap = 4000
 model = ""                       # optional cheaper summarizer model

@@ -77,9 +77,10 @@ function summaryPanel(fold) {
 }
 
 /**
- * How many of the person's details (numbers, paths, names, instructions) the summary
- * kept by itself and how many Foldline appended verbatim, e.g. "kept 14 of 15 of your
- * details; 1 added verbatim". Empty for folds without details.
+ * How many of the person's details (the sentences that state a decision, a constraint, a
+ * person or a fact) the summary kept by itself and how many more the person's own words
+ * kept after it hold, e.g. "The summary kept 3 of 15 of your details; 12 more in your own
+ * words". Empty for folds without details.
  * @param {CompactionOut} fold
  */
 export function detailsLine(fold) {
@@ -92,7 +93,7 @@ export function detailsLine(fold) {
   const who = fold.degraded ? "the digest" : "the summary";
   let text = `${who} kept ${formatInteger(kept)} of ${formatInteger(total)} of your details`;
   if (added) {
-    text += `; ${formatInteger(added)} added verbatim`;
+    text += `; ${formatInteger(added)} more in your own words`;
   }
   const left = total - kept - added;
   if (left > 0) {
@@ -170,7 +171,7 @@ export function renderFoldLine(fold, { current, onUndo }) {
         class: "badge fold-free-form",
         text: "free-form",
         title:
-          "The summarizer ignored the requested sections; its summary is kept as written, and your details it left out are added verbatim",
+          "The summarizer ignored the requested sections; its summary is kept as written, and your own words stay beside it",
       }),
     );
   }

@@ -364,6 +364,15 @@ export function compactionPanel(draft) {
     h(
       "div",
       { class: "field-row" },
+      field(
+        "Your words after a fold (%)",
+        percent("personWordsShare"),
+        "What you wrote stays word for word after the summary; beyond this share of the input budget the oldest are shortened.",
+      ),
+    ),
+    h(
+      "div",
+      { class: "field-row" },
       field("Summary style", strategy),
       field(
         "Tool output cap (tokens)",

@@ -238,7 +238,7 @@ function announceFold(data) {
     notify({
       kind: "info",
       title: `Folded (v${data.version}, ${data.trigger}), free-form`,
-      text: `${text} The summarizer ignored the requested sections; its summary is kept as written, and your details it left out are added verbatim.`,
+      text: `${text} The summarizer ignored the requested sections; its summary is kept as written, and your own words stay beside it.`,
     });
   } else {
     notify({ kind: "success", title: `Folded (v${data.version}, ${data.trigger})`, text });

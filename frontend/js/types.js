@@ -49,7 +49,7 @@ export {};
  * @property {Array<string>} carriedDetails The person's details this summary holds verbatim (numbers, paths, instructions...).
  * @property {number} detailsTotal
  * @property {number} detailsKept How many of `details_total` the summary contained by itself ...
- * @property {number} detailsAppended ... and how many were appended verbatim under "From the person, verbatim".
+ * @property {number} detailsAppended ... and how many more the person's own words kept after the summary hold (folds made before those words were kept: appended under "From the person, verbatim").
  */
 
 /**
@@ -80,7 +80,7 @@ export {};
  * @property {Array<string>} carriedDetails The person's details this summary holds verbatim (numbers, paths, instructions...).
  * @property {number} detailsTotal
  * @property {number} detailsKept How many of `details_total` the summary contained by itself ...
- * @property {number} detailsAppended ... and how many were appended verbatim under "From the person, verbatim".
+ * @property {number} detailsAppended ... and how many more the person's own words kept after the summary hold (folds made before those words were kept: appended under "From the person, verbatim").
  * @property {UsageOut|null} usage What this fold's summarizer calls used and cost; null for a fold without any (the emergency digest, a fold made before usage was stored).
  * @property {boolean} isCurrent
  * @property {number} parentVersion The version that was current when this one was committed (0 = none): following it from the current version gives the stack of folds in effect, skipping versions that were undone and then replaced by another fold.
@@ -510,6 +510,7 @@ export {};
  * @property {number} target
  * @property {number} keepRecentTokens
  * @property {"structured"|"narrative"} strategy
+ * @property {number} personWordsShare
  * @property {number} toolResultTokenCap
  * @property {string} model
  * @property {number} pruneProtectTokens

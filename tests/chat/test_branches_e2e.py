@@ -42,7 +42,9 @@ def last_request(server: FakeProviderServer, summary: str = "") -> list[str]:
     if not texts[0].startswith("[Conversation summary"):
         return ["", *texts]
     assert summary and summary in texts[0]
-    end = texts[0].index("</summary>") + len("</summary>")
+    # The summary ends with the person's words of the folded part, when it has any.
+    close = "</person-words>" if "</person-words>" in texts[0] else "</summary>"
+    end = texts[0].index(close) + len(close)
     rest = texts[0][end:].strip()
     return [texts[0][:end], *([rest] if rest else []), *texts[1:]]
 

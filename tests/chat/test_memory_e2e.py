@@ -2,7 +2,7 @@
 
 A summarizer that ignores the requested format (as many local models do) and keeps none
 of the person's details must not cost them: its summary is kept free-form and the
-carry-forward appends the details verbatim, fold after fold. Pinned messages ride in
+person's own words stay after it, fold after fold. Pinned messages ride in
 every request after the summary, through folds and undo.
 """
 
@@ -77,7 +77,7 @@ async def test_first_turn_facts_survive_a_format_ignoring_summarizer(
     assert folds[-1].data["detailsTotal"] >= len(FACTS)  # carried from the first fold on
     seen = first_message(server)
     assert "discussed the storage layer" in seen  # the model's own summary was kept
-    assert "From the person, verbatim" in seen
+    assert "<person-words>" in seen
     for detail in MUST_SURVIVE:
         assert detail in seen, f"{detail!r} was lost in the folds"
 

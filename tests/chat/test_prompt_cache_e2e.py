@@ -173,7 +173,8 @@ async def test_the_summary_is_a_breakpoint_after_a_fold(
 ) -> None:
     service = make_service(server, store, 8192, prepare_threshold=0.95)
     conversation = store.create_conversation(model=MODEL["anthropic"], system_prompt=SYSTEM)
-    for turn in range(4):
+    # Enough turns that the fold frees room beside the person's words it keeps.
+    for turn in range(8):
         await run(service, conversation.id, f"Turn {turn}. " + filler(turn, 60))
     handle = service.start_compaction(conversation.id, None)
     assert [e async for e in handle.events() if e.name == "compaction.completed"]

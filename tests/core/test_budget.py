@@ -110,3 +110,13 @@ def test_a_working_budget_at_or_over_the_window_is_the_window() -> None:
 def test_a_working_budget_must_be_positive() -> None:
     with pytest.raises(ValueError, match="working_budget"):
         Budget(context_window=1_000, max_output_tokens=100, working_budget=0)
+
+
+def test_a_fresh_count_goes_on_the_meters_scale() -> None:
+    from foldline.core.budget import on_meter_scale
+
+    # The case: 946 on the anchored meter, 1,131 estimated afresh, 971 after.
+    after = on_meter_scale(971, estimate_now=1_131, meter_now=946)
+    assert after == round(971 * 946 / 1_131) < 946
+    assert on_meter_scale(971, estimate_now=900, meter_now=900) == 971
+    assert on_meter_scale(50, estimate_now=0, meter_now=10) == 50

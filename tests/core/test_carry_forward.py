@@ -1,4 +1,5 @@
-"""The carry-forward guarantee: the person's details survive whatever the summary drops."""
+"""The carry-forward guarantee: the person's words and details survive whatever the
+summary drops, and stacked folds keep what the fold before kept."""
 
 from __future__ import annotations
 
@@ -7,52 +8,37 @@ from fold_setup import COUNTER, agent_session, run_emergency, run_fold
 from strategies import ScriptedSummarizer
 
 from foldline.core.carry_forward import (
-    CARRY_HEADING,
     carry_forward,
     contains,
-    details_in_text,
     normalize,
     person_details,
+    stack_words,
 )
-from foldline.core.messages import Message, assistant, user
+from foldline.core.messages import user
+from foldline.core.person_words import words_block
+from foldline.core.state import SaidWords
+from foldline.core.view import summary_to_message
 
 
 def count(text: str) -> int:
     return max(1, len(text) // 4)
 
 
-def test_every_kind_of_detail_is_extracted_verbatim() -> None:
-    text = (
-        "Please use port 8080 and never push to main. The config is at /etc/app/main.toml, "
-        "docs at https://example.com/a?b=1. The loader `load_window` calls parseConfig with "
-        '3.5GB free for "Project Falcon". I will do step 2. Use the SNAKE_CASE_ENV variable.'
+def said(*texts: str, first: int = 0) -> list[SaidWords]:
+    return [SaidWords(index=first + i, text=t) for i, t in enumerate(texts)]
+
+
+def test_details_are_the_sentences_that_state_something_not_chatter_or_markup() -> None:
+    words = said(
+        "Thanks, sounds good! Turn 10. [[reply 200]] Let's use Postgres for the store.",
+        "Dana is our designer. lol ok. The cap is 4,096 rows per page.",
+        "hmm nice",
     )
-    found = details_in_text(text)
-    assert found[0] == "Please use port 8080 and never push to main."  # instructions first
-    for item in (
-        "/etc/app/main.toml",
-        "https://example.com/a?b=1",
-        "load_window",
-        "parseConfig",
-        "3.5GB",
-        "Project Falcon",
-        "Use the SNAKE_CASE_ENV variable.",
-    ):
-        assert item in found, item
-    # Parts of a carried sentence are not counted twice; single digits are noise.
-    assert "8080" not in found and "SNAKE_CASE_ENV" not in found
-    assert "2" not in found
-    assert details_in_text("just some chat about the weather") == []
-
-
-def test_only_the_persons_messages_count() -> None:
-    messages: list[Message] = [
-        user("Keep the limit at 4096 tokens."),
-        assistant("I will use /tmp/assistant/path and port 9999."),
-        user("The key is at /srv/key.pem."),
+    assert person_details(words) == [
+        "Let's use Postgres for the store.",
+        "Dana is our designer.",
+        "The cap is 4,096 rows per page.",
     ]
-    groups = person_details(messages)
-    assert groups == [["Keep the limit at 4096 tokens."], ["/srv/key.pem"]]
 
 
 @pytest.mark.parametrize(
@@ -72,75 +58,92 @@ def test_presence_is_verbatim_up_to_case_and_spacing(
     assert contains(normalize(haystack), needle) is present
 
 
-def test_missing_details_are_appended_and_counted() -> None:
-    folded = [user("Use port 8081 for staging. The file is /srv/a.toml.")]
+def test_the_words_follow_the_earlier_ones_and_the_counts_say_who_kept_what() -> None:
+    new = said("Use port 8081 for staging. The file is /srv/a.toml.", first=5)
     result = carry_forward(
-        "We talked about the file /srv/a.toml.",
-        earlier=["Never deploy on a Friday."],
-        folded=folded,
-        cap_tokens=500,
-        count_text=count,
+        "We agreed: Use port 8081 for staging.",
+        words=stack_words(said("Never deploy on a Friday."), new, 500, count),
+        earlier_details=["Never deploy on a Friday."],
+        said=new,
     )
+    assert [w.index for w in result.words] == [0, 5]
     assert (result.total, result.kept, result.appended, result.left_out) == (3, 1, 2, 0)
-    assert result.summary.startswith("We talked about the file /srv/a.toml.")
-    assert result.section.startswith(f"\n\n{CARRY_HEADING}\n")
-    assert "- Never deploy on a Friday.\n- Use port 8081 for staging." in result.section
     assert result.carried == (
         "Never deploy on a Friday.",
         "Use port 8081 for staging.",
-        "/srv/a.toml",
+        "The file is /srv/a.toml.",
     )
 
 
-def test_nothing_is_appended_when_the_summary_kept_everything() -> None:
+def test_words_a_previous_fold_kept_are_not_repeated() -> None:
+    earlier = said("Keep the cache at 64 MB.", first=3)
+    assert stack_words(earlier, said("Keep the cache at 64 MB.", first=3), 500, count) == tuple(
+        earlier
+    )
+
+
+def test_when_the_budget_binds_the_oldest_are_condensed_first_and_the_newest_stay() -> None:
+    chatter = "The weather was lovely and we talked about lunch for a while today"
+    words = said(*(f"{chatter}. Remember the code {1000 + i}." for i in range(30)))
     result = carry_forward(
-        "Use port 8081 for staging.",
-        earlier=(),
-        folded=[user("Use port 8081 for staging.")],
-        cap_tokens=500,
-        count_text=count,
+        "nothing", words=stack_words((), words, 400, count), earlier_details=(), said=words
     )
-    assert result.section == "" and result.summary == "Use port 8081 for staging."
-    assert (result.kept, result.appended) == (1, 0)
+    kept = result.words
+    assert kept[-1] == words[-1]  # the newest, whole
+    condensed = [w for w in kept if w.condensed]
+    assert condensed and condensed[0].text == f"Remember the code {1000 + condensed[0].index}. […]"
+    assert all(chatter not in w.text for w in condensed)
+    assert count(words_block(kept)) <= 400
+    assert result.left_out == 30 - result.appended
 
 
-def test_when_the_cap_binds_the_newest_details_go_first() -> None:
-    folded = [user(f"Remember the code {1000 + i}.") for i in range(30)]
-    result = carry_forward("nothing", earlier=(), folded=folded, cap_tokens=60, count_text=count)
-    assert 0 < result.appended < 30 and result.left_out == 30 - result.appended
-    assert "Remember the code 1029." in result.section  # the newest
-    assert "Remember the code 1000." not in result.section
-    assert count(result.section) <= 60
-
-
-async def test_stacked_folds_do_not_decay_with_a_format_ignoring_summarizer() -> None:
-    """Each fold's summarizer keeps nothing of the person's; the details of the first
-    folded turns are still carried by the third fold."""
+async def test_stacked_folds_do_not_decay_with_a_summarizer_that_keeps_nothing() -> None:
+    """Each fold's summarizer keeps nothing of the person's; the first folded request is
+    still in the model's view, word for word, after the third fold."""
     display = agent_session(12)
     display[0] = user("request 0: never run the migration on prod; the port is 6543")
     ignoring = ScriptedSummarizer(COUNTER, default=lambda r: "We worked on several items.")
     first = (await run_fold(display, ignoring)).state
     assert first is not None and first.strategy == "free-form"
-    assert "never run the migration on prod" in first.summary_message
     state = first
     for more in range(2):
         display += agent_session(6, first=100 + 10 * more)
         state = (await run_fold(display, ignoring, state=state)).state
         assert state is not None
     assert state.version == 3
-    assert "request 0: never run the migration on prod; the port is 6543" in (state.summary_message)
-    assert state.details_total >= len(first.carried_details)
+    seen = summary_to_message(state).text
+    assert "request 0: never run the migration on prod; the port is 6543" in seen
+    assert "never run the migration on prod" not in state.summary_message
+    assert state.details_total >= len(first.carried_details) > 0
     assert set(first.carried_details) <= set(state.carried_details)
+    assert state.person_words[: len(first.person_words)] == first.person_words
 
 
-def test_a_digest_keeps_the_carried_details_of_the_fold_it_stacks_on() -> None:
+def test_a_digest_keeps_the_words_of_the_fold_it_stacks_on() -> None:
     display = agent_session(12)
-    earlier = ("Never deploy on a Friday.", "/srv/keys/deploy.pem")
+    earlier = said("Never deploy on a Friday.", "The key is /srv/keys/deploy.pem")
     base = run_emergency(display[:8])
     assert base is not None
-    stacked = base.model_copy(update={"carried_details": earlier})
+    stacked = base.model_copy(
+        update={"person_words": earlier, "carried_details": ("Never deploy on a Friday.",)}
+    )
     digest = run_emergency(display, stacked)
     assert digest is not None and digest.degraded
-    for item in earlier:
-        assert item in digest.summary_message
-        assert item in digest.carried_details
+    assert digest.person_words[:2] == tuple(earlier)
+    seen = summary_to_message(digest).text
+    assert "Never deploy on a Friday." in seen and "/srv/keys/deploy.pem" in seen
+    assert "Never deploy on a Friday." in digest.carried_details
+
+
+def test_a_fold_from_before_the_words_were_kept_hands_its_details_on() -> None:
+    display = agent_session(12)
+    base = run_emergency(display[:8])
+    assert base is not None
+    legacy = base.model_copy(
+        update={"person_words": (), "carried_details": ("8080", "Never deploy on a Friday.")}
+    )
+    stacked = run_emergency(display, legacy)
+    assert stacked is not None
+    first = stacked.person_words[0]
+    assert first.condensed and first.text == "- 8080\n- Never deploy on a Friday."
+    assert "Never deploy on a Friday." in stacked.carried_details

@@ -126,6 +126,7 @@ def test_settings_round_trip(ui):
     dialog.locator('[data-field="prepareThreshold"]').fill("60")
     ui.shot("settings-compaction")
     dialog.locator('[data-field="keepRecentTokens"]').fill("500")
+    dialog.locator('[data-field="personWordsShare"]').fill("12")
     dialog.locator('select[data-field="strategy"]').select_option("narrative")
     dialog.locator('input[data-field="prune"]').uncheck()
 
@@ -143,6 +144,7 @@ def test_settings_round_trip(ui):
     assert saved["compaction"]["threshold"] == 0.7
     assert saved["compaction"]["prepareThreshold"] == 0.6
     assert saved["compaction"]["keepRecentTokens"] == 500
+    assert saved["compaction"]["personWordsShare"] == 0.12
     assert saved["compaction"]["strategy"] == "narrative"
     assert saved["compaction"]["prune"] is False
     assert saved["models"]["big-model"]["contextWindow"] == 128000

@@ -44,7 +44,7 @@ def test_pin_a_message_see_it_listed_and_the_fold_details(ui):
     assert total >= 1
     expected = f"The summary kept {kept} of {total} of your details"
     if added:
-        expected += f"; {added} added verbatim"
+        expected += f"; {added} more in your own words"
     expect(page.locator(".fold-line.current .fold-details")).to_have_text(expected)
     # The pinned message rides after the summary in what the model sees.
     context = ui.app.api("GET", f"/api/conversations/{conversation_id}/context")

@@ -238,8 +238,12 @@ def test_manual_compact_folds_everything_before_the_last_exchange_and_shrinks_th
     assert completed["apiStartIndex"] == 14
     assert completed["tokensBefore"] == meter
     after = client.get(f"{base}/context", params={"messages": "false"}).json()["tokens"]
-    assert after < meter / 2
+    # The answers fold away; the person's questions (half the tokens here) stay word for
+    # word after the summary, well within their budget.
+    assert after < meter * 0.75
     assert completed["tokensAfter"] == after
+    first = client.get(f"{base}/context").json()["apiMessages"][0]["parts"][0]["text"]
+    assert "<person-words>" in first and ("question 0 " * 60).strip() in first
 
 
 def test_the_dialog_can_keep_more_of_the_recent_messages(
@@ -270,3 +274,29 @@ def test_a_fold_that_would_not_shrink_the_view_is_not_committed_and_says_why(
     assert "would not make the model's view smaller" in failed["reason"]
     assert not any(e.name == "compaction.completed" for e in events)
     assert client.get(f"{base}/compactions").json()["items"] == []
+
+
+def test_manual_folds_on_an_anchored_meter_are_judged_like_with_like(
+    client: TestClient, store: Store, parse_sse
+) -> None:
+    """The fake model reports far fewer input tokens than the estimate, so after a turn
+    the meter (anchored on that report) is well below a fresh estimate of the same view.
+    A fold's fresh "after" must go on the meter's scale before it is compared with the
+    meter's "before": otherwise every manual fold after a turn is refused as "not
+    smaller" though it folds most of the view."""
+    conversation = _plain_conversation(client, store, pairs=8, words=60)
+    base = f"/api/conversations/{conversation}"
+    for round_ in range(2):
+        sent = client.post(f"{base}/messages", json={"content": f"One more thing {round_}."})
+        assert sent.status_code == 200, sent.text
+        context = client.get(f"{base}/context", params={"messages": "false"}).json()
+        meter = context["tokens"]
+        events = _fold(client, conversation, parse_sse)
+        names = [e.name for e in events]
+        assert "compaction.completed" in names, [e.data for e in events]
+        completed = next(e for e in events if e.name == "compaction.completed").data
+        assert completed["tokensBefore"] == meter
+        assert completed["tokensAfter"] < meter
+        if round_ == 1:
+            assert completed["version"] == 2
+        client.post(f"{base}/messages", json={"content": "question again " * 60})

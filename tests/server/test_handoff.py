@@ -7,6 +7,7 @@ is injected), so every model call, summaries included, goes through an SDK.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -153,7 +154,12 @@ def test_from_a_fold_line_the_fold_summary_is_reused(
     text = _first_request_text(fake)
     assert "This conversation continues an earlier one" in text
     assert fold["summaryMessage"].splitlines()[0] in text
-    assert "Question 0" not in text.replace(fold["summaryMessage"], "")
+    # Besides the summary, only the person's own words of the old conversation ride along.
+    words = re.search(r"<person-words>.*?</person-words>", text, re.S)
+    assert words is not None and "Question 0" in words.group(0)
+    assert "Question 0" not in text.replace(fold["summaryMessage"], "").replace(words.group(0), "")
+    # The export carries them (the import above then keeps them).
+    assert exported.json()["compactions"][0]["personWords"][0]["index"] == 0
 
 
 @pytest.mark.parametrize("wire", WIRES)

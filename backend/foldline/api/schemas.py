@@ -111,7 +111,8 @@ class CompactionOut(ApiModel):
     details_kept: int = 0
     """How many of `details_total` the summary contained by itself ..."""
     details_appended: int = 0
-    """... and how many were appended verbatim under "From the person, verbatim"."""
+    """... and how many more the person's own words kept after the summary hold (folds
+    made before those words were kept: appended under "From the person, verbatim")."""
 
     @classmethod
     def from_state(cls, state: CompactionState) -> CompactionOut:

@@ -44,6 +44,7 @@ from foldline.chat.folding import (
     Gate,
     ResummaryBackoff,
     compaction_completed,
+    on_meter,
 )
 from foldline.chat.usage import SummaryUsage
 from foldline.core.policy import (
@@ -400,15 +401,13 @@ class BackgroundFolds:
         assert prepared is not None
         # The tail grew since the summary was written: count the view as it is now (in a
         # worker thread: the whole view is counted, and the loop serves every stream).
-        tokens_after = await asyncio.to_thread(_tokens_after, ctx, prepared)
-        if tokens_after >= ctx.settings.threshold * (ctx.budget.input_budget or 0):
+        # On the meter's scale, like the threshold the policy judged the view by.
+        state = on_meter(ctx, prepared, await asyncio.to_thread(_tokens_after, ctx, prepared))
+        if state.tokens_after >= ctx.settings.threshold * (ctx.budget.input_budget or 0):
             self._drop(conversation_id, entry, "the view after it would still be over threshold")
             async for event in gate.run(ctx, turn=turn, mid_tool_loop=False):
                 yield event
             return
-        state = prepared.model_copy(
-            update={"tokens_before": ctx.tokens, "tokens_after": tokens_after}
-        )
         if not announced:
             yield ChatEvent(
                 "compaction.started",

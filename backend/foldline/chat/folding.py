@@ -24,6 +24,7 @@ from foldline.chat.context import ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.store_writer import StoreWriter
 from foldline.chat.usage import Billing, SummaryUsage
+from foldline.core.budget import on_meter_scale
 from foldline.core.compaction import SummaryRequest, fold, resummarize
 from foldline.core.digest import emergency_fold
 from foldline.core.messages import user
@@ -157,6 +158,14 @@ def manual_fold_settings(
     or, when asked, the recent messages holding `keep_recent_tokens` stay verbatim."""
     keep = MANUAL_KEEP_RECENT_TOKENS if keep_recent_tokens is None else keep_recent_tokens
     return settings.model_copy(update={"keep_recent_tokens": keep})
+
+
+def on_meter(ctx: ConversationContext, state: CompactionState, fresh_after: int) -> CompactionState:
+    """`state` with the meter's count before it and `fresh_after` (a fresh count of the
+    view after it, with `ctx.counter`) on the meter's scale: every judgment of a fold
+    (smaller or not, under the threshold or not, the circuit breaker) compares the two."""
+    after = on_meter_scale(fresh_after, estimate_now=ctx.estimate, meter_now=ctx.tokens)
+    return state.model_copy(update={"tokens_before": ctx.tokens, "tokens_after": after})
 
 
 def not_smaller_reason(tokens_now: int, tokens_after: int) -> str:
@@ -334,8 +343,9 @@ class Gate:
                 )
                 return
             # `tokensBefore` is the number the person saw on the meter (anchored on the
-            # provider's last report), not a fresh estimate of the same view.
-            state = state.model_copy(update={"tokens_before": ctx.tokens})
+            # provider's last report), not a fresh estimate of the same view; the fresh
+            # `tokensAfter` goes on the same scale, so the two compare like with like.
+            state = on_meter(ctx, state, state.tokens_after)
             if trigger == "manual" and state.tokens_after >= state.tokens_before:
                 # The person asked for a smaller view; a fold that does not shrink it
                 # would only cost a summary and a cache break. (Automatic and tool folds

@@ -123,3 +123,18 @@ def tokens_now(
     ):
         return anchor.tokens + sum(view_counts[anchor.view_length :])
     return base_tokens + sum(view_counts)
+
+
+def on_meter_scale(tokens: int, *, estimate_now: int, meter_now: int) -> int:
+    """A fresh count of some view (`tokens`, e.g. the view after a fold), on the scale of
+    the meter, so that it can be compared with what the meter shows now.
+
+    The meter is anchored on the provider's last report (`meter_now`) while a fold counts
+    its before and after afresh; the fresh count of the current view is `estimate_now`.
+    Comparing an anchored "before" with a fresh "after" judges the estimate's error, not
+    the fold (a fold that frees 160 tokens can look 25 tokens larger), so the after is
+    scaled by the same ratio as the meter: `tokens × meter_now / estimate_now`.
+    """
+    if estimate_now <= 0 or meter_now == estimate_now:
+        return tokens
+    return round(tokens * meter_now / estimate_now)

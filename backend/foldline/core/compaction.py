@@ -9,8 +9,8 @@ masking tool outputs and, if that is not enough, by summarizing in chunks and me
 `fold` never raises on a summarizer failure: it falls back to the extractive digest of
 `digest.py` (no model call) and marks the state degraded. A summary that answers but
 ignores the requested format is kept as a free-form summary, never replaced by the
-digest. Before any fold is returned, `carry_forward` appends the person's details the
-summary lost.
+digest. Before any fold is returned, `carry_forward` keeps the person's own words after
+the summary (`person_words.py`).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from foldline.core.carry_forward import carry_tokens
 from foldline.core.digest import emergency_fold
 from foldline.core.fold_inputs import FoldInputs
 from foldline.core.messages import Message, user
+from foldline.core.person_words import words_cap
 from foldline.core.planning import (
     SLACK_TOKENS,
     choose_split,
@@ -319,10 +319,12 @@ class _SummaryRun:
             items = merged
 
 
-def reserved_summary_tokens(budget: Budget) -> int:
-    """The room a fold plans for its summary: the model's answer plus the carried
-    details that may be appended to it."""
-    return summary_output_tokens(budget) + carry_tokens(budget.input_budget)
+def reserved_summary_tokens(budget: Budget, settings: CompactionSettings) -> int:
+    """The room a fold plans for its summary: the model's answer plus the person's
+    words kept after it."""
+    return summary_output_tokens(budget) + words_cap(
+        budget.input_budget, settings.person_words_share
+    )
 
 
 def planned_split(inputs: FoldInputs) -> int | None:
@@ -330,7 +332,7 @@ def planned_split(inputs: FoldInputs) -> int | None:
     (a fold that falls back to the digest may fold a little more)."""
     return plan_split(
         inputs.planner(),
-        summary_tokens=reserved_summary_tokens(inputs.budget),
+        summary_tokens=reserved_summary_tokens(inputs.budget, inputs.settings),
         input_budget=inputs.budget.input_budget,
         settings=inputs.settings,
     )
@@ -394,7 +396,7 @@ async def fold(
     planner = inputs.planner()
     split = plan_split(
         planner,
-        summary_tokens=reserved_summary_tokens(inputs.budget),
+        summary_tokens=reserved_summary_tokens(inputs.budget, inputs.settings),
         input_budget=input_budget,
         settings=inputs.settings,
     )
@@ -435,8 +437,7 @@ async def fold(
         model=inputs.model,
         degraded=False,
     )
-    earlier = state.carried_details if state is not None else ()
-    new_state = finish_summary(new_state, planner, inputs, inputs.unpinned(start, folded), earlier)
+    new_state = finish_summary(new_state, planner, inputs, inputs.said(start, folded), state)
     if input_budget is not None and new_state.tokens_after > input_budget:
         return degrade("the folded view would not fit the budget", run.calls)
     return FoldOutcome(new_state, run.calls, None, split)
@@ -517,8 +518,7 @@ async def resummarize(
         model=inputs.model,
         degraded=False,
     )
-    earlier = previous.carried_details if previous is not None else ()
-    new_state = finish_summary(new_state, planner, inputs, inputs.unpinned(start, folded), earlier)
+    new_state = finish_summary(new_state, planner, inputs, inputs.said(start, folded), previous)
     if soft_limit is not None and new_state.tokens_after >= soft_limit:
         return None
     return new_state

@@ -3,12 +3,11 @@
 When the summarizer fails (error, empty or malformed answer), is unavailable, or folds
 keep failing to free room, the fold still has to happen: the next request must fit.
 The digest is extracted, not written. The person's own words come first: the open task,
-then the earlier requests (newest first), then the details the fold it stacks on carried
-verbatim; after them the files and tools touched, the last errors, the latest activity
-and the previous summary, each cut to a share of a token cap. Like a model summary, it
-then goes through `carry_forward`, so no detail of the person's is lost for space in a
-request. The resulting state is marked `degraded` so the UI says so and a later fold can
-summarize properly.
+then the earlier requests (newest first); after them the files and tools touched, the
+last errors, the latest activity and the previous summary, each cut to a share of a
+token cap. Like a model summary, it then goes through `carry_forward`, which keeps the
+person's own words after it (those earlier folds kept included). The resulting state is
+marked `degraded` so the UI says so and a later fold can summarize properly.
 """
 
 from __future__ import annotations
@@ -17,11 +16,12 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from foldline.core.carry_forward import carry_forward, carry_tokens
+from foldline.core.carry_forward import carry_forward, kept_words, stack_words
 from foldline.core.messages import AttachmentPart, Message
+from foldline.core.person_words import words_cap
 from foldline.core.planning import SLACK_TOKENS, plan_split
 from foldline.core.prompts import render_message
-from foldline.core.state import CompactionState, SummarizedRange, Trigger
+from foldline.core.state import CompactionState, SaidWords, SummarizedRange, Trigger
 from foldline.core.truncation import OutputCategory, truncate_tool_output
 
 if TYPE_CHECKING:
@@ -55,15 +55,14 @@ _PATH_KEYS = (
 # handed to the sections that need more, in `_PRIORITY` order.
 _SECTIONS: tuple[tuple[str, float, OutputCategory], ...] = (
     ("Open task (the last request in the folded part, verbatim)", 0.18, "file"),
-    ("Earlier user requests (verbatim, newest first)", 0.24, "generic"),
-    ("From the person, verbatim (carried by earlier folds)", 0.14, "generic"),
-    ("Files & artifacts touched", 0.06, "generic"),
-    ("Tools used", 0.03, "generic"),
-    ("Last errors", 0.06, "generic"),
-    ("Latest activity", 0.12, "shell"),
-    ("Earlier summary (trimmed)", 0.17, "file"),
+    ("Earlier user requests (verbatim, newest first)", 0.30, "generic"),
+    ("Files & artifacts touched", 0.07, "generic"),
+    ("Tools used", 0.04, "generic"),
+    ("Last errors", 0.07, "generic"),
+    ("Latest activity", 0.14, "shell"),
+    ("Earlier summary (trimmed)", 0.20, "file"),
 )
-_PRIORITY = (0, 1, 2, 7, 6, 5, 3, 4)
+_PRIORITY = (0, 1, 6, 5, 4, 2, 3)
 """The person's words first: spare room goes to them before anything else."""
 
 _HEADER = (
@@ -104,7 +103,7 @@ def _requests_section(requests: list[str], cap: int, count_text: Callable[[str],
 
 
 def _natural_sections(
-    messages: Sequence[Message], previous_summary: str | None, carried: Sequence[str]
+    messages: Sequence[Message], previous_summary: str | None
 ) -> tuple[list[str], list[str]]:
     """Each section's full text (before cutting), and the earlier requests themselves."""
     requests = [m.text.strip() for m in messages if m.role == "user" and m.text.strip()]
@@ -136,7 +135,6 @@ def _natural_sections(
     sections = [
         open_task,
         "\n".join(f'- "{r}"' for r in reversed(earlier)),
-        "\n".join(f"- {item}" for item in reversed(carried)),
         "\n".join(file_lines),
         ", ".join(f"{name} ×{n}" for name, n in tools.most_common()),
         "\n".join(errors[-3:]),
@@ -151,17 +149,16 @@ def extractive_digest(
     previous_summary: str | None,
     cap_tokens: int,
     count_text: Callable[[str], int],
-    carried: Sequence[str] = (),
 ) -> str:
-    """A digest of `messages` (and the previous summary, and the details the previous
-    fold carried verbatim, oldest first), always at most `cap_tokens`.
+    """A digest of `messages` (and the previous summary), always at most `cap_tokens`.
+    The person's words earlier folds kept are not repeated: they follow any summary.
 
     Message indices under "Latest activity" are relative to `messages`.
     """
     if cap_tokens <= 0 or count_text(_HEADER) > cap_tokens:
         return _fit(_HEADER, cap_tokens, count_text, "generic") if cap_tokens > 0 else ""
     room = cap_tokens - count_text(_HEADER) - 4 * len(_SECTIONS)
-    natural, earlier = _natural_sections(messages, previous_summary, carried)
+    natural, earlier = _natural_sections(messages, previous_summary)
     sizes = [count_text(text) for text in natural]
     allowance = [int(share * room) for _, share, _ in _SECTIONS]
     spare = sum(max(a - s, 0) for a, s in zip(allowance, sizes, strict=True))
@@ -214,7 +211,7 @@ def emergency_fold(inputs: FoldInputs, *, trigger: Trigger, reason: str) -> Comp
     planner = inputs.planner()
     tokens_before = planner.view_tokens(start, state)
     cap = digest_tokens(input_budget)
-    carry_cap = carry_tokens(input_budget)
+    carry_cap = words_cap(input_budget, settings.person_words_share)
     split = plan_split(
         planner, summary_tokens=cap + carry_cap, input_budget=input_budget, settings=settings
     )
@@ -248,18 +245,20 @@ def emergency_fold(inputs: FoldInputs, *, trigger: Trigger, reason: str) -> Comp
         model=inputs.model,
         degraded=True,
     )
+    said = inputs.said(start, folded)
+    words_for: dict[int, tuple[SaidWords, ...]] = {}
     # Shrink the digest until the whole view fits (each pass removes the measured
-    # excess); the carried details shrink only once the digest has nothing left to give.
+    # excess); the person's words shrink only once the digest has nothing left to give.
     for _ in range(10):
-        digest = extractive_digest(folded, previous, cap, counter.count_text, earlier)
+        digest = extractive_digest(folded, previous, cap, counter.count_text)
+        if carry_cap not in words_for:
+            words_for[carry_cap] = stack_words(
+                kept_words(state), said, carry_cap, counter.count_text
+            )
         carry = carry_forward(
-            digest,
-            earlier=earlier,
-            folded=inputs.unpinned(start, folded),
-            cap_tokens=carry_cap,
-            count_text=counter.count_text,
+            digest, words=words_for[carry_cap], earlier_details=earlier, said=said
         )
-        new_state = carry.applied_to(new_state)
+        new_state = carry.applied_to(new_state.model_copy(update={"summary_message": digest}))
         tokens = planner.view_tokens(split, new_state)
         if input_budget is None or tokens <= input_budget or (cap <= 0 and carry_cap <= 0):
             break

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 
 from foldline.core.budget import Budget
 from foldline.core.messages import History, HistoryWindow, Message, ToolSpec, as_window
+from foldline.core.person_words import said_words
 from foldline.core.pins import Pin, pins_tokens
 from foldline.core.planning import FoldPlanner
 from foldline.core.settings import CompactionSettings
-from foldline.core.state import CompactionState
+from foldline.core.state import CompactionState, SaidWords
 from foldline.core.tokens import TokenCounter
 
 
@@ -79,11 +80,12 @@ class FoldInputs:
         """The current fold's `api_start_index` (0 without a fold)."""
         return self.state.api_start_index if self.state is not None else 0
 
-    def unpinned(self, start: int, messages: Sequence[Message]) -> list[Message]:
-        """`messages` (display indices from `start`) without the pinned ones: a pin rides
-        verbatim anyway, so its details need no carrying."""
-        pinned = {pin.index for pin in self.pins}
-        return [m for offset, m in enumerate(messages) if start + offset not in pinned]
+    def said(self, start: int, messages: Sequence[Message]) -> list[SaidWords]:
+        """The person's words in `messages` (display indices from `start`), pinned
+        messages aside: a pin rides verbatim anyway."""
+        return said_words(
+            messages, start, self.counter.count_text, skip=(pin.index for pin in self.pins)
+        )
 
     @property
     def pinned_tokens(self) -> int:

@@ -84,6 +84,7 @@ def _new_state(
         tokens_after=0,
         model=model,
         degraded=False,
+        person_words=origin.person_words if origin is not None else (),
         carried_details=origin.carried_details if origin is not None else (),
         details_total=origin.details_total if origin is not None else 0,
         details_kept=origin.details_kept if origin is not None else 0,
@@ -136,8 +137,7 @@ async def fresh_handoff_state(
         return None
     state = _new_state(summary, origin=None, now=old.now, model=old.model)
     state = state.model_copy(update={"strategy": strategy_of(old.settings, run)})
-    earlier = previous.carried_details if previous is not None else ()
     planner = new.planner()
-    state = finish_summary(state, planner, new, old.unpinned(start, folded), earlier)
+    state = finish_summary(state, planner, new, old.said(start, folded), previous)
     state = _with_pins(state, old.pins, cut)
     return state.model_copy(update={"tokens_after": planner.view_tokens(0, state)})

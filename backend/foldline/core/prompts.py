@@ -46,6 +46,11 @@ SUMMARY_SYSTEM = (
     "names, versions, numbers, URLs, error messages.\n"
     "- Quote the user's own instructions and requests exactly, in quotation marks; never "
     "paraphrase them.\n"
+    '- When the user changed a decision ("instead", "forget X", "new plan", '
+    '"actually", "no longer", "scratch that"), record only the final decision as '
+    "standing, with what it replaced; never state a replaced decision as if it still held.\n"
+    "- Keep every person named with their role, and constraints mentioned in passing "
+    '("it blew up last time, let\'s not") as well as those stated plainly.\n'
     "- Write for the assistant who continues the work, in the conversation's language.\n"
     "- Output only the summary: no preamble, no closing remarks, no tool calls."
 )
@@ -56,25 +61,30 @@ _STRUCTURED_FORMAT = (
     "say):\n\n"
     "## Active Task\n"
     "What the assistant is working on right now and the user's latest request, quoted "
-    "exactly.\n\n"
+    "exactly; the people involved, each named with their role.\n\n"
     "## Key Decisions & Rationale\n"
-    "Decisions made and why; approaches tried and rejected.\n\n"
+    'The final decisions and why, each with what it replaced ("B, instead of A"); '
+    "approaches tried and rejected.\n\n"
     "## Files & Artifacts\n"
     "Files read, created or changed (exact paths) and what matters about each; other "
     "artifacts (commands, URLs, outputs worth keeping).\n\n"
     "## Constraints & Requirements\n"
-    "The user's instructions, preferences and requirements, quoted exactly.\n\n"
+    "The user's instructions, preferences and requirements, quoted exactly, including "
+    "those said in passing; facts the user stated once (names, numbers, dates, "
+    "addresses).\n\n"
     "## Pending Items\n"
-    "What is left to do, open questions, known errors not yet fixed.\n\n"
+    "What is left to do, open questions (the user's and yours), known errors not yet "
+    "fixed.\n\n"
     "## Session Narrative\n"
     "A short chronological account of what happened."
 )
 
 _NARRATIVE_FORMAT = (
     "Write the summary as concise prose, in chronological order: what the user asked "
-    "(quoted exactly), what was done and decided and why, which files and commands were "
-    "involved (verbatim), what failed, and what remains to do. End with the task in "
-    "progress."
+    "(quoted exactly), what was done and decided and why (final decisions with what they "
+    "replaced), the constraints, the people named and their roles, which files and "
+    "commands were involved (verbatim), what failed, the open questions, and what remains "
+    "to do. End with the task in progress."
 )
 
 
@@ -198,8 +208,8 @@ def chunk_prompt(*, transcript: str, part: int, parts: int, max_output_tokens: i
         [
             f"This is part {part} of {parts} of a conversation being folded. Write dense "
             "notes on it for a later merge: the user's requests and instructions quoted "
-            "exactly, decisions and why, files and commands verbatim, errors, what is "
-            "still open.",
+            "exactly, decisions and why (and what each replaced), constraints, the people "
+            "named and their roles, files and commands verbatim, errors, open questions.",
             f"<transcript>\n{escape_data(transcript)}\n</transcript>",
             f"Output only the notes, under {max_output_tokens:,} tokens.",
         ]

@@ -36,6 +36,11 @@ class CompactionSettings(BaseModel):
     keep_recent_tokens: int = Field(8000, ge=0, le=MAX_TOKENS)
     """Tokens of the most recent messages kept verbatim after a fold."""
     strategy: Literal["structured", "narrative"] = "structured"
+    person_words_share: float = Field(0.10, ge=0, le=0.5)
+    """After a fold, the person's own messages stay in the model's view word for word,
+    after the summary, within this share of the input budget (at most 20,000 tokens);
+    when they outgrow it the oldest are condensed to their sentences that carry
+    decisions, constraints, names and facts. 0 keeps only the summary."""
     tool_result_token_cap: int = Field(4000, ge=64, le=MAX_TOKENS)
     """Tool outputs larger than this are truncated at ingest (the full output is stored)."""
     model: str = ""

@@ -21,6 +21,19 @@ class SummarizedRange(BaseModel):
     message_count: int
 
 
+class SaidWords(BaseModel):
+    """One of the person's messages as the model keeps seeing it after a fold."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    """The message's display index, for order (a hand-off keeps the old conversation's)."""
+    text: str
+    """The message's own words: verbatim, or only its sentences that carry decisions,
+    constraints, names and facts when `condensed`."""
+    condensed: bool = False
+
+
 class CompactionState(BaseModel):
     """One version of the fold.
 
@@ -42,15 +55,20 @@ class CompactionState(BaseModel):
     tokens_after: int
     model: str | None = None
     degraded: bool = False
+    person_words: tuple[SaidWords, ...] = ()
+    """The person's own messages from every folded part, oldest first, shown to the model
+    after the summary: what one fold kept, the next keeps (condensed only when they
+    outgrow their budget)."""
     carried_details: tuple[str, ...] = ()
-    """The person's details (numbers, paths, instructions...) this summary holds verbatim,
-    oldest first: the next fold checks its summary against them again, so a detail
-    carried once stays carried however many folds stack."""
+    """The person's details (sentences that state a decision, a constraint, a person or a
+    fact) the view still holds verbatim, in the summary or in the person's words, oldest
+    first: the next fold checks them again, so a detail carried once stays counted
+    however many folds stack."""
     details_total: int = 0
     """How many of the person's details this fold had to carry (earlier folds' carried
     details plus those in the messages it folded)."""
     details_kept: int = 0
     """Of those, how many the summary (or digest) contained by itself."""
     details_appended: int = 0
-    """How many were appended verbatim under "From the person, verbatim"; the rest
-    (`details_total - details_kept - details_appended`) did not fit the cap."""
+    """How many more the person's own words after the summary hold; the rest
+    (`details_total - details_kept - details_appended`) were condensed away for space."""

@@ -1,20 +1,21 @@
-"""The last step of every fold: the person's details carried forward, the summary fitted.
+"""The last step of every fold: the person's words carried forward, the summary fitted.
 
-A summary the model wrote (or a digest) is checked against what the person said in the
-folded messages; what it lost is appended verbatim. Then the summary's own text is cut,
-if needed, so the folded view meets the fold's target; the appended details are never
-cut.
+The person's own words (those the previous fold kept, then the folded messages') are
+kept after the summary within their budget, and the summary (or digest) is checked
+against the details they state. Then the summary's own text is cut, if needed, so the
+folded view meets the fold's target; the person's words are never cut for it (they
+have their own budget).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from foldline.core.carry_forward import carry_forward, carry_tokens
+from foldline.core.carry_forward import carry_forward, kept_words, stack_words
 from foldline.core.fold_inputs import FoldInputs
-from foldline.core.messages import Message
+from foldline.core.person_words import words_cap
 from foldline.core.planning import SLACK_TOKENS, FoldPlanner
-from foldline.core.state import CompactionState
+from foldline.core.state import CompactionState, SaidWords
 from foldline.core.truncation import truncate_tool_output
 
 
@@ -22,27 +23,32 @@ def finish_summary(
     state: CompactionState,
     planner: FoldPlanner,
     inputs: FoldInputs,
-    folded: Sequence[Message],
-    earlier: Sequence[str],
+    said: Sequence[SaidWords],
+    previous: CompactionState | None,
 ) -> CompactionState:
-    """Carry the person's details forward, then fit the summary to the view.
+    """Keep the person's words (`previous`'s, then `said`, those of the folded messages)
+    after the summary, count their details, then fit the summary to the view.
 
     The summary's own text is cut if the view overshoots the target (or the budget,
-    when the kept tail alone is past the target); the appended details are never cut
-    (they have their own cap). A cut can remove details the summary had kept, so the
+    when the kept tail alone is past the target); the person's words are never cut for
+    it (they have their own cap). A cut can remove details the summary had kept, so the
     check runs again on the cut text.
     """
     count_text = inputs.counter.count_text
-    cap = carry_tokens(inputs.budget.input_budget)
+    cap = words_cap(inputs.budget.input_budget, inputs.settings.person_words_share)
     body = state.summary_message
+    words = stack_words(kept_words(previous), said, cap, count_text)
     for attempt in range(3):
         carry = carry_forward(
-            body, earlier=earlier, folded=folded, cap_tokens=cap, count_text=count_text
+            body,
+            words=words,
+            earlier_details=previous.carried_details if previous is not None else (),
+            said=said,
         )
-        state = carry.applied_to(state)
+        state = carry.applied_to(state.model_copy(update={"summary_message": body}))
         if attempt == 2:
             break
-        cut = _cut_body(state, body, carry.section, planner, inputs)
+        cut = _cut_body(state, body, planner, inputs)
         if cut == body:
             break
         body = cut
@@ -54,11 +60,10 @@ def finish_summary(
 def _cut_body(
     state: CompactionState,
     body: str,
-    section: str,
     planner: FoldPlanner,
     inputs: FoldInputs,
 ) -> str:
-    """`body` cut so that the view with `body + section` meets the target (or the
+    """`body` cut so that the view with it as the summary meets the target (or the
     budget), or `body` itself when it already does or cannot be cut further."""
     input_budget = inputs.budget.input_budget
     if input_budget is None:
@@ -75,6 +80,6 @@ def _cut_body(
         if cap <= 0:
             break
         body = truncate_tool_output(body, cap, count_text, category="file").text
-        trial = state.model_copy(update={"summary_message": body + section})
+        trial = state.model_copy(update={"summary_message": body})
         tokens = planner.view_tokens(state.api_start_index, trial)
     return body

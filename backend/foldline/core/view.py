@@ -21,6 +21,7 @@ from foldline.core.messages import (
     ToolResultPart,
     as_window,
 )
+from foldline.core.person_words import words_block
 from foldline.core.pins import Pin, pins_block
 from foldline.core.state import CompactionState
 
@@ -57,7 +58,9 @@ def continuation_view(view: Sequence[Message]) -> list[Message]:
 
 def summary_to_message(state: CompactionState, pins: Sequence[Pin] = ()) -> Message:
     """The summary of a fold as the first message of the model's view, followed by the
-    pinned messages the fold moved out of the view (`pins.pins_block`).
+    person's own words from the folded part (`person_words.words_block`, a separate
+    block: its size is `count_text` of that block) and by the pinned messages the fold
+    moved out of the view (`pins.pins_block`).
 
     It is a user-role message because both providers require the conversation to start
     with the user, but it is framed as a record handed to the model, not as something the
@@ -85,9 +88,9 @@ def summary_to_message(state: CompactionState, pins: Sequence[Pin] = ()) -> Mess
         "follow.\n\n"
         f"<summary>\n{state.summary_message}\n</summary>"
     )
-    block = pins_block(pins, state.api_start_index)
-    if block:
-        text += "\n\n" + block
+    for block in (words_block(state.person_words), pins_block(pins, state.api_start_index)):
+        if block:
+            text += "\n\n" + block
     return Message(role="user", parts=(TextPart(text=text),))
 
 

@@ -48,7 +48,7 @@ from foldline.core.json_values import (
 )
 from foldline.core.messages import Message, Part, Role
 from foldline.core.settings import MAX_TOKENS, InvalidSettings, check_conversation_settings
-from foldline.core.state import CompactionState, Strategy, SummarizedRange, Trigger
+from foldline.core.state import CompactionState, SaidWords, Strategy, SummarizedRange, Trigger
 from foldline.store.json_stream import InvalidJson, JsonReader
 from foldline.store.markdown import export_markdown
 from foldline.store.project_json import (
@@ -203,6 +203,14 @@ class ExportedRange(_Schema):
     message_count: int = _Index
 
 
+class ExportedSaidWords(_Schema):
+    """One of the person's messages a fold keeps after its summary."""
+
+    index: int = _Index
+    text: str
+    condensed: bool = False
+
+
 class ExportedFold(_Schema):
     version: int = Field(ge=1, le=MAX_VERSION)
     parent_version: int = Field(ge=0, le=MAX_VERSION)
@@ -218,6 +226,7 @@ class ExportedFold(_Schema):
     model: str | None
     degraded: bool
     carried_details: list[str] = Field(default_factory=list)
+    person_words: list[ExportedSaidWords] = Field(default_factory=list)
     details_total: int = Field(default=0, ge=0, le=MAX_INDEX)
     details_kept: int = Field(default=0, ge=0, le=MAX_INDEX)
     details_appended: int = Field(default=0, ge=0, le=MAX_INDEX)
@@ -286,6 +295,10 @@ def _fold_json(record: CompactionRecord) -> ExportedFold:
         model=state.model,
         degraded=state.degraded,
         carried_details=list(state.carried_details),
+        person_words=[
+            ExportedSaidWords(index=w.index, text=w.text, condensed=w.condensed)
+            for w in state.person_words
+        ],
         details_total=state.details_total,
         details_kept=state.details_kept,
         details_appended=state.details_appended,
@@ -491,6 +504,10 @@ def _fold_record(fold: ExportedFold) -> CompactionRecord:
             model=fold.model,
             degraded=fold.degraded,
             carried_details=tuple(fold.carried_details),
+            person_words=tuple(
+                SaidWords(index=w.index, text=w.text, condensed=w.condensed)
+                for w in fold.person_words
+            ),
             details_total=fold.details_total,
             details_kept=fold.details_kept,
             details_appended=fold.details_appended,

@@ -296,6 +296,11 @@ def m010_projects(db: Database) -> None:
         "CREATE INDEX conversations_by_project ON conversations (project_id, updated_at) "
         "WHERE project_id IS NOT NULL"
     )
+@migrations(name="m013_person_words")
+def m013_person_words(db: Database) -> None:
+    # Folds made before it kept the person's details inside their summary text; they
+    # keep no separate words, and the next fold starts the words from its own messages.
+    db["compactions"].add_column("person_words", str, not_null_default="[]")
 
 
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations.pending(Database(memory=True)))

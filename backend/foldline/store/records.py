@@ -21,7 +21,7 @@ from pydantic import TypeAdapter
 
 from foldline.core.json_values import json_problem, storable_tool_call, without_lone_surrogates
 from foldline.core.messages import Message, Part, TextPart
-from foldline.core.state import CompactionState, SummarizedRange
+from foldline.core.state import CompactionState, SaidWords, SummarizedRange
 
 MessageStatus = Literal["complete", "streaming", "interrupted", "error"]
 MESSAGE_STATUSES: frozenset[str] = frozenset(get_args(MessageStatus))
@@ -29,6 +29,8 @@ MESSAGE_STATUSES: frozenset[str] = frozenset(get_args(MessageStatus))
 # One adapter for the parts column: validating a tuple of parts directly avoids wrapping
 # the JSON in a fake message object on every read.
 PARTS_ADAPTER: TypeAdapter[tuple[Part, ...]] = TypeAdapter(tuple[Part, ...])
+SAID_WORDS_ADAPTER: TypeAdapter[tuple[SaidWords, ...]] = TypeAdapter(tuple[SaidWords, ...])
+"""The person's words kept by a fold, as stored in `compactions.person_words`."""
 
 
 class UnstorableValue(ValueError):
@@ -267,7 +269,7 @@ COMPACTION_COLUMNS = (
     "k.version, k.compacted_at, k.summary_message, k.api_start_index, k.from_index, "
     "k.to_index, k.message_count, k.strategy, k.trigger, k.tokens_before, k.tokens_after, "
     "k.model, k.degraded, k.parent_version, k.carried_details, k.details_total, "
-    "k.details_kept, k.details_appended, k.last_message_id"
+    "k.details_kept, k.details_appended, k.last_message_id, k.person_words"
 )
 
 
@@ -328,6 +330,7 @@ def compaction_from_row(row: sqlite3.Row | tuple[Any, ...]) -> CompactionState:
         details_total=row[15],
         details_kept=row[16],
         details_appended=row[17],
+        person_words=SAID_WORDS_ADAPTER.validate_json(row[19]),
     )
 
 
@@ -360,6 +363,7 @@ def compaction_values(
         state.details_kept,
         state.details_appended,
         last_message_id,
+        SAID_WORDS_ADAPTER.dump_json(state.person_words).decode(),
     )
 
 
@@ -367,8 +371,8 @@ COMPACTION_INSERT = (
     "INSERT INTO compactions (conversation_id, version, parent_version, compacted_at, "
     "summary_message, api_start_index, from_index, to_index, message_count, strategy, "
     "trigger, tokens_before, tokens_after, model, degraded, carried_details, details_total, "
-    "details_kept, details_appended, last_message_id) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "details_kept, details_appended, last_message_id, person_words) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 

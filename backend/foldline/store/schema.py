@@ -90,11 +90,17 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "tokens_after": "Tokens of the model's view just after the fold.",
         "model": "Model that wrote the summary (NULL for the emergency digest).",
         "degraded": "1 when the summary is the emergency digest, to be re-summarized later.",
-        "carried_details": "JSON array of the person's details (numbers, paths, URLs, names, "
-        "quotes, instructions) the summary holds verbatim; the next fold checks them again.",
+        "carried_details": "JSON array of the person's details (sentences stating a "
+        "decision, a constraint, a person or a fact) the summary or the person's words hold "
+        "verbatim; the next fold checks them again. Folds made before person_words existed "
+        "hold numbers, paths, names and instructions instead.",
         "details_total": "How many of the person's details this fold had to carry.",
         "details_kept": "How many of them the summary contained by itself.",
-        "details_appended": "How many were appended verbatim under 'From the person, verbatim'.",
+        "details_appended": "How many more the person's words kept after the summary hold "
+        "(older folds: appended under 'From the person, verbatim').",
+        "person_words": "JSON array of the person's own messages kept after the summary, "
+        "oldest first: {index (display index), text (verbatim, or its key sentences when "
+        "condensed), condensed}.",
         "last_message_id": "The last message the fold summarized (seq = api_start_index - 1; "
         "NULL when it folded none): the fold applies to the paths through it.",
     },
