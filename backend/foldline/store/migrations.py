@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from sqlite_utils import Database, Migrations
 
+from foldline.store.counts import COUNT_TRIGGERS, CREATE_COUNTS_TABLE
 from foldline.store.schema import CREATE_SEARCH_TABLE, rebuild_search_index
 
 migrations = Migrations("foldline")
@@ -239,6 +240,15 @@ def m008_message_tree(db: Database) -> None:
     )
     # Switching branches walks down a subtree (children by parent).
     db.execute("CREATE INDEX messages_by_parent ON messages (parent_id)")
+
+
+@migrations(name="m011_message_counts")
+def m011_message_counts(db: Database) -> None:
+    # Token counts of messages, stored once per tokenizer so that counting the model's
+    # view is a sum over its rows instead of encoding every message again.
+    db.execute(CREATE_COUNTS_TABLE)
+    for sql in COUNT_TRIGGERS.values():
+        db.execute(sql)
 
 
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations.pending(Database(memory=True)))

@@ -52,7 +52,7 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "usage": "JSON object: token usage the provider reported for the call that produced "
         "this message (NULL if none).",
         "token_count": "Reserved, always NULL: a count depends on the model's tokenizer, so "
-        "the app caches counts in memory per model, keyed by (id, updated_at).",
+        "counts are stored per tokenizer in `message_counts`.",
         "error": "Why the message ended in error or was interrupted (NULL otherwise).",
         "created_at": "When the message was first written (ISO-8601 UTC).",
         "updated_at": "Last write to the message, e.g. the latest streamed flush (ISO-8601 UTC).",
@@ -125,6 +125,17 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "saved": "Dollars the prompt cache saved on this call, net of the write premium "
         "(NULL without prices).",
         "created_at": "When the call finished (ISO-8601 UTC).",
+    },
+    "message_counts": {
+        "message_id": "The message counted (messages.id); the row is deleted by a trigger "
+        "when the message's role or parts change or the message is deleted.",
+        "counter": "Which tokenizer counted it: model, wire and options, as the chat "
+        "layer names its counters.",
+        "tokens": "The message's raw count as the model's view holds it (pruned outputs "
+        "as their placeholder), before any calibration ratio.",
+        "shape": "What pair repair reads of the message: its tool-call ids (assistant), "
+        "its result ids (tool), '' (user) or '!' when repair changes it whatever its "
+        "neighbours; the view's sum repairs and recounts only irregular groups.",
     },
     "messages_fts": {
         "text": "Searchable text of a message: text, reasoning, tool names, inputs and "

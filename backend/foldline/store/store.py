@@ -27,6 +27,7 @@ from foldline.core.state import CompactionState
 from foldline.paths import make_private_files
 from foldline.store import branches, handoffs, lookups, queries, usage
 from foldline.store.connection import ConnectionPool
+from foldline.store.counts import CountMethods, restore_count_triggers
 from foldline.store.handoffs import HandoffMethods
 from foldline.store.importing import ConversationImport
 from foldline.store.migrations import migrations
@@ -65,7 +66,7 @@ def _check_status(status: str) -> None:
         raise ValueError(f"unknown message status {status!r}; expected one of {MESSAGE_STATUSES}")
 
 
-class Store(HandoffMethods):
+class Store(HandoffMethods, CountMethods):
     """SQLite persistence for Foldline (one database file).
 
     Opening runs the pending migrations and then startup recovery: a message left
@@ -109,6 +110,7 @@ class Store(HandoffMethods):
             migrations.apply(db)
             if missing_search_triggers(db):
                 rebuild_search_index(db)
+            restore_count_triggers(db.conn)
 
     def _recover(self) -> tuple[str, ...]:
         with self._pool.write() as conn:
