@@ -155,8 +155,9 @@ export async function openConversation(
   state.conversation = conversation;
   emit("conversation", conversation);
   emit("context", null);
-  // The messages first: counting the model's view (GET /context) is the slowest request
-  // on a long conversation, so it starts once the newest page is on screen.
+  // The meter's numbers come with the messages: the server sums stored per-message
+  // counts, so the count costs milliseconds at any length and never waits for the page.
+  const counted = refreshContext();
   await Promise.all([refreshFolds(), chat.openConversation(conversation, { at, terms, offset })]);
   chat.renderFolds();
   renderPins();
@@ -165,7 +166,7 @@ export async function openConversation(
   if (!isRunning()) {
     followRunning(id);
   }
-  await refreshContext();
+  await counted;
   if (isModelViewOpen()) {
     refreshModelView();
   }
