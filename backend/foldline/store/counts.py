@@ -16,7 +16,14 @@ from collections.abc import Sequence
 from foldline.core.state import CompactionState
 from foldline.store import queries
 from foldline.store.connection import BUSY_TIMEOUT_MS, ConnectionPool
-from foldline.store.records import MESSAGE_COLUMNS, MessageRecord, message_from_row
+from foldline.store.records import (
+    MESSAGE_COLUMNS,
+    ON_PATH_FILTER,
+    PATH_MESSAGE_COLUMNS,
+    PATH_MESSAGES,
+    MessageRecord,
+    message_from_row,
+)
 
 CREATE_COUNTS_TABLE = (
     "CREATE TABLE message_counts ("
@@ -74,9 +81,9 @@ class CountMethods:
             state = queries.current_compaction(conn, conversation_id)
             start = state.api_start_index if state else 0
             rows = conn.execute(
-                "SELECT m.id, m.role, c.tokens, c.shape FROM messages AS m "
+                f"SELECT m.id, m.role, c.tokens, c.shape FROM {PATH_MESSAGES} "
                 "LEFT JOIN message_counts AS c ON c.message_id = m.id AND c.counter = ? "
-                "WHERE m.conversation_id = ? AND m.on_path = 1 AND m.seq >= ? ORDER BY m.seq",
+                f"WHERE {ON_PATH_FILTER} AND m.seq >= ? ORDER BY m.seq",
                 (counter, conversation_id, start),
             ).fetchall()
         return state, rows
@@ -90,9 +97,9 @@ class CountMethods:
             state = queries.current_compaction(conn, conversation_id)
             start = state.api_start_index if state else 0
             rows = conn.execute(
-                f"SELECT {MESSAGE_COLUMNS}, c.tokens, c.shape FROM messages "
-                "LEFT JOIN message_counts AS c ON c.message_id = messages.id AND c.counter = ? "
-                "WHERE conversation_id = ? AND on_path = 1 AND seq >= ? ORDER BY seq",
+                f"SELECT {PATH_MESSAGE_COLUMNS}, c.tokens, c.shape FROM {PATH_MESSAGES} "
+                "LEFT JOIN message_counts AS c ON c.message_id = m.id AND c.counter = ? "
+                f"WHERE {ON_PATH_FILTER} AND m.seq >= ? ORDER BY m.seq",
                 (counter, conversation_id, start),
             ).fetchall()
         return (

@@ -17,6 +17,7 @@ from foldline.store import branches, queries
 from foldline.store.records import (
     COMPACTION_INSERT,
     MESSAGE_STATUSES,
+    PATH_MESSAGES,
     CompactionRecord,
     ConversationRecord,
     Marks,
@@ -28,8 +29,8 @@ from foldline.store.records import (
 
 _MESSAGE_INSERT = (
     "INSERT INTO messages (id, conversation_id, seq, role, parts, status, usage, "
-    "token_count, error, created_at, updated_at, parent_id, continued, on_path) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
+    "token_count, error, created_at, updated_at, parent_id, continued) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -38,8 +39,8 @@ class ConversationImport:
 
     Messages arrive parents first (a tree is listed by depth). Each gets a new id derived
     from its exported id and a salt drawn for this import, so a parent's new id is found
-    again without keeping a map of every id in memory. Every message is written off the
-    active path; `finish` marks the path to the active leaf.
+    again without keeping a map of every id in memory. Messages are written without
+    their lanes; `finish` builds the lanes and sets the path to the active leaf.
     """
 
     def __init__(
@@ -152,13 +153,8 @@ class ConversationImport:
             leaf = self.new_id(active_leaf)
             if self._seq_of(leaf, {}) is None:
                 raise ValueError(f"the active leaf {active_leaf!r} is not a listed message")
-        self._conn.execute(
-            "WITH RECURSIVE up(id, parent_id) AS ("
-            "  SELECT id, parent_id FROM messages WHERE id = ?"
-            "  UNION ALL SELECT m.id, m.parent_id FROM messages AS m JOIN up ON m.id = up.parent_id"
-            ") UPDATE messages SET on_path = 1 WHERE id IN (SELECT id FROM up)",
-            (leaf,),
-        )
+        branches.build_lanes(self._conn, self.record.id)
+        branches.set_path(self._conn, self.record.id, leaf)
         self._conn.execute(
             "UPDATE conversations SET active_leaf_id = ? WHERE id = ?", (leaf, self.record.id)
         )
@@ -177,8 +173,8 @@ class ConversationImport:
         # A file of one path names no last messages: each fold's is the active path's
         # message just before its boundary.
         self._conn.execute(
-            "UPDATE compactions SET last_message_id = (SELECT m.id FROM messages AS m "
-            "WHERE m.conversation_id = compactions.conversation_id AND m.on_path = 1 "
+            f"UPDATE compactions SET last_message_id = (SELECT m.id FROM {PATH_MESSAGES} "
+            "WHERE l.conversation_id = compactions.conversation_id AND l.path_last IS NOT NULL "
             "AND m.seq = compactions.api_start_index - 1) "
             "WHERE conversation_id = ? AND last_message_id IS NULL",
             (self.record.id,),

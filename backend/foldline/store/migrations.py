@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from sqlite_utils import Database, Migrations
 
+from foldline.store.branches import rebuild_lanes
 from foldline.store.counts import COUNT_TRIGGERS, CREATE_COUNTS_TABLE
 from foldline.store.schema import CREATE_SEARCH_TABLE, rebuild_search_index
 
@@ -242,13 +243,34 @@ def m008_message_tree(db: Database) -> None:
     db.execute("CREATE INDEX messages_by_parent ON messages (parent_id)")
 
 
-@migrations(name="m011_message_counts")
-def m011_message_counts(db: Database) -> None:
+@migrations(name="m011_counts_and_lanes")
+def m011_counts_and_lanes(db: Database) -> None:
     # Token counts of messages, stored once per tokenizer so that counting the model's
     # view is a sum over its rows instead of encoding every message again.
     db.execute(CREATE_COUNTS_TABLE)
     for sql in COUNT_TRIGGERS.values():
         db.execute(sql)
+    # The tree as lanes (chains of first children): the active path is a few lane rows
+    # instead of a flag on every message, so moving it never rewrites the history.
+    db["messages"].add_column("lane", int)
+    db.execute(
+        "CREATE TABLE lanes ("
+        " lane INTEGER PRIMARY KEY,"
+        " conversation_id TEXT NOT NULL REFERENCES conversations(id),"
+        " parent_lane INTEGER,"
+        " fork_seq INTEGER,"
+        " head_seq INTEGER NOT NULL,"
+        " path_last INTEGER)"
+    )
+    # Every read of the active path starts from its lanes (a partial index: only those),
+    # then reads each lane's messages by (lane, seq); a switch finds the lanes forking
+    # from a segment by (parent_lane, fork_seq).
+    db.execute("CREATE INDEX lanes_on_path ON lanes (conversation_id) WHERE path_last IS NOT NULL")
+    db.execute("CREATE INDEX lanes_by_parent ON lanes (parent_lane, fork_seq)")
+    db.execute("CREATE INDEX messages_by_lane ON messages (lane, seq)")
+    rebuild_lanes(db.conn)
+    db.execute("DROP INDEX messages_on_path")
+    db.execute("ALTER TABLE messages DROP COLUMN on_path")
 
 
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations.pending(Database(memory=True)))

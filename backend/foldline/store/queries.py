@@ -54,8 +54,8 @@ def get_conversation(conn: sqlite3.Connection, conversation_id: str) -> Conversa
 def next_seq(conn: sqlite3.Connection, conversation_id: str) -> int:
     """The seq of the next message = the active path's length (seq is dense on it)."""
     row = conn.execute(
-        "SELECT (SELECT coalesce(max(seq) + 1, 0) FROM messages "
-        "WHERE conversation_id = ?1 AND on_path = 1) "
+        "SELECT (SELECT coalesce(max(path_last) + 1, 0) FROM lanes "
+        "WHERE conversation_id = ?1 AND path_last IS NOT NULL) "
         "FROM conversations WHERE id = ?1",
         (conversation_id,),
     ).fetchone()

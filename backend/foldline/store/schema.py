@@ -42,8 +42,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "id": "Stable public id (32 hex digits) of the message.",
         "conversation_id": "The conversation the message belongs to.",
         "seq": "Depth in the message tree (0 = a first message): the display index on "
-        "any path through it, so siblings share it; unique per conversation among the "
-        "rows with on_path = 1. `apiStartIndex` counts in these.",
+        "any path through it, so siblings share it; unique per conversation along any path. "
+        "`apiStartIndex` counts in these.",
         "role": "user, assistant or tool.",
         "parts": "JSON array of the message's parts, each with a `kind` (text, reasoning, "
         "tool-call, tool-result, attachment), as the engine's Message values dump them.",
@@ -62,9 +62,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "(the text after the interruption was written by a later call), else 0.",
         "parent_id": "The message this one follows (NULL for a first message); an edit or "
         "a regenerated answer is a sibling: a second child of the same parent.",
-        "on_path": "1 when the message is on the active path (the path to "
-        "conversations.active_leaf_id), else 0: kept in step by every branch switch so "
-        "the history's reads stay range reads.",
+        "lane": "The lane (chain of first children) the message is in: the `pk` of the "
+        "lane's first message; see `lanes`.",
         "leaf_fold_version": "On a leaf the person left: the fold version that was current "
         "on its path then, restored when they come back (NULL = never left).",
     },
@@ -95,6 +94,17 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "details_appended": "How many were appended verbatim under 'From the person, verbatim'.",
         "last_message_id": "The last message the fold summarized (seq = api_start_index - 1; "
         "NULL when it folded none): the fold applies to the paths through it.",
+    },
+    "lanes": {
+        "lane": "The lane's id: the `pk` of its first message. A message continues its "
+        "parent's lane when it is the parent's first child and starts a lane otherwise.",
+        "conversation_id": "The conversation the lane belongs to.",
+        "parent_lane": "The lane of the first message's parent (NULL for a first message).",
+        "fork_seq": "The seq of the first message's parent (NULL for a first message).",
+        "head_seq": "The seq of the lane's first message.",
+        "path_last": "The last seq of this lane on the active path (NULL when the path does "
+        "not go through the lane): the active path is these segments, so moving it "
+        "rewrites one row per lane, never a message.",
     },
     "calibration": {
         "provider": "Provider name as configured (anthropic, openai, a local server's name).",

@@ -36,6 +36,9 @@ from foldline.store.records import (
     CONVERSATION_COLUMNS,
     MESSAGE_COLUMNS,
     MESSAGE_STATUSES,
+    ON_PATH_FILTER,
+    PATH_MESSAGE_COLUMNS,
+    PATH_MESSAGES,
     CompactionRecord,
     ConcurrentFold,
     ConversationRead,
@@ -234,6 +237,7 @@ class Store(HandoffMethods, CountMethods):
         with self._pool.write() as conn:
             handoffs.unlink_handoffs(conn, conversation_id)
             conn.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
+            conn.execute("DELETE FROM lanes WHERE conversation_id = ?", (conversation_id,))
             conn.execute("DELETE FROM compactions WHERE conversation_id = ?", (conversation_id,))
             conn.execute("DELETE FROM model_calls WHERE conversation_id = ?", (conversation_id,))
             cursor = conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
@@ -373,9 +377,8 @@ class Store(HandoffMethods, CountMethods):
             raise ValueError("offset and limit must not be negative")
         with self._pool.snapshot() as conn:
             rows = conn.execute(
-                f"SELECT {MESSAGE_COLUMNS} FROM messages "
-                "WHERE conversation_id = ? AND on_path = 1 AND seq >= ? AND seq < ? "
-                "ORDER BY seq",
+                f"SELECT {PATH_MESSAGE_COLUMNS} FROM {PATH_MESSAGES} "
+                f"WHERE {ON_PATH_FILTER} AND m.seq >= ? AND m.seq < ? ORDER BY m.seq",
                 (conversation_id, offset, offset + limit),
             ).fetchall()
             if not rows:
@@ -397,8 +400,8 @@ class Store(HandoffMethods, CountMethods):
             state = queries.current_compaction(conn, conversation_id)
             start = state.api_start_index if state else 0
             rows = conn.execute(
-                f"SELECT {MESSAGE_COLUMNS} FROM messages "
-                "WHERE conversation_id = ? AND on_path = 1 AND seq >= ? ORDER BY seq",
+                f"SELECT {PATH_MESSAGE_COLUMNS} FROM {PATH_MESSAGES} "
+                f"WHERE {ON_PATH_FILTER} AND m.seq >= ? ORDER BY m.seq",
                 (conversation_id, start),
             ).fetchall()
         return state, [message_from_row(row) for row in rows]
@@ -533,14 +536,15 @@ class Store(HandoffMethods, CountMethods):
         order; with `every_branch`, every message, parents first), its folds and the
         messages' marks (id -> (pinned_at, leaf_fold_version), for the marked ones), all
         from one read snapshot: an export of any size reads in constant memory."""
-        path = "" if every_branch else "AND on_path = 1 "
         with self._pool.snapshot() as conn:
             conversation = queries.get_conversation(conn, conversation_id)
             compactions = queries.list_compactions(conn, conversation_id)
             marks = lookups.message_marks(conn, conversation_id)
             cursor = conn.execute(
-                f"SELECT {MESSAGE_COLUMNS} FROM messages "
-                f"WHERE conversation_id = ? {path}ORDER BY seq, pk",
+                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY seq, pk"
+                if every_branch
+                else f"SELECT {PATH_MESSAGE_COLUMNS} FROM {PATH_MESSAGES} "
+                f"WHERE {ON_PATH_FILTER} ORDER BY m.seq",
                 (conversation_id,),
             )
             yield conversation, (message_from_row(row) for row in cursor), compactions, marks
