@@ -156,36 +156,38 @@ def append_after_leaf(
 def build_lanes(conn: sqlite3.Connection, conversation_id: str | None = None) -> None:
     """Give every message of the conversation (None: of every conversation) that has no
     lane yet its lane, and each new lane its `lanes` row, in a few set-wide statements
-    (an import, the migration to lanes). A parent's first child (lowest `pk`) continues
-    its lane, as it would have when written one by one; the path is left unset."""
+    (an import's batch, the migration to lanes): the cost grows with the messages
+    without a lane, not with the history. A parent's first child (lowest `pk`) continues
+    its lane, as it would have when written one by one; the path is left as it was.
+    Parents come before their children (earlier batches, or the same one)."""
     scope = "" if conversation_id is None else "AND h.conversation_id = :cid "
     args = {} if conversation_id is None else {"cid": conversation_id}
-    conn.execute(
+    heads = conn.execute(
         "UPDATE messages AS h SET lane = pk WHERE lane IS NULL "
         f"{scope}AND (parent_id IS NULL OR pk <> "
-        "(SELECT min(c.pk) FROM messages AS c WHERE c.parent_id = h.parent_id))",
+        "(SELECT min(c.pk) FROM messages AS c WHERE c.parent_id = h.parent_id)) "
+        "RETURNING pk",
         args,
-    )
+    ).fetchall()
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS lane_of (pk INTEGER PRIMARY KEY, lane INTEGER)")
     conn.execute(
         "INSERT INTO temp.lane_of (pk, lane) WITH RECURSIVE chain(pk, id, lane) AS ("
-        f"  SELECT h.pk, h.id, h.lane FROM messages AS h WHERE h.lane = h.pk {scope}"
+        "  SELECT h.pk, h.id, p.lane FROM messages AS h JOIN messages AS p ON p.id = h.parent_id"
+        f"  WHERE h.lane IS NULL AND p.lane IS NOT NULL {scope}"
         "  UNION ALL SELECT c.pk, c.id, chain.lane FROM chain"
         "  JOIN messages AS c ON c.parent_id = chain.id AND c.lane IS NULL"
-        ") SELECT pk, lane FROM chain WHERE pk <> lane",
+        ") SELECT pk, lane FROM chain",
         args,
     )
     conn.execute(
         "UPDATE messages SET lane = t.lane FROM temp.lane_of AS t WHERE t.pk = messages.pk"
     )
     conn.execute("DELETE FROM temp.lane_of")
-    conn.execute(
+    conn.executemany(
         "INSERT INTO lanes (lane, conversation_id, parent_lane, fork_seq, head_seq) "
         "SELECT h.pk, h.conversation_id, p.lane, p.seq, h.seq FROM messages AS h "
-        "LEFT JOIN messages AS p ON p.id = h.parent_id "
-        f"WHERE h.lane = h.pk {scope}"
-        "AND NOT EXISTS (SELECT 1 FROM lanes AS l WHERE l.lane = h.pk)",
-        args,
+        "LEFT JOIN messages AS p ON p.id = h.parent_id WHERE h.pk = ?",
+        heads,
     )
 
 

@@ -62,7 +62,13 @@ def search_messages(
     match = fts_query(q)
     if match is None:
         return []
-    scope = "" if conversation_id is None else "AND messages.conversation_id = ? "
+    # Across conversations, those still being imported are left out (a partial index
+    # holds them: usually none).
+    scope = (
+        "AND messages.conversation_id NOT IN (SELECT id FROM conversations WHERE importing = 1) "
+        if conversation_id is None
+        else "AND messages.conversation_id = ? "
+    )
     params: tuple[Any, ...] = (match,) if conversation_id is None else (match, conversation_id)
     rows = conn.execute(
         f"SELECT {MESSAGE_COLUMNS} "

@@ -269,6 +269,10 @@ def m011_counts_and_lanes(db: Database) -> None:
     db.execute("CREATE INDEX lanes_by_parent ON lanes (parent_lane, fork_seq)")
     db.execute("CREATE INDEX messages_by_lane ON messages (lane, seq)")
     rebuild_lanes(db.conn)
+    # An import writes in batches under this mark and clears it when complete; reads
+    # leave marked conversations out, and the store deletes them when it opens.
+    db["conversations"].add_column("importing", int, not_null_default=0)
+    db.execute("CREATE INDEX conversations_importing ON conversations (id) WHERE importing = 1")
     db.execute("DROP INDEX messages_on_path")
     db.execute("ALTER TABLE messages DROP COLUMN on_path")
 

@@ -43,7 +43,8 @@ def insert_conversation(conn: sqlite3.Connection, record: ConversationRecord) ->
 
 def get_conversation(conn: sqlite3.Connection, conversation_id: str) -> ConversationRecord:
     row = conn.execute(
-        f"SELECT {CONVERSATION_COLUMNS} FROM conversations AS c WHERE c.id = ?",
+        # A conversation still being imported does not exist yet for any reader.
+        f"SELECT {CONVERSATION_COLUMNS} FROM conversations AS c WHERE c.id = ? AND c.importing = 0",
         (conversation_id,),
     ).fetchone()
     if row is None:

@@ -35,6 +35,9 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "here'; NULL = none, or that conversation was deleted).",
         "origin_message_id": "The last message of the origin conversation the hand-off "
         "covered (NULL = none).",
+        "importing": "1 while an import is writing the conversation (in batches, each its "
+        "own transaction): no read shows it, and one left by a crash is deleted at start; "
+        "0 once complete.",
     },
     "messages": {
         "pk": "Row key (INTEGER PRIMARY KEY): the stable key of the full-text index; "

@@ -29,7 +29,7 @@ from foldline.store import branches, handoffs, lookups, queries, usage
 from foldline.store.connection import ConnectionPool
 from foldline.store.counts import CountMethods, restore_count_triggers
 from foldline.store.handoffs import HandoffMethods
-from foldline.store.importing import ConversationImport
+from foldline.store.importing import ConversationImport, delete_unfinished_imports
 from foldline.store.migrations import migrations
 from foldline.store.records import (
     COMPACTION_INSERT,
@@ -116,6 +116,8 @@ class Store(HandoffMethods, CountMethods):
             restore_count_triggers(db.conn)
 
     def _recover(self) -> tuple[str, ...]:
+        # An import cut by a crash is hidden; what it wrote goes now.
+        delete_unfinished_imports(self._pool.write)
         with self._pool.write() as conn:
             rows = conn.execute(
                 "UPDATE messages SET status = 'interrupted', error = coalesce(error, ?), "
@@ -170,7 +172,7 @@ class Store(HandoffMethods, CountMethods):
         conn = self._pool.get().conn
         if match is None:
             rows = conn.execute(
-                f"SELECT {CONVERSATION_COLUMNS} FROM conversations AS c "
+                f"SELECT {CONVERSATION_COLUMNS} FROM conversations AS c WHERE c.importing = 0 "
                 "ORDER BY c.updated_at DESC, c.created_at DESC LIMIT ?",
                 (limit,),
             ).fetchall()
@@ -179,10 +181,10 @@ class Store(HandoffMethods, CountMethods):
             title_test = " AND ".join("c.title LIKE ? ESCAPE '\\'" for _ in terms)
             rows = conn.execute(
                 f"SELECT {CONVERSATION_COLUMNS} FROM conversations AS c "
-                f"WHERE ({title_test}) OR c.id IN ("
+                f"WHERE c.importing = 0 AND (({title_test}) OR c.id IN ("
                 "  SELECT messages.conversation_id FROM messages_fts "
                 "  JOIN messages ON messages.pk = messages_fts.rowid "
-                "  WHERE messages_fts MATCH ?) "
+                "  WHERE messages_fts MATCH ?)) "
                 "ORDER BY c.updated_at DESC, c.created_at DESC LIMIT ?",
                 (*[like_pattern(term) for term in terms], match, limit),
             ).fetchall()
@@ -551,11 +553,16 @@ class Store(HandoffMethods, CountMethods):
 
     @contextmanager
     def import_conversation(self, conversation: ConversationRecord) -> Iterator[ConversationImport]:
-        """A new conversation (new ids) written in one transaction: messages are added in
-        batches, then `finish` writes the folds. An exception inside rolls everything back.
+        """A new conversation (new ids): messages are added in batches, each its own
+        transaction, then `finish` writes the folds and makes the conversation visible;
+        until then no read shows it. An exception inside deletes what was written.
         Titles, settings, timestamps, statuses and fold versions are kept as given."""
-        with self._pool.write() as conn:
-            yield ConversationImport(conn, replace(conversation, id=new_id()), new_id)
+        writer = ConversationImport(self._pool.write, replace(conversation, id=new_id()), new_id)
+        try:
+            yield writer
+        except BaseException:
+            writer.discard()
+            raise
 
     def restore_conversation(
         self,
