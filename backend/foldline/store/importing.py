@@ -43,7 +43,9 @@ _MESSAGE_INSERT = (
 Transaction = Callable[[], AbstractContextManager[sqlite3.Connection]]
 """Opens a write transaction (`ConnectionPool.write`) and yields its connection."""
 
-DELETE_BATCH = 2_000
+CHUNK = 100
+"""Messages written per transaction: a few tens of milliseconds of holding the lock."""
+DELETE_BATCH = 500
 """Messages deleted per transaction when an unfinished import is removed."""
 
 
@@ -124,10 +126,12 @@ class ConversationImport:
         """Append messages. Each follows its `parent_id` (an exported id listed before it)
         at the next index; a message without a parent and with an index above 0 follows
         the message before it (a file of one path), one at index 0 starts a tree. One
-        write transaction: the batch's messages and their lanes."""
-        with self._transaction() as conn:
-            self._add(conn, messages)
-            branches.build_lanes(conn, self.record.id)
+        write transaction per `CHUNK` messages: their rows and their lanes."""
+        batch = list(messages)
+        for begin in range(0, len(batch), CHUNK):
+            with self._transaction() as conn:
+                self._add(conn, batch[begin : begin + CHUNK])
+                branches.build_lanes(conn, self.record.id)
 
     def _add(self, conn: sqlite3.Connection, messages: Iterable[MessageRecord]) -> None:
         rows = []
