@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from foldline.chat.context import ContextLoader
-from foldline.chat.counting import CachedCounter, TailEntry, tail_counts
+from foldline.chat.counting import PROBE, CachedCounter, TailEntry, counter_key, tail_counts
 from foldline.config import AppConfig
 from foldline.core.messages import (
     AttachmentPart,
@@ -42,7 +42,7 @@ class LengthCounter:
         return len(text)
 
     def count_message(self, message: Message) -> int:
-        self.counted += 1
+        self.counted += message not in PROBE  # the fingerprint's messages aside
         return len(message.model_dump_json())
 
     def count_tools(self, tools: object) -> int:
@@ -242,3 +242,16 @@ def test_a_count_of_a_message_changed_meanwhile_is_not_saved(store: Store) -> No
     current = store.get_message(record.id)
     store.save_counts("c", [(current, 9, "")])
     assert conn.execute("SELECT tokens FROM message_counts").fetchone()[0] == 9
+
+
+def test_counts_are_stored_under_a_fingerprint_of_the_counting_rules() -> None:
+    class Longer(LengthCounter):
+        def count_message(self, message: Message) -> int:
+            return super().count_message(message) + 1
+
+    # The same name with other rules (a new version of the formulas) reads none of the
+    # counts the earlier rules stored.
+    assert counter_key("m|openai|1|0", LengthCounter()) == counter_key(
+        "m|openai|1|0", LengthCounter()
+    )
+    assert counter_key("m|openai|1|0", LengthCounter()) != counter_key("m|openai|1|0", Longer())

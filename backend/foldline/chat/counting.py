@@ -12,13 +12,23 @@ counts, so a new ratio after every call invalidates nothing.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from foldline.core.messages import Message, ToolSpec
+from foldline import __version__
+from foldline.core.messages import (
+    AttachmentPart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    ToolSpec,
+)
 from foldline.core.tokens import TokenCounter
 from foldline.core.view import repair_pairs, view_message
 from foldline.core.view_counts import irregular_spans, message_shape
@@ -35,8 +45,8 @@ class CachedCounter:
 
     def __init__(self, inner: TokenCounter, key: str, max_entries: int = 64) -> None:
         self.inner = inner
-        self.key = key
-        """Names the tokenizer in the store's `message_counts`."""
+        self.key = counter_key(key, inner)
+        """Names the tokenizer in the store's `message_counts` (see `counter_key`)."""
         self.exact = inner.exact
         self._heads: OrderedDict[str, int] = OrderedDict()
         self._framing: dict[tuple[str, str], int] = {}
@@ -78,6 +88,37 @@ class CachedCounter:
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> int:
         return self.framing(system, tools) + sum(self.count_message(m) for m in messages)
+
+
+PROBE = (
+    Message(role="user", parts=(TextPart(text="Count me: 42, /etc/app.toml, naïve."),)),
+    Message(
+        role="assistant",
+        parts=(
+            ReasoningPart(text="Thinking it over.", signature="c2ln"),
+            TextPart(text="Reading it."),
+            ToolCallPart(id="call_1", name="read_file", input={"path": "a.py", "lines": [1, 2]}),
+        ),
+    ),
+    Message(
+        role="tool",
+        parts=(
+            ToolResultPart(call_id="call_1", name="read_file", output="print('hi')"),
+            AttachmentPart(name="a.txt", media_type="text/plain", text="attached"),
+            AttachmentPart(name="p.png", media_type="image/png", data_base64="iVBORw0KGgo="),
+        ),
+    ),
+)
+"""Messages of every part kind, counted to fingerprint a tokenizer's rules."""
+
+
+def counter_key(name: str, counter: TokenCounter) -> str:
+    """The name under which `counter`'s counts are stored: `name` (model, wire, options)
+    and a fingerprint of how it counts every kind of part, so that counts stored by an
+    earlier version of the counting rules are never read as current."""
+    counts = ",".join(str(counter.count_message(message)) for message in PROBE)
+    digest = hashlib.sha256(f"{__version__}|{counts}".encode()).hexdigest()[:12]
+    return f"{name}|{digest}"
 
 
 class TailEntry(NamedTuple):
