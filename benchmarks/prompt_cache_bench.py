@@ -118,7 +118,7 @@ async def cache_session(wire: str, window: int, turns: int = 100) -> dict[str, s
     }
 
 
-async def latency_session(wire: str, turns: int = 40) -> dict[str, str]:
+async def latency_session(wire: str, turns: int = 40, pause: float = 3.0) -> dict[str, str]:
     def slow_summary(request) -> Reply:  # type: ignore[no-untyped-def]
         text = structured_summary(request)
         return Reply(text=text, chunk_chars=len(text), delay=2.0)
@@ -138,21 +138,31 @@ async def latency_session(wire: str, turns: int = 40) -> dict[str, str]:
         folding: list[float] = []
         plain: list[float] = []
         waited = 0
+        waiting_time = 0.0
+        largest = 0
         for turn in range(turns):
             started = time.perf_counter()
             first: float | None = None
             folded = False
+            waiting_since = 0.0
             async for event in service.start_turn(
                 conversation.id, f"Turn {turn}. " + filler(turn, 80)
             ).events():
                 if event.name == "assistant.delta" and first is None:
                     first = time.perf_counter() - started
                 folded = folded or event.name == "compaction.completed"
-                waited += event.name == "compaction.started" and bool(event.data.get("waiting"))
+                if event.name == "compaction.started" and event.data.get("waiting"):
+                    waited += 1
+                    waiting_since = time.perf_counter()
+                if event.name == "compaction.completed" and waited and waiting_since:
+                    waiting_time += time.perf_counter() - waiting_since
+                    waiting_since = 0.0
+                if event.name == "context.stats":
+                    largest = max(largest, event.data["tokens"])
             assert first is not None
             if turn > 0:  # the first turn loads the SDK
                 (folding if folded else plain).append(first)
-            await asyncio.sleep(3.0)  # the person reads and types
+            await asyncio.sleep(pause)  # the person reads and types
         await service.shutdown()
         store.close()
     return {
@@ -166,6 +176,9 @@ async def latency_session(wire: str, turns: int = 40) -> dict[str, str]:
         else "—",
         "slowest folding turn": f"{max(folding):.3f} s" if folding else "—",
         "turns that waited for a summary": str(waited),
+        "time spent waiting for summaries": f"{waiting_time:.2f} s",
+        "largest view (share of the 7,168-token budget)": f"{largest:,} ({largest / 7168:.0%})",
+        "first token, slowest turn": f"{max(folding + plain):.3f} s",
     }
 
 
@@ -181,6 +194,11 @@ def table(rows: dict[str, dict[str, str]]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=["cache", "latency", "all"], default="all")
+    parser.add_argument(
+        "--pauses",
+        default="3",
+        help="seconds the person pauses between turns in the latency part, comma-separated",
+    )
     args = parser.parse_args(argv)
     print(f"machine: {platform.machine()}, Python {platform.python_version()}")
     if args.part in ("cache", "all"):
@@ -190,7 +208,11 @@ def main(argv: list[str] | None = None) -> None:
             rows[f"{wire}, 8k (folds)"] = asyncio.run(cache_session(wire, 8192))
         print("\n" + table(rows))
     if args.part in ("latency", "all"):
-        rows = {wire: asyncio.run(latency_session(wire)) for wire in ("anthropic", "openai")}
+        rows = {
+            f"{wire}, {pause:g} s pauses": asyncio.run(latency_session(wire, pause=pause))
+            for pause in (float(p) for p in args.pauses.split(","))
+            for wire in ("anthropic", "openai")
+        }
         print("\n" + table(rows))
 
 

@@ -157,8 +157,9 @@ export async function openConversation(
   emit("context", null);
   // Stored settings that could not be read back (served as none until saved again).
   announceSettingsNotice(id, { settingsNotice: conversation.notice });
-  // The messages first: counting the model's view (GET /context) is the slowest request
-  // on a long conversation, so it starts once the newest page is on screen.
+  // The meter's numbers come with the messages: the server sums stored per-message
+  // counts, so the count costs milliseconds at any length and never waits for the page.
+  const counted = refreshContext();
   await Promise.all([refreshFolds(), chat.openConversation(conversation, { at, terms, offset })]);
   chat.renderFolds();
   renderPins();
@@ -167,7 +168,7 @@ export async function openConversation(
   if (!isRunning()) {
     followRunning(id);
   }
-  await refreshContext();
+  await counted;
   if (isModelViewOpen()) {
     refreshModelView();
   }

@@ -14,12 +14,16 @@ from foldline.core.compaction import summary_output_tokens
 from foldline.core.policy import (
     BreakerState,
     Decision,
+    Pace,
     at_hard_threshold,
     decide,
     fold_on_cold_cache,
+    next_turn_reaches_hard,
+    prepare_from,
     prune_ceiling,
     record_fold,
     should_prepare_fold,
+    would_overflow,
 )
 from foldline.core.settings import CompactionSettings
 
@@ -403,3 +407,30 @@ def test_background_preparation_cold_cache_and_hard_threshold_helpers() -> None:
     assert fold_on_cold_cache(7_500, budget, settings, 301.0)
     assert not fold_on_cold_cache(6_000, budget, settings, 3_600.0)
     assert not fold_on_cold_cache(7_500, budget, settings, None)
+
+
+def test_a_fold_is_prepared_early_enough_for_the_pace() -> None:
+    # No pace known yet, or a slow one: from `prepare_threshold` (70% of 100k).
+    assert prepare_from(BUDGET, DEFAULTS) == 70_000
+    slow = Pace(tokens_per_second=50, tokens_per_turn=2_000, summary_seconds=30)
+    assert prepare_from(BUDGET, DEFAULTS, slow) == 70_000
+    # 500 tokens a second and 20 s summaries: 10k grow while one is written, so it
+    # starts 12.5k (with the margin) before the 80% threshold.
+    fast = Pace(tokens_per_second=500, tokens_per_turn=2_000, summary_seconds=20)
+    assert prepare_from(BUDGET, DEFAULTS, fast) == 80_000 - 12_500
+    # Never from below the target, however fast.
+    racing = Pace(tokens_per_second=10_000, tokens_per_turn=2_000, summary_seconds=20)
+    assert prepare_from(BUDGET, DEFAULTS, racing) == 50_000
+    assert should_prepare_fold(60_000, BUDGET, DEFAULTS, racing)
+    assert not should_prepare_fold(60_000, BUDGET, DEFAULTS, slow)
+
+    # A ready fold lands before the soft threshold when the next turn would reach the
+    # hard one (95k) at the observed growth per turn.
+    big_turns = Pace(tokens_per_second=100, tokens_per_turn=30_000, summary_seconds=5)
+    assert next_turn_reaches_hard(66_000, BUDGET, DEFAULTS, big_turns)
+    assert not next_turn_reaches_hard(64_000, BUDGET, DEFAULTS, big_turns)
+    assert not next_turn_reaches_hard(94_000, BUDGET, DEFAULTS, None)
+
+    # Waiting for a summary is only for a request that no longer fits.
+    assert not would_overflow(99_999, BUDGET) and would_overflow(100_000, BUDGET)
+    assert not would_overflow(10**9, Budget(context_window=0, max_output_tokens=1))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from foldline.testing import Reply
@@ -52,8 +53,15 @@ def meter_matches_context(ui, conversation_id: str) -> dict:
 
 def shots(ui, name: str) -> None:
     """Screenshots of the page as it is, in the light and the dark theme (no notices)."""
-    for notice in ui.page.locator(".notice").all():
-        notice.get_by_role("button", name="Dismiss").click()
+    # One at a time, the first each time: a notice may also leave by itself meanwhile.
+    notices = ui.page.locator(".notice")
+    for _ in range(20):
+        if not notices.count():
+            break
+        try:
+            notices.first.get_by_role("button", name="Dismiss").click(timeout=2000)
+        except PlaywrightTimeout:
+            continue
     ui.shot(f"{name}-light")
     ui.page.emulate_media(color_scheme="dark")
     ui.shot(f"{name}-dark")
@@ -192,6 +200,10 @@ def test_edit_regenerate_and_switch_between_branches(ui):
 
 
 def fill_until_folded(ui) -> None:
+    # Summaries known to be quick (as the fake's are): the fold is prepared from
+    # `prepare_threshold`, as for a person who pauses, rather than early for the pace
+    # of these instant turns, so it folds the first messages in one go.
+    ui.app.server.server.config.app.state.chat_service.background.summary_seconds = 0.0
     for number in range(8):
         if ui.page.locator(".fold-line").count():
             return

@@ -7,6 +7,7 @@ Usage:
 
     python crash_worker.py stream DB   # streamed answers: append, then many update_message
     python crash_worker.py fold DB     # folds that each also rewrite many messages
+    python crash_worker.py import DB   # an import of 20,000 messages, batch by batch
 """
 
 from __future__ import annotations
@@ -83,7 +84,40 @@ def fold(store: Store) -> None:
         say(f"fold {version}")
 
 
+def import_big(store: Store, path: str) -> None:
+    """Import an export of 20,000 messages; `batch N` after each batch has committed."""
+    from foldline.store import export
+    from foldline.store.importing import ConversationImport
+
+    scratch = Store(path + ".source")
+    source = scratch.create_conversation(title="crash: import")
+    scratch.append_messages(
+        source.id, [user(f"q {n}") if n % 2 == 0 else assistant(f"a {n}") for n in range(20_000)]
+    )
+    exported = path + ".json"
+    with open(exported, "wb") as out:
+        export.write_export(scratch, source.id, out)
+    scratch.close()
+    original = ConversationImport.add_messages
+    batches = 0
+
+    def add_messages(self, messages):  # type: ignore[no-untyped-def]
+        nonlocal batches
+        original(self, messages)
+        batches += 1
+        say(f"batch {batches} {self.record.id}")
+
+    ConversationImport.add_messages = add_messages  # type: ignore[method-assign]
+    say("begin import")
+    with open(exported, "rb") as stream:
+        record = export.import_stream(store, stream)
+    say(f"imported {record.id}")
+
+
 if __name__ == "__main__":
     mode, path = sys.argv[1], sys.argv[2]
     with Store(path) as opened:
-        {"stream": stream, "fold": fold}[mode](opened)
+        if mode == "import":
+            import_big(opened, path)
+        else:
+            {"stream": stream, "fold": fold}[mode](opened)

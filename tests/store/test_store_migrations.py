@@ -66,6 +66,13 @@ def seed(db: Database, applied: set[str]) -> None:
         db.execute("UPDATE messages SET parent_id = 'm0' WHERE id = 'm1'")
         db.execute("UPDATE conversations SET active_leaf_id = 'm1' WHERE id = 'c1'")
         db.execute("UPDATE compactions SET last_message_id = 'm0' WHERE conversation_id = 'c1'")
+    if "m011_counts_and_lanes" in applied:
+        # One lane (the first message's pk) holding both messages, on the path to m1.
+        db.execute("UPDATE messages SET lane = (SELECT pk FROM messages WHERE id = 'm0')")
+        db.execute(
+            "INSERT INTO lanes (lane, conversation_id, head_seq, path_last) "
+            "SELECT pk, 'c1', 0, 1 FROM messages WHERE id = 'm0'"
+        )
     if "m010_projects" in applied:
         db.execute(
             "INSERT INTO projects (id, name, instructions, settings, created_at, updated_at) "

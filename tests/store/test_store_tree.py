@@ -15,8 +15,11 @@ def path_ids(store: Store, conversation_id: str) -> list[str]:
 
 
 def on_path_flags(store: Store, conversation_id: str) -> dict[str, int]:
+    """Each message's id -> 1 when the stored path's lanes hold it, else 0."""
     rows = store._pool.get().conn.execute(
-        "SELECT id, on_path FROM messages WHERE conversation_id = ?", (conversation_id,)
+        "SELECT m.id, m.seq <= coalesce(l.path_last, -1) FROM messages AS m "
+        "JOIN lanes AS l ON l.lane = m.lane WHERE m.conversation_id = ?",
+        (conversation_id,),
     )
     return dict(rows.fetchall())
 

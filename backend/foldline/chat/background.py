@@ -5,14 +5,19 @@ time the person waits before the first token. So:
 
 - when a turn ends with the view at `prepare_threshold`, the summarizer starts at once,
   in a task of its own, for the split the next fold would use, while the person reads
-  and types;
+  and types; earlier when the view grows so fast (quick turns, long answers) that a
+  summary started there would land after the hard threshold: the pace of the view's
+  growth and the time summaries take are observed (`Pace`), and the summary starts
+  early enough to be ready at the soft threshold (`core.policy.prepare_from`);
+- a ready fold is committed before the soft threshold when the next turn, at the
+  observed growth per turn, would reach the hard threshold;
 - at the next gate where an automatic fold is due, a prepared summary that is still
   valid (same fold version, the folded messages unchanged, same settings, model and
   system prompt, and the view after it under the threshold) is committed with no model
   call; one that became invalid is dropped (its cost stays on the bill);
-- a turn that finds the summary still being written goes ahead unfolded while the
-  view is under the hard threshold (the fold lands at a later gate); at the hard
-  threshold it waits for it, with `compaction.started` (`waiting: true`) shown;
+- a turn that finds the summary still being written goes ahead unfolded while its
+  request fits the input budget (the fold lands at a later gate); only a request that
+  would overflow waits for it, with `compaction.started` (`waiting: true`) shown;
 - a fold due with nothing prepared starts the preparation and goes ahead, again
   unless the view is at the hard threshold, where the gate folds in line as before;
 - after a pause longer than the prompt cache's lifetime, a ready fold is committed at
@@ -31,6 +36,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -48,10 +54,13 @@ from foldline.chat.folding import (
 )
 from foldline.chat.usage import SummaryUsage
 from foldline.core.policy import (
+    Pace,
     at_hard_threshold,
     fold_on_cold_cache,
+    next_turn_reaches_hard,
     record_fold,
     should_prepare_fold,
+    would_overflow,
 )
 from foldline.core.state import CompactionState
 from foldline.core.view import build_api_messages
@@ -60,6 +69,27 @@ from foldline.store import ConcurrentFold, Store
 log = logging.getLogger(__name__)
 
 PreparedKind = Literal["fold", "resummary"]
+
+SUMMARY_SECONDS_GUESS = 10.0
+"""How long a summary is assumed to take before one was timed in this process."""
+PACE_ALPHA = 0.3
+"""Weight of the newest observation in the pace's moving averages."""
+
+
+@dataclass
+class Growth:
+    """The view's size at the end of a conversation's last turn, and its growth so far."""
+
+    at: float
+    """`time.monotonic()` when the turn ended."""
+    tokens: int
+    version: int
+    per_second: float | None = None
+    per_turn: float | None = None
+
+
+def _average(previous: float | None, sample: float) -> float:
+    return sample if previous is None else previous + PACE_ALPHA * (sample - previous)
 
 
 def _fingerprint(ctx: ConversationContext, end: int) -> str:
@@ -130,6 +160,7 @@ class PreparedFold:
     gate: Gate
     """The gate of the turn that started it (its summarizer, its store)."""
     dropped: bool = False
+    started: float = field(default_factory=time.monotonic)
 
     @property
     def ready(self) -> bool:
@@ -156,6 +187,36 @@ class BackgroundFolds:
     backoff: ResummaryBackoff = field(default_factory=ResummaryBackoff)
     """Failed preparations wait 1, 2, 4 ... turns before the next attempt."""
     prepared: dict[str, PreparedFold] = field(default_factory=dict)
+    growth: dict[str, Growth] = field(default_factory=dict)
+    """Each conversation's observed growth (for `pace`)."""
+    summary_seconds: float | None = None
+    """How long the background summaries took, a moving average (None: none timed yet)."""
+
+    # --- the pace -------------------------------------------------------------------
+
+    def _observe(self, ctx: ConversationContext) -> None:
+        """Learn the view's growth from a turn that ended (per second and per turn,
+        within one fold version: a fold shrinks the view, the pace stays)."""
+        now = time.monotonic()
+        version = ctx.state.version if ctx.state else 0
+        last = self.growth.get(ctx.conversation.id)
+        growth = Growth(now, ctx.tokens, version)
+        if last is not None:
+            growth.per_second, growth.per_turn = last.per_second, last.per_turn
+            added = ctx.tokens - last.tokens
+            if last.version == version and added > 0:
+                seconds = max(now - last.at, 0.001)
+                growth.per_second = _average(last.per_second, added / seconds)
+                growth.per_turn = _average(last.per_turn, added)
+        self.growth[ctx.conversation.id] = growth
+
+    def pace(self, conversation_id: str) -> Pace | None:
+        """The conversation's observed pace (None until two turns were seen)."""
+        growth = self.growth.get(conversation_id)
+        if growth is None or growth.per_second is None or growth.per_turn is None:
+            return None
+        seconds = SUMMARY_SECONDS_GUESS if self.summary_seconds is None else self.summary_seconds
+        return Pace(growth.per_second, growth.per_turn, seconds)
 
     # --- what the UI sees -----------------------------------------------------------
 
@@ -205,6 +266,7 @@ class BackgroundFolds:
     async def after_turn(self, gate: Gate, ctx: ConversationContext, turn: int) -> None:
         """Start the background work a turn that ended well calls for, if any."""
         conversation_id = ctx.conversation.id
+        self._observe(ctx)
         entry = self.prepared.get(conversation_id)
         if entry is not None:
             if await self._valid(entry, ctx, gate) is None:
@@ -215,7 +277,7 @@ class BackgroundFolds:
                 self._start_resummary(gate, ctx, turn)
             return
         if (
-            should_prepare_fold(ctx.tokens, ctx.budget, ctx.settings)
+            should_prepare_fold(ctx.tokens, ctx.budget, ctx.settings, self.pace(conversation_id))
             and not gate.breaker.tripped
             and self.backoff.should_try(conversation_id)
         ):
@@ -294,6 +356,8 @@ class BackgroundFolds:
             self._drop(conversation_id, entry, "the summarizer gave no usable summary")
             return
         self.backoff.succeeded(conversation_id)
+        if entry.kind == "fold":
+            self.summary_seconds = _average(self.summary_seconds, time.monotonic() - entry.started)
         if entry.kind == "resummary" and not self.is_running(conversation_id):
             # A re-summary keeps the fold's boundary, so nothing waits for a gate.
             self._commit_idle_resummary(conversation_id, entry)
@@ -329,17 +393,25 @@ class BackgroundFolds:
         decision, _ = await asyncio.to_thread(gate.decide, ctx, **asked)
         automatic = decision.action == "fold" and decision.trigger == "auto"
         if not automatic:
-            if (
+            early = (
                 entry is not None
                 and entry.ready
                 and entry.kind == "fold"
                 and decision.action == "none"
                 and not kwargs.get("mid_tool_loop")
-                and fold_on_cold_cache(ctx.tokens, ctx.budget, ctx.settings, self._idle(ctx))
-            ):
+            )
+            pace = self.pace(conversation_id)
+            cold = early and fold_on_cold_cache(
+                ctx.tokens, ctx.budget, ctx.settings, self._idle(ctx), pace
+            )
+            urgent = early and next_turn_reaches_hard(ctx.tokens, ctx.budget, ctx.settings, pace)
+            if entry is not None and (cold or urgent):
                 reason = (
                     "The prompt cache expired during the pause, so folding now breaks no "
                     "cache: committing the summary prepared in the background."
+                    if cold
+                    else "At this pace the next turn would reach the hard threshold: "
+                    "committing the summary prepared in the background now."
                 )
                 async for event in self._commit_fold(gate, ctx, entry, turn, reason):
                     yield event
@@ -358,7 +430,7 @@ class BackgroundFolds:
             return
         waited = False
         if not entry.ready:
-            if not hard:
+            if not hard or not would_overflow(ctx.tokens, ctx.budget):
                 return
             waited = True
             yield ChatEvent(

@@ -24,7 +24,7 @@ from foldline.api.schemas import (
     UsageOut,
     part_out,
 )
-from foldline.chat.counting import CachedCounter
+from foldline.chat.counting import CachedCounter, TailEntry, tail_counts
 from foldline.chat.projects import (
     conversation_project,
     model_name,
@@ -64,10 +64,14 @@ class ConversationContext:
     tools: list[ToolSpec]
     state: CompactionState | None
     records: list[MessageRecord]
+    """The stored messages of the view (empty when loaded without messages)."""
+    messages_in_view: int
+    """How many stored messages the view holds (`apiStartIndex` to the end)."""
     counter: TokenCounter
     ratio: float
     """The calibration ratio the counter applies (1.0 for exact counts)."""
     view: list[Message]
+    """The messages of the request (empty when loaded without messages)."""
     tokens: int
     """The best count of the next request: anchored on the last call when possible."""
     estimate: int
@@ -127,7 +131,7 @@ class ConversationContext:
 
     @property
     def history_length(self) -> int:
-        return self.start_index + len(self.records)
+        return self.start_index + self.messages_in_view
 
     def stats(self) -> ContextStatsOut:
         """The numbers the meter, `getContextStats` and `context.stats` share."""
@@ -156,7 +160,7 @@ class ConversationContext:
                 else None
             ),
             version=self.state.version if self.state else 0,
-            messages_in_view=len(self.records),
+            messages_in_view=self.messages_in_view,
             messages_in_history=self.history_length,
             usage=self.usage,
             background_fold=self.background_fold,
@@ -254,7 +258,8 @@ class ContextLoader:
             raw = counter_for(  # type: ignore[arg-type]
                 resolved.model, wire, exact_allowed=exact_allowed, images=resolved.vision
             )
-            self._counters.setdefault(key, CachedCounter(raw))
+            name = f"{resolved.model}|{wire}|{int(exact_allowed)}|{int(resolved.vision)}"
+            self._counters.setdefault(key, CachedCounter(raw, name))
         return self._counters[key]
 
     def counter(self, resolved: ResolvedModel, wire: str) -> tuple[TokenCounter, float]:
@@ -264,27 +269,17 @@ class ContextLoader:
         ratio = self.store.get_calibration(resolved.provider_name, resolved.model).ratio
         return ScaledCounter(cached, ratio), ratio
 
-    def _count_view(
+    def load(
         self,
-        resolved: ResolvedModel,
+        config: AppConfig,
+        conversation_id: str,
+        *,
         wire: str,
-        counter: TokenCounter,
-        view: list[Message],
-        records: list[MessageRecord],
-    ) -> list[int]:
-        """Each view message's count; a message shown exactly as stored (the very object
-        its record holds: the view passes unchanged messages through) is counted once per
-        (id, updated_at). Copies made for the view (the summary, pruned placeholders,
-        repairs) are counted afresh."""
-        # The records keep their messages alive during the load, so no id() is reused.
-        keys = {id(record.message): (record.id, record.updated_at) for record in records}
-        cached = self._cached_counter(resolved, wire)
-        raw = [cached.count_stored(message, keys.get(id(message))) for message in view]
-        if isinstance(counter, ScaledCounter):
-            return [counter.scale(count) for count in raw]
-        return raw
-
-    def load(self, config: AppConfig, conversation_id: str, *, wire: str) -> ConversationContext:
+        with_messages: bool = True,
+    ) -> ConversationContext:
+        """The model's view, counted. Without messages (the meter) nothing of the view
+        is decoded: the count is the framing, the head and a sum of stored counts, and
+        the context's `records` and `view` are empty."""
         conversation = self.store.get_conversation(conversation_id)
         project = conversation_project(self.store, conversation)
         model = resolve_model(
@@ -296,11 +291,26 @@ class ContextLoader:
             input_limit=model.input_limit,
             working_budget=model.working_budget,
         )
-        state, records = self.store.load_window(conversation_id)
+        cached = self._cached_counter(model, wire)
+        records: list[MessageRecord] = []
+        if with_messages:
+            state, records, stored = self.store.load_window_counted(conversation_id, cached.key)
+            entries = [
+                TailEntry(r.id, r.message.role, tokens, shape, r)
+                for r, (tokens, shape) in zip(records, stored, strict=True)
+            ]
+        else:
+            state, rows = self.store.view_count_rows(conversation_id, cached.key)
+            entries = [TailEntry(*row) for row in rows]
         start = state.api_start_index if state else 0
-        window = HistoryWindow(start, tuple(record.message for record in records))
         pins = tuple(Pin(pin.seq, pin.message) for pin in self.store.list_pins(conversation_id))
-        view = build_api_messages(window, state, pins)
+        head = build_api_messages(HistoryWindow(start, ()), state, pins)
+        view: list[Message] = []
+        if with_messages:
+            window = HistoryWindow(start, tuple(record.message for record in records))
+            view = build_api_messages(window, state, pins)
+        tail = tail_counts(entries, cached, self.store.messages_by_id)
+        self.store.save_counts(cached.key, tail.new)
         own_system = conversation.system_prompt or DEFAULT_SYSTEM_PROMPT
         shared = project_context(self.store, project) if project else None
         system = compose_system(own_system, shared)
@@ -310,7 +320,9 @@ class ContextLoader:
         project_tokens = framing - counter.count_request(own_system, [], []) if shared else 0
         tool_tokens = counter.count_request(system, [], tools) - framing
         base = counter.count_request(system, [], tools)
-        counts = self._count_view(model, wire, counter, view, records)
+        counts = [cached.count_head(message) for message in head] + tail.counts
+        if isinstance(counter, ScaledCounter):
+            counts = [counter.scale(count) for count in counts]
         tokens = estimate = base + sum(counts)
         anchor_tokens, added = None, 0
         if not counter.exact:
@@ -319,7 +331,7 @@ class ContextLoader:
             tokens = tokens_now(anchor, version, counts, base)
             if anchor and anchor.state_version == version and anchor.view_length <= len(counts):
                 anchor_tokens, added = anchor.tokens, sum(counts[anchor.view_length :])
-        summary = counts[0] if state and view else 0
+        summary = sum(counts[: len(head)])
         breakdown = ContextBreakdown(
             system=framing - project_tokens,
             tools=tool_tokens,
@@ -340,6 +352,7 @@ class ContextLoader:
             tools=tools,
             state=state,
             records=records,
+            messages_in_view=len(entries),
             counter=counter,
             ratio=ratio,
             view=view,

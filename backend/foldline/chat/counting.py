@@ -1,39 +1,54 @@
-"""A per-message count cache in front of a token counter, used by the turn loop.
+"""Counting the model's view without recounting history.
 
-Counting a 10,000-message view from scratch on every gate would dominate a turn, so the
-count of each stored message is kept under the message's identity in the store, its id
-and `updated_at`: a row that changes (a streamed answer, a prune) gets a new
-`updated_at` and so a new entry, and the key stays a few dozen bytes however large the
-message is. Messages that exist only in the view (the summary, a pruned result's
-placeholder, a repaired batch) are counted afresh: they are few and small. Calibration
-(`core.tokens.ScaledCounter`) is applied on top of the cache, so a new ratio after
-every call does not invalidate it.
+Each stored message is counted once per tokenizer and the count is stored beside it
+(`store/counts.py`); a view's count is then the framing (system prompt and tools), the
+head of the view (the summary with its pins and whatever else rides after it, each a
+piece of its own), and a sum over the stored counts of the messages from
+`apiStartIndex` on. Pair repair can change a few of those messages; their groups are
+found from the stored shapes (`core.view_counts`) and only they are repaired and
+counted afresh. Calibration (`core.tokens.ScaledCounter`) is applied on top of the raw
+counts, so a new ratio after every call invalidates nothing.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
 
-from foldline.core.messages import Message, ToolSpec
+from foldline import __version__
+from foldline.core.messages import (
+    AttachmentPart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    ToolSpec,
+)
 from foldline.core.tokens import TokenCounter
-
-StoredKey = tuple[str, str]
-"""A stored message's identity: (message id, updated_at)."""
+from foldline.core.view import repair_pairs, view_message
+from foldline.core.view_counts import irregular_spans, message_shape
+from foldline.store import MessageRecord
 
 
 class CachedCounter:
-    """A raw counter with cached counts of stored messages and of the system+tools framing.
+    """A raw counter with cached counts of the system+tools framing and of the view's
+    head messages (the summary: thousands of tokens, read on every load).
 
     It is shared by every turn on the same model, and turns load their context in worker
     threads, so the cache is guarded by a lock.
     """
 
-    def __init__(self, inner: TokenCounter, max_entries: int = 200_000) -> None:
+    def __init__(self, inner: TokenCounter, key: str, max_entries: int = 64) -> None:
         self.inner = inner
+        self.key = counter_key(key, inner)
+        """Names the tokenizer in the store's `message_counts` (see `counter_key`)."""
         self.exact = inner.exact
-        self._stored: OrderedDict[StoredKey, int] = OrderedDict()
+        self._heads: OrderedDict[str, int] = OrderedDict()
         self._framing: dict[tuple[str, str], int] = {}
         self._max_entries = max_entries
         self._lock = threading.Lock()
@@ -44,20 +59,19 @@ class CachedCounter:
     def count_message(self, message: Message) -> int:
         return self.inner.count_message(message)
 
-    def count_stored(self, message: Message, key: StoredKey | None) -> int:
-        """The count of `message`, cached under `key` when it is a stored row as stored."""
-        if key is None:
-            return self.inner.count_message(message)
+    def count_head(self, message: Message) -> int:
+        """The count of a head message, cached by its content."""
+        key = message.model_dump_json()
         with self._lock:
-            cached = self._stored.get(key)
+            cached = self._heads.get(key)
             if cached is not None:
-                self._stored.move_to_end(key)
+                self._heads.move_to_end(key)
                 return cached
         count = self.inner.count_message(message)
         with self._lock:
-            self._stored[key] = count
-            if len(self._stored) > self._max_entries:
-                self._stored.popitem(last=False)
+            self._heads[key] = count
+            if len(self._heads) > self._max_entries:
+                self._heads.popitem(last=False)
         return count
 
     def count_tools(self, tools: Sequence[ToolSpec]) -> int:
@@ -74,3 +88,100 @@ class CachedCounter:
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> int:
         return self.framing(system, tools) + sum(self.count_message(m) for m in messages)
+
+
+PROBE = (
+    Message(role="user", parts=(TextPart(text="Count me: 42, /etc/app.toml, naïve."),)),
+    Message(
+        role="assistant",
+        parts=(
+            ReasoningPart(text="Thinking it over.", signature="c2ln"),
+            TextPart(text="Reading it."),
+            ToolCallPart(id="call_1", name="read_file", input={"path": "a.py", "lines": [1, 2]}),
+        ),
+    ),
+    Message(
+        role="tool",
+        parts=(
+            ToolResultPart(call_id="call_1", name="read_file", output="print('hi')"),
+            AttachmentPart(name="a.txt", media_type="text/plain", text="attached"),
+            AttachmentPart(name="p.png", media_type="image/png", data_base64="iVBORw0KGgo="),
+        ),
+    ),
+)
+"""Messages of every part kind, counted to fingerprint a tokenizer's rules."""
+
+
+def counter_key(name: str, counter: TokenCounter) -> str:
+    """The name under which `counter`'s counts are stored: `name` (model, wire, options)
+    and a fingerprint of how it counts every kind of part, so that counts stored by an
+    earlier version of the counting rules are never read as current."""
+    counts = ",".join(str(counter.count_message(message)) for message in PROBE)
+    digest = hashlib.sha256(f"{__version__}|{counts}".encode()).hexdigest()[:12]
+    return f"{name}|{digest}"
+
+
+class TailEntry(NamedTuple):
+    """One stored message of the view's tail: its id and role, its stored count and
+    shape (None when not stored under this counter), and the record when loaded. (A
+    tuple: ten thousand of them are made for a long view's count.)"""
+
+    id: str
+    role: str
+    tokens: int | None
+    shape: str | None
+    record: MessageRecord | None = None
+
+
+@dataclass(frozen=True)
+class TailCounts:
+    counts: list[int]
+    """The raw count of every message of the repaired tail, in the view's order."""
+    new: list[tuple[MessageRecord, int, str]]
+    """Counts made now, to be stored: (message as counted, tokens, shape)."""
+
+
+def tail_counts(
+    entries: Sequence[TailEntry],
+    counter: CachedCounter,
+    load: Callable[[Sequence[str]], Mapping[str, MessageRecord]],
+) -> TailCounts:
+    """The raw counts of `repair_pairs([view_message(m) for m in tail])`, from the
+    stored counts where they exist; `load` fetches the records of the few messages that
+    must be counted or repaired (those not already in `entries`)."""
+    wanted = [e.id for e in entries if e.record is None and e.tokens is None]
+    loaded = dict(load(wanted)) if wanted else {}
+    new: list[tuple[MessageRecord, int, str]] = []
+    tokens: list[int] = []
+    shapes: list[tuple[str, str]] = []
+    for entry in entries:
+        if entry.tokens is not None and entry.shape is not None:
+            tokens.append(entry.tokens)
+            shapes.append((entry.role, entry.shape))
+            continue
+        record = entry.record or loaded[entry.id]
+        count = counter.count_message(view_message(record.message))
+        shape = message_shape(record.message)
+        new.append((record, count, shape))
+        tokens.append(count)
+        shapes.append((entry.role, shape))
+    spans = irregular_spans(shapes)
+    if not spans:
+        return TailCounts(tokens, new)
+    wanted = [
+        e.id
+        for begin, end in spans
+        for e in entries[begin:end]
+        if e.record is None and e.id not in loaded
+    ]
+    if wanted:
+        loaded.update(load(wanted))
+    counts: list[int] = []
+    done = 0
+    for begin, end in spans:
+        counts.extend(tokens[done:begin])
+        group = [view_message((e.record or loaded[e.id]).message) for e in entries[begin:end]]
+        counts.extend(counter.count_message(m) for m in repair_pairs(group))
+        done = end
+    counts.extend(tokens[done:])
+    return TailCounts(counts, new)

@@ -392,13 +392,13 @@ class ChatService:
 
     # --- reading --------------------------------------------------------------------
 
-    def _load(self, conversation_id: str) -> ConversationContext:
+    def _load(self, conversation_id: str, *, with_messages: bool = True) -> ConversationContext:
         config = self.config_provider()
         conversation = self.store.get_conversation(conversation_id)
         project = conversation_project(self.store, conversation)
         model = resolve_model(config, model_name(config, conversation, project))
         wire = "anthropic" if model.provider_kind == "anthropic" else "openai"
-        return self.loader.load(config, conversation_id, wire=wire)
+        return self.loader.load(config, conversation_id, wire=wire, with_messages=with_messages)
 
     def check_project_cap(self, conversation_id: str) -> None:
         """ProjectOverCap when the conversation's project sends more than its cap for the
@@ -436,7 +436,8 @@ class ChatService:
         return self._load(conversation_id)
 
     def context(self, conversation_id: str, *, include_messages: bool = True) -> ContextOut:
-        return self._load(conversation_id).context_out(include_messages=include_messages)
+        ctx = self._load(conversation_id, with_messages=include_messages)
+        return ctx.context_out(include_messages=include_messages)
 
     def edit_preview(self, conversation_id: str, message_id: str) -> EditPreview:
         """What editing `message_id` would do to the model's view: which folds of the

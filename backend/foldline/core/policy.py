@@ -64,12 +64,58 @@ longer pause the next request pays for its whole prompt anyway, so a fold then b
 no cache: the cheapest moment to fold, when one is near."""
 
 
-def should_prepare_fold(tokens: int, budget: Budget, settings: CompactionSettings) -> bool:
+PACE_MARGIN = 1.25
+"""A summary is started this much earlier than the pace says it must be: turns vary."""
+
+
+@dataclass(frozen=True)
+class Pace:
+    """How fast a conversation's view grows and how long its summaries take, as observed
+    (the chat layer measures it; see `chat/background.py`)."""
+
+    tokens_per_second: float
+    """Growth of the view per second of wall time, pauses included."""
+    tokens_per_turn: float
+    """Growth of the view per turn."""
+    summary_seconds: float
+    """How long a summary takes to be written."""
+
+
+def prepare_from(budget: Budget, settings: CompactionSettings, pace: Pace | None = None) -> float:
+    """The view size from which the next fold's summary is written in the background.
+
+    `prepare_threshold` of the budget, or earlier when the view grows so fast that a
+    summary started there would land after the hard threshold: then early enough that it
+    is ready at the soft threshold, with `PACE_MARGIN` to spare. Never below `target`:
+    a summary started from a smaller view would fold nothing worth a cache break."""
+    assert budget.input_budget is not None
+    limit = budget.input_budget
+    start = min(settings.prepare_threshold, settings.threshold) * limit
+    if pace is not None:
+        lead = pace.tokens_per_second * pace.summary_seconds * PACE_MARGIN
+        start = max(min(start, settings.threshold * limit - lead), settings.target * limit)
+    return start
+
+
+def should_prepare_fold(
+    tokens: int, budget: Budget, settings: CompactionSettings, pace: Pace | None = None
+) -> bool:
     """Whether a turn that ended at `tokens` should start the next fold's summary in the
-    background: automatic folding on, a limited budget, the view at `prepare_threshold`."""
+    background: automatic folding on, a limited budget, the view at `prepare_from`."""
     if not settings.auto or budget.input_budget is None:
         return False
-    return tokens >= min(settings.prepare_threshold, settings.threshold) * budget.input_budget
+    return tokens >= prepare_from(budget, settings, pace)
+
+
+def next_turn_reaches_hard(
+    tokens: int, budget: Budget, settings: CompactionSettings, pace: Pace | None
+) -> bool:
+    """Whether the next turn, growing the view at the observed pace, would reach the hard
+    threshold: a ready fold is then committed now, below the soft threshold, rather than
+    at a gate where the turn might have to wait for the one after it."""
+    if pace is None or not settings.auto or budget.input_budget is None:
+        return False
+    return tokens + pace.tokens_per_turn >= settings.hard_threshold * budget.input_budget
 
 
 def at_hard_threshold(tokens: int, budget: Budget, settings: CompactionSettings) -> bool:
@@ -78,15 +124,26 @@ def at_hard_threshold(tokens: int, budget: Budget, settings: CompactionSettings)
     return limit is not None and tokens >= settings.hard_threshold * limit
 
 
+def would_overflow(tokens: int, budget: Budget) -> bool:
+    """Whether a request of `tokens` no longer fits the input budget. Between the hard
+    threshold and this point a turn goes ahead while its fold's summary is still being
+    written: waiting there would only stop a request that fits."""
+    return budget.input_budget is not None and tokens >= budget.input_budget
+
+
 def fold_on_cold_cache(
-    tokens: int, budget: Budget, settings: CompactionSettings, idle_seconds: float | None
+    tokens: int,
+    budget: Budget,
+    settings: CompactionSettings,
+    idle_seconds: float | None,
+    pace: Pace | None = None,
 ) -> bool:
     """Whether to commit a ready fold early, before it is due: the prompt cache has
     expired during the pause (`idle_seconds` since the last answer; None = unknown) and
     the view is where a fold is being prepared anyway."""
     if idle_seconds is None or idle_seconds < PROMPT_CACHE_TTL_SECONDS:
         return False
-    return should_prepare_fold(tokens, budget, settings)
+    return should_prepare_fold(tokens, budget, settings, pace)
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,16 @@
 """SQL for the message tree: the active path, branching, switching, siblings.
 
-`messages.on_path` marks the active path (the path to `conversations.active_leaf_id`),
-so every read of the display history stays a range read on `(conversation_id, seq)
-WHERE on_path = 1`. Moving the active path rewrites the flags of the two segments that
-differ, never the shared prefix. The current fold always applies to the active path:
+The tree is stored as *lanes*: chains of messages, each a run of one parent's first
+child, its first child, and so on. A message continues its parent's lane when it is the
+parent's first child and starts a lane of its own otherwise (an edit, a regenerated
+answer: a second child); a lane is named by the `pk` of its first message, and the
+`lanes` table records where each one forks from its parent lane. Every path is then a
+short list of lane segments, and the active path (the path to
+`conversations.active_leaf_id`) is stored as `lanes.path_last`, the last seq of each lane
+on it (NULL off it). Reading the history is a range read per lane on the path
+(`records.PATH_MESSAGES`); moving the path rewrites one row per lane on the old and the
+new path, never a message, so a switch costs the same at the start of a 100,000-message
+history as at its end. The current fold always applies to the active path:
 when the path moves, the fold pointer of the leaf left is remembered on that leaf, and
 the pointer moves to the fold the new path had when it was left, or else walks back the
 fold chain (`core.tree.applicable_fold`).
@@ -20,7 +27,9 @@ from typing import Any
 from foldline.core.messages import Message
 from foldline.core.tree import FoldLink, applicable_fold
 from foldline.store.records import (
-    MESSAGE_COLUMNS,
+    ON_PATH_FILTER,
+    PATH_MESSAGE_COLUMNS,
+    PATH_MESSAGES,
     CompactionRecord,
     MessageRecord,
     MessageStatus,
@@ -28,6 +37,7 @@ from foldline.store.records import (
     dump_json_or_none,
     dump_parts,
     message_from_row,
+    on_path_sql,
 )
 
 
@@ -45,6 +55,32 @@ def tip(conn: sqlite3.Connection, conversation_id: str) -> tuple[str | None, int
     if row is None:
         raise NotFound(f"no conversation with id {conversation_id!r}")
     return row[0], row[1]
+
+
+def _lane_after(conn: sqlite3.Connection, parent_id: str | None) -> tuple[int | None, int]:
+    """The lane a child of `parent_id` continues (None: it starts one, being a first
+    message or a second child) and the seq the parent's lane forks at (-1: no parent)."""
+    if parent_id is None:
+        return None, -1
+    lane, seq, has_child = conn.execute(
+        "SELECT lane, seq, EXISTS (SELECT 1 FROM messages AS c WHERE c.parent_id = p.id) "
+        "FROM messages AS p WHERE p.id = ?",
+        (parent_id,),
+    ).fetchone()
+    return (None if has_child else lane), seq
+
+
+def start_lane(
+    conn: sqlite3.Connection, conversation_id: str, head_pk: int, parent_id: str | None
+) -> None:
+    """Make the message `head_pk` the first of a lane forking from its parent's."""
+    conn.execute("UPDATE messages SET lane = pk WHERE pk = ?", (head_pk,))
+    conn.execute(
+        "INSERT INTO lanes (lane, conversation_id, parent_lane, fork_seq, head_seq) "
+        "SELECT h.pk, ?, p.lane, p.seq, h.seq FROM messages AS h "
+        "LEFT JOIN messages AS p ON p.id = ? WHERE h.pk = ?",
+        (conversation_id, parent_id, head_pk),
+    )
 
 
 def append_after_leaf(
@@ -77,32 +113,97 @@ def append_after_leaf(
                 parent_id=records[-1].id if records else parent_id,
             )
         )
+    if not records:
+        return records
+    lane, _fork = _lane_after(conn, parent_id)
     usage_json = dump_json_or_none(usage)
-    conn.executemany(
+    insert = (
         "INSERT INTO messages (id, conversation_id, seq, role, parts, status, usage, "
-        "token_count, created_at, updated_at, parent_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (
-                r.id,
-                conversation_id,
-                r.seq,
-                r.message.role,
-                dump_parts(r.message),
-                status,
-                usage_json,
-                token_count,
-                now,
-                now,
-                r.parent_id,
-            )
-            for r in records
-        ],
+        "token_count, created_at, updated_at, parent_id, lane) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     )
+
+    def values(r: MessageRecord, lane: int | None) -> tuple[Any, ...]:
+        return (
+            r.id,
+            conversation_id,
+            r.seq,
+            r.message.role,
+            dump_parts(r.message),
+            status,
+            usage_json,
+            token_count,
+            now,
+            now,
+            r.parent_id,
+            lane,
+        )
+
+    head = conn.execute(insert, values(records[0], lane))
+    if lane is None:
+        assert head.lastrowid is not None
+        lane = head.lastrowid
+        start_lane(conn, conversation_id, lane, parent_id)
+    conn.executemany(insert, [values(r, lane) for r in records[1:]])
+    conn.execute("UPDATE lanes SET path_last = ? WHERE lane = ?", (records[-1].seq, lane))
     conn.execute(
         "UPDATE conversations SET updated_at = ?, active_leaf_id = ? WHERE id = ?",
-        (now, records[-1].id if records else parent_id, conversation_id),
+        (now, records[-1].id, conversation_id),
     )
     return records
+
+
+def build_lanes(conn: sqlite3.Connection, conversation_id: str | None = None) -> None:
+    """Give every message of the conversation (None: of every conversation) that has no
+    lane yet its lane, and each new lane its `lanes` row, in a few set-wide statements
+    (an import's batch, the migration to lanes): the cost grows with the messages
+    without a lane, not with the history. A parent's first child (lowest `pk`) continues
+    its lane, as it would have when written one by one; the path is left as it was.
+    Parents come before their children (earlier batches, or the same one)."""
+    scope = "" if conversation_id is None else "AND h.conversation_id = :cid "
+    args = {} if conversation_id is None else {"cid": conversation_id}
+    # Named: the messages without a lane are the few just written, where the index of a
+    # conversation's messages would walk its whole history on every batch of an import.
+    heads = conn.execute(
+        "UPDATE messages AS h INDEXED BY messages_by_lane SET lane = pk WHERE lane IS NULL "
+        f"{scope}AND (parent_id IS NULL OR pk <> "
+        "(SELECT min(c.pk) FROM messages AS c WHERE c.parent_id = h.parent_id)) "
+        "RETURNING pk",
+        args,
+    ).fetchall()
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS lane_of (pk INTEGER PRIMARY KEY, lane INTEGER)")
+    conn.execute(
+        "INSERT INTO temp.lane_of (pk, lane) WITH RECURSIVE chain(pk, id, lane) AS ("
+        "  SELECT h.pk, h.id, p.lane FROM messages AS h INDEXED BY messages_by_lane"
+        "  JOIN messages AS p ON p.id = h.parent_id"
+        f"  WHERE h.lane IS NULL AND p.lane IS NOT NULL {scope}"
+        "  UNION ALL SELECT c.pk, c.id, chain.lane FROM chain"
+        "  JOIN messages AS c ON c.parent_id = chain.id AND c.lane IS NULL"
+        ") SELECT pk, lane FROM chain",
+        args,
+    )
+    conn.execute(
+        "UPDATE messages SET lane = t.lane FROM temp.lane_of AS t WHERE t.pk = messages.pk"
+    )
+    conn.execute("DELETE FROM temp.lane_of")
+    conn.executemany(
+        "INSERT INTO lanes (lane, conversation_id, parent_lane, fork_seq, head_seq) "
+        "SELECT h.pk, h.conversation_id, p.lane, p.seq, h.seq FROM messages AS h "
+        "LEFT JOIN messages AS p ON p.id = h.parent_id WHERE h.pk = ?",
+        heads,
+    )
+
+
+def rebuild_lanes(conn: sqlite3.Connection) -> None:
+    """Every lane and every active path built again from the messages' parents (the
+    migration to lanes, a salvaged database)."""
+    conn.execute("DELETE FROM lanes")
+    conn.execute("UPDATE messages SET lane = NULL WHERE lane IS NOT NULL")
+    build_lanes(conn)
+    for conversation_id, leaf in conn.execute(
+        "SELECT id, active_leaf_id FROM conversations"
+    ).fetchall():
+        set_path(conn, conversation_id, leaf)
 
 
 def fold_links(conn: sqlite3.Connection, conversation_id: str) -> dict[int, FoldLink]:
@@ -125,8 +226,8 @@ def on_path_ids(
     marks = ", ".join("?" for _ in wanted)
     rows = conn.execute(
         # Named: SQLite would otherwise read the whole path to find a few ids.
-        f"SELECT id FROM messages INDEXED BY messages_by_id "
-        f"WHERE conversation_id = ? AND on_path = 1 AND id IN ({marks})",
+        f"SELECT m.id FROM messages AS m INDEXED BY messages_by_id "
+        f"WHERE m.conversation_id = ? AND m.id IN ({marks}) AND {on_path_sql('m')}",
         (conversation_id, *wanted),
     ).fetchall()
     return {row[0] for row in rows}
@@ -174,7 +275,8 @@ def message_on_path(
 ) -> MessageRecord:
     """A message of the active path; NotFound / NotOnPath otherwise."""
     row = conn.execute(
-        f"SELECT {MESSAGE_COLUMNS}, on_path FROM messages WHERE id = ? AND conversation_id = ?",
+        f"SELECT {PATH_MESSAGE_COLUMNS}, {on_path_sql('m')} FROM messages AS m "
+        "WHERE m.id = ? AND m.conversation_id = ?",
         (message_id, conversation_id),
     ).fetchone()
     if row is None:
@@ -190,12 +292,10 @@ def cut_path(
     """End the active path at `parent_id` (None: before the first message), so the next
     message appended starts a new branch there. The leaf left keeps its fold pointer;
     the pointer moves back to the deepest fold that still applies."""
-    seq = -1 if parent_id is None else message_on_path(conn, conversation_id, parent_id).seq
+    if parent_id is not None:
+        message_on_path(conn, conversation_id, parent_id)
     pointer = _leave_leaf(conn, conversation_id, now)
-    conn.execute(
-        "UPDATE messages SET on_path = 0 WHERE conversation_id = ? AND on_path = 1 AND seq > ?",
-        (conversation_id, seq),
-    )
+    set_path(conn, conversation_id, parent_id)
     conn.execute(
         "UPDATE conversations SET active_leaf_id = ?, updated_at = ? WHERE id = ?",
         (parent_id, now, conversation_id),
@@ -203,40 +303,55 @@ def cut_path(
     repoint_fold(conn, conversation_id, pointer)
 
 
+def set_path(conn: sqlite3.Connection, conversation_id: str, leaf_id: str | None) -> None:
+    """Make the path to `leaf_id` (None: no message) the active path: the lanes of the
+    old path leave it, then each lane from the leaf's up to the first one gets the last
+    seq the path holds of it. One row per lane of either path, whatever their length."""
+    conn.execute(
+        "UPDATE lanes SET path_last = NULL WHERE conversation_id = ? AND path_last IS NOT NULL",
+        (conversation_id,),
+    )
+    if leaf_id is None:
+        return
+    row = conn.execute("SELECT lane, seq FROM messages WHERE id = ?", (leaf_id,)).fetchone()
+    lane, seq = row if row is not None else (None, None)
+    while lane is not None:
+        lane, seq = conn.execute(
+            "UPDATE lanes SET path_last = ? WHERE lane = ? RETURNING parent_lane, fork_seq",
+            (seq, lane),
+        ).fetchone()
+
+
 def latest_leaf(conn: sqlite3.Connection, conversation_id: str, message_id: str) -> str:
     """The leaf in the subtree of `message_id` the person was on last: the one most
     recently written or left (`updated_at`), so a switch returns where that branch was
-    left, not to its newest version (NotFound if the message is not in this conversation)."""
+    left, not to its newest version (NotFound if the message is not in this conversation).
+
+    The leaves are the ends of the lanes in the subtree: the message's own lane and,
+    recursively, the lanes forking from those at or below it (the `lanes` rows only)."""
     row = conn.execute(
-        "WITH RECURSIVE subtree(id, pk, updated_at) AS ("
-        "  SELECT id, pk, updated_at FROM messages WHERE id = ? AND conversation_id = ?"
-        "  UNION ALL SELECT m.id, m.pk, m.updated_at FROM messages AS m"
-        "  JOIN subtree ON m.parent_id = subtree.id"
-        ") SELECT subtree.id FROM subtree WHERE NOT EXISTS ("
-        "  SELECT 1 FROM messages AS child WHERE child.parent_id = subtree.id"
-        ") ORDER BY subtree.updated_at DESC, subtree.pk DESC LIMIT 1",
+        "SELECT lane, seq FROM messages WHERE id = ? AND conversation_id = ?",
         (message_id, conversation_id),
     ).fetchone()
     if row is None:
         raise NotFound(f"no message {message_id!r} in conversation {conversation_id!r}")
-    return row[0]
-
-
-_SEGMENT = (
-    "WITH RECURSIVE up(id, parent_id, seq, on_path) AS ("
-    "  SELECT id, parent_id, seq, on_path FROM messages WHERE id = ?"
-    "  UNION ALL SELECT m.id, m.parent_id, m.seq, m.on_path FROM messages AS m"
-    "  JOIN up ON m.id = up.parent_id WHERE up.on_path = 0"
-    ")"
-)
-"""The messages from a leaf up to the first one on the active path (or a first message)."""
+    leaf = conn.execute(
+        "WITH RECURSIVE subtree(lane, from_seq) AS ("
+        "  SELECT ?, ?"
+        "  UNION ALL SELECT l.lane, l.head_seq FROM lanes AS l"
+        "  JOIN subtree ON l.parent_lane = subtree.lane AND l.fork_seq >= subtree.from_seq"
+        ") SELECT m.id FROM subtree JOIN messages AS m ON m.pk = ("
+        "  SELECT e.pk FROM messages AS e WHERE e.lane = subtree.lane ORDER BY e.seq DESC LIMIT 1"
+        ") ORDER BY m.updated_at DESC, m.pk DESC LIMIT 1",
+        row,
+    ).fetchone()
+    return leaf[0]
 
 
 def switch_to(conn: sqlite3.Connection, conversation_id: str, message_id: str, now: str) -> str:
     """Make the leaf last used under `message_id` the active leaf; returns its id.
 
-    Only the differing segments are rewritten: the new branch from where it leaves the
-    active path, and the old path's rows from that depth on. The fold pointer becomes
+    Only the lanes of the two paths are rewritten (`set_path`). The fold pointer becomes
     the one remembered on the new leaf (walked back if it no longer applies), else the
     current one walked back.
     """
@@ -245,20 +360,7 @@ def switch_to(conn: sqlite3.Connection, conversation_id: str, message_id: str, n
     if leaf == current:
         return leaf
     pointer = _leave_leaf(conn, conversation_id, now)
-    # The new branch leaves the active path below its first message off the path (a
-    # leaf on the path could only be its tip, handled above), so the old path's rows
-    # from that depth on leave it, then the branch's rows join it. Clearing first keeps
-    # the unique index of the path's depths valid at every step.
-    depth = conn.execute(f"{_SEGMENT} SELECT min(seq) FROM up WHERE on_path = 0", (leaf,))
-    conn.execute(
-        "UPDATE messages SET on_path = 0 WHERE conversation_id = ? AND on_path = 1 AND seq >= ?",
-        (conversation_id, depth.fetchone()[0]),
-    )
-    conn.execute(
-        f"{_SEGMENT} UPDATE messages SET on_path = 1 "
-        "WHERE id IN (SELECT id FROM up WHERE on_path = 0)",
-        (leaf,),
-    )
+    set_path(conn, conversation_id, leaf)
     remembered = conn.execute(
         "SELECT leaf_fold_version FROM messages WHERE id = ?", (leaf,)
     ).fetchone()[0]
@@ -300,7 +402,7 @@ def last_folded_id(
     if api_start_index <= 0:
         return None
     row = conn.execute(
-        "SELECT id FROM messages WHERE conversation_id = ? AND on_path = 1 AND seq = ?",
+        f"SELECT m.id FROM {PATH_MESSAGES} WHERE {ON_PATH_FILTER} AND m.seq = ?",
         (conversation_id, api_start_index - 1),
     ).fetchone()
     return None if row is None else row[0]
@@ -308,12 +410,17 @@ def last_folded_id(
 
 def branch_starts(conn: sqlite3.Connection, conversation_id: str) -> list[MessageRecord]:
     """The first message of every branch that leaves the active path (a sibling of one of
-    its messages), by depth: where the other branches diverge."""
+    its messages), by depth: where the other branches diverge. Those are the heads of
+    the lanes off the path that fork from it (or start the tree), and the message after
+    the path's end in each lane that the path leaves early."""
     rows = conn.execute(
-        f"SELECT {MESSAGE_COLUMNS} FROM messages AS m "
-        "WHERE m.conversation_id = ? AND m.on_path = 0 AND (m.parent_id IS NULL OR EXISTS ("
-        "  SELECT 1 FROM messages AS p WHERE p.id = m.parent_id AND p.on_path = 1)) "
-        "ORDER BY m.seq, m.pk",
+        f"SELECT {PATH_MESSAGE_COLUMNS}, m.pk FROM lanes AS l JOIN messages AS m ON m.pk = l.lane "
+        "WHERE l.conversation_id = ?1 AND l.path_last IS NULL AND (l.parent_lane IS NULL "
+        "  OR (SELECT p.path_last FROM lanes AS p WHERE p.lane = l.parent_lane) >= l.fork_seq) "
+        f"UNION ALL SELECT {PATH_MESSAGE_COLUMNS}, m.pk FROM lanes AS l "
+        "JOIN messages AS m ON m.lane = l.lane AND m.seq = l.path_last + 1 "
+        "WHERE l.conversation_id = ?1 AND l.path_last IS NOT NULL",
         (conversation_id,),
     ).fetchall()
-    return [message_from_row(row) for row in rows]
+    rows.sort(key=lambda row: (row[2], row[-1]))
+    return [message_from_row(row[:-1]) for row in rows]

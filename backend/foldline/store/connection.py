@@ -57,11 +57,49 @@ def open_database(path: Path) -> Database:
     return Database(conn, execute_plugins=False)
 
 
+class FairLock:
+    """A lock granted in the order it was asked for (a ticket lock), re-entrant per thread.
+
+    SQLite's own busy handler polls: a writer waiting for the lock sleeps up to 100 ms
+    between tries, so a long series of short transactions (an import's batches) can keep
+    it out for seconds. The store's writers of one process take this lock first, so each
+    waits at most for the transactions asked for before its own."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._next = 0
+        self._serving = 0
+        self._owner: int | None = None
+        self._depth = 0
+
+    def acquire(self) -> None:
+        me = threading.get_ident()
+        with self._condition:
+            if self._owner == me:
+                self._depth += 1
+                return
+            ticket = self._next
+            self._next += 1
+            while self._serving != ticket:
+                self._condition.wait()
+            self._owner, self._depth = me, 1
+
+    def release(self) -> None:
+        with self._condition:
+            self._depth -= 1
+            if self._depth == 0:
+                self._owner = None
+                self._serving += 1
+                self._condition.notify_all()
+
+
 class ConnectionPool:
     """Hands each thread its own `Database` on one file."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.writers = FairLock()
+        """Taken by every write transaction of this pool, first asked first served."""
         self._local = threading.local()
         self._lock = threading.Lock()
         self._open: dict[int, tuple[weakref.ref[threading.Thread], Database]] = {}
@@ -117,19 +155,23 @@ class ConnectionPool:
         every read-then-write here starts immediate.
         """
         conn = self.get().conn
-        conn.execute("BEGIN IMMEDIATE")
+        self.writers.acquire()
         try:
-            yield conn
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        try:
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            try:
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        finally:
+            self.writers.release()
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from foldline.store.branches import rebuild_lanes
 from foldline.store.connection import open_database
 from foldline.store.records import (
     PARTS_ADAPTER,
@@ -223,6 +224,11 @@ def repair(path: Path, *, now: datetime | None = None) -> DoctorReport:
         try:
             db.conn.execute("PRAGMA foreign_keys = OFF")
             _copy_readable_rows(report.backup, db.conn)
+            # The lanes are derived from the messages' parents: built again from what
+            # was salvaged rather than copied half-readable.
+            db.conn.execute("BEGIN")
+            rebuild_lanes(db.conn)
+            db.conn.execute("COMMIT")
         finally:
             db.close()
         report.method = "row-by-row copy"

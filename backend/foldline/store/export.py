@@ -719,9 +719,6 @@ def import_stream(
             raise ValueError(f"invalid Foldline export: missing {', '.join(missing)}")
         _check_folds(folds, writer.message_count, seen["formatVersion"])
         record = writer.finish([_fold_record(fold) for fold in folds], marks, active_leaf)
-        problem = store.imported_fold_problem(record.id)
-        if problem:
-            raise ValueError(f"invalid Foldline export: compactions: {problem}")
     # Calls keep their tokens, cost and fold; their link to a message (whose id is new)
     # is not kept.
     store.record_calls(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 
 from foldline.core.state import CompactionState
@@ -116,7 +117,9 @@ class HandoffMethods:
         now = self._now()
         record = replace(origin, id=new_id(), created_at=now, updated_at=now)
         with self._pool.write() as conn:
-            writer = ConversationImport(conn, record, new_id)
+            # The whole hand-off is one transaction: the writer's own transactions are
+            # this one's connection.
+            writer = ConversationImport(lambda: nullcontext(conn), record, new_id)
             # One path: each message follows the one before (their parents are the
             # origin's messages, which the new conversation does not hold).
             writer.add_messages(replace(m, parent_id=None) for m in messages)

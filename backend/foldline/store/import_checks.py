@@ -4,7 +4,8 @@ An import is checked before it is committed; most checks read the document as it
 streams by, but whether a fold's last message lies on the same branch as its parent
 fold's needs the parent links of messages that may be hundreds of thousands apart in the
 file. They are read back here from the import's own uncommitted rows (the same
-connection, inside its transaction), so the check costs no memory per message.
+connection, in the transaction that completes it), so the check costs no memory per
+message.
 """
 
 from __future__ import annotations

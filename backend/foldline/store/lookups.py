@@ -20,6 +20,7 @@ from foldline.store.records import (
     SearchHit,
     load_message,
     message_from_row,
+    on_path_sql,
 )
 from foldline.store.search import fts_query, snippet
 
@@ -31,10 +32,10 @@ def search_hit(conn: sqlite3.Connection, conversation_id: str, q: str) -> Search
     if match is None:
         return None
     row = conn.execute(
-        "SELECT m.seq, m.parts, m.id, m.on_path FROM messages_fts "
+        f"SELECT m.seq, m.parts, m.id, {on_path_sql('m')} AS on_path FROM messages_fts "
         "JOIN messages AS m ON m.pk = messages_fts.rowid "
         "WHERE messages_fts MATCH ? AND m.conversation_id = ? "
-        "ORDER BY m.on_path DESC, m.seq DESC, m.pk DESC LIMIT 1",
+        "ORDER BY on_path DESC, m.seq DESC, m.pk DESC LIMIT 1",
         (match, conversation_id),
     ).fetchone()
     if row is None:
@@ -61,7 +62,13 @@ def search_messages(
     match = fts_query(q)
     if match is None:
         return []
-    scope = "" if conversation_id is None else "AND messages.conversation_id = ? "
+    # Across conversations, those still being imported are left out (a partial index
+    # holds them: usually none).
+    scope = (
+        "AND messages.conversation_id NOT IN (SELECT id FROM conversations WHERE importing = 1) "
+        if conversation_id is None
+        else "AND messages.conversation_id = ? "
+    )
     params: tuple[Any, ...] = (match,) if conversation_id is None else (match, conversation_id)
     rows = conn.execute(
         f"SELECT {MESSAGE_COLUMNS} "
@@ -79,8 +86,10 @@ def list_pins(conn: sqlite3.Connection, conversation_id: str) -> list[PinRecord]
     # message on (conversation_id, seq), a walk over the whole history on every model
     # call, where the partial index of pinned messages holds only the few pinned rows.
     rows = conn.execute(
-        "SELECT id, seq, role, parts, pinned_at FROM messages INDEXED BY messages_pinned "
-        "WHERE conversation_id = ? AND pinned_at IS NOT NULL AND on_path = 1 ORDER BY seq",
+        "SELECT m.id, m.seq, m.role, m.parts, m.pinned_at FROM messages AS m "
+        "INDEXED BY messages_pinned "
+        f"WHERE m.conversation_id = ? AND m.pinned_at IS NOT NULL AND {on_path_sql('m')} "
+        "ORDER BY m.seq",
         (conversation_id,),
     ).fetchall()
     if not rows:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from sqlite_utils import Database, Migrations
 
+from foldline.store.branches import rebuild_lanes
+from foldline.store.counts import COUNT_TRIGGERS, CREATE_COUNTS_TABLE
 from foldline.store.schema import CREATE_SEARCH_TABLE, rebuild_search_index
 
 migrations = Migrations("foldline")
@@ -296,6 +298,42 @@ def m010_projects(db: Database) -> None:
         "CREATE INDEX conversations_by_project ON conversations (project_id, updated_at) "
         "WHERE project_id IS NOT NULL"
     )
+
+
+@migrations(name="m011_counts_and_lanes")
+def m011_counts_and_lanes(db: Database) -> None:
+    # Token counts of messages, stored once per tokenizer so that counting the model's
+    # view is a sum over its rows instead of encoding every message again.
+    db.execute(CREATE_COUNTS_TABLE)
+    for sql in COUNT_TRIGGERS.values():
+        db.execute(sql)
+    # The tree as lanes (chains of first children): the active path is a few lane rows
+    # instead of a flag on every message, so moving it never rewrites the history.
+    db["messages"].add_column("lane", int)
+    db.execute(
+        "CREATE TABLE lanes ("
+        " lane INTEGER PRIMARY KEY,"
+        " conversation_id TEXT NOT NULL REFERENCES conversations(id),"
+        " parent_lane INTEGER,"
+        " fork_seq INTEGER,"
+        " head_seq INTEGER NOT NULL,"
+        " path_last INTEGER)"
+    )
+    # Every read of the active path starts from its lanes (a partial index: only those),
+    # then reads each lane's messages by (lane, seq); a switch finds the lanes forking
+    # from a segment by (parent_lane, fork_seq).
+    db.execute("CREATE INDEX lanes_on_path ON lanes (conversation_id) WHERE path_last IS NOT NULL")
+    db.execute("CREATE INDEX lanes_by_parent ON lanes (parent_lane, fork_seq)")
+    db.execute("CREATE INDEX messages_by_lane ON messages (lane, seq)")
+    rebuild_lanes(db.conn)
+    # An import writes in batches under this mark and clears it when complete; reads
+    # leave marked conversations out, and the store deletes them when it opens.
+    db["conversations"].add_column("importing", int, not_null_default=0)
+    db.execute("CREATE INDEX conversations_importing ON conversations (id) WHERE importing = 1")
+    db.execute("DROP INDEX messages_on_path")
+    db.execute("ALTER TABLE messages DROP COLUMN on_path")
+
+
 @migrations(name="m013_person_words")
 def m013_person_words(db: Database) -> None:
     # Folds made before it kept the person's details inside their summary text; they

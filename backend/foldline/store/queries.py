@@ -44,7 +44,8 @@ def insert_conversation(conn: sqlite3.Connection, record: ConversationRecord) ->
 
 def get_conversation(conn: sqlite3.Connection, conversation_id: str) -> ConversationRecord:
     row = conn.execute(
-        f"SELECT {CONVERSATION_COLUMNS} FROM conversations AS c WHERE c.id = ?",
+        # A conversation still being imported does not exist yet for any reader.
+        f"SELECT {CONVERSATION_COLUMNS} FROM conversations AS c WHERE c.id = ? AND c.importing = 0",
         (conversation_id,),
     ).fetchone()
     if row is None:
@@ -55,8 +56,8 @@ def get_conversation(conn: sqlite3.Connection, conversation_id: str) -> Conversa
 def next_seq(conn: sqlite3.Connection, conversation_id: str) -> int:
     """The seq of the next message = the active path's length (seq is dense on it)."""
     row = conn.execute(
-        "SELECT (SELECT coalesce(max(seq) + 1, 0) FROM messages "
-        "WHERE conversation_id = ?1 AND on_path = 1) "
+        "SELECT (SELECT coalesce(max(path_last) + 1, 0) FROM lanes "
+        "WHERE conversation_id = ?1 AND path_last IS NOT NULL) "
         "FROM conversations WHERE id = ?1",
         (conversation_id,),
     ).fetchone()

@@ -255,15 +255,33 @@ def dump_json_or_none(value: dict[str, Any] | None) -> str | None:
 # the order; `row[i]` indexing is much faster than building dicts on hot paths.
 CONVERSATION_COLUMNS = (
     "c.id, c.title, c.model, c.system_prompt, c.settings, c.created_at, c.updated_at, "
-    "(SELECT coalesce(max(m.seq) + 1, 0) FROM messages AS m "
-    "WHERE m.conversation_id = c.id AND m.on_path = 1), c.active_leaf_id, c.project_id"
+    "(SELECT coalesce(max(l.path_last) + 1, 0) FROM lanes AS l "
+    "WHERE l.conversation_id = c.id AND l.path_last IS NOT NULL), c.active_leaf_id, c.project_id"
 )
+
+# The active path as a join: every lane on it (few rows) and, through the index of
+# messages by (lane, seq), its messages up to where the path leaves the lane. Select
+# with `PATH_MESSAGE_COLUMNS` and filter with `l.conversation_id = ? AND l.path_last IS
+# NOT NULL` (the partial index `lanes_on_path`) and bounds on `m.seq`.
+PATH_MESSAGES = "lanes AS l JOIN messages AS m ON m.lane = l.lane AND m.seq <= l.path_last"
+ON_PATH_FILTER = "l.conversation_id = ? AND l.path_last IS NOT NULL"
+
+
+def on_path_sql(alias: str) -> str:
+    """An SQL expression true (1) when the message row `alias` is on the active path."""
+    return (
+        f"({alias}.seq <= coalesce((SELECT l.path_last FROM lanes AS l "
+        f"WHERE l.lane = {alias}.lane), -1))"
+    )
+
 
 # Unqualified, so the same list serves SELECTs and `UPDATE ... RETURNING`.
 MESSAGE_COLUMNS = (
     "id, conversation_id, seq, role, parts, status, usage, token_count, created_at, "
     "updated_at, error, continued, parent_id"
 )
+PATH_MESSAGE_COLUMNS = ", ".join(f"m.{column.strip()}" for column in MESSAGE_COLUMNS.split(","))
+"""`MESSAGE_COLUMNS` of the row `m` (the path's join has columns of the same names)."""
 
 COMPACTION_COLUMNS = (
     "k.version, k.compacted_at, k.summary_message, k.api_start_index, k.from_index, "

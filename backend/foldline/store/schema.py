@@ -37,6 +37,9 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "covered (NULL = none).",
         "project_id": "The project the conversation belongs to (NULL = no project): its "
         "instructions, files and notes are sent with every call of the conversation.",
+        "importing": "1 while an import is writing the conversation (in batches, each its "
+        "own transaction): no read shows it, and one left by a crash is deleted at start; "
+        "0 once complete.",
     },
     "messages": {
         "pk": "Row key (INTEGER PRIMARY KEY): the stable key of the full-text index; "
@@ -44,8 +47,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "id": "Stable public id (32 hex digits) of the message.",
         "conversation_id": "The conversation the message belongs to.",
         "seq": "Depth in the message tree (0 = a first message): the display index on "
-        "any path through it, so siblings share it; unique per conversation among the "
-        "rows with on_path = 1. `apiStartIndex` counts in these.",
+        "any path through it, so siblings share it; unique per conversation along any path. "
+        "`apiStartIndex` counts in these.",
         "role": "user, assistant or tool.",
         "parts": "JSON array of the message's parts, each with a `kind` (text, reasoning, "
         "tool-call, tool-result, attachment), as the engine's Message values dump them.",
@@ -54,7 +57,7 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "usage": "JSON object: token usage the provider reported for the call that produced "
         "this message (NULL if none).",
         "token_count": "Reserved, always NULL: a count depends on the model's tokenizer, so "
-        "the app caches counts in memory per model, keyed by (id, updated_at).",
+        "counts are stored per tokenizer in `message_counts`.",
         "error": "Why the message ended in error or was interrupted (NULL otherwise).",
         "created_at": "When the message was first written (ISO-8601 UTC).",
         "updated_at": "Last write to the message, e.g. the latest streamed flush (ISO-8601 UTC).",
@@ -64,9 +67,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "(the text after the interruption was written by a later call), else 0.",
         "parent_id": "The message this one follows (NULL for a first message); an edit or "
         "a regenerated answer is a sibling: a second child of the same parent.",
-        "on_path": "1 when the message is on the active path (the path to "
-        "conversations.active_leaf_id), else 0: kept in step by every branch switch so "
-        "the history's reads stay range reads.",
+        "lane": "The lane (chain of first children) the message is in: the `pk` of the "
+        "lane's first message; see `lanes`.",
         "leaf_fold_version": "On a leaf the person left: the fold version that was current "
         "on its path then, restored when they come back (NULL = never left).",
     },
@@ -103,6 +105,17 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "condensed), condensed}.",
         "last_message_id": "The last message the fold summarized (seq = api_start_index - 1; "
         "NULL when it folded none): the fold applies to the paths through it.",
+    },
+    "lanes": {
+        "lane": "The lane's id: the `pk` of its first message. A message continues its "
+        "parent's lane when it is the parent's first child and starts a lane otherwise.",
+        "conversation_id": "The conversation the lane belongs to.",
+        "parent_lane": "The lane of the first message's parent (NULL for a first message).",
+        "fork_seq": "The seq of the first message's parent (NULL for a first message).",
+        "head_seq": "The seq of the lane's first message.",
+        "path_last": "The last seq of this lane on the active path (NULL when the path does "
+        "not go through the lane): the active path is these segments, so moving it "
+        "rewrites one row per lane, never a message.",
     },
     "calibration": {
         "provider": "Provider name as configured (anthropic, openai, a local server's name).",
@@ -164,6 +177,17 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "text": "The note, sent verbatim to the model with the project's files.",
         "created_at": "When the note was pinned (ISO-8601 UTC); notes are sent oldest first.",
         "updated_at": "Last edit of the note (ISO-8601 UTC).",
+    },
+    "message_counts": {
+        "message_id": "The message counted (messages.id); the row is deleted by a trigger "
+        "when the message's role or parts change or the message is deleted.",
+        "counter": "Which tokenizer counted it: model, wire and options, as the chat "
+        "layer names its counters.",
+        "tokens": "The message's raw count as the model's view holds it (pruned outputs "
+        "as their placeholder), before any calibration ratio.",
+        "shape": "What pair repair reads of the message: its tool-call ids (assistant), "
+        "its result ids (tool), '' (user) or '!' when repair changes it whatever its "
+        "neighbours; the view's sum repairs and recounts only irregular groups.",
     },
     "messages_fts": {
         "text": "Searchable text of a message: text, reasoning, tool names, inputs and "

@@ -24,10 +24,11 @@ from foldline.core.calibration import Calibration
 from foldline.core.messages import Message
 from foldline.core.state import CompactionState
 from foldline.paths import make_private_files
-from foldline.store import branches, handoffs, import_checks, lookups, projects, queries, usage
+from foldline.store import branches, handoffs, lookups, projects, queries, usage
 from foldline.store.connection import ConnectionPool
+from foldline.store.counts import CountMethods, restore_count_triggers
 from foldline.store.handoffs import HandoffMethods
-from foldline.store.importing import ConversationImport
+from foldline.store.importing import ConversationImport, delete_unfinished_imports
 from foldline.store.migrations import migrations
 from foldline.store.projects import ProjectMethods
 from foldline.store.records import (
@@ -35,6 +36,9 @@ from foldline.store.records import (
     CONVERSATION_COLUMNS,
     MESSAGE_COLUMNS,
     MESSAGE_STATUSES,
+    ON_PATH_FILTER,
+    PATH_MESSAGE_COLUMNS,
+    PATH_MESSAGES,
     CompactionRecord,
     ConcurrentFold,
     ConversationRead,
@@ -66,7 +70,7 @@ def _check_status(status: str) -> None:
         raise ValueError(f"unknown message status {status!r}; expected one of {MESSAGE_STATUSES}")
 
 
-class Store(HandoffMethods, ProjectMethods):
+class Store(HandoffMethods, ProjectMethods, CountMethods):
     """SQLite persistence for Foldline (one database file).
 
     Opening runs the pending migrations and then startup recovery: a message left
@@ -110,8 +114,11 @@ class Store(HandoffMethods, ProjectMethods):
             migrations.apply(db)
             if missing_search_triggers(db):
                 rebuild_search_index(db)
+            restore_count_triggers(db.conn)
 
     def _recover(self) -> tuple[str, ...]:
+        # An import cut by a crash is hidden; what it wrote goes now.
+        delete_unfinished_imports(self._pool.write)
         with self._pool.write() as conn:
             rows = conn.execute(
                 "UPDATE messages SET status = 'interrupted', error = coalesce(error, ?), "
@@ -174,7 +181,8 @@ class Store(HandoffMethods, ProjectMethods):
         `project_id`: only that project's; with `no_project`: only those in none."""
         match = fts_query(q) if q else None
         conn = self._pool.get().conn
-        where, params = [], []
+        # A conversation an import is still writing is shown nowhere until complete.
+        where, params = ["c.importing = 0"], []
         if project_id is not None:
             where.append("c.project_id = ?")
             params.append(project_id)
@@ -190,7 +198,7 @@ class Store(HandoffMethods, ProjectMethods):
                 "  WHERE messages_fts MATCH ?))"
             )
             params.extend([*[like_pattern(term) for term in terms], match])
-        condition = f"WHERE {' AND '.join(where)} " if where else ""
+        condition = f"WHERE {' AND '.join(where)} "
         rows = conn.execute(
             f"SELECT {CONVERSATION_COLUMNS} FROM conversations AS c {condition}"
             "ORDER BY c.updated_at DESC, c.created_at DESC LIMIT ?",
@@ -247,6 +255,7 @@ class Store(HandoffMethods, ProjectMethods):
         with self._pool.write() as conn:
             handoffs.unlink_handoffs(conn, conversation_id)
             conn.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
+            conn.execute("DELETE FROM lanes WHERE conversation_id = ?", (conversation_id,))
             conn.execute("DELETE FROM compactions WHERE conversation_id = ?", (conversation_id,))
             conn.execute("DELETE FROM model_calls WHERE conversation_id = ?", (conversation_id,))
             cursor = conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
@@ -386,9 +395,8 @@ class Store(HandoffMethods, ProjectMethods):
             raise ValueError("offset and limit must not be negative")
         with self._pool.snapshot() as conn:
             rows = conn.execute(
-                f"SELECT {MESSAGE_COLUMNS} FROM messages "
-                "WHERE conversation_id = ? AND on_path = 1 AND seq >= ? AND seq < ? "
-                "ORDER BY seq",
+                f"SELECT {PATH_MESSAGE_COLUMNS} FROM {PATH_MESSAGES} "
+                f"WHERE {ON_PATH_FILTER} AND m.seq >= ? AND m.seq < ? ORDER BY m.seq",
                 (conversation_id, offset, offset + limit),
             ).fetchall()
             if not rows:
@@ -410,8 +418,8 @@ class Store(HandoffMethods, ProjectMethods):
             state = queries.current_compaction(conn, conversation_id)
             start = state.api_start_index if state else 0
             rows = conn.execute(
-                f"SELECT {MESSAGE_COLUMNS} FROM messages "
-                "WHERE conversation_id = ? AND on_path = 1 AND seq >= ? ORDER BY seq",
+                f"SELECT {PATH_MESSAGE_COLUMNS} FROM {PATH_MESSAGES} "
+                f"WHERE {ON_PATH_FILTER} AND m.seq >= ? ORDER BY m.seq",
                 (conversation_id, start),
             ).fetchall()
         return state, [message_from_row(row) for row in rows]
@@ -550,14 +558,15 @@ class Store(HandoffMethods, ProjectMethods):
         order; with `every_branch`, every message, parents first), its folds and the
         messages' marks (id -> (pinned_at, leaf_fold_version), for the marked ones), all
         from one read snapshot: an export of any size reads in constant memory."""
-        path = "" if every_branch else "AND on_path = 1 "
         with self._pool.snapshot() as conn:
             conversation = queries.get_conversation(conn, conversation_id)
             compactions = queries.list_compactions(conn, conversation_id)
             marks = lookups.message_marks(conn, conversation_id)
             cursor = conn.execute(
-                f"SELECT {MESSAGE_COLUMNS} FROM messages "
-                f"WHERE conversation_id = ? {path}ORDER BY seq, pk",
+                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY seq, pk"
+                if every_branch
+                else f"SELECT {PATH_MESSAGE_COLUMNS} FROM {PATH_MESSAGES} "
+                f"WHERE {ON_PATH_FILTER} ORDER BY m.seq",
                 (conversation_id,),
             )
             yield conversation, (message_from_row(row) for row in cursor), compactions, marks
@@ -568,19 +577,21 @@ class Store(HandoffMethods, ProjectMethods):
         conversation: ConversationRecord,
         project: Callable[[sqlite3.Connection, str], str] | None = None,
     ) -> Iterator[ConversationImport]:
-        """A new conversation (new ids) written in one transaction: messages are added in
-        batches, then `finish` writes the folds. An exception inside rolls everything back.
+        """A new conversation (new ids): messages are added in batches, each its own
+        transaction, then `finish` writes the folds and makes the conversation visible;
+        until then no read shows it. An exception inside deletes what was written.
         Titles, settings, timestamps, statuses and fold versions are kept as given.
-        `project(conn, now)`, in the same transaction, gives the project it joins."""
-        with self._pool.write() as conn:
-            if project is not None:
+        `project(conn, now)` gives the project it joins (created first, in a transaction
+        of its own, when the file brings one that is not here)."""
+        if project is not None:
+            with self._pool.write() as conn:
                 conversation = replace(conversation, project_id=project(conn, self._now()))
-            yield ConversationImport(conn, replace(conversation, id=new_id()), new_id)
-
-    def imported_fold_problem(self, conversation_id: str) -> str:
-        """Inside `import_conversation` (same thread): "" when every imported fold chain
-        stays on one branch, else a sentence naming the fold that does not."""
-        return import_checks.fold_off_its_parents_branch(self._pool.get().conn, conversation_id)
+        writer = ConversationImport(self._pool.write, replace(conversation, id=new_id()), new_id)
+        try:
+            yield writer
+        except BaseException:
+            writer.discard()
+            raise
 
     def restore_conversation(
         self,

@@ -1,0 +1,135 @@
+"""What the desktop window costs in memory at rest, with a long conversation open.
+
+Starts the real `foldline` console script under Xvfb (1280x800) on a data dir holding
+one conversation of 2,000 messages (the mix of `ui_bench.py`), remembered as the last
+one open so that the window opens on it; waits until its newest page was served, lets
+the window rest, then reads every process of the window (the app and its Qt WebEngine
+children) from `/proc/PID/smaps_rollup`: RSS, and PSS (each shared page divided among
+the processes that map it, so the processes' PSS add up to what the window costs).
+
+    .venv/bin/python benchmarks/memory_bench.py --messages 2000 --rest 15
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from startup_bench import FOLDLINE, _free_port, _wait
+from ui_bench import CONFIG, seed
+
+from foldline_desktop.instance import ControlError, read_instance_record, send_command
+from foldline_desktop.xvfb import VirtualDisplay, list_windows, request_close
+
+
+def children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            listed = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for child in map(int, listed):
+            found += [child, *children(child)]
+    return found
+
+
+def memory(pid: int) -> dict[str, Any]:
+    fields = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        name, value, *_ = line.split()
+        fields[name.rstrip(":")] = int(value) / 1024
+    command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    kind = next((part.decode() for part in command if part.startswith(b"--type=")), "")
+    name = Path(command[0].decode()).name
+    return {
+        "pid": pid,
+        "process": f"{name} {kind}".strip(),
+        "rss": fields["Rss"],
+        "pss": fields["Pss"],
+        "anon": fields.get("Pss_Anon", 0.0),
+        "file": fields.get("Pss_File", 0.0),
+    }
+
+
+def conversation_shown(data_dir: Path, conversation_id: str) -> bool:
+    record = read_instance_record(data_dir, wait_seconds=0)
+    if record is None:
+        return False
+    try:
+        status: Any = send_command(record, "status", timeout=2)
+    except ControlError:
+        return False
+    return status["loaded"] and any(
+        f"/api/conversations/{conversation_id}/messages" in seen["path"]
+        for seen in status["requests"]
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=2000)
+    parser.add_argument("--rest", type=float, default=15.0, help="seconds at rest before reading")
+    args = parser.parse_args()
+    with (
+        tempfile.TemporaryDirectory(prefix="foldline-memory-") as folder,
+        VirtualDisplay() as display,
+    ):
+        data_dir = Path(folder)
+        (data_dir / "config.toml").write_text(CONFIG, encoding="utf-8")
+        conversation_id, _leaf = seed(data_dir, args.messages)
+        port = _free_port()
+        (data_dir / "window.json").write_text(
+            json.dumps({"last_port": port, "last_conversation_id": conversation_id})
+        )
+        environ = {k: v for k, v in os.environ.items() if k != "WAYLAND_DISPLAY"}
+        environ["DISPLAY"] = display.name
+        started = time.monotonic()
+        process = subprocess.Popen(
+            [str(FOLDLINE), "--data-dir", str(data_dir)],
+            env=environ,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            shown = _wait(lambda: conversation_shown(data_dir, conversation_id), "page", started)
+            time.sleep(args.rest)
+            rows = [memory(pid) for pid in [process.pid, *children(process.pid)]]
+            window = next(w for w in list_windows(display.name) if w.title == "Foldline")
+            request_close(display.name, window.window_id)
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                print("the window did not close within 30 s; killed", file=sys.stderr)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    print(
+        f"{args.messages:,} messages open (newest page served after {shown:.1f} s), "
+        f"{args.rest:g} s at rest; flags: {os.environ.get('QTWEBENGINE_CHROMIUM_FLAGS', '')!r}"
+    )
+    print(f"{'process':34s} {'RSS MB':>8s} {'PSS MB':>8s} {'anon':>8s} {'files':>8s}")
+    for row in rows:
+        print(
+            f"{row['process'][:34]:34s} {row['rss']:8.0f} {row['pss']:8.0f} "
+            f"{row['anon']:8.0f} {row['file']:8.0f}"
+        )
+    total = {key: sum(row[key] for row in rows) for key in ("rss", "pss", "anon", "file")}
+    print(
+        f"{'total':34s} {total['rss']:8.0f} {total['pss']:8.0f} "
+        f"{total['anon']:8.0f} {total['file']:8.0f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
