@@ -44,13 +44,13 @@ from foldline.chat.usage import Billing, model_call
 from foldline.config import AppConfig
 from foldline.core.calibration import update_calibration
 from foldline.core.messages import (
+    AttachmentPart,
     Message,
     Part,
     ReasoningPart,
     TextPart,
     ToolCallPart,
     ToolResultPart,
-    user,
 )
 from foldline.core.policy import BreakerState
 from foldline.core.view import INTERRUPTED_RESULT, continuation_view
@@ -82,6 +82,11 @@ FLUSH_INTERVAL = 0.25
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _file_names(message: Message) -> str:
+    """A message of files only is titled by their names."""
+    return ", ".join(p.name for p in message.parts if isinstance(p, AttachmentPart))
 
 
 def storable(text: str) -> str:
@@ -251,11 +256,10 @@ class TurnRunner:
 
     # --- a turn ---------------------------------------------------------------------
 
-    async def turn(self, content: str) -> AsyncIterator[ChatEvent]:
-        record = await self.writes.run(
-            self.store.append_message, self.conversation_id, user(content)
-        )
-        title = first_message_title(content)
+    async def turn(self, message: Message) -> AsyncIterator[ChatEvent]:
+        """A turn answering the person's `message` (its text and files, checked)."""
+        record = await self.writes.run(self.store.append_message, self.conversation_id, message)
+        title = first_message_title(message.text or _file_names(message))
         if record.seq == 0 and title:  # an untitled conversation is named by its first message
             await self.writes.run(
                 self.store.replace_title, self.conversation_id, DEFAULT_TITLE, title
@@ -265,14 +269,12 @@ class TurnRunner:
         async for event in self._loop(record.seq, ctx):
             yield event
 
-    async def edit(self, parent_id: str | None, content: str) -> AsyncIterator[ChatEvent]:
-        """A turn on a new branch: `content` follows `parent_id` (a message of the active
+    async def edit(self, parent_id: str | None, message: Message) -> AsyncIterator[ChatEvent]:
+        """A turn on a new branch: `message` follows `parent_id` (a message of the active
         path; None = a new first message) as a sibling of the message it replaces."""
         # The anchor counted the old path's messages; this path differs inside the view.
         self.loader.drop_anchor(self.conversation_id)
-        record = await self.writes.run(
-            self.store.branch, self.conversation_id, parent_id, user(content)
-        )
+        record = await self.writes.run(self.store.branch, self.conversation_id, parent_id, message)
         assert record is not None
         ctx = await self._load()
         yield ChatEvent("message.created", self._message_event(record, ctx))

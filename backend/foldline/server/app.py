@@ -20,6 +20,7 @@ from foldline.chat.handoff import HandoffFailed, NothingToHandOff
 from foldline.chat.service import ChatService, ChatUnavailable, TurnInProgress, WrongMessage
 from foldline.config import ConfigError
 from foldline.config_toml import ensure_config
+from foldline.core.attachments import AttachmentRefused
 from foldline.mcp.manager import McpManager
 from foldline.providers.listing import ModelDirectory
 from foldline.server.config_source import ConfigSource
@@ -30,6 +31,7 @@ from foldline.server.errors import (
 )
 from foldline.server.model_refresh import cancel_refreshes, schedule_refresh
 from foldline.server.routes import (
+    attachments,
     compactions,
     context,
     conversations,
@@ -58,6 +60,7 @@ EXCEPTION_MAPPING: ExceptionMapping = {
     NothingToHandOff: (400, "nothing_to_hand_off", "There is no message to continue from."),
     HandoffFailed: (502, "summary_failed", "The summary could not be written."),
     ConfigError: (400, "config_error", "config.toml could not be read."),
+    AttachmentRefused: (422, "attachment_refused", "A file cannot be attached."),
 }
 
 
@@ -163,6 +166,7 @@ def create_app(
     app.include_router(transfer.router)
     app.include_router(conversations.router)
     app.include_router(messages.router)
+    app.include_router(attachments.router)
     app.include_router(events.router)
     app.include_router(pins.router)
     app.include_router(handoffs.router)

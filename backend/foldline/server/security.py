@@ -233,10 +233,19 @@ def _with_security_headers(send: Send, *, api: bool) -> Send:
     return send_wrapper
 
 
+MESSAGE_BODY_LIMIT = 48 * 1024 * 1024
+"""A message with files: 32 MB of files (the most a provider request carries) in base64,
+plus the text."""
+
+
 def default_body_limit(method: str, path: str) -> int:
-    """Import takes whole exported conversations; everything else is small."""
+    """Import takes whole exported conversations, a message its files; everything else
+    is small."""
     if method == "POST" and path == "/api/conversations/import":
         return IMPORT_BODY_LIMIT
+    message_route = path.endswith("/messages") or path.endswith("/edit")
+    if method == "POST" and path.startswith("/api/conversations/") and message_route:
+        return MESSAGE_BODY_LIMIT
     return DEFAULT_BODY_LIMIT
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from foldline.core.messages import Message
 from foldline.core.tree import FoldLink, applicable_fold
+from foldline.store.attachments import parts_json
 from foldline.store.records import (
     MESSAGE_COLUMNS,
     CompactionRecord,
@@ -26,7 +27,6 @@ from foldline.store.records import (
     MessageStatus,
     NotFound,
     dump_json_or_none,
-    dump_parts,
     message_from_row,
 )
 
@@ -87,7 +87,7 @@ def append_after_leaf(
                 conversation_id,
                 r.seq,
                 r.message.role,
-                dump_parts(r.message),
+                parts_json(conn, r.message, now),
                 status,
                 usage_json,
                 token_count,

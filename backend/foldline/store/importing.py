@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from foldline.store import branches, queries
+from foldline.store.attachments import parts_json
 from foldline.store.records import (
     COMPACTION_INSERT,
     MESSAGE_STATUSES,
@@ -23,7 +24,6 @@ from foldline.store.records import (
     MessageRecord,
     compaction_values,
     dump_json_or_none,
-    dump_parts,
 )
 
 _MESSAGE_INSERT = (
@@ -107,7 +107,7 @@ class ConversationImport:
                     self.record.id,
                     message.seq,
                     message.message.role,
-                    dump_parts(message.message),
+                    parts_json(self._conn, message.message, message.updated_at),
                     message.status,
                     dump_json_or_none(message.usage),
                     message.token_count,

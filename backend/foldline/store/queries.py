@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from foldline.core.calibration import Calibration
 from foldline.core.messages import Message
 from foldline.core.state import CompactionState
+from foldline.store.attachments import parts_json
 from foldline.store.records import (
     COMPACTION_COLUMNS,
     CONVERSATION_COLUMNS,
@@ -21,7 +22,6 @@ from foldline.store.records import (
     NotFound,
     compaction_from_row,
     conversation_from_row,
-    dump_parts,
 )
 
 
@@ -117,7 +117,7 @@ def replace_messages(
         cursor = conn.execute(
             "UPDATE messages SET role = ?, parts = ?, updated_at = ? "
             "WHERE id = ? AND conversation_id = ?",
-            (message.role, dump_parts(message), now, message_id, conversation_id),
+            (message.role, parts_json(conn, message, now), now, message_id, conversation_id),
         )
         if cursor.rowcount == 0:
             raise NotFound(f"no message with id {message_id!r} in {conversation_id!r}")

@@ -25,7 +25,7 @@ from foldline.core.calibration import Calibration
 from foldline.core.messages import Message
 from foldline.core.state import CompactionState
 from foldline.paths import make_private_files
-from foldline.store import branches, handoffs, lookups, queries, usage
+from foldline.store import attachments, branches, handoffs, lookups, queries, usage
 from foldline.store.connection import ConnectionPool
 from foldline.store.handoffs import HandoffMethods
 from foldline.store.importing import ConversationImport
@@ -48,7 +48,6 @@ from foldline.store.records import (
     compaction_values,
     conversation_from_row,
     dump_json_or_none,
-    dump_parts,
     is_corruption,
     message_from_row,
     new_id,
@@ -330,9 +329,10 @@ class Store(HandoffMethods):
         `updated_at` (the append did), which keeps a streamed flush to a single row write.
         """
         changes: dict[str, Any] = {}
+        conn = self._pool.get().conn
         if message is not None:
             changes["role"] = message.role
-            changes["parts"] = dump_parts(message)
+            changes["parts"] = attachments.parts_json(conn, message, self._now())
         if status is not None:
             _check_status(status)
             changes["status"] = status
@@ -344,7 +344,6 @@ class Store(HandoffMethods):
             changes["error"] = error
         changes["updated_at"] = self._now()
         assignments = ", ".join(f"{column} = ?" for column in changes)
-        conn = self._pool.get().conn
         rows = conn.execute(
             f"UPDATE messages SET {assignments} WHERE id = ? RETURNING {MESSAGE_COLUMNS}",
             (*changes.values(), message_id),
@@ -399,7 +398,13 @@ class Store(HandoffMethods):
                 "WHERE conversation_id = ? AND on_path = 1 AND seq >= ? ORDER BY seq",
                 (conversation_id, start),
             ).fetchall()
-        return state, [message_from_row(row) for row in rows]
+            records = [message_from_row(row) for row in rows]
+            # The model reads its files: their bytes are put back into its window.
+            messages = attachments.hydrate(conn, [r.message for r in records])
+        return state, [
+            r if r.message is m else replace(r, message=m)
+            for r, m in zip(records, messages, strict=True)
+        ]
 
     def search_messages(
         self, q: str, conversation_id: str | None = None, limit: int = 50
@@ -410,9 +415,28 @@ class Store(HandoffMethods):
     # -- pins ----------------------------------------------------------------------------
 
     def list_pins(self, conversation_id: str) -> list[PinRecord]:
-        """The pinned messages of a conversation, in display order."""
+        """The pinned messages of a conversation, in display order, with their files'
+        bytes (a pinned message rides verbatim in the model's view)."""
         with self._pool.snapshot() as conn:
-            return lookups.list_pins(conn, conversation_id)
+            pins = lookups.list_pins(conn, conversation_id)
+            messages = attachments.hydrate(conn, [pin.message for pin in pins])
+        return [
+            pin if pin.message is m else replace(pin, message=m)
+            for pin, m in zip(pins, messages, strict=True)
+        ]
+
+    def attachment(self, conversation_id: str, sha256: str) -> tuple[str, bytes]:
+        """(media type, bytes) of a file attached in this conversation; NotFound when no
+        message of it holds the file."""
+        with self._pool.snapshot() as conn:
+            queries.get_conversation(conn, conversation_id)
+            if not attachments.conversation_holds(conn, conversation_id, sha256):
+                raise NotFound(f"no attachment {sha256!r} in conversation {conversation_id!r}")
+            return attachments.attachment_bytes(conn, sha256)
+
+    def hydrate(self, messages: Sequence[Message]) -> list[Message]:
+        """The messages with their files' bytes filled in (for a summarizer, an export)."""
+        return attachments.hydrate(self._pool.get().conn, messages)
 
     def set_pinned(self, conversation_id: str, message_id: str, pinned: bool) -> str | None:
         """Pin or unpin a message; returns its `pinned_at` (None when unpinned)."""
