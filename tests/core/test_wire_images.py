@@ -186,6 +186,7 @@ def test_repaired_views_with_images_are_valid_openai_requests(messages: list[Mes
     view = repair_pairs([view_message(m) for m in messages])
     wire = to_openai_messages("sys", [user("start"), *view], images=True)
     assert check_structure({"model": "gpt-4o", "messages": wire}, "openai") is None
+
     # Each tool image message directly follows a run of tool messages (or another one);
     # a person's own files (a user message with parts) are not tool images.
     def tool_images(message: dict) -> bool:

@@ -484,7 +484,7 @@ class AttachmentIn(RequestModel):
     media_type: Annotated[str, Field(max_length=100)]
     """As the client declares it (`image/png`, `application/pdf`, `text/markdown` ...);
     the bytes must match it. Text files may say `application/octet-stream` or ""."""
-    data_base64: Annotated[str, Field(min_length=1)]
+    data_base64: str
     """The bytes, base64 (standard alphabet, padded)."""
 
 

@@ -1,7 +1,7 @@
 """What images and PDFs cost in tokens, by the providers' published rules.
 
 - Anthropic (vision page): an image whose long edge is over 1568 px, or that would cost
-  over ~1,600 tokens (about 1.15 megapixels), is first scaled down keeping its aspect
+  over ~1,600 tokens (about 1.2 megapixels), is first scaled down keeping its aspect
   ratio; it then costs about width x height / 750 tokens.
 - OpenAI (images and vision page, GPT-4o-class models at `detail: high`, what `auto`
   picks for these sizes): the image is scaled to fit a 2048 x 2048 square, then so that
@@ -22,8 +22,9 @@ from collections.abc import Callable, Mapping
 from foldline.core.messages import AttachmentPart, Message
 
 ANTHROPIC_MAX_LONG_EDGE = 1568
-ANTHROPIC_MAX_PIXELS = 1_150_000
-"""~1.15 megapixels: the size at which an image reaches Anthropic's ~1,600-token cap."""
+ANTHROPIC_MAX_PIXELS = 1_600 * 750
+"""~1.2 megapixels: an image over ~1,600 tokens is scaled down (Anthropic's table of the
+largest unscaled sizes: 1092x1092, 951x1268, 896x1344, 819x1456, 784x1568)."""
 ANTHROPIC_PIXELS_PER_TOKEN = 750
 
 OPENAI_FIT_SQUARE = 2048
@@ -53,7 +54,7 @@ def openai_image_tokens(width: int, height: int) -> int:
 
 
 ANTHROPIC_PDF_PAGE_IMAGE_TOKENS = anthropic_image_tokens(*LETTER_PAGE_PX)
-"""~1,530: with the page's text, the low end of the 1,500-3,000 tokens a page costs
+"""~1,600: with the page's text, the low end of the 1,500-3,000 tokens a page costs
 according to Anthropic's PDF support page."""
 OPENAI_PDF_PAGE_IMAGE_TOKENS = openai_image_tokens(*LETTER_PAGE_PX)
 """765: a letter page at high detail is 2 x 2 tiles."""
