@@ -16,6 +16,7 @@ from foldline.core.attachments import (
     sniff_media_type,
 )
 from foldline.core.messages import AttachmentPart, Message, TextPart
+from foldline.core.tokens import ScaledCounter
 from foldline.core.tokens.anthropic_messages import AnthropicEstimateCounter
 from foldline.core.tokens.attachments import (
     ANTHROPIC_PDF_PAGE_IMAGE_TOKENS,
@@ -254,3 +255,19 @@ def test_serialization_is_byte_identical_every_time() -> None:
     two = json.dumps(to_openai_messages("s", [message], images=True, documents=True))
     assert one == two
     assert anthropic_attachment_blocks(IMAGE) == anthropic_attachment_blocks(IMAGE.model_copy())
+
+
+def test_calibration_scales_text_but_not_formula_billed_images() -> None:
+    words = AnthropicEstimateCounter(lambda text: len(text.split()))
+    scaled = ScaledCounter(words, 2.0)
+    message = _with(IMAGE, PDF)
+    media = words.media_tokens(message)
+    assert media == 1334 + 3 * ANTHROPIC_PDF_PAGE_IMAGE_TOKENS
+    raw = words.count_message(message)
+    assert scaled.count_message(message) == 2 * (raw - media) + media
+    # A text-only message is scaled whole.
+    assert scaled.count_message(_with(CODE)) == 2 * words.count_message(_with(CODE))
+    # OpenAI counts media only where the wire sends it.
+    encoder = get_encoder("o200k_base")
+    assert OpenAIChatCounter(encoder, images=True, documents=False).media_tokens(message) == 765
+    assert OpenAIChatCounter(encoder, images=False).media_tokens(message) == 0

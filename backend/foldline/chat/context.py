@@ -32,6 +32,7 @@ from foldline.core.pins import Pin, pins_cap, pins_tokens
 from foldline.core.settings import CompactionSettings, InvalidSettings, check_conversation_settings
 from foldline.core.state import CompactionState
 from foldline.core.tokens import ScaledCounter, TokenCounter
+from foldline.core.tokens.counter import media_tokens
 from foldline.core.view import build_api_messages
 from foldline.providers.catalog import SUGGESTED_MODELS
 from foldline.providers.registry import ModelListing, ResolvedModel, resolve_model
@@ -73,6 +74,11 @@ class ConversationContext:
     """What the conversation's calls cost so far and in the last turn."""
     background_fold: BackgroundFoldOut | None = None
     """A fold being prepared in the background, or ready."""
+    media: int = 0
+    """The tokens of the view's images and PDF page images, billed by the provider's
+    formula: part of `estimate`, but not of what the calibration ratio applies to."""
+    added_media: int = 0
+    """The same for the messages added since the anchored call (part of `added_estimate`)."""
     settings_notice: str | None = None
     """Why the conversation's own settings were set aside for the defaults, if they were."""
     pins: tuple[Pin, ...] = ()
@@ -264,7 +270,10 @@ class ContextLoader:
         cached = self._cached_counter(resolved, wire)
         raw = [cached.count_stored(message, keys.get(id(message))) for message in view]
         if isinstance(counter, ScaledCounter):
-            return [counter.scale(count) for count in raw]
+            return [
+                counter.scale_message(count, cached.media_tokens(message))
+                for count, message in zip(raw, view, strict=True)
+            ]
         return raw
 
     def load(self, config: AppConfig, conversation_id: str, *, wire: str) -> ConversationContext:
@@ -291,12 +300,15 @@ class ContextLoader:
         counts = self._count_view(model, wire, counter, view, records)
         tokens = estimate = base + sum(counts)
         anchor_tokens, added = None, 0
+        media = [media_tokens(counter, message) for message in view]
+        added_media = 0
         if not counter.exact:
             anchor = self._anchor(conversation_id, model.model, system)
             version = state.version if state else 0
             tokens = tokens_now(anchor, version, counts, base)
             if anchor and anchor.state_version == version and anchor.view_length <= len(counts):
                 anchor_tokens, added = anchor.tokens, sum(counts[anchor.view_length :])
+                added_media = sum(media[anchor.view_length :])
         summary = counts[0] if state and view else 0
         breakdown = ContextBreakdown(
             system=framing,
@@ -322,6 +334,8 @@ class ContextLoader:
             estimate=estimate,
             anchor_tokens=anchor_tokens,
             added_estimate=added,
+            media=sum(media),
+            added_media=added_media,
             breakdown=breakdown,
             usage=self.usage(conversation_id, model),
             background_fold=self.fold_status(conversation_id),

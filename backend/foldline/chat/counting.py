@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from foldline.core.messages import Message, ToolSpec
 from foldline.core.tokens import TokenCounter
+from foldline.core.tokens.counter import media_tokens
 
 StoredKey = tuple[str, str]
 """A stored message's identity: (message id, updated_at)."""
@@ -43,6 +44,9 @@ class CachedCounter:
 
     def count_message(self, message: Message) -> int:
         return self.inner.count_message(message)
+
+    def media_tokens(self, message: Message) -> int:
+        return media_tokens(self.inner, message)
 
     def count_stored(self, message: Message, key: StoredKey | None) -> int:
         """The count of `message`, cached under `key` when it is a stored row as stored."""

@@ -560,11 +560,14 @@ class TurnRunner:
             return
         self.loader.set_anchor(ctx, usage.total_input)
         ratio = ctx.ratio
+        # Images and PDF page images are billed by formula, not by the tokenizer the
+        # ratio corrects: they are taken out of both sides.
         if ctx.anchor_tokens is not None and ctx.added_estimate >= MIN_MARGINAL_SAMPLE:
-            actual = usage.total_input - ctx.anchor_tokens
-            estimate = round(ctx.added_estimate / ratio)
+            actual = usage.total_input - ctx.anchor_tokens - ctx.added_media
+            estimate = round((ctx.added_estimate - ctx.added_media) / ratio)
         else:
-            actual, estimate = usage.total_input, round(ctx.estimate / ratio)
+            actual = usage.total_input - ctx.media
+            estimate = round((ctx.estimate - ctx.media) / ratio)
         provider = ctx.model.provider_name
         current = self.store.get_calibration(provider, ctx.model.model)
         alpha = max(CALIBRATION_ALPHA, 1 / (current.samples + 1))

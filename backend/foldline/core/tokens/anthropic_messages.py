@@ -18,6 +18,7 @@ from foldline.core.tokens.attachments import (
     anthropic_image_tokens,
     parts_by_data,
     pdf_tokens,
+    sent_media_tokens,
 )
 from foldline.core.tokens.counter import CountText, json_compact
 from foldline.core.wire.anthropic_messages import to_anthropic_messages, to_anthropic_tools
@@ -174,6 +175,16 @@ class AnthropicEstimateCounter:
         return sum(
             _anthropic_message_tokens(wire, self._count_text, files)
             for wire in to_anthropic_messages([message])
+        )
+
+    def media_tokens(self, message: Message) -> int:
+        """The part of `count_message` billed by Anthropic's image formula."""
+        return sent_media_tokens(
+            message,
+            images=True,
+            documents=True,
+            image_tokens=anthropic_image_tokens,
+            page_image_tokens=ANTHROPIC_PDF_PAGE_IMAGE_TOKENS,
         )
 
     def count_tools(self, tools: Sequence[ToolSpec]) -> int:

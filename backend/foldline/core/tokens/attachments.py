@@ -84,3 +84,27 @@ def data_url_payload(url: str) -> str:
 AttachmentsByData = Mapping[str, AttachmentPart]
 NO_FILES: AttachmentsByData = {}
 """No attachments to match (a payload counted without its engine message)."""
+
+
+def sent_media_tokens(
+    message: Message,
+    *,
+    images: bool,
+    documents: bool,
+    image_tokens: Callable[[int, int], int],
+    page_image_tokens: int,
+) -> int:
+    """The formula-billed tokens of a person's files as a wire sends them: each image's,
+    and each PDF page's image (a PDF's text is tokenizer text). Tool messages' images
+    are left out: their size is unknown, and their fixed cost is an estimate."""
+    if message.role != "user":
+        return 0
+    total = 0
+    for part in message.parts:
+        if not isinstance(part, AttachmentPart) or not part.data_base64:
+            continue
+        if images and part.width and part.height and part.media_type != "application/pdf":
+            total += image_tokens(part.width, part.height)
+        elif documents and part.media_type == "application/pdf":
+            total += (part.pages or 1) * page_image_tokens
+    return total

@@ -20,6 +20,7 @@ from foldline.core.tokens.attachments import (
     openai_image_tokens,
     parts_by_data,
     pdf_tokens,
+    sent_media_tokens,
 )
 from foldline.core.tokens.counter import Encoder, json_compact
 from foldline.core.wire.openai_chat import to_openai_messages, to_openai_tools
@@ -344,6 +345,16 @@ class OpenAIChatCounter:
         files = parts_by_data(message)
         wires = to_openai_messages("", [message], images=self.images, documents=self.documents)
         return sum(_openai_message_tokens(self.encoder, wire, files) for wire in wires)
+
+    def media_tokens(self, message: Message) -> int:
+        """The part of `count_message` billed by OpenAI's image formula."""
+        return sent_media_tokens(
+            message,
+            images=self.images,
+            documents=self.documents,
+            image_tokens=openai_image_tokens,
+            page_image_tokens=OPENAI_PDF_PAGE_IMAGE_TOKENS,
+        )
 
     def count_tools(self, tools: Sequence[ToolSpec]) -> int:
         return count_openai_tools(self.encoder, to_openai_tools(tools))
