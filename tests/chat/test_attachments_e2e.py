@@ -234,3 +234,40 @@ def test_the_fake_openai_server_refuses_bad_media(part: dict, words: str) -> Non
     # The same part from an assistant is refused for its role.
     body["messages"] = [{"role": "assistant", "content": [part]}]
     assert check_structure(body, "openai") is not None
+
+
+async def test_a_fold_drops_the_files_unless_pinned_and_names_them(
+    server: FakeProviderServer, store: Store, tmp_path: Path
+) -> None:
+    chat = service(server, store, tmp_path)
+    conversation = store.create_conversation(model=MODELS["anthropic"]).id
+    await turn(chat, conversation, "Look at this chart.", FILES[:1])
+    await turn(chat, conversation, "And now something else.")
+    handle = chat.start_compaction(conversation, None)
+    assert not [e for e in [e async for e in handle.events()] if e.name == "error"]
+
+    # The summarizer read a line naming the file, and the summary names it.
+    summary_request = next(r for r in server.requests if r.is_summary)
+    assert "[attachment chart.png (image/png, 1200x800 px)]" in json.dumps(summary_request.body)
+    state = store.current_compaction(conversation)
+    assert state is not None and "chart.png" in state.summary_message
+
+    def sent_images() -> list[dict]:
+        body = _chat_bodies(server)[-1]
+        return [
+            block
+            for message in body["messages"]
+            for block in message["content"]
+            if isinstance(block, dict) and block.get("type") == "image"
+        ]
+
+    await turn(chat, conversation, "What was in the chart?")
+    assert sent_images() == []  # folded: the bytes are gone from the model's view
+
+    first = store.list_messages(conversation, limit=1)[0]
+    store.set_pinned(conversation, first.id, True)
+    await turn(chat, conversation, "Look again.")
+    [image] = sent_images()  # pinned: the image rides after the summary, verbatim
+    assert image["source"]["data"] == sample_files.b64(PNG)
+    context = chat.load_context(conversation)
+    assert context.pinned_tokens >= 1200 * 800 // 750 * 0.9

@@ -107,7 +107,7 @@ class ConversationContext:
     @property
     def pinned_tokens(self) -> int:
         """What every pin together takes in a request when all are folded."""
-        return pins_tokens(self.pins, self.counter.count_text)
+        return pins_tokens(self.pins, self.counter.count_text, self.counter.count_message)
 
     @property
     def pins_cap(self) -> int:

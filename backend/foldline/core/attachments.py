@@ -9,7 +9,10 @@ is pure: PDF text and page counts are read by the caller (`foldline.uploads`, wi
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 
+from foldline.core.messages import AttachmentPart, Message
+from foldline.core.wire.attachments import attachment_label
 from foldline.core.wire.common import IMAGE_TYPES
 
 PDF_TYPE = "application/pdf"
@@ -207,3 +210,28 @@ def check_request_size(sizes: list[int]) -> None:
             f"the files together are {total / 1_048_576:.1f} MB in base64, over the 32 MB "
             "a request may carry; send them in separate messages"
         )
+
+
+def attached_files(messages: Sequence[Message]) -> list[AttachmentPart]:
+    """The person's files in `messages`, in order (a tool's attachments are not files the
+    person gave)."""
+    return [
+        part
+        for message in messages
+        if message.role == "user"
+        for part in message.parts
+        if isinstance(part, AttachmentPart)
+    ]
+
+
+def name_folded_files(summary: str, folded: Sequence[Message]) -> str:
+    """`summary` with a closing line naming every folded file it does not name itself:
+    once folded, the model no longer sees the files, so the summary must say they were
+    there (a pinned message's files still ride after it)."""
+    missing = [part for part in attached_files(folded) if part.name not in summary]
+    if not missing:
+        return summary
+    names = "; ".join(
+        attachment_label(part).strip("[]").removeprefix("attachment ") for part in missing
+    )
+    return f"{summary}\n\nFiles attached in the folded messages: {names}."

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from foldline.core.attachments import name_folded_files
 from foldline.core.carry_forward import carry_tokens
 from foldline.core.digest import emergency_fold
 from foldline.core.fold_inputs import FoldInputs
@@ -372,7 +373,8 @@ async def summarize_range(
     if summary is None:
         return None, run
     quote_cap = min(LAST_REQUEST_QUOTE_TOKENS, max(summary_max // 4, 16))
-    return _quote_last_request(summary, last_request, inputs.counter, quote_cap), run
+    summary = _quote_last_request(summary, last_request, inputs.counter, quote_cap)
+    return name_folded_files(summary, folded), run
 
 
 async def fold(

@@ -88,7 +88,7 @@ class FoldInputs:
     @property
     def pinned_tokens(self) -> int:
         """The pins block at its largest (every pin folded): the planner reserves it."""
-        return pins_tokens(self.pins, self.counter.count_text)
+        return pins_tokens(self.pins, self.counter.count_text, self.counter.count_message)
 
     def planner(self) -> FoldPlanner:
         """The sizes of the current view for choosing a split, with room for every pin."""
