@@ -84,6 +84,7 @@ export {};
  * @property {UsageOut|null} usage What this fold's summarizer calls used and cost; null for a fold without any (the emergency digest, a fold made before usage was stored).
  * @property {boolean} isCurrent
  * @property {number} parentVersion The version that was current when this one was committed (0 = none): following it from the current version gives the stack of folds in effect, skipping versions that were undone and then replaced by another fold.
+ * @property {Array<string>} files The names of the files the person attached in the folded messages (on the active path), in order: the fold line lists them.
  */
 
 /**
@@ -231,6 +232,7 @@ export {};
  * @property {number|null} width An image's pixels.
  * @property {number|null} height
  * @property {number|null} pages A PDF's page count.
+ * @property {number|null} tokens What the file costs in the model's request (Model view only; null elsewhere).
  */
 
 /**

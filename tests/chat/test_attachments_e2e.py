@@ -271,3 +271,11 @@ async def test_a_fold_drops_the_files_unless_pinned_and_names_them(
     assert image["source"]["data"] == sample_files.b64(PNG)
     context = chat.load_context(conversation)
     assert context.pinned_tokens >= 1200 * 800 // 750 * 0.9
+    # The fold line lists the folded files; Model view shows each file with its cost.
+    assert store.folded_file_names(
+        conversation, state.summarized_range.from_index, state.summarized_range.to_index
+    ) == ["chart.png"]
+    summary_parts = chat.context(conversation).api_messages[0].parts
+    [shown] = [part for part in summary_parts if part.kind == "attachment"]
+    assert shown.name == "chart.png" and shown.data_base64 is None
+    assert 1200 * 800 // 750 <= shown.tokens <= 1200 * 800 // 750 + 40

@@ -271,3 +271,14 @@ def test_calibration_scales_text_but_not_formula_billed_images() -> None:
     encoder = get_encoder("o200k_base")
     assert OpenAIChatCounter(encoder, images=True, documents=False).media_tokens(message) == 765
     assert OpenAIChatCounter(encoder, images=False).media_tokens(message) == 0
+
+
+def test_nested_scaled_counters_keep_images_unscaled() -> None:
+    # The app wraps the Anthropic estimate in a ScaledCounter twice (the shipped
+    # counter, then the learned ratio): the image must stay unscaled through both.
+    words = AnthropicEstimateCounter(lambda text: len(text.split()))
+    nested = ScaledCounter(ScaledCounter(words, 1.0), 0.5)
+    message = _with(IMAGE)
+    media = words.media_tokens(message)
+    raw = words.count_message(message)
+    assert nested.count_message(message) == nested.scale(raw - media) + media

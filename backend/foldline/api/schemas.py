@@ -140,6 +140,9 @@ class CompactionVersionOut(CompactionOut):
     """The version that was current when this one was committed (0 = none): following
     it from the current version gives the stack of folds in effect, skipping versions
     that were undone and then replaced by another fold."""
+    files: list[str] = []
+    """The names of the files the person attached in the folded messages (on the active
+    path), in order: the fold line lists them."""
 
 
 class CompactionList(ApiModel):
@@ -332,6 +335,8 @@ class AttachmentPartOut(ApiModel):
     height: int | None = None
     pages: int | None = None
     """A PDF's page count."""
+    tokens: int | None = None
+    """What the file costs in the model's request (Model view only; null elsewhere)."""
 
 
 PartOut = Annotated[

@@ -13,12 +13,14 @@ from typing import Any
 
 from foldline.api.schemas import (
     ApiMessageOut,
+    AttachmentPartOut,
     BackgroundFoldOut,
     CompactionOut,
     ContextBreakdown,
     ContextOut,
     ContextStatsOut,
     ConversationUsageOut,
+    PartOut,
     Thresholds,
     UsageOut,
     part_out,
@@ -27,7 +29,7 @@ from foldline.chat.counting import CachedCounter
 from foldline.config import AppConfig
 from foldline.core.budget import Budget, TokenAnchor, tokens_now
 from foldline.core.fold_inputs import FoldInputs
-from foldline.core.messages import HistoryWindow, Message, ToolSpec
+from foldline.core.messages import AttachmentPart, HistoryWindow, Message, Part, ToolSpec
 from foldline.core.pins import Pin, pins_cap, pins_tokens
 from foldline.core.settings import CompactionSettings, InvalidSettings, check_conversation_settings
 from foldline.core.state import CompactionState
@@ -104,6 +106,15 @@ class ConversationContext:
             pins=self.pins,
         )
 
+    def _part_out(self, message: Message, part: Part) -> PartOut:
+        """A part of the model's view; a person's file with what it costs in the request."""
+        out = part_out(part)
+        if isinstance(part, AttachmentPart) and isinstance(out, AttachmentPartOut):
+            empty = Message(role=message.role)
+            alone = Message(role=message.role, parts=(part,))
+            out.tokens = self.counter.count_message(alone) - self.counter.count_message(empty)
+        return out
+
     @property
     def pinned_tokens(self) -> int:
         """What every pin together takes in a request when all are folded."""
@@ -164,7 +175,7 @@ class ConversationContext:
             system=self.system,
             tools=[tool.name for tool in self.tools],
             api_messages=[
-                ApiMessageOut(role=m.role, parts=[part_out(part) for part in m.parts])
+                ApiMessageOut(role=m.role, parts=[self._part_out(m, part) for part in m.parts])
                 for m in messages
             ],
             api_messages_included=include_messages,

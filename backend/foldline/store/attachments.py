@@ -95,3 +95,17 @@ def conversation_holds(conn: sqlite3.Connection, conversation_id: str, sha256: s
         (conversation_id, sha256),
     ).fetchone()
     return row is not None
+
+
+def folded_file_names(
+    conn: sqlite3.Connection, conversation_id: str, from_index: int, to_index: int
+) -> list[str]:
+    """The names of the person's files in the active path's messages `[from, to)`."""
+    rows = conn.execute(
+        "SELECT json_extract(part.value, '$.name') FROM messages AS m, json_each(m.parts) AS part "
+        "WHERE m.conversation_id = ? AND m.on_path = 1 AND m.seq >= ? AND m.seq < ? "
+        "AND m.role = 'user' AND json_extract(part.value, '$.kind') = 'attachment' "
+        "ORDER BY m.seq, part.key",
+        (conversation_id, from_index, to_index),
+    ).fetchall()
+    return [row[0] for row in rows]

@@ -434,6 +434,12 @@ class Store(HandoffMethods):
                 raise NotFound(f"no attachment {sha256!r} in conversation {conversation_id!r}")
             return attachments.attachment_bytes(conn, sha256)
 
+    def folded_file_names(self, conversation_id: str, from_index: int, to_index: int) -> list[str]:
+        """The names of the person's files in the active path's messages `[from, to)`."""
+        return attachments.folded_file_names(
+            self._pool.get().conn, conversation_id, from_index, to_index
+        )
+
     def hydrate(self, messages: Sequence[Message]) -> list[Message]:
         """The messages with their files' bytes filled in (for a summarizer, an export)."""
         return attachments.hydrate(self._pool.get().conn, messages)

@@ -94,6 +94,10 @@ class ScaledCounter:
         media = min(media, tokens)
         return self.scale(tokens - media) + media
 
+    def media_tokens(self, message: Message) -> int:
+        """The base counter's formula-billed tokens (never scaled)."""
+        return media_tokens(self.base, message)
+
     def count_text(self, text: str) -> int:
         return self.scale(self.base.count_text(text))
 
