@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,6 @@ from fastapi.testclient import TestClient
 from foldline.core.messages import AttachmentPart
 from foldline.store import Store
 from foldline.testing import sample_files
-
-VISION = '\n[models."fake-model"]\nvision = true\n'
 
 
 @pytest.fixture
@@ -237,3 +236,59 @@ def test_an_edit_keeps_the_files_asked_for_and_adds_new_ones(
     last = [call for call in model.calls if call.tools][-1]
     image = next(p for p in last.messages[0].parts if isinstance(p, AttachmentPart) and p.width)
     assert base64.b64decode(image.data_base64 or "") == PNG
+
+
+def test_export_carries_the_bytes_and_import_restores_them(
+    client: TestClient, store: Store, vision
+) -> None:
+    conversation = _new(client)
+    files = [
+        _file("chart.png", "image/png", PNG),
+        _file("report.pdf", "application/pdf", PDF),
+        _file("main.py", "text/x-python", CODE),
+    ]
+    client.post(
+        f"/api/conversations/{conversation}/messages",
+        json={"content": "keep these", "attachments": files},
+    )
+    exported = client.get(f"/api/conversations/{conversation}/export").json()
+    parts = exported["messages"][0]["parts"]
+    assert [p.get("data_base64") for p in parts[1:]] == [f["dataBase64"] for f in files]
+
+    # Into a fresh database: the bytes come from the export alone.
+    store._pool.get().conn.execute("DELETE FROM attachments")
+    imported = client.post("/api/conversations/import", json=exported).json()["id"]
+    page = client.get(f"/api/conversations/{imported}/messages").json()
+    for part, original in zip(page["items"][0]["parts"][1:], (PNG, PDF, CODE), strict=True):
+        served = client.get(f"/api/conversations/{imported}/attachments/{part['sha256']}")
+        assert served.content == original
+    again = client.get(f"/api/conversations/{imported}/export").json()
+    assert again["messages"][0]["parts"] == parts
+
+    # An export whose bytes do not match their hash is refused, and nothing is kept.
+    tampered = json.loads(json.dumps(exported))
+    tampered["messages"][0]["parts"][1]["data_base64"] = sample_files.b64(sample_files.png(2, 2))
+    refused = client.post("/api/conversations/import", json=tampered)
+    assert refused.status_code in (400, 422)
+    assert "sha256" in refused.json()["error"]["message"]
+
+
+def test_markdown_lists_the_files_and_search_finds_names_and_text(
+    client: TestClient, vision
+) -> None:
+    conversation = _new(client)
+    files = [
+        _file("chart.png", "image/png", PNG),
+        _file("report.pdf", "application/pdf", PDF),
+        _file("main.py", "text/x-python", b"def quixotic_helper():\n    pass\n"),
+    ]
+    client.post(
+        f"/api/conversations/{conversation}/messages", json={"content": "x", "attachments": files}
+    )
+    markdown = client.get(f"/api/conversations/{conversation}/export?format=markdown").text
+    assert f"**Attachment** `chart.png` (image/png, {len(PNG):,} bytes, 640×480 px)" in markdown
+    assert "`report.pdf` (application/pdf" in markdown and "2 pages" in markdown
+    assert "def quixotic_helper" in markdown
+    for query in ("chart.png", "quixotic_helper", "Revenue"):
+        found = client.get("/api/conversations", params={"q": query}).json()["items"]
+        assert [item["id"] for item in found] == [conversation], query

@@ -10,6 +10,7 @@ file's bytes; `hydrate` fills `data_base64` back in for the messages the model r
 from __future__ import annotations
 
 import base64
+import hashlib
 import sqlite3
 from collections.abc import Iterable, Sequence
 
@@ -30,6 +31,10 @@ def parts_json(conn: sqlite3.Connection, message: Message, now: str) -> str:
     without them."""
     for part in _stored_parts(message):
         data = base64.b64decode(part.data_base64 or "")
+        if hashlib.sha256(data).hexdigest() != part.sha256:
+            # An edited export could pair other bytes with a known hash; since identical
+            # files are stored once, that would change the file in every conversation.
+            raise ValueError(f"attachment {part.name}: its bytes do not match its sha256")
         conn.execute(
             "INSERT OR IGNORE INTO attachments (sha256, media_type, size, data, created_at) "
             "VALUES (?, ?, ?, ?, ?)",

@@ -31,6 +31,7 @@ import io
 import json
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
+from dataclasses import replace
 from datetime import datetime
 from typing import IO, TYPE_CHECKING, Any, Literal
 
@@ -313,6 +314,11 @@ def write_export(store: Store, conversation_id: str, out: IO[bytes]) -> None:
         out.write(b',"conversation":' + _dumps(_conversation_json(conversation)))
         out.write(b',"messages":[')
         for position, record in enumerate(messages):
+            # The export carries every file's bytes (in its part, base64), so an import
+            # elsewhere restores them exactly.
+            [message] = store.hydrate([record.message])
+            if message is not record.message:
+                record = replace(record, message=message)
             out.write(
                 (b"," if position else b"")
                 + _dumps(_message_dict(record, marks.get(record.id, (None, None))))
