@@ -125,7 +125,8 @@ def read_text(name: str, data: bytes, sniffed: str | None) -> str:
 
 
 def read_pdf(name: str, data: bytes) -> tuple[int, str]:
-    """(page count, the text of every page, pages separated by a form feed line)."""
+    """(page count, the text of every page, each headed by a `[page N]` line so a model
+    reading the text can cite pages)."""
     # Imported here: pypdf takes a while to import and only PDFs need it.
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
@@ -150,4 +151,6 @@ def read_pdf(name: str, data: bytes) -> tuple[int, str]:
         raise AttachmentRefused(f"{name}: the PDF is damaged and cannot be read") from None
     if pages == 0:
         raise AttachmentRefused(f"{name}: the PDF has no pages")
-    return pages, "\n\f\n".join(text.strip() for text in texts).strip()
+    return pages, "\n\n".join(
+        f"[page {number}]\n{text.strip()}" for number, text in enumerate(texts, start=1)
+    )

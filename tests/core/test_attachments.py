@@ -145,7 +145,12 @@ PDF = AttachmentPart(
     sha256="b" * 64,
     size=len(PDF_BYTES),
     pages=3,
-    text="alpha " * 50 + "\n\f\n" + "beta " * 50 + "\n\f\n" + "gamma " * 50,
+    text="[page 1]\n"
+    + "alpha " * 50
+    + "\n\n[page 2]\n"
+    + "beta " * 50
+    + "\n\n[page 3]\n"
+    + "gamma " * 50,
 )
 CODE = AttachmentPart(name="main.py", media_type="text/x-python", text="print('hi')\n")
 

@@ -231,7 +231,7 @@ def test_an_edit_keeps_the_files_asked_for_and_adds_new_ones(
     )
     assert reply.status_code == 200, reply.text
     edited = client.get(path).json()["items"][0]
-    assert [p.get("name") for p in edited["parts"]] == [None, "notes.md", "chart.png"]
+    assert [p.get("name") for p in edited["parts"]] == [None, "chart.png", "notes.md"]
     # The kept image reaches the model with its bytes although the client did not resend them.
     last = [call for call in model.calls if call.tools][-1]
     image = next(p for p in last.messages[0].parts if isinstance(p, AttachmentPart) and p.width)

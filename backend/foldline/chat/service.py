@@ -261,7 +261,7 @@ class ChatService:
             return Message(role="user", parts=text)
         ctx = self._load(conversation_id)
         parts = read_attachments(files, model=ctx.model.model, vision=ctx.model.vision)
-        message = Message(role="user", parts=(*text, *parts, *kept))
+        message = Message(role="user", parts=(*text, *kept, *parts))
         # A fold can make room for anything but a message that alone (with the system
         # prompt and tools) is larger than what the model reads per request.
         budget = ctx.budget.window_budget
