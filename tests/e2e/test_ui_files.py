@@ -175,3 +175,28 @@ def test_the_edit_box_keeps_removes_and_adds_files(start_foldline, make_ui, fake
     ui.idle()
     parts = _stored_parts(app)
     assert [p.get("name") for p in parts] == [None, "chart.png", "notes.md"]
+
+
+def test_a_fold_lists_its_files_and_model_view_their_cost(start_foldline, make_ui, fake_provider):
+    app = start_foldline(VISION.format(base_url=fake_provider.openai_url))
+    ui = make_ui(app)
+    ui.open()
+    page = ui.page
+    page.locator("#composer .file-input").set_input_files([_payload("chart.png", "image/png", PNG)])
+    page.locator("#composer-input").fill("Keep this chart in mind")
+    page.locator("#composer-input").press("Enter")
+    ui.idle()
+    page.locator("#model-view-button").click()
+    view = page.locator("#model-view")
+    # 320x200 px at high detail: one 512 px tile, 85 + 170 tokens, beside the label.
+    expect(view).to_contain_text("[attachment chart.png · image/png · ")
+    ui.shot("files-model-view")
+    conversation = app.api("GET", "/api/conversations")["items"][0]["id"]
+    page.locator("#model-view-button").click()
+    # Enough text after the file for a fold to be worth it.
+    for number in range(3):
+        ui.send(f"Message number {number} about the parser. " * 12)
+    app.api("POST", f"/api/conversations/{conversation}/compact", {})
+    page.reload()
+    expect(page.locator(".fold-files")).to_contain_text("1 file folded: chart.png")
+    ui.shot("files-fold-line")
