@@ -292,3 +292,28 @@ def test_markdown_lists_the_files_and_search_finds_names_and_text(
     for query in ("chart.png", "quixotic_helper", "Revenue"):
         found = client.get("/api/conversations", params={"q": query}).json()["items"]
         assert [item["id"] for item in found] == [conversation], query
+
+
+def test_deleting_a_conversation_drops_the_bytes_no_other_one_holds(
+    client: TestClient, store: Store, vision
+) -> None:
+    first, second = _new(client), _new(client)
+    shared = _file("chart.png", "image/png", PNG)
+    own = _file("main.py", "text/x-python", CODE)
+    client.post(
+        f"/api/conversations/{first}/messages",
+        json={"content": "x", "attachments": [shared, own]},
+    )
+    client.post(
+        f"/api/conversations/{second}/messages", json={"content": "y", "attachments": [shared]}
+    )
+
+    def stored() -> set[str]:
+        rows = store._pool.get().conn.execute("SELECT sha256 FROM attachments").fetchall()
+        return {row[0] for row in rows}
+
+    assert stored() == {hashlib.sha256(PNG).hexdigest(), hashlib.sha256(CODE).hexdigest()}
+    assert client.delete(f"/api/conversations/{first}").status_code == 204
+    assert stored() == {hashlib.sha256(PNG).hexdigest()}
+    digest = hashlib.sha256(PNG).hexdigest()
+    assert client.get(f"/api/conversations/{second}/attachments/{digest}").content == PNG

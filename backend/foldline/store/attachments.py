@@ -114,3 +114,26 @@ def folded_file_names(
         (conversation_id, from_index, to_index),
     ).fetchall()
     return [row[0] for row in rows]
+
+
+_FILE_HASHES = (
+    "SELECT DISTINCT json_extract(part.value, '$.sha256') FROM messages AS m, "
+    "json_each(m.parts) AS part WHERE json_extract(part.value, '$.kind') = 'attachment' "
+    "AND json_extract(part.value, '$.sha256') IS NOT NULL"
+)
+
+
+def conversation_files(conn: sqlite3.Connection, conversation_id: str) -> set[str]:
+    """The sha256s of the files a conversation's messages (every branch) hold."""
+    rows = conn.execute(_FILE_HASHES + " AND m.conversation_id = ?", (conversation_id,))
+    return {row[0] for row in rows}
+
+
+def drop_unreferenced(conn: sqlite3.Connection, candidates: set[str]) -> None:
+    """Delete the bytes of `candidates` that no message holds any more (after a
+    conversation was deleted). One scan of the messages, only when there are candidates."""
+    if not candidates:
+        return
+    held = {row[0] for row in conn.execute(_FILE_HASHES)}
+    for sha256 in candidates - held:
+        conn.execute("DELETE FROM attachments WHERE sha256 = ?", (sha256,))

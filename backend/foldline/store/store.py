@@ -227,10 +227,13 @@ class Store(HandoffMethods):
             return cursor.rowcount == 1
 
     def delete_conversation(self, conversation_id: str) -> None:
-        """Delete the conversation with its messages and every fold version."""
+        """Delete the conversation with its messages and every fold version, and the bytes
+        of its files that no other conversation holds."""
         with self._pool.write() as conn:
             handoffs.unlink_handoffs(conn, conversation_id)
+            files = attachments.conversation_files(conn, conversation_id)
             conn.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
+            attachments.drop_unreferenced(conn, files)
             conn.execute("DELETE FROM compactions WHERE conversation_id = ?", (conversation_id,))
             conn.execute("DELETE FROM model_calls WHERE conversation_id = ?", (conversation_id,))
             cursor = conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
