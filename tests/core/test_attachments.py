@@ -287,3 +287,20 @@ def test_nested_scaled_counters_keep_images_unscaled() -> None:
     media = words.media_tokens(message)
     raw = words.count_message(message)
     assert nested.count_message(message) == nested.scale(raw - media) + media
+
+
+def test_a_folded_pin_names_its_files_in_the_block_and_they_ride_as_files() -> None:
+    from foldline.core.pins import Pin, pinned_files, pins_block, pins_tokens
+
+    person = Pin(0, _with(IMAGE, CODE))
+    tool_file = AttachmentPart(name="out.txt", media_type="text/plain", text="tool said hi")
+    tool = Pin(1, Message(role="tool", parts=(tool_file,)))
+    block = pins_block([person, tool], before=5)
+    assert "[attachment chart.png (image/png, 1000x1000 px)]" in block
+    assert "print('hi')" not in block  # the code file rides as a file, not twice
+    assert "tool said hi" in block  # a tool's attachment is quoted as the transcript shows it
+    assert pinned_files([person, tool], before=5) == (IMAGE, CODE)
+    assert pinned_files([person, tool], before=0) == ()  # still in the view: not repeated
+    words = AnthropicEstimateCounter(lambda text: len(text.split()))
+    with_files = pins_tokens([person], words.count_text, words.count_message)
+    assert with_files >= pins_tokens([person], words.count_text) + 1334

@@ -500,14 +500,21 @@ class SendMessage(RequestModel):
 
     @model_validator(mode="after")
     def _not_empty(self) -> Self:
-        if not self.content and not self.attachments and not getattr(self, "keep_attachments", 0):
+        if not self.content and not self.attachments and not self.kept_files():
             raise ValueError("a message needs text or files")
         return self
+
+    def kept_files(self) -> list[str]:
+        """Stored files the message keeps (an edit's); a new message has none."""
+        return []
 
 
 class EditMessage(SendMessage):
     keep_attachments: Annotated[list[str], Field(max_length=MAX_ATTACHMENTS)] = []
     """sha256s of the edited message's files that the new version keeps (not sent again)."""
+
+    def kept_files(self) -> list[str]:
+        return self.keep_attachments
 
 
 class ActiveLeaf(RequestModel):

@@ -311,10 +311,11 @@ class ChatService:
         record = self.store.message_on_path(conversation_id, message_id)
         if record.message.role != "user":
             raise WrongMessage("Only your own messages can be edited; regenerate an answer.")
+        wanted = set(keep)
         kept = [
             part
             for part in self.store.hydrate([record.message])[0].parts
-            if isinstance(part, AttachmentPart) and part.sha256 in set(keep)
+            if isinstance(part, AttachmentPart) and part.sha256 in wanted
         ]
         message = self._person_message(conversation_id, content, files, kept)
         runner = self._runner(conversation_id)

@@ -53,7 +53,11 @@ def pins_block(pins: Sequence[Pin], before: int) -> str:
     folded = _folded(pins, before)
     if not folded:
         return ""
-    quoted = "\n\n".join(render_message(p.index, p.message, file_text=False) for p in folded)
+    # A person's files ride as files (`pinned_files`), so only their names are quoted
+    # here; a tool's attachments are quoted with their text, as the transcript shows them.
+    quoted = "\n\n".join(
+        render_message(p.index, p.message, file_text=p.message.role != "user") for p in folded
+    )
     return f"<pinned>\n{PINS_HEADING}. {PINS_INTRO}\n\n{quoted}\n</pinned>"
 
 

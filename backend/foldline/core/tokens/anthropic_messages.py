@@ -43,7 +43,7 @@ ANTHROPIC_TOOL_RESULT_TOKENS = 6
 """Markup around one tool_result block (its content is counted)."""
 ANTHROPIC_IMAGE_TOKENS = 1600
 """Anthropic documents an image's cost as width x height / 750 after scaling to at most
-about 1.15 megapixels, i.e. at most ~1,600 tokens. An image whose size is unknown (a
+about 1.2 megapixels, i.e. at most ~1,600 tokens. An image whose size is unknown (a
 payload counted on its own, a tool's image) is charged the maximum; a person's image is
 counted from its size (`core/tokens/attachments.py`)."""
 ANTHROPIC_DOCUMENT_TOKENS = 3000
