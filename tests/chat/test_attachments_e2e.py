@@ -246,9 +246,17 @@ async def test_a_fold_drops_the_files_unless_pinned_and_names_them(
     handle = chat.start_compaction(conversation, None)
     assert not [e for e in [e async for e in handle.events()] if e.name == "error"]
 
-    # The summarizer read a line naming the file, and the summary names it.
+    # The summarizer (the conversation's own model, which reads images) got the image
+    # itself beside a line naming it, and the summary names it.
     summary_request = next(r for r in server.requests if r.is_summary)
     assert "[attachment chart.png (image/png, 1200x800 px)]" in json.dumps(summary_request.body)
+    [summary_image] = [
+        block
+        for message in summary_request.body["messages"]
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "image"
+    ]
+    assert summary_image["source"]["data"] == sample_files.b64(PNG)
     state = store.current_compaction(conversation)
     assert state is not None and "chart.png" in state.summary_message
 

@@ -304,3 +304,43 @@ def test_a_folded_pin_names_its_files_in_the_block_and_they_ride_as_files() -> N
     words = AnthropicEstimateCounter(lambda text: len(text.split()))
     with_files = pins_tokens([person], words.count_text, words.count_message)
     assert with_files >= pins_tokens([person], words.count_text) + 1334
+
+
+@pytest.mark.parametrize("reads_files", [True, False])
+async def test_the_summarizer_gets_the_files_only_when_it_reads_them(reads_files: bool) -> None:
+    from foldline.core.budget import Budget
+    from foldline.core.compaction import summarize_range
+    from foldline.core.fold_inputs import FoldInputs
+    from foldline.core.messages import assistant
+    from foldline.core.prompts import STRUCTURED_HEADINGS
+    from foldline.core.settings import CompactionSettings
+
+    words = AnthropicEstimateCounter(lambda text: len(text.split()))
+    history = [_with(IMAGE, CODE), assistant("I see a chart."), _with()]
+    inputs = FoldInputs.of(
+        history,
+        None,
+        counter=words,
+        system="s",
+        tools=[],
+        budget=Budget(context_window=100_000, max_output_tokens=4_000),
+        settings=CompactionSettings(),
+        now="2026-01-01T00:00:00Z",
+        summarizer_reads_files=reads_files,
+    )
+    requests = []
+
+    async def summarize(request):
+        requests.append(request)
+        return "\n\n".join(f"## {heading}\nNone." for heading in STRUCTURED_HEADINGS)
+
+    summary, _run = await summarize_range(
+        history[:2], 0, inputs=inputs, previous_summary=None, instructions=None, summarize=summarize
+    )
+    [request] = requests
+    assert request.files == ((IMAGE, CODE) if reads_files else ())
+    # Either way the transcript names each file and holds a text file's content, and the
+    # summary names what was folded.
+    assert "[attachment chart.png (image/png, 1000x1000 px)]" in request.prompt
+    assert "print('hi')" in request.prompt
+    assert summary is not None and "chart.png" in summary and "main.py" in summary

@@ -104,6 +104,8 @@ class ConversationContext:
             now=now,
             model=model,
             pins=self.pins,
+            # Only the conversation's own model is known to take files here.
+            summarizer_reads_files=self.model.vision and model in (None, self.model.model),
         )
 
     def _part_out(self, message: Message, part: Part) -> PartOut:

@@ -42,6 +42,9 @@ class FoldInputs:
     model: str | None = None
     summarizer_budget: int | None = None
     pins: tuple[Pin, ...] = field(default=())
+    summarizer_reads_files: bool = False
+    """The summarizer takes images and PDFs: the folded files go to it as files (when they
+    fit its budget), not only as their names and text."""
 
     @classmethod
     def of(
@@ -58,6 +61,7 @@ class FoldInputs:
         model: str | None = None,
         summarizer_budget: int | None = None,
         pins: Sequence[Pin] = (),
+        summarizer_reads_files: bool = False,
     ) -> FoldInputs:
         """Build from any history (a list is a complete one) and any sequences."""
         return cls(
@@ -72,6 +76,7 @@ class FoldInputs:
             model=model,
             summarizer_budget=summarizer_budget,
             pins=tuple(pins),
+            summarizer_reads_files=summarizer_reads_files,
         )
 
     @property
