@@ -287,3 +287,14 @@ async def test_a_fold_drops_the_files_unless_pinned_and_names_them(
     [shown] = [part for part in summary_parts if part.kind == "attachment"]
     assert shown.name == "chart.png" and shown.data_base64 is None
     assert 1200 * 800 // 750 <= shown.tokens <= 1200 * 800 // 750 + 40
+
+
+def test_the_fake_anthropic_server_refuses_large_images_in_many_image_requests() -> None:
+    small = _image("image/png", sample_files.png(100, 100))
+    large = _image("image/png", sample_files.png(2400, 10))
+    body = _anthropic_body(large)
+    body["messages"][0]["content"].extend([small] * 20)
+    error = check_structure(body, "anthropic")
+    assert error is not None and "many-image requests: 2000 pixels" in error.message
+    body["messages"][0]["content"] = body["messages"][0]["content"][:-1]  # 20 images
+    assert check_structure(body, "anthropic") is None

@@ -2,14 +2,14 @@
 
 Anthropic: an `image` block's base64 source must name one of the four image types, be
 valid base64, hold bytes of the type it names, stay under 5 MB (of base64) and 8000 px a
-side; a `document` block's base64 source must be a PDF of at most 100 pages; the whole
-request at most 32 MB. OpenAI Chat Completions: an `image_url` data URL must hold bytes
-of a supported image type; a `file` part needs a `filename` and a PDF data URL.
+side (2000 px once the request holds more than 20 images); a `document` block's base64
+source must be a PDF of at most 100 pages; the whole request at most 32 MB. OpenAI Chat
+Completions: an `image_url` data URL must hold bytes of a supported image type; a `file`
+part needs a `filename` and a PDF data URL.
 
 Each check returns the error the provider answers with, or None. The sizes and pages
-found here are also what the fake tokenizer bills (`media_tokens`), as the providers do.
+found here are also what the fake tokenizer bills, as the providers do.
 """
-
 from __future__ import annotations
 
 import base64
@@ -46,6 +46,10 @@ def pdf_pages(data: bytes) -> int | None:
 
 # --- Anthropic -------------------------------------------------------------------------
 
+MANY_IMAGES = 20
+MANY_IMAGES_SIDE = 2000
+"""A request with more than 20 images takes none with a side over 2000 px (Anthropic)."""
+
 
 def _anthropic_blocks(body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """Every image and document block with its location, tool results' content included."""
@@ -73,6 +77,16 @@ def check_anthropic_media(body: dict[str, Any]) -> WireError | None:
         return anthropic_error(
             413, "request_too_large", "Request exceeds the maximum allowed number of bytes."
         )
+    images = [block for _, block in blocks if block["type"] == "image"]
+    if len(images) > MANY_IMAGES:
+        for block in images:
+            pixels = image_pixels(str((block.get("source") or {}).get("data", "")))
+            if pixels and max(pixels) > MANY_IMAGES_SIDE:
+                return bad_request(
+                    "anthropic",
+                    "At least one of the image dimensions exceed max allowed size for "
+                    f"many-image requests: {MANY_IMAGES_SIDE} pixels",
+                )
     for where, block in blocks:
         source = block.get("source") or {}
         if source.get("type") != "base64":
