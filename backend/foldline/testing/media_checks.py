@@ -10,6 +10,7 @@ part needs a `filename` and a PDF data URL.
 Each check returns the error the provider answers with, or None. The sizes and pages
 found here are also what the fake tokenizer bills, as the providers do.
 """
+
 from __future__ import annotations
 
 import base64
