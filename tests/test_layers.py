@@ -23,7 +23,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("foldline.core",),
     # `foldline.mcp` here is its settings, naming, approvals and connections; the parts
     # that run tools in a turn build on the chat layer below the server.
-    ("foldline", "foldline.paths", "foldline.secrets", "foldline.tokenizers", "foldline.mcp"),
+    (
+        "foldline",
+        "foldline.paths",
+        "foldline.secrets",
+        "foldline.tokenizers",
+        "foldline.mcp",
+        "foldline.uploads",
+    ),
     # The API's public shapes: pydantic models over core types, used by chat and server alike.
     ("foldline.api",),
     ("foldline.logging_setup",),

@@ -142,8 +142,9 @@ class ModelConfig(_Section):
     cache_read_price: float | None = Field(None, ge=0)
     cache_write_price: float | None = Field(None, ge=0)
     vision: bool | None = None
-    """Whether the model accepts image input (images tools return are sent to it). None:
-    by family for OpenAI's own models and Claude, false for any other model."""
+    """Whether the model accepts image input: images attached to a message are refused
+    without it, images tools return are sent only with it. None: by family for OpenAI's
+    own models and Claude, false for any other model."""
     working_budget: int | None = Field(None, ge=1)
     """The input tokens the fold thresholds apply to, when smaller than the window.
 
@@ -368,7 +369,7 @@ DEFAULT_CONFIG_TEXT = """\
 # max_output_tokens = 4096
 # working_budget = 200000       # fold at this many input tokens, not at the full window
                                  # (cost per turn and answer quality on long inputs)
-# vision = true                 # send it the images tools return (default: false here;
+# vision = true                 # it takes images, attached or from tools (default: false here;
                                  # OpenAI's and Anthropic's own models by family)
 
 [compaction]

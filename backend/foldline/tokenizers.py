@@ -238,10 +238,15 @@ def counter_for(
     """
     encoding = encoding_name_for_model(model)
     if wire == "openai":
+        # PDFs go as `file` parts only to OpenAI's own API (`exact_allowed`), as the
+        # provider sends them; a compatible server gets their text.
+        documents = images and exact_allowed
         if encoding is not None and exact_allowed:
-            return OpenAIChatCounter(get_encoder(encoding), images=images)
+            return OpenAIChatCounter(get_encoder(encoding), images=images, documents=documents)
         return ScaledCounter(
-            OpenAIChatCounter(get_encoder(encoding or ESTIMATE_BASE_ENCODING), images=images),
+            OpenAIChatCounter(
+                get_encoder(encoding or ESTIMATE_BASE_ENCODING), images=images, documents=documents
+            ),
             calibration_ratio,
         )
     if wire == "anthropic":

@@ -173,11 +173,24 @@ export const api = {
   unpinMessage: (id, messageId) =>
     json("DELETE", `/api/conversations/${enc(id)}/messages/${enc(messageId)}/pin`),
 
-  sendMessage: (id, content, signal) =>
-    stream(`/api/conversations/${enc(id)}/messages`, { content }, signal),
-  /** A new version of the person's message `messageId` (a sibling), then its answer: SSE. */
-  editMessage: (id, messageId, content, signal) =>
-    stream(`/api/conversations/${enc(id)}/messages/${enc(messageId)}/edit`, { content }, signal),
+  /** The text and its files (`[{name, mediaType, dataBase64}]`), then the answer: SSE. */
+  sendMessage: (id, content, signal, attachments = []) =>
+    stream(`/api/conversations/${enc(id)}/messages`, { content, attachments }, signal),
+  /**
+   * A new version of the person's message `messageId` (a sibling), then its answer: SSE.
+   * `keepAttachments` are the sha256s of the old version's files that stay.
+   */
+  editMessage: (id, messageId, content, signal, attachments = [], keepAttachments = []) =>
+    stream(
+      `/api/conversations/${enc(id)}/messages/${enc(messageId)}/edit`,
+      { content, attachments, keepAttachments },
+      signal,
+    ),
+  /** A file of the conversation (its bytes, as a Blob). */
+  attachment: async (id, sha256) => {
+    const path = `/api/conversations/${enc(id)}/attachments/${enc(sha256)}`;
+    return (await send("GET", path, { accept: "*/*" })).blob();
+  },
   /** A new version of the answer `messageId` (a sibling with the same parent): SSE. */
   regenerate: (id, messageId, signal) =>
     stream(

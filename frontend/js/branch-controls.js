@@ -3,6 +3,7 @@
 // the inline editor an edit opens. What the buttons do is passed in (branches.js), so
 // drawing a message never depends on the code that runs turns.
 
+import { acceptFiles, attachButton, fileTray } from "./attachments.js";
 import { h, icon } from "./dom.js";
 
 /**
@@ -103,13 +104,15 @@ export function branchButton(message, { onEdit, onRegenerate }) {
  * Shift+Enter for a new line, Esc to cancel. `warning(text)` shows a note above the
  * buttons (the model's view changes); `busy(true)` while the edit is being sent.
  */
-export function messageEditor(text, { onSend, onCancel }) {
+export function messageEditor(text, { onSend, onCancel, files = [] }) {
   const input = h("textarea", {
     class: "textarea edit-input",
     rows: "3",
     "aria-label": "Edited message",
   });
   input.value = text;
+  // The message's files stay unless removed; more can be attached, pasted or dropped.
+  const tray = fileTray({ kept: files, onChange: () => updateSend() });
   const note = h("p", { class: "edit-warning", role: "status", hidden: true });
   const send = h("button", { type: "button", class: "button primary edit-send", text: "Send" });
   const cancel = h("button", { type: "button", class: "button edit-cancel", text: "Cancel" });
@@ -117,19 +120,27 @@ export function messageEditor(text, { onSend, onCancel }) {
     "div",
     { class: "message-editor" },
     input,
+    tray.element,
+    tray.input,
     note,
     h(
       "div",
       { class: "edit-actions" },
+      attachButton(tray),
       h("span", { class: "edit-hint", text: "Enter sends · Shift+Enter new line · Esc cancels" }),
       cancel,
       send,
     ),
   );
+  acceptFiles(form, tray);
+  const empty = () => input.value.trim() === "" && tray.count() === 0;
+  const updateSend = () => {
+    send.disabled = input.readOnly || empty();
+  };
   const submit = () => {
     const value = input.value.trim();
-    if (value && !send.disabled) {
-      onSend(value);
+    if (!empty() && !send.disabled) {
+      onSend(value, { attachments: tray.attachments(), keep: tray.keep(), parts: tray.parts() });
     }
   };
   const autosize = () => {
@@ -137,7 +148,7 @@ export function messageEditor(text, { onSend, onCancel }) {
     input.style.height = `${Math.min(input.scrollHeight, window.innerHeight * 0.5)}px`;
   };
   input.addEventListener("input", () => {
-    send.disabled = input.value.trim() === "";
+    updateSend();
     autosize();
   });
   input.addEventListener("keydown", (event) => {
@@ -165,8 +176,8 @@ export function messageEditor(text, { onSend, onCancel }) {
       note.replaceChildren(...(message ? [icon("triangle-alert", "small"), message] : []));
     },
     busy(on) {
-      send.disabled = on || input.value.trim() === "";
       input.readOnly = on;
+      updateSend();
     },
   };
 }

@@ -69,9 +69,11 @@ export function startEdit(message, element) {
     chat.redrawMessage(message.index);
     chat.messageElement(message.index)?.querySelector(".edit-button")?.focus();
   };
+  const files = (message.parts ?? []).filter((part) => part.kind === "attachment");
   const editor = messageEditor(text, {
+    files,
     onCancel: close,
-    onSend: async (content) => {
+    onSend: async (content, attached) => {
       if (refuseWhileBusy()) {
         return;
       }
@@ -84,13 +86,20 @@ export function startEdit(message, element) {
         editor.busy(false);
         return;
       }
-      const sent = await editMessage(message, content);
+      const sent = await editMessage(message, content, attached);
       if (!sent && element.isConnected) {
         editor.busy(false);
       }
     },
   });
-  element.querySelector(".bubble")?.replaceWith(editor.element);
+  // The editor takes the place of the text and the files (it holds both).
+  element.querySelector(".attachments")?.remove();
+  const bubble = element.querySelector(".bubble");
+  if (bubble) {
+    bubble.replaceWith(editor.element);
+  } else {
+    element.prepend(editor.element);
+  }
   element.querySelector(".message-meta")?.remove();
   editor.focus();
   // The current fold says what is folded now (a message's `inContext` may predate it).

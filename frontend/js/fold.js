@@ -220,6 +220,17 @@ export function renderFoldLine(fold, { current, onUndo }) {
   if (details) {
     card.append(h("div", { class: "fold-details", text: details }));
   }
+  // The files the fold took out of the model's view (a pinned message's stay in it).
+  if (fold.files?.length) {
+    card.append(
+      h(
+        "div",
+        { class: "fold-files" },
+        icon("paperclip", "small"),
+        `${plural(fold.files.length, "file")} folded: ${fold.files.join(", ")}`,
+      ),
+    );
+  }
   element.append(h("div", { class: "fold-rule" }), card);
   if (current && fold.trigger !== "handoff") {
     element.append(

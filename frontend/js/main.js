@@ -2,6 +2,7 @@
 // keyboard shortcuts. Opening conversations is in opening.js.
 
 import { api, initToken } from "./api.js";
+import { acceptFiles, attachButton, fileTray } from "./attachments.js";
 import { startEdit, startRegenerate, switchVersion } from "./branches.js";
 import * as chat from "./chat.js";
 import { openCompactDialog } from "./compact.js";
@@ -76,19 +77,23 @@ function autosize(textarea) {
   textarea.style.height = `${Math.min(textarea.scrollHeight, window.innerHeight * 0.4)}px`;
 }
 
+/** The files waiting to be sent with the next message (set up in `initComposer`). */
+let composerFiles = null;
+
 function updateComposer() {
   const input = byId("composer-input");
   const busy = Boolean(state.busy);
   byId("send-button").hidden = busy;
   byId("stop-button").hidden = !busy;
-  byId("send-button").disabled = input.value.trim() === "";
+  byId("send-button").disabled = input.value.trim() === "" && !composerFiles?.count();
   byId("compact-button").disabled = busy;
 }
 
 async function submitComposer() {
   const input = byId("composer-input");
   const content = input.value.trim();
-  if (!content || isRunning() || state.busy || !ready) {
+  const files = composerFiles;
+  if ((!content && !files?.count()) || isRunning() || state.busy || !ready) {
     return;
   }
   if (!state.currentId) {
@@ -104,7 +109,12 @@ async function submitComposer() {
   input.value = "";
   autosize(input);
   updateComposer();
-  const sent = await sendMessage(content);
+  const outgoing = { attachments: files?.attachments() ?? [], parts: files?.parts() ?? [] };
+  const sent = await sendMessage(content, outgoing);
+  if (sent) {
+    // A refused message keeps its files in the tray, like its text, so nothing is lost.
+    files?.clear();
+  }
   if (!sent && !isRunning()) {
     setBusy(null);
   }
@@ -119,6 +129,11 @@ async function submitComposer() {
 function initComposer() {
   const input = byId("composer-input");
   const form = byId("composer-form");
+  composerFiles = fileTray({ onChange: updateComposer });
+  composerFiles.element.id = "composer-files";
+  form.before(composerFiles.element);
+  form.prepend(attachButton(composerFiles, { id: "attach-button" }), composerFiles.input);
+  acceptFiles(byId("composer"), composerFiles);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     submitComposer();

@@ -7,6 +7,7 @@
 // calls are loaded and which results are known.
 
 import { api } from "./api.js";
+import { renderFilePart } from "./attachments.js";
 import { branchButton, siblingAt, versionSwitcher, versionsOf } from "./branch-controls.js";
 import { copyText, flashCopied, h, icon } from "./dom.js";
 import { handoffButton } from "./handoff.js";
@@ -181,7 +182,7 @@ export function renderToolCard({ call, result, running = false }) {
 
 /** @param {AttachmentPartOut} part */
 function renderAttachment(part) {
-  return h("span", { class: "badge" }, icon("file-text", "small"), part.name || "attachment");
+  return renderFilePart(part);
 }
 
 function retryButton(message, onRetry, label) {
@@ -340,7 +341,9 @@ function drawMessage(element, message, options) {
 
   if (message.role === "user") {
     const text = messageText(message);
-    children.push(h("div", { class: "bubble", text }));
+    if (text) {
+      children.push(h("div", { class: "bubble", text }));
+    }
     const attachments = parts.filter((part) => part.kind === "attachment");
     if (attachments.length) {
       children.push(h("div", { class: "attachments" }, attachments.map(renderAttachment)));

@@ -51,8 +51,14 @@ function partText(part) {
       return `→ ${part.name}(${JSON.stringify(part.input)})  [call ${part.id}]`;
     case "tool-result":
       return `← ${part.name}${part.isError ? " (error)" : ""}  [call ${part.callId}]\n${part.output}`;
-    case "attachment":
-      return `[attachment ${part.name} · ${part.mediaType}]${part.text ? `\n${part.text}` : ""}`;
+    case "attachment": {
+      // A person's file shows what it costs in the request (its bytes are not shown).
+      const cost =
+        part.tokens === null || part.tokens === undefined
+          ? ""
+          : ` · ${formatTokens(part.tokens)} tokens`;
+      return `[attachment ${part.name} · ${part.mediaType}${cost}]${part.text ? `\n${part.text}` : ""}`;
+    }
     default:
       return JSON.stringify(part);
   }

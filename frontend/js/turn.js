@@ -324,8 +324,11 @@ function announceError(error) {
   }
 }
 
-/** Send `content` to the open conversation and stream the turn. */
-export async function sendMessage(content) {
+/**
+ * Send `content` and its `files` (a tray's `attachments()` and `parts()`) to the open
+ * conversation and stream the turn.
+ */
+export async function sendMessage(content, files = { attachments: [], parts: [] }) {
   const id = state.currentId;
   if (!id || running) {
     return false;
@@ -338,7 +341,7 @@ export async function sendMessage(content) {
     index: pendingIndex,
     id: "",
     role: "user",
-    parts: [{ kind: "text", text: content }],
+    parts: [...(content ? [{ kind: "text", text: content }] : []), ...files.parts],
     status: "complete",
     pending: true,
   });
@@ -346,7 +349,7 @@ export async function sendMessage(content) {
   setBusy("turn");
   let events;
   try {
-    events = await api.sendMessage(id, content, running.controller.signal);
+    events = await api.sendMessage(id, content, running.controller.signal, files.attachments);
   } catch (error) {
     dropLocalMessage(pendingIndex);
     running = null;
@@ -354,7 +357,7 @@ export async function sendMessage(content) {
     notifyError("The message was not sent", error);
     return false;
   }
-  const firstTitle = nameIfNew(id, content);
+  const firstTitle = nameIfNew(id, content || files.parts.map((part) => part.name).join(", "));
   await consume("turn", events, live);
   await finish(live);
   if (firstTitle) {
@@ -448,9 +451,14 @@ export async function retryLast() {
  * branch; the old one stays stored, a switch away.
  * @param {MessageOut} message
  */
-export function editMessage(message, content) {
-  return runBranch(message, (id, signal) => api.editMessage(id, message.id, content, signal), {
-    pending: { role: "user", parts: [{ kind: "text", text: content }] },
+export function editMessage(message, content, files = { attachments: [], keep: [], parts: [] }) {
+  const send = (id, signal) =>
+    api.editMessage(id, message.id, content, signal, files.attachments, files.keep);
+  return runBranch(message, send, {
+    pending: {
+      role: "user",
+      parts: [...(content ? [{ kind: "text", text: content }] : []), ...files.parts],
+    },
     failure: "The edited message was not sent",
   });
 }

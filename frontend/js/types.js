@@ -84,6 +84,7 @@ export {};
  * @property {UsageOut|null} usage What this fold's summarizer calls used and cost; null for a fold without any (the emergency digest, a fold made before usage was stored).
  * @property {boolean} isCurrent
  * @property {number} parentVersion The version that was current when this one was committed (0 = none): following it from the current version gives the stack of folds in effect, skipping versions that were undone and then replaced by another fold.
+ * @property {Array<string>} files The names of the files the person attached in the folded messages (on the active path), in order: the fold line lists them.
  */
 
 /**
@@ -223,12 +224,19 @@ export {};
  */
 
 /**
+ * A file. A person's file (one with a `sha256`) carries only its metadata: its bytes come from `GET /api/conversations/{id}/attachments/{sha256}`, so pages stay light. A tool's attachment (no sha256) carries its text or bytes inline, as before.
  * @typedef {Object} AttachmentPartOut
  * @property {"attachment"} kind
  * @property {string} name
  * @property {string} mediaType
  * @property {string|null} text
  * @property {string|null} dataBase64
+ * @property {string|null} sha256
+ * @property {number|null} size Bytes.
+ * @property {number|null} width An image's pixels.
+ * @property {number|null} height
+ * @property {number|null} pages A PDF's page count.
+ * @property {number|null} tokens What the file costs in the model's request (Model view only; null elsewhere).
  */
 
 /**
@@ -268,8 +276,24 @@ export {};
  */
 
 /**
+ * A file sent with a message: checked (type, magic bytes, the model, the providers' limits) before anything is stored.
+ * @typedef {Object} AttachmentIn
+ * @property {string} name
+ * @property {string} mediaType As the client declares it (`image/png`, `application/pdf`, `text/markdown` ...); the bytes must match it. Text files may say `application/octet-stream` or "".
+ * @property {string} dataBase64 The bytes, base64 (standard alphabet, padded).
+ */
+
+/**
  * @typedef {Object} SendMessage
- * @property {string} content
+ * @property {string} content The text; may be empty when files are attached.
+ * @property {Array<AttachmentIn>} attachments
+ */
+
+/**
+ * @typedef {Object} EditMessage
+ * @property {string} content The text; may be empty when files are attached.
+ * @property {Array<AttachmentIn>} attachments
+ * @property {Array<string>} keepAttachments sha256s of the edited message's files that the new version keeps (not sent again).
  */
 
 /**

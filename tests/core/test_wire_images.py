@@ -58,9 +58,9 @@ def test_other_attachments_and_other_wires_are_described_in_text() -> None:
     [wire] = to_anthropic_messages([Message(role="tool", parts=(RESULT, pdf))])
     assert wire["content"][0]["content"] == RESULT.output
     assert "a.pdf" in wire["content"][1]["text"]
-    # A user's own image attachment keeps its text description (not a tool's output).
+    # A person's own image is an image block after a label naming it.
     [user_wire] = to_anthropic_messages([Message(role="user", parts=(*user("see").parts, PNG))])
-    assert all(block["type"] == "text" for block in user_wire["content"])
+    assert [block["type"] for block in user_wire["content"]] == ["text", "text", "image"]
     # Chat Completions tool messages hold text only.
     openai = to_openai_messages("", [Message(role="tool", parts=(RESULT, PNG))])
     assert [m["role"] for m in openai] == ["tool"]
@@ -186,12 +186,18 @@ def test_repaired_views_with_images_are_valid_openai_requests(messages: list[Mes
     view = repair_pairs([view_message(m) for m in messages])
     wire = to_openai_messages("sys", [user("start"), *view], images=True)
     assert check_structure({"model": "gpt-4o", "messages": wire}, "openai") is None
-    # Each image message directly follows a run of tool messages (or another image message).
+
+    # Each tool image message directly follows a run of tool messages (or another one);
+    # a person's own files (a user message with parts) are not tool images.
+    def tool_images(message: dict) -> bool:
+        content = message["content"]
+        return isinstance(content, list) and content[0]["text"].startswith("Images returned")
+
     for index, message in enumerate(wire):
-        if isinstance(message["content"], list):
-            assert wire[index - 1]["role"] == "tool" or isinstance(wire[index - 1]["content"], list)
+        if tool_images(message):
+            assert wire[index - 1]["role"] == "tool" or tool_images(wire[index - 1])
     # Every image sent belongs to a result that was not pruned.
-    sent = sum(isinstance(m["content"], list) for m in wire)
+    sent = sum(tool_images(m) for m in wire)
     assert sent <= sum(
         any(isinstance(p, AttachmentPart) for p in m.parts) for m in view if m.role == "tool"
     )

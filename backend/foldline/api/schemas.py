@@ -8,7 +8,7 @@ API changing by accident. Conversion from records lives next to the schemas
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol, Self
 
 from pydantic import (
     BaseModel,
@@ -17,6 +17,7 @@ from pydantic import (
     SerializerFunctionWrapHandler,
     field_validator,
     model_serializer,
+    model_validator,
 )
 from pydantic.alias_generators import to_camel
 
@@ -140,6 +141,9 @@ class CompactionVersionOut(CompactionOut):
     """The version that was current when this one was committed (0 = none): following
     it from the current version gives the stack of folds in effect, skipping versions
     that were undone and then replaced by another fold."""
+    files: list[str] = []
+    """The names of the files the person attached in the folded messages (on the active
+    path), in order: the fold line lists them."""
 
 
 class CompactionList(ApiModel):
@@ -326,11 +330,25 @@ class ToolResultPartOut(ApiModel):
 
 
 class AttachmentPartOut(ApiModel):
+    """A file. A person's file (one with a `sha256`) carries only its metadata: its bytes
+    come from `GET /api/conversations/{id}/attachments/{sha256}`, so pages stay light.
+    A tool's attachment (no sha256) carries its text or bytes inline, as before."""
+
     kind: Literal["attachment"] = "attachment"
     name: str
     media_type: str
     text: str | None = None
     data_base64: str | None = None
+    sha256: str | None = None
+    size: int | None = None
+    """Bytes."""
+    width: int | None = None
+    """An image's pixels."""
+    height: int | None = None
+    pages: int | None = None
+    """A PDF's page count."""
+    tokens: int | None = None
+    """What the file costs in the model's request (Model view only; null elsewhere)."""
 
 
 PartOut = Annotated[
@@ -358,11 +376,17 @@ def part_out(part: CorePart, *, include_full: bool = False) -> PartOut:
             full_output=part.full_output if include_full else None,
         )
     if isinstance(part, AttachmentPart):
+        stored = part.sha256 is not None
         return AttachmentPartOut(
             name=part.name,
             media_type=part.media_type,
-            text=part.text,
-            data_base64=part.data_base64,
+            text=None if stored else part.text,
+            data_base64=None if stored else part.data_base64,
+            sha256=part.sha256,
+            size=part.size,
+            width=part.width,
+            height=part.height,
+            pages=part.pages,
         )
     raise TypeError(f"unknown part type {type(part).__name__}")
 
@@ -464,8 +488,45 @@ class FullPartOut(ApiModel):
     truncated: bool
 
 
+MAX_ATTACHMENTS = 20
+"""Files per message: Anthropic lowers its per-image pixel limit once a request holds
+more than 20 images, so one message stays within the plain limits."""
+
+
+class AttachmentIn(RequestModel):
+    """A file sent with a message: checked (type, magic bytes, the model, the providers'
+    limits) before anything is stored."""
+
+    name: Annotated[str, Field(min_length=1, max_length=255)]
+    media_type: Annotated[str, Field(max_length=100)]
+    """As the client declares it (`image/png`, `application/pdf`, `text/markdown` ...);
+    the bytes must match it. Text files may say `application/octet-stream` or ""."""
+    data_base64: str
+    """The bytes, base64 (standard alphabet, padded)."""
+
+
 class SendMessage(RequestModel):
-    content: Annotated[str, Field(min_length=1, max_length=MAX_CONTENT_CHARS)]
+    content: Annotated[str, Field(max_length=MAX_CONTENT_CHARS)] = ""
+    """The text; may be empty when files are attached."""
+    attachments: Annotated[list[AttachmentIn], Field(max_length=MAX_ATTACHMENTS)] = []
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> Self:
+        if not self.content and not self.attachments and not self.kept_files():
+            raise ValueError("a message needs text or files")
+        return self
+
+    def kept_files(self) -> list[str]:
+        """Stored files the message keeps (an edit's); a new message has none."""
+        return []
+
+
+class EditMessage(SendMessage):
+    keep_attachments: Annotated[list[str], Field(max_length=MAX_ATTACHMENTS)] = []
+    """sha256s of the edited message's files that the new version keeps (not sent again)."""
+
+    def kept_files(self) -> list[str]:
+        return self.keep_attachments
 
 
 class ActiveLeaf(RequestModel):

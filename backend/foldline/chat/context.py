@@ -13,12 +13,14 @@ from typing import Any
 
 from foldline.api.schemas import (
     ApiMessageOut,
+    AttachmentPartOut,
     BackgroundFoldOut,
     CompactionOut,
     ContextBreakdown,
     ContextOut,
     ContextStatsOut,
     ConversationUsageOut,
+    PartOut,
     ProjectInViewOut,
     Thresholds,
     UsageOut,
@@ -34,12 +36,13 @@ from foldline.chat.projects import (
 from foldline.config import AppConfig
 from foldline.core.budget import Budget, TokenAnchor, tokens_now
 from foldline.core.fold_inputs import FoldInputs
-from foldline.core.messages import HistoryWindow, Message, ToolSpec
+from foldline.core.messages import AttachmentPart, HistoryWindow, Message, Part, ToolSpec
 from foldline.core.pins import Pin, pins_cap, pins_tokens
 from foldline.core.projects import ProjectContext, compose_system, project_cap
 from foldline.core.settings import CompactionSettings, InvalidSettings, check_conversation_settings
 from foldline.core.state import CompactionState
 from foldline.core.tokens import ScaledCounter, TokenCounter
+from foldline.core.tokens.counter import media_tokens
 from foldline.core.view import build_api_messages
 from foldline.providers.catalog import SUGGESTED_MODELS
 from foldline.providers.registry import ModelListing, ResolvedModel, resolve_model
@@ -85,6 +88,11 @@ class ConversationContext:
     """What the conversation's calls cost so far and in the last turn."""
     background_fold: BackgroundFoldOut | None = None
     """A fold being prepared in the background, or ready."""
+    media: int = 0
+    """The tokens of the view's images and PDF page images, billed by the provider's
+    formula: part of `estimate`, but not of what the calibration ratio applies to."""
+    added_media: int = 0
+    """The same for the messages added since the anchored call (part of `added_estimate`)."""
     settings_notice: str | None = None
     """Why the conversation's own settings were set aside for the defaults, if they were."""
     pins: tuple[Pin, ...] = ()
@@ -110,12 +118,23 @@ class ConversationContext:
             now=now,
             model=model,
             pins=self.pins,
+            # Only the conversation's own model is known to take files here.
+            summarizer_reads_files=self.model.vision and model in (None, self.model.model),
         )
+
+    def _part_out(self, message: Message, part: Part) -> PartOut:
+        """A part of the model's view; a person's file with what it costs in the request."""
+        out = part_out(part)
+        if isinstance(part, AttachmentPart) and isinstance(out, AttachmentPartOut):
+            empty = Message(role=message.role)
+            alone = Message(role=message.role, parts=(part,))
+            out.tokens = self.counter.count_message(alone) - self.counter.count_message(empty)
+        return out
 
     @property
     def pinned_tokens(self) -> int:
         """What every pin together takes in a request when all are folded."""
-        return pins_tokens(self.pins, self.counter.count_text)
+        return pins_tokens(self.pins, self.counter.count_text, self.counter.count_message)
 
     @property
     def pins_cap(self) -> int:
@@ -176,7 +195,7 @@ class ConversationContext:
             system=self.system,
             tools=[tool.name for tool in self.tools],
             api_messages=[
-                ApiMessageOut(role=m.role, parts=[part_out(part) for part in m.parts])
+                ApiMessageOut(role=m.role, parts=[self._part_out(m, part) for part in m.parts])
                 for m in messages
             ],
             api_messages_included=include_messages,
@@ -325,6 +344,8 @@ class ContextLoader:
             counts = [counter.scale(count) for count in counts]
         tokens = estimate = base + sum(counts)
         anchor_tokens, added = None, 0
+        media = [media_tokens(counter, message) for message in view]
+        added_media = 0
         if not counter.exact:
             anchor = self._anchor(conversation_id, model.model, system)
             version = state.version if state else 0
@@ -360,6 +381,8 @@ class ContextLoader:
             estimate=estimate,
             anchor_tokens=anchor_tokens,
             added_estimate=added,
+            media=sum(media),
+            added_media=added_media,
             breakdown=breakdown,
             usage=self.usage(conversation_id, model),
             background_fold=self.fold_status(conversation_id),

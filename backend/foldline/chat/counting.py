@@ -30,6 +30,7 @@ from foldline.core.messages import (
     ToolSpec,
 )
 from foldline.core.tokens import TokenCounter
+from foldline.core.tokens.counter import media_tokens
 from foldline.core.view import repair_pairs, view_message
 from foldline.core.view_counts import irregular_spans, message_shape
 from foldline.store import MessageRecord
@@ -58,6 +59,9 @@ class CachedCounter:
 
     def count_message(self, message: Message) -> int:
         return self.inner.count_message(message)
+
+    def media_tokens(self, message: Message) -> int:
+        return media_tokens(self.inner, message)
 
     def count_head(self, message: Message) -> int:
         """The count of a head message, cached by its content."""

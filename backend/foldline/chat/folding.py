@@ -27,7 +27,6 @@ from foldline.chat.usage import Billing, SummaryUsage
 from foldline.core.budget import on_meter_scale
 from foldline.core.compaction import SummaryRequest, fold, resummarize
 from foldline.core.digest import emergency_fold
-from foldline.core.messages import user
 from foldline.core.policy import BreakerState, Decision, decide, record_fold
 from foldline.core.pruning import apply_prune, plan_prune
 from foldline.core.settings import CompactionSettings
@@ -66,9 +65,11 @@ def make_summarizer(
         model_request = ModelRequest(
             model=model,
             system=request.system,
-            messages=[user(request.prompt)],
+            messages=[request.message()],
             tools=[],
             max_output_tokens=request.max_output_tokens,
+            # The request holds files only for a summarizer that reads them.
+            images=bool(request.files),
         )
         chunks: list[str] = []
         async for event in provider.stream(model_request):

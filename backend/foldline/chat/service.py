@@ -35,9 +35,10 @@ from foldline.chat.tool_registry import Tool, ToolRegistry, ToolSource
 from foldline.chat.tools import CONTEXT_TOOLS, WorkspaceFiles
 from foldline.chat.turn import TurnRunner, storable
 from foldline.config import AppConfig
+from foldline.core.attachments import AttachmentRefused
 from foldline.core.budget import Budget
 from foldline.core.compaction import planned_split
-from foldline.core.messages import HistoryWindow
+from foldline.core.messages import AttachmentPart, HistoryWindow, Message, TextPart
 from foldline.core.policy import BreakerState
 from foldline.core.projects import compose_system, project_cap
 from foldline.core.tree import FoldLink, fold_chain
@@ -46,6 +47,7 @@ from foldline.providers.base import Provider
 from foldline.providers.registry import ModelListing, provider_for_model, resolve_model
 from foldline.store import ConversationRecord, Store
 from foldline.store.records import DISK_FULL_MESSAGE, is_disk_full
+from foldline.uploads import IncomingFile, read_attachments
 
 log = logging.getLogger(__name__)
 
@@ -254,12 +256,45 @@ class ChatService:
                 "A reply is still being written in this conversation; wait or press Stop."
             )
 
-    def start_turn(self, conversation_id: str, content: str) -> TurnHandle:
+    def start_turn(
+        self, conversation_id: str, content: str, files: Sequence[IncomingFile] = ()
+    ) -> TurnHandle:
         self._check_idle(conversation_id)
-        if not content.strip():
-            raise ChatUnavailable("The message is empty.")
+        message = self._person_message(conversation_id, content, files)
         runner = self._runner(conversation_id)
-        return self._start(conversation_id, runner.turn(storable(content)))
+        return self._start(conversation_id, runner.turn(message))
+
+    def _person_message(
+        self,
+        conversation_id: str,
+        content: str,
+        files: Sequence[IncomingFile],
+        kept: Sequence[AttachmentPart] = (),
+    ) -> Message:
+        """The person's message: the text, the new files and the `kept` ones (already
+        stored). Every new file is checked (its bytes, the model, the providers' limits;
+        `AttachmentRefused` otherwise) and the whole message must be small enough to be
+        sent at all, before anything is stored."""
+        if not content.strip() and not files and not kept:
+            raise ChatUnavailable("The message is empty.")
+        text = (TextPart(text=storable(content)),) if content.strip() else ()
+        if not files and not kept:
+            return Message(role="user", parts=text)
+        ctx = self._load(conversation_id)
+        parts = read_attachments(files, model=ctx.model.model, vision=ctx.model.vision)
+        message = Message(role="user", parts=(*text, *kept, *parts))
+        # A fold can make room for anything but a message that alone (with the system
+        # prompt and tools) is larger than what the model reads per request.
+        budget = ctx.budget.window_budget
+        cost = ctx.counter.count_message(message)
+        base = ctx.counter.count_request(ctx.system, [], ctx.tools)
+        if budget is not None and base + cost > budget:
+            raise AttachmentRefused(
+                f"with its files this message is about {cost:,} tokens; with the system "
+                f"prompt and tools that is over the {budget:,} tokens {ctx.model.model} "
+                "reads per request; attach fewer or smaller files"
+            )
+        return message
 
     def start_retry(self, conversation_id: str) -> TurnHandle:
         """Run the model again on the history as it is (after an error or a stop)."""
@@ -280,17 +315,32 @@ class ChatService:
         runner = self._runner(conversation_id)
         return self._start(conversation_id, runner.retry())
 
-    def start_edit(self, conversation_id: str, message_id: str, content: str) -> TurnHandle:
+    def start_edit(
+        self,
+        conversation_id: str,
+        message_id: str,
+        content: str,
+        files: Sequence[IncomingFile] = (),
+        keep: Sequence[str] = (),
+    ) -> TurnHandle:
         """A new version of the person's message `message_id` (on the active path): a
-        sibling that becomes the tip of the active path, and a turn answering it."""
+        sibling that becomes the tip of the active path, and a turn answering it.
+
+        `files` are new files; `keep` the sha256s of the old version's files that stay
+        (their bytes are stored already, so they are not sent again)."""
         self._check_idle(conversation_id)
-        if not content.strip():
-            raise ChatUnavailable("The message is empty.")
         record = self.store.message_on_path(conversation_id, message_id)
         if record.message.role != "user":
             raise WrongMessage("Only your own messages can be edited; regenerate an answer.")
+        wanted = set(keep)
+        kept = [
+            part
+            for part in self.store.hydrate([record.message])[0].parts
+            if isinstance(part, AttachmentPart) and part.sha256 in wanted
+        ]
+        message = self._person_message(conversation_id, content, files, kept)
         runner = self._runner(conversation_id)
-        return self._start(conversation_id, runner.edit(record.parent_id, storable(content)))
+        return self._start(conversation_id, runner.edit(record.parent_id, message))
 
     def start_regenerate(self, conversation_id: str, message_id: str) -> TurnHandle:
         """A new answer in place of the answer `message_id` (on the active path), written

@@ -46,13 +46,13 @@ from foldline.config import AppConfig
 from foldline.core.calibration import update_calibration
 from foldline.core.json_values import storable_tool_call
 from foldline.core.messages import (
+    AttachmentPart,
     Message,
     Part,
     ReasoningPart,
     TextPart,
     ToolCallPart,
     ToolResultPart,
-    user,
 )
 from foldline.core.policy import BreakerState
 from foldline.core.view import INTERRUPTED_RESULT, continuation_view
@@ -84,6 +84,11 @@ FLUSH_INTERVAL = 0.25
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _file_names(message: Message) -> str:
+    """A message of files only is titled by their names."""
+    return ", ".join(p.name for p in message.parts if isinstance(p, AttachmentPart))
 
 
 def storable(text: str) -> str:
@@ -253,11 +258,10 @@ class TurnRunner:
 
     # --- a turn ---------------------------------------------------------------------
 
-    async def turn(self, content: str) -> AsyncIterator[ChatEvent]:
-        record = await self.writes.run(
-            self.store.append_message, self.conversation_id, user(content)
-        )
-        title = first_message_title(content)
+    async def turn(self, message: Message) -> AsyncIterator[ChatEvent]:
+        """A turn answering the person's `message` (its text and files, checked)."""
+        record = await self.writes.run(self.store.append_message, self.conversation_id, message)
+        title = first_message_title(message.text or _file_names(message))
         if record.seq == 0 and title:  # an untitled conversation is named by its first message
             await self.writes.run(
                 self.store.replace_title, self.conversation_id, DEFAULT_TITLE, title
@@ -267,14 +271,12 @@ class TurnRunner:
         async for event in self._loop(record.seq, ctx):
             yield event
 
-    async def edit(self, parent_id: str | None, content: str) -> AsyncIterator[ChatEvent]:
-        """A turn on a new branch: `content` follows `parent_id` (a message of the active
+    async def edit(self, parent_id: str | None, message: Message) -> AsyncIterator[ChatEvent]:
+        """A turn on a new branch: `message` follows `parent_id` (a message of the active
         path; None = a new first message) as a sibling of the message it replaces."""
         # The anchor counted the old path's messages; this path differs inside the view.
         self.loader.drop_anchor(self.conversation_id)
-        record = await self.writes.run(
-            self.store.branch, self.conversation_id, parent_id, user(content)
-        )
+        record = await self.writes.run(self.store.branch, self.conversation_id, parent_id, message)
         assert record is not None
         ctx = await self._load()
         yield ChatEvent("message.created", self._message_event(record, ctx))
@@ -571,11 +573,14 @@ class TurnRunner:
             return
         self.loader.set_anchor(ctx, usage.total_input)
         ratio = ctx.ratio
+        # Images and PDF page images are billed by formula, not by the tokenizer the
+        # ratio corrects: they are taken out of both sides.
         if ctx.anchor_tokens is not None and ctx.added_estimate >= MIN_MARGINAL_SAMPLE:
-            actual = usage.total_input - ctx.anchor_tokens
-            estimate = round(ctx.added_estimate / ratio)
+            actual = usage.total_input - ctx.anchor_tokens - ctx.added_media
+            estimate = round((ctx.added_estimate - ctx.added_media) / ratio)
         else:
-            actual, estimate = usage.total_input, round(ctx.estimate / ratio)
+            actual = usage.total_input - ctx.media
+            estimate = round((ctx.estimate - ctx.media) / ratio)
         provider = ctx.model.provider_name
         current = self.store.get_calibration(provider, ctx.model.model)
         alpha = max(CALIBRATION_ALPHA, 1 / (current.samples + 1))

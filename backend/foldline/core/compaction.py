@@ -19,9 +19,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from foldline.core.attachments import attached_files, name_folded_files
 from foldline.core.digest import emergency_fold
 from foldline.core.fold_inputs import FoldInputs
-from foldline.core.messages import Message, user
+from foldline.core.messages import AttachmentPart, Message, TextPart
 from foldline.core.person_words import words_cap
 from foldline.core.planning import (
     SLACK_TOKENS,
@@ -64,12 +65,18 @@ Purpose = Literal["summary", "chunk", "merge"]
 
 @dataclass(frozen=True)
 class SummaryRequest:
-    """One tool-less summarizer call: `system` plus one user message holding `prompt`."""
+    """One tool-less summarizer call: `system` plus one user message holding `prompt`
+    and the folded `files` (for a summarizer that reads them)."""
 
     system: str
     prompt: str
     max_output_tokens: int
     purpose: Purpose
+    files: tuple[AttachmentPart, ...] = ()
+
+    def message(self) -> Message:
+        """The one user message of the request."""
+        return Message(role="user", parts=(TextPart(text=self.prompt), *self.files))
 
 
 Summarizer = Callable[[SummaryRequest], Awaitable[str]]
@@ -88,7 +95,7 @@ class FoldOutcome:
 
 def request_tokens(counter: TokenCounter, request: SummaryRequest) -> int:
     """The input size of a summarizer request as the provider receives it."""
-    return counter.count_request(request.system, [user(request.prompt)], [])
+    return counter.count_request(request.system, [request.message()], [])
 
 
 def summary_output_tokens(budget: Budget) -> int:
@@ -141,8 +148,10 @@ class _SummaryRun:
         summary_max: int,
         capacity: int,
         pinned: Sequence[int] = (),
+        reads_files: bool = False,
     ) -> None:
         self.counter = counter
+        self.reads_files = reads_files
         self.pinned = tuple(pinned)
         self.free_form = False
         """Set when the final answer ignored the structured headings and was kept anyway."""
@@ -157,11 +166,18 @@ class _SummaryRun:
         self.problem: str | None = None
         self._retry_reserve = counter.count_text(retry_note("x" * 240)) + SLACK_TOKENS
 
-    def fits(self, prompt: str, max_output: int) -> bool:
-        request = SummaryRequest(SUMMARY_SYSTEM, prompt, max_output, "summary")
+    def fits(self, prompt: str, max_output: int, files: tuple[AttachmentPart, ...] = ()) -> bool:
+        request = SummaryRequest(SUMMARY_SYSTEM, prompt, max_output, "summary", files)
         return request_tokens(self.counter, request) + self._retry_reserve <= self.capacity
 
-    async def call(self, prompt: str, max_output: int, purpose: Purpose, final: bool) -> str | None:
+    async def call(
+        self,
+        prompt: str,
+        max_output: int,
+        purpose: Purpose,
+        final: bool,
+        files: tuple[AttachmentPart, ...] = (),
+    ) -> str | None:
         """One request with one retry; None (and `problem` set) when both fail.
 
         A non-empty final answer without the structured headings is retried once and
@@ -175,7 +191,7 @@ class _SummaryRun:
             self.calls += 1
             try:
                 answer = await self.summarize(
-                    SummaryRequest(SUMMARY_SYSTEM, text, max_output, purpose)
+                    SummaryRequest(SUMMARY_SYSTEM, text, max_output, purpose, files)
                 )
             except Exception as error:  # any failure of the injected summarizer
                 problem = f"the summarizer failed ({type(error).__name__}: {error})"[:240]
@@ -201,8 +217,13 @@ class _SummaryRun:
         full = [render_message(start + o, m) for o, m in enumerate(folded)]
         mask = output_mask(count_text)
         masked = [render_message(start + o, m, mask) for o, m in enumerate(folded)]
+        # A summarizer that reads files gets the folded files themselves when they fit
+        # (beside the transcript, which names each and holds its text); else the text.
+        files = tuple(attached_files(folded)) if self.reads_files else ()
         for blocks in (full, masked):
             prompt = self._summary_prompt("\n\n".join(blocks))
+            if files and self.fits(prompt, self.summary_max, files):
+                return await self.call(prompt, self.summary_max, "summary", True, files)
             if self.fits(prompt, self.summary_max):
                 return await self.call(prompt, self.summary_max, "summary", final=True)
         notes = await self._chunk_notes(masked)
@@ -369,12 +390,14 @@ async def summarize_range(
         summary_max=summary_max,
         capacity=capacity,
         pinned=sorted(p.index for p in inputs.pins if start <= p.index < stop),
+        reads_files=inputs.summarizer_reads_files,
     )
     summary = await run.run(folded, start)
     if summary is None:
         return None, run
     quote_cap = min(LAST_REQUEST_QUOTE_TOKENS, max(summary_max // 4, 16))
-    return _quote_last_request(summary, last_request, inputs.counter, quote_cap), run
+    summary = _quote_last_request(summary, last_request, inputs.counter, quote_cap)
+    return name_folded_files(summary, folded), run
 
 
 async def fold(

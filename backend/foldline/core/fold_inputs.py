@@ -43,6 +43,9 @@ class FoldInputs:
     model: str | None = None
     summarizer_budget: int | None = None
     pins: tuple[Pin, ...] = field(default=())
+    summarizer_reads_files: bool = False
+    """The summarizer takes images and PDFs: the folded files go to it as files (when they
+    fit its budget), not only as their names and text."""
 
     @classmethod
     def of(
@@ -59,6 +62,7 @@ class FoldInputs:
         model: str | None = None,
         summarizer_budget: int | None = None,
         pins: Sequence[Pin] = (),
+        summarizer_reads_files: bool = False,
     ) -> FoldInputs:
         """Build from any history (a list is a complete one) and any sequences."""
         return cls(
@@ -73,6 +77,7 @@ class FoldInputs:
             model=model,
             summarizer_budget=summarizer_budget,
             pins=tuple(pins),
+            summarizer_reads_files=summarizer_reads_files,
         )
 
     @property
@@ -90,7 +95,7 @@ class FoldInputs:
     @property
     def pinned_tokens(self) -> int:
         """The pins block at its largest (every pin folded): the planner reserves it."""
-        return pins_tokens(self.pins, self.counter.count_text)
+        return pins_tokens(self.pins, self.counter.count_text, self.counter.count_message)
 
     def planner(self) -> FoldPlanner:
         """The sizes of the current view for choosing a split, with room for every pin."""

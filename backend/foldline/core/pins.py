@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from foldline.core.messages import Message
+from foldline.core.messages import AttachmentPart, Message
 from foldline.core.prompts import render_message
 
 PINS_BUDGET_SHARE = 0.15
@@ -42,20 +42,54 @@ def pins_cap(input_budget: int | None) -> int:
     return int(input_budget * PINS_BUDGET_SHARE)
 
 
+def _folded(pins: Sequence[Pin], before: int) -> list[Pin]:
+    return sorted((p for p in pins if p.index < before), key=lambda p: p.index)
+
+
 def pins_block(pins: Sequence[Pin], before: int) -> str:
     """The block for the pins folded out of the view (display index < `before`);
-    '' when there are none. Oldest first, each headed by its index and role."""
-    folded = sorted((p for p in pins if p.index < before), key=lambda p: p.index)
+    '' when there are none. Oldest first, each headed by its index and role. A pinned
+    message's files are named here; they ride as files after it (`pinned_files`)."""
+    folded = _folded(pins, before)
     if not folded:
         return ""
-    quoted = "\n\n".join(render_message(p.index, p.message) for p in folded)
+    # A person's files ride as files (`pinned_files`), so only their names are quoted
+    # here; a tool's attachments are quoted with their text, as the transcript shows them.
+    quoted = "\n\n".join(
+        render_message(p.index, p.message, file_text=p.message.role != "user") for p in folded
+    )
     return f"<pinned>\n{PINS_HEADING}. {PINS_INTRO}\n\n{quoted}\n</pinned>"
 
 
-def pins_tokens(pins: Sequence[Pin], count_text: Callable[[str], int]) -> int:
-    """The size of the block holding every pin: what the pins can cost at most."""
-    block = pins_block(pins, before=max((p.index for p in pins), default=-1) + 1)
-    return count_text(block) if block else 0
+def pinned_files(pins: Sequence[Pin], before: int) -> tuple[AttachmentPart, ...]:
+    """The files of the pins folded out of the view, verbatim, in order: images and PDFs
+    as the wire sends files, text files as their text."""
+    return tuple(
+        part
+        for pin in _folded(pins, before)
+        if pin.message.role == "user"
+        for part in pin.message.parts
+        if isinstance(part, AttachmentPart)
+    )
+
+
+def pins_tokens(
+    pins: Sequence[Pin],
+    count_text: Callable[[str], int],
+    count_message: Callable[[Message], int] | None = None,
+) -> int:
+    """The size of the block holding every pin, and of their files when `count_message`
+    is given: what the pins can cost at most."""
+    before = max((p.index for p in pins), default=-1) + 1
+    block = pins_block(pins, before)
+    total = count_text(block) if block else 0
+    files = pinned_files(pins, before)
+    if files and count_message is not None:
+        # The files' own cost: the message holding them less an empty one's framing.
+        total += count_message(Message(role="user", parts=files)) - count_message(
+            Message(role="user")
+        )
+    return total
 
 
 def pins_over_cap(

@@ -21,6 +21,7 @@ from foldline.core.messages import (
     ToolResultPart,
 )
 from foldline.core.wire import tool_arguments_json
+from foldline.core.wire.attachments import attachment_label
 
 SummaryStrategy = Literal["structured", "narrative"]
 
@@ -66,8 +67,9 @@ _STRUCTURED_FORMAT = (
     'The final decisions and why, each with what it replaced ("B, instead of A"); '
     "approaches tried and rejected.\n\n"
     "## Files & Artifacts\n"
-    "Files read, created or changed (exact paths) and what matters about each; other "
-    "artifacts (commands, URLs, outputs worth keeping).\n\n"
+    "Files read, created or changed (exact paths) and what matters about each; every "
+    "file the user attached, by its name, and what it holds; other artifacts (commands, "
+    "URLs, outputs worth keeping).\n\n"
     "## Constraints & Requirements\n"
     "The user's instructions, preferences and requirements, quoted exactly, including "
     "those said in passing; facts the user stated once (names, numbers, dates, "
@@ -102,11 +104,15 @@ def render_message(
     index: int,
     message: Message,
     mask_output: Callable[[ToolResultPart], str | None] | None = None,
+    *,
+    file_text: bool = True,
 ) -> str:
     """One message as a transcript block, headed by its display index and role.
 
     Reasoning is left out (it is private working text and often long). `mask_output`
-    may replace a tool output by a short note (return None to keep the output).
+    may replace a tool output by a short note (return None to keep the output). A file
+    is a line naming it (name, type, pixels or pages) followed by its text (a text
+    file's content, a PDF's extracted text) unless `file_text` is False.
     """
     lines = [f"[#{index} {message.role}]"]
     for part in message.parts:
@@ -121,8 +127,8 @@ def render_message(
             masked = mask_output(part) if mask_output is not None else None
             lines.append(masked if masked is not None else part.output)
         elif isinstance(part, AttachmentPart):
-            lines.append(f"[attachment {part.name} ({part.media_type})]")
-            if part.text:
+            lines.append(attachment_label(part))
+            if part.text and file_text:
                 lines.append(part.text)
     return "\n".join(lines)
 

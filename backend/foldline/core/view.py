@@ -22,7 +22,7 @@ from foldline.core.messages import (
     as_window,
 )
 from foldline.core.person_words import words_block
-from foldline.core.pins import Pin, pins_block
+from foldline.core.pins import Pin, pinned_files, pins_block
 from foldline.core.state import CompactionState
 
 PRUNED_PLACEHOLDER = (
@@ -91,7 +91,8 @@ def summary_to_message(state: CompactionState, pins: Sequence[Pin] = ()) -> Mess
     for block in (words_block(state.person_words), pins_block(pins, state.api_start_index)):
         if block:
             text += "\n\n" + block
-    return Message(role="user", parts=(TextPart(text=text),))
+    files = pinned_files(pins, state.api_start_index)
+    return Message(role="user", parts=(TextPart(text=text), *files))
 
 
 def view_message(message: Message) -> Message:

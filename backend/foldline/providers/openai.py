@@ -95,7 +95,14 @@ class OpenAIProvider:
     def _request_params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
             "model": request.model,
-            "messages": to_openai_messages(request.system, request.messages, images=request.images),
+            "messages": to_openai_messages(
+                request.system,
+                request.messages,
+                images=request.images,
+                # OpenAI reads PDFs on models that take images; a compatible server gets
+                # a PDF's extracted text instead.
+                documents=request.images and not self.compatible,
+            ),
             "stream": True,
         }
         if self.stream_usage:

@@ -21,6 +21,7 @@ from foldline.chat.projects import ProjectOverCap
 from foldline.chat.service import ChatService, ChatUnavailable, TurnInProgress, WrongMessage
 from foldline.config import ConfigError
 from foldline.config_toml import ensure_config
+from foldline.core.attachments import AttachmentRefused
 from foldline.mcp.first_start import FIRST_START_FILE, FirstStarts
 from foldline.mcp.manager import McpManager
 from foldline.providers.listing import ModelDirectory
@@ -32,6 +33,7 @@ from foldline.server.errors import (
 )
 from foldline.server.model_refresh import cancel_refreshes, schedule_refresh
 from foldline.server.routes import (
+    attachments,
     compactions,
     context,
     conversations,
@@ -64,6 +66,7 @@ EXCEPTION_MAPPING: ExceptionMapping = {
     ConfigError: (400, "config_error", "config.toml could not be read."),
     ProjectOverCap: (422, "project_over_cap", "The project's shared context is over its cap."),
     UnstorableValue: (422, "invalid_request", "A value could not be stored."),
+    AttachmentRefused: (422, "attachment_refused", "A file cannot be attached."),
 }
 
 
@@ -174,6 +177,7 @@ def create_app(
     app.include_router(projects.router)
     app.include_router(conversations.router)
     app.include_router(messages.router)
+    app.include_router(attachments.router)
     app.include_router(events.router)
     app.include_router(pins.router)
     app.include_router(handoffs.router)

@@ -237,13 +237,21 @@ def _with_security_headers(send: Send, *, api: bool) -> Send:
     return send_wrapper
 
 
+MESSAGE_BODY_LIMIT = 48 * 1024 * 1024
+"""A message with files: 32 MB of files (the most a provider request carries) in base64,
+plus the text."""
+
+
 def default_body_limit(method: str, path: str) -> int:
     """Import takes whole exported conversations (or projects); a project file up to
-    2 MiB; everything else is small."""
+    2 MiB; a message its files; everything else is small."""
     if (method, path) in STREAMED_ROUTES:
         return IMPORT_BODY_LIMIT
     if method == "POST" and path.startswith("/api/projects/") and path.endswith("/files"):
         return PROJECT_FILE_BODY_LIMIT
+    message_route = path.endswith("/messages") or path.endswith("/edit")
+    if method == "POST" and path.startswith("/api/conversations/") and message_route:
+        return MESSAGE_BODY_LIMIT
     return DEFAULT_BODY_LIMIT
 
 

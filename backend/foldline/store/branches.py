@@ -26,6 +26,7 @@ from typing import Any
 
 from foldline.core.messages import Message
 from foldline.core.tree import FoldLink, applicable_fold
+from foldline.store.attachments import parts_json
 from foldline.store.records import (
     ON_PATH_FILTER,
     PATH_MESSAGE_COLUMNS,
@@ -35,7 +36,6 @@ from foldline.store.records import (
     MessageStatus,
     NotFound,
     dump_json_or_none,
-    dump_parts,
     message_from_row,
     on_path_sql,
 )
@@ -129,7 +129,7 @@ def append_after_leaf(
             conversation_id,
             r.seq,
             r.message.role,
-            dump_parts(r.message),
+            parts_json(conn, r.message, now),
             status,
             usage_json,
             token_count,

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import replace
 
 from foldline.core.state import CompactionState
-from foldline.store import queries
+from foldline.store import attachments, queries
 from foldline.store.connection import BUSY_TIMEOUT_MS, ConnectionPool
 from foldline.store.records import (
     MESSAGE_COLUMNS,
@@ -102,11 +103,8 @@ class CountMethods:
                 f"WHERE {ON_PATH_FILTER} AND m.seq >= ? ORDER BY m.seq",
                 (counter, conversation_id, start),
             ).fetchall()
-        return (
-            state,
-            [message_from_row(row[:-2]) for row in rows],
-            [(row[-2], row[-1]) for row in rows],
-        )
+            records = with_files(conn, [message_from_row(row[:-2]) for row in rows])
+        return state, records, [(row[-2], row[-1]) for row in rows]
 
     def messages_by_id(self, message_ids: Sequence[str]) -> dict[str, MessageRecord]:
         """The messages with these ids (those that exist), by id."""
@@ -120,7 +118,8 @@ class CountMethods:
             ):
                 record = message_from_row(row)
                 found[record.id] = record
-        return found
+        # Counted messages hold their files: an image's or a PDF's cost is read from them.
+        return {record.id: record for record in with_files(conn, list(found.values()))}
 
     def save_counts(self, counter: str, counts: Sequence[tuple[MessageRecord, int, str]]) -> bool:
         """Store (message as counted, tokens, shape) under `counter`; False when another
@@ -149,3 +148,13 @@ class CountMethods:
         finally:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         return True
+
+
+def with_files(conn: sqlite3.Connection, records: list[MessageRecord]) -> list[MessageRecord]:
+    """The records with their files' bytes put back (the model's view and its counts read
+    them); a record without stored files is returned as it is."""
+    messages = attachments.hydrate(conn, [record.message for record in records])
+    return [
+        record if record.message is message else replace(record, message=message)
+        for record, message in zip(records, messages, strict=True)
+    ]

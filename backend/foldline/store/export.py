@@ -372,6 +372,11 @@ def write_export(
         out.write(b',"conversation":' + _dumps(_conversation_json(conversation)))
         out.write(b',"messages":[')
         for position, record in enumerate(messages):
+            # The export carries every file's bytes (in its part, base64), so an import
+            # elsewhere restores them exactly.
+            [message] = store.hydrate([record.message])
+            if message is not record.message:
+                record = replace(record, message=message)
             out.write(
                 (b"," if position else b"")
                 + _dumps(_message_dict(record, marks.get(record.id, (None, None))))

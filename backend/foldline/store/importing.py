@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 
-from foldline.store import branches, import_checks, queries
+from foldline.store import attachments, branches, import_checks, queries
+from foldline.store.attachments import parts_json
 from foldline.store.records import (
     COMPACTION_INSERT,
     MESSAGE_STATUSES,
@@ -30,7 +31,6 @@ from foldline.store.records import (
     MessageRecord,
     compaction_values,
     dump_json_or_none,
-    dump_parts,
 )
 
 _MESSAGE_INSERT = (
@@ -58,6 +58,8 @@ def delete_unfinished_imports(transaction: Transaction, conversation_id: str | N
             (conversation_id,),
         ).fetchall()
     for (cid,) in rows:
+        with transaction() as conn:
+            files = attachments.conversation_files(conn, cid)
         while True:
             with transaction() as conn:
                 deleted = conn.execute(
@@ -72,6 +74,8 @@ def delete_unfinished_imports(transaction: Transaction, conversation_id: str | N
             conn.execute("DELETE FROM compactions WHERE conversation_id = ?", (cid,))
             conn.execute("DELETE FROM model_calls WHERE conversation_id = ?", (cid,))
             conn.execute("DELETE FROM conversations WHERE id = ?", (cid,))
+            # Files saved by the import's batches that nothing else holds go with it.
+            attachments.drop_unreferenced(conn, files)
     return len(rows)
 
 
@@ -165,7 +169,7 @@ class ConversationImport:
                     self.record.id,
                     message.seq,
                     message.message.role,
-                    dump_parts(message.message),
+                    parts_json(conn, message.message, message.updated_at),
                     message.status,
                     dump_json_or_none(message.usage),
                     message.token_count,

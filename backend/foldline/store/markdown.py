@@ -62,11 +62,17 @@ def _part_markdown(part: Part) -> str:
             notes.append("full output; the model saw a truncated version")
         return f"**Tool result** `{part.name}` ({', '.join(notes)})\n\n" + fenced(output)
     if isinstance(part, AttachmentPart):
-        heading = f"**Attachment** `{part.name}` ({part.media_type})"
-        if part.text is not None:
+        details = [part.media_type]
+        size = part.size if part.size is not None else len(part.data_base64 or "") * 3 // 4
+        details.append(f"{size:,} bytes")
+        if part.width and part.height:
+            details.append(f"{part.width}×{part.height} px")
+        if part.pages:
+            details.append(f"{part.pages} page{'s' if part.pages != 1 else ''}")
+        heading = f"**Attachment** `{part.name}` ({', '.join(details)})"
+        if part.text is not None and part.media_type != "application/pdf":
             return heading + "\n\n" + fenced(part.text)
-        size = len(part.data_base64 or "") * 3 // 4
-        return heading + f" — binary, about {size} bytes, included in the JSON export"
+        return heading + " — the file itself is in the JSON export"
     raise TypeError(f"unknown part {part!r}")
 
 

@@ -243,6 +243,17 @@ def m008_message_tree(db: Database) -> None:
     db.execute("CREATE INDEX messages_by_parent ON messages (parent_id)")
 
 
+@migrations(name="m009_attachments")
+def m009_attachments(db: Database) -> None:
+    # A file's bytes, once for every message (of any conversation) that holds it; message
+    # parts keep its name and metadata and refer to it by sha256.
+    db["attachments"].create(
+        {"sha256": str, "media_type": str, "size": int, "data": bytes, "created_at": str},
+        pk="sha256",
+        not_null={"media_type", "size", "data", "created_at"},
+    )
+
+
 @migrations(name="m010_projects")
 def m010_projects(db: Database) -> None:
     # (m009 is the attachments table, written by another branch; names keep the order.)

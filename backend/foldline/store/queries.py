@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from foldline.core.calibration import Calibration
 from foldline.core.messages import Message
 from foldline.core.state import CompactionState
+from foldline.store.attachments import parts_json
 from foldline.store.records import (
     COMPACTION_COLUMNS,
     CONVERSATION_COLUMNS,
@@ -20,7 +21,6 @@ from foldline.store.records import (
     NotFound,
     compaction_from_row,
     conversation_from_row,
-    dump_parts,
     stored_json,
 )
 
@@ -119,7 +119,7 @@ def replace_messages(
         cursor = conn.execute(
             "UPDATE messages SET role = ?, parts = ?, updated_at = ? "
             "WHERE id = ? AND conversation_id = ?",
-            (message.role, dump_parts(message), now, message_id, conversation_id),
+            (message.role, parts_json(conn, message, now), now, message_id, conversation_id),
         )
         if cursor.rowcount == 0:
             raise NotFound(f"no message with id {message_id!r} in {conversation_id!r}")

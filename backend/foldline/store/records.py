@@ -20,7 +20,7 @@ from typing import Any, Literal, get_args
 from pydantic import TypeAdapter
 
 from foldline.core.json_values import json_problem, storable_tool_call, without_lone_surrogates
-from foldline.core.messages import Message, Part, TextPart
+from foldline.core.messages import AttachmentPart, Message, Part, TextPart
 from foldline.core.state import CompactionState, SaidWords, SummarizedRange
 
 MessageStatus = Literal["complete", "streaming", "interrupted", "error"]
@@ -206,8 +206,16 @@ def utc_timestamp(moment: datetime) -> str:
 
 def dump_parts(message: Message) -> str:
     # None-valued optional fields are left out: they are the defaults, so reading them
-    # back gives an equal message, and the row is smaller.
-    return PARTS_ADAPTER.dump_json(message.parts, exclude_none=True).decode()
+    # back gives an equal message, and the row is smaller. A stored file's bytes (an
+    # attachment with a sha256) live in the `attachments` table, not in the row; write
+    # through `attachments.parts_json`, which saves them first.
+    parts = tuple(
+        part.model_copy(update={"data_base64": None})
+        if isinstance(part, AttachmentPart) and part.sha256
+        else part
+        for part in message.parts
+    )
+    return PARTS_ADAPTER.dump_json(parts, exclude_none=True).decode()
 
 
 UNREADABLE_PARTS = (

@@ -18,6 +18,14 @@ from __future__ import annotations
 from sqlite_utils import Database
 
 COLUMN_DOCS: dict[str, dict[str, str]] = {
+    "attachments": {
+        "sha256": "SHA-256 of the bytes (64 hex digits): identical files are stored once; "
+        "an attachment part of a message refers to its bytes by this.",
+        "media_type": "The media type the bytes were checked to be when first attached.",
+        "size": "Length of the bytes.",
+        "data": "The file's bytes, as attached (never re-encoded).",
+        "created_at": "When these bytes were first stored (ISO-8601 UTC).",
+    },
     "conversations": {
         "id": "Stable public id (32 hex digits); used in URLs and exports, never reused.",
         "title": "Title shown in the sidebar; the person may rename it.",

@@ -24,9 +24,9 @@ from foldline.core.calibration import Calibration
 from foldline.core.messages import Message
 from foldline.core.state import CompactionState
 from foldline.paths import make_private_files
-from foldline.store import branches, handoffs, lookups, projects, queries, usage
+from foldline.store import attachments, branches, handoffs, lookups, projects, queries, usage
 from foldline.store.connection import ConnectionPool
-from foldline.store.counts import CountMethods, restore_count_triggers
+from foldline.store.counts import CountMethods, restore_count_triggers, with_files
 from foldline.store.handoffs import HandoffMethods
 from foldline.store.importing import ConversationImport, delete_unfinished_imports
 from foldline.store.migrations import migrations
@@ -52,7 +52,6 @@ from foldline.store.records import (
     compaction_values,
     conversation_from_row,
     dump_json_or_none,
-    dump_parts,
     is_corruption,
     message_from_row,
     new_id,
@@ -251,11 +250,14 @@ class Store(HandoffMethods, ProjectMethods, CountMethods):
             return cursor.rowcount == 1
 
     def delete_conversation(self, conversation_id: str) -> None:
-        """Delete the conversation with its messages and every fold version."""
+        """Delete the conversation with its messages and every fold version, and the bytes
+        of its files that no other conversation holds."""
         with self._pool.write() as conn:
             handoffs.unlink_handoffs(conn, conversation_id)
+            files = attachments.conversation_files(conn, conversation_id)
             conn.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
             conn.execute("DELETE FROM lanes WHERE conversation_id = ?", (conversation_id,))
+            attachments.drop_unreferenced(conn, files)
             conn.execute("DELETE FROM compactions WHERE conversation_id = ?", (conversation_id,))
             conn.execute("DELETE FROM model_calls WHERE conversation_id = ?", (conversation_id,))
             cursor = conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
@@ -354,9 +356,10 @@ class Store(HandoffMethods, ProjectMethods, CountMethods):
         `updated_at` (the append did), which keeps a streamed flush to a single row write.
         """
         changes: dict[str, Any] = {}
+        conn = self._pool.get().conn
         if message is not None:
             changes["role"] = message.role
-            changes["parts"] = dump_parts(message)
+            changes["parts"] = attachments.parts_json(conn, message, self._now())
         if status is not None:
             _check_status(status)
             changes["status"] = status
@@ -368,7 +371,6 @@ class Store(HandoffMethods, ProjectMethods, CountMethods):
             changes["error"] = error
         changes["updated_at"] = self._now()
         assignments = ", ".join(f"{column} = ?" for column in changes)
-        conn = self._pool.get().conn
         rows = conn.execute(
             f"UPDATE messages SET {assignments} WHERE id = ? RETURNING {MESSAGE_COLUMNS}",
             (*changes.values(), message_id),
@@ -422,7 +424,9 @@ class Store(HandoffMethods, ProjectMethods, CountMethods):
                 f"WHERE {ON_PATH_FILTER} AND m.seq >= ? ORDER BY m.seq",
                 (conversation_id, start),
             ).fetchall()
-        return state, [message_from_row(row) for row in rows]
+            # The model reads its files: their bytes are put back into its window.
+            records = with_files(conn, [message_from_row(row) for row in rows])
+        return state, records
 
     def search_messages(
         self, q: str, conversation_id: str | None = None, limit: int = 50
@@ -433,9 +437,34 @@ class Store(HandoffMethods, ProjectMethods, CountMethods):
     # -- pins ----------------------------------------------------------------------------
 
     def list_pins(self, conversation_id: str) -> list[PinRecord]:
-        """The pinned messages of a conversation, in display order."""
+        """The pinned messages of a conversation, in display order, with their files'
+        bytes (a pinned message rides verbatim in the model's view)."""
         with self._pool.snapshot() as conn:
-            return lookups.list_pins(conn, conversation_id)
+            pins = lookups.list_pins(conn, conversation_id)
+            messages = attachments.hydrate(conn, [pin.message for pin in pins])
+        return [
+            pin if pin.message is m else replace(pin, message=m)
+            for pin, m in zip(pins, messages, strict=True)
+        ]
+
+    def attachment(self, conversation_id: str, sha256: str) -> tuple[str, bytes]:
+        """(media type, bytes) of a file attached in this conversation; NotFound when no
+        message of it holds the file."""
+        with self._pool.snapshot() as conn:
+            queries.get_conversation(conn, conversation_id)
+            if not attachments.conversation_holds(conn, conversation_id, sha256):
+                raise NotFound(f"no attachment {sha256!r} in conversation {conversation_id!r}")
+            return attachments.attachment_bytes(conn, sha256)
+
+    def folded_file_names(self, conversation_id: str, from_index: int, to_index: int) -> list[str]:
+        """The names of the person's files in the active path's messages `[from, to)`."""
+        return attachments.folded_file_names(
+            self._pool.get().conn, conversation_id, from_index, to_index
+        )
+
+    def hydrate(self, messages: Sequence[Message]) -> list[Message]:
+        """The messages with their files' bytes filled in (for a summarizer, an export)."""
+        return attachments.hydrate(self._pool.get().conn, messages)
 
     def set_pinned(self, conversation_id: str, message_id: str, pinned: bool) -> str | None:
         """Pin or unpin a message; returns its `pinned_at` (None when unpinned)."""

@@ -45,7 +45,7 @@ def encode_request(request: ModelRequest, wire: Wire, *, stream: bool = True) ->
         body.update(anthropic_prompt_fields(request))
     else:
         body["messages"] = to_openai_messages(
-            request.system, request.messages, images=request.images
+            request.system, request.messages, images=request.images, documents=request.images
         )
         body["max_completion_tokens"] = request.max_output_tokens
         if request.tools:

@@ -17,13 +17,19 @@ Anthropic Messages request
     message  = 5 + sum of its blocks:
                text     text(text)             thinking   text(thinking)
                tool_use 6 + text(name) + json(input)
-               tool_result 6 + text(content)   (text blocks joined; each image 1500)
-               image / non-text document 1500; any other block json(block)
+               tool_result 6 + text(content)   (text blocks joined; each image as below)
+               image    Anthropic's formula (w x h / 750 after its downscale) when the
+                        image can be read, else 1500
+               document (PDF) text(its text) + pages x a page image (Anthropic's
+                        formula for a letter page); unreadable 1500
+               any other block json(block)
 
 OpenAI Chat Completions request
     total    = 3 (reply priming) + sum of the elements: the tools (one element), messages
     tools    = sum over tools of 10 + text(name) + text(description) + json(parameters)
-    message  = 5 + text(role) + text(content) (text parts; each image part 765)
+    message  = 5 + text(role) + text(content) (text parts; each image part by OpenAI's
+               tile formula when readable, else 765; each PDF file part text(its text)
+               + 765 a page)
                + text(name) if given
                + for each tool call: 6 + text(function.name) + text(function.arguments)
 
@@ -45,8 +51,15 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from foldline.core.tokens.attachments import (
+    ANTHROPIC_PDF_PAGE_IMAGE_TOKENS,
+    OPENAI_PDF_PAGE_IMAGE_TOKENS,
+    anthropic_image_tokens,
+    openai_image_tokens,
+)
 from foldline.providers.base import ModelRequest
 from foldline.testing.codec import Wire, encode_request
+from foldline.testing.media_checks import image_pixels, pdf_pages_and_text
 from foldline.testing.steps import Reply
 
 
@@ -223,13 +236,20 @@ class FakeTokenizer:
             if isinstance(content, str):
                 return self.block_overhead + self.count_text(content)
             return self.block_overhead + sum(self._anthropic_block(b) for b in content)
+        source = block.get("source") or {}
         if kind == "image":
-            return self.anthropic_image_tokens
+            # A readable image is billed by Anthropic's formula, as the API does; one
+            # whose size cannot be read (a placeholder in a test) by the fixed cost.
+            pixels = image_pixels(str(source.get("data", "")))
+            return anthropic_image_tokens(*pixels) if pixels else self.anthropic_image_tokens
         if kind == "document":
-            source = block.get("source") or {}
             if source.get("type") == "text":
                 return self.count_text(str(source.get("data", "")))
-            return self.anthropic_image_tokens
+            pdf = pdf_pages_and_text(str(source.get("data", "")))
+            if pdf is None:
+                return self.anthropic_image_tokens
+            pages, text = pdf
+            return self.count_text(text) + pages * ANTHROPIC_PDF_PAGE_IMAGE_TOKENS
         return self.count_json(block)
 
     # --- OpenAI ----------------------------------------------------------------------
@@ -252,6 +272,22 @@ class FakeTokenizer:
             out.append(Element(_key(["message", message]), self._openai_message(message)))
         return out
 
+    def _openai_image(self, part: dict[str, Any]) -> int:
+        """By OpenAI's tile formula when the image can be read, else the fixed cost."""
+        url = part.get("image_url")
+        url = str(url.get("url", "") if isinstance(url, dict) else url or "")
+        pixels = image_pixels(url.partition(";base64,")[2])
+        return openai_image_tokens(*pixels) if pixels else self.openai_image_tokens
+
+    def _openai_file(self, part: dict[str, Any]) -> int:
+        """A PDF: its text and an image of every page, as OpenAI bills file inputs."""
+        data = str((part.get("file") or {}).get("file_data", "")).partition(";base64,")[2]
+        pdf = pdf_pages_and_text(data)
+        if pdf is None:
+            return self.count_json(part)
+        pages, text = pdf
+        return self.count_text(text) + pages * OPENAI_PDF_PAGE_IMAGE_TOKENS
+
     def _openai_message(self, message: dict[str, Any]) -> int:
         tokens = self.message_overhead + self.count_text(str(message.get("role", "")))
         content = message.get("content")
@@ -262,7 +298,9 @@ class FakeTokenizer:
                 if part.get("type") == "text":
                     tokens += self.count_text(str(part.get("text", "")))
                 elif part.get("type") in ("image_url", "input_image"):
-                    tokens += self.openai_image_tokens
+                    tokens += self._openai_image(part)
+                elif part.get("type") == "file":
+                    tokens += self._openai_file(part)
                 else:
                     tokens += self.count_json(part)
         if message.get("name"):

@@ -23,6 +23,7 @@ from typing import Any
 
 from foldline.testing import wire_errors
 from foldline.testing.codec import Wire
+from foldline.testing.media_checks import check_anthropic_media, check_openai_part
 from foldline.testing.wire_errors import WireError, bad_request, openai_error
 
 
@@ -121,7 +122,7 @@ def _anthropic_structure(body: dict[str, Any]) -> WireError | None:
                 'messages: roles must alternate between "user" and "assistant", but found '
                 f'multiple "{role}" roles in a row',
             )
-    return _anthropic_pairing(messages)
+    return _anthropic_pairing(messages) or check_anthropic_media(body)
 
 
 MAX_CACHE_BREAKPOINTS = 4
@@ -237,8 +238,9 @@ _DATA_URL = re.compile(r"^data:(image/(?:png|jpeg|gif|webp));base64,([A-Za-z0-9+
 
 
 def _openai_content(index: int, message: dict[str, Any]) -> WireError | None:
-    """Content parts as the API checks them: known types only, image parts only in user
-    messages, an image URL either http(s) or a base64 data URL of a supported image."""
+    """Content parts as the API checks them: known types only, image and file parts only
+    in user messages, an image URL either http(s) or a base64 data URL of a supported
+    image whose bytes are that image type, a file part a named PDF."""
     content = message.get("content")
     if not isinstance(content, list):
         return None
@@ -254,7 +256,7 @@ def _openai_content(index: int, message: dict[str, Any]) -> WireError | None:
                 param=f"{where}.type",
                 code="invalid_value",
             )
-        if kind != "image_url":
+        if kind not in ("image_url", "file"):
             continue
         if role != "user":
             return openai_error(
@@ -264,6 +266,11 @@ def _openai_content(index: int, message: dict[str, Any]) -> WireError | None:
                 param=where,
                 code="invalid_value",
             )
+        if kind == "file":
+            error = check_openai_part(where, part)
+            if error is not None:
+                return error
+            continue
         url = str((part.get("image_url") or {}).get("url", ""))
         if url.startswith(("http://", "https://")):
             continue
@@ -277,6 +284,9 @@ def _openai_content(index: int, message: dict[str, Any]) -> WireError | None:
                 param=f"{where}.image_url.url",
                 code="invalid_value",
             )
+        error = check_openai_part(where, part)
+        if error is not None:
+            return error
     return None
 
 

@@ -11,6 +11,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from foldline.core.messages import Message, ToolSpec
+from foldline.core.tokens.attachments import (
+    ANTHROPIC_PDF_PAGE_IMAGE_TOKENS,
+    NO_FILES,
+    AttachmentsByData,
+    anthropic_image_tokens,
+    parts_by_data,
+    pdf_tokens,
+    sent_media_tokens,
+)
 from foldline.core.tokens.counter import CountText, json_compact
 from foldline.core.wire.anthropic_messages import to_anthropic_messages, to_anthropic_tools
 
@@ -34,14 +43,17 @@ ANTHROPIC_TOOL_RESULT_TOKENS = 6
 """Markup around one tool_result block (its content is counted)."""
 ANTHROPIC_IMAGE_TOKENS = 1600
 """Anthropic documents an image's cost as width x height / 750 after scaling to at most
-about 1.15 megapixels, i.e. at most ~1,600 tokens; the size is not in the payload, so
-every image is charged the maximum."""
+about 1.2 megapixels, i.e. at most ~1,600 tokens. An image whose size is unknown (a
+payload counted on its own, a tool's image) is charged the maximum; a person's image is
+counted from its size (`core/tokens/attachments.py`)."""
 ANTHROPIC_DOCUMENT_TOKENS = 3000
-"""A PDF costs 1,500-3,000 tokens per page (Anthropic's PDF support page); the page count
-is not in the payload, so a binary document is charged one dense page."""
+"""A PDF costs 1,500-3,000 tokens per page (Anthropic's PDF support page); a document
+whose pages are unknown is charged one dense page."""
 
 
-def _anthropic_block_tokens(block: Any, count_text: CountText) -> int:
+def _anthropic_block_tokens(
+    block: Any, count_text: CountText, files: AttachmentsByData = NO_FILES
+) -> int:
     if isinstance(block, str):
         return count_text(block)
     if not isinstance(block, Mapping):
@@ -65,29 +77,39 @@ def _anthropic_block_tokens(block: Any, count_text: CountText) -> int:
         return _anthropic_content_tokens(block.get("content", ""), count_text) + (
             ANTHROPIC_TOOL_RESULT_TOKENS
         )
+    source = block.get("source")
+    part = files.get(source.get("data", "")) if isinstance(source, Mapping) else None
     if kind == "image":
+        if part is not None and part.width and part.height:
+            return anthropic_image_tokens(part.width, part.height)
         return ANTHROPIC_IMAGE_TOKENS
     if kind == "document":
-        source = block.get("source")
         if isinstance(source, Mapping) and source.get("type") == "text":
             return count_text(str(source.get("data", "")))
+        if part is not None:
+            return pdf_tokens(part, count_text, ANTHROPIC_PDF_PAGE_IMAGE_TOKENS)
         return ANTHROPIC_DOCUMENT_TOKENS
     # Other blocks (server tool results, search results ...): their JSON as a stand-in.
     return count_text(json_compact(block))
 
 
-def _anthropic_content_tokens(content: Any, count_text: CountText) -> int:
+def _anthropic_content_tokens(
+    content: Any, count_text: CountText, files: AttachmentsByData = NO_FILES
+) -> int:
     if isinstance(content, str):
         return count_text(content)
     if isinstance(content, list):
-        return sum(_anthropic_block_tokens(block, count_text) for block in content)
+        return sum(_anthropic_block_tokens(block, count_text, files) for block in content)
     if content is None:
         return 0
-    return _anthropic_block_tokens(content, count_text)
+    return _anthropic_block_tokens(content, count_text, files)
 
 
-def _anthropic_message_tokens(message: Mapping[str, Any], count_text: CountText) -> int:
-    return ANTHROPIC_MESSAGE_TOKENS + _anthropic_content_tokens(message.get("content"), count_text)
+def _anthropic_message_tokens(
+    message: Mapping[str, Any], count_text: CountText, files: AttachmentsByData = NO_FILES
+) -> int:
+    content = message.get("content")
+    return ANTHROPIC_MESSAGE_TOKENS + _anthropic_content_tokens(content, count_text, files)
 
 
 def _anthropic_tools_tokens(
@@ -147,9 +169,22 @@ class AnthropicEstimateCounter:
         return self._count_text(text)
 
     def count_message(self, message: Message) -> int:
+        # A person's images and PDFs are counted from their size and pages (the wire
+        # block holds only their data, matched back to the part here).
+        files = parts_by_data(message)
         return sum(
-            _anthropic_message_tokens(wire, self._count_text)
+            _anthropic_message_tokens(wire, self._count_text, files)
             for wire in to_anthropic_messages([message])
+        )
+
+    def media_tokens(self, message: Message) -> int:
+        """The part of `count_message` billed by Anthropic's image formula."""
+        return sent_media_tokens(
+            message,
+            images=True,
+            documents=True,
+            image_tokens=anthropic_image_tokens,
+            page_image_tokens=ANTHROPIC_PDF_PAGE_IMAGE_TOKENS,
         )
 
     def count_tools(self, tools: Sequence[ToolSpec]) -> int:

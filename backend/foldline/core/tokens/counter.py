@@ -53,6 +53,13 @@ class Encoder(Protocol):
     def encode(self, text: str) -> list[int]: ...
 
 
+def media_tokens(counter: object, message: Message) -> int:
+    """The tokens of `message`'s images and PDF page images by `counter`'s formula (0 for
+    a counter that counts no media: its counts are all text)."""
+    count = getattr(counter, "media_tokens", None)
+    return int(count(message)) if callable(count) else 0
+
+
 def json_compact(value: Any) -> str:
     """A JSON value as a compact string: the stand-in count of parts with no known cost."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
@@ -80,11 +87,24 @@ class ScaledCounter:
         # Round half up: unbiased enough over many messages, and deterministic.
         return math.floor(tokens * self.ratio + 0.5)
 
+    def scale_message(self, tokens: int, media: int) -> int:
+        """A message's base count calibrated: `media` of its `tokens` are images and page
+        images, billed by the provider's formula rather than its tokenizer, so the ratio
+        (learned on text) does not apply to them."""
+        media = min(media, tokens)
+        return self.scale(tokens - media) + media
+
+    def media_tokens(self, message: Message) -> int:
+        """The base counter's formula-billed tokens (never scaled)."""
+        return media_tokens(self.base, message)
+
     def count_text(self, text: str) -> int:
         return self.scale(self.base.count_text(text))
 
     def count_message(self, message: Message) -> int:
-        return self.scale(self.base.count_message(message))
+        return self.scale_message(
+            self.base.count_message(message), media_tokens(self.base, message)
+        )
 
     def count_tools(self, tools: Sequence[ToolSpec]) -> int:
         return self.scale(self.base.count_tools(tools))

@@ -12,6 +12,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from foldline.core.messages import Message, ToolSpec
+from foldline.core.tokens.attachments import (
+    NO_FILES,
+    OPENAI_PDF_PAGE_IMAGE_TOKENS,
+    AttachmentsByData,
+    data_url_payload,
+    openai_image_tokens,
+    parts_by_data,
+    pdf_tokens,
+    sent_media_tokens,
+)
 from foldline.core.tokens.counter import Encoder, json_compact
 from foldline.core.wire.openai_chat import to_openai_messages, to_openai_tools
 
@@ -51,7 +61,32 @@ def _encode_count(encoder: Encoder, text: str) -> int:
     return len(encoder.encode(text))
 
 
-def _openai_content_tokens(encoder: Encoder, content: Any) -> int:
+def _openai_file_part_tokens(
+    encoder: Encoder, part: Mapping[str, Any], files: AttachmentsByData
+) -> int | None:
+    """An image or PDF part of a person's file, from the part's size and pages; None when
+    the part is not one (or its file is unknown)."""
+    kind = part.get("type")
+    if kind == "image_url":
+        image = part.get("image_url")
+        url = str(image.get("url", "")) if isinstance(image, Mapping) else ""
+        attachment = files.get(data_url_payload(url))
+        if attachment is not None and attachment.width and attachment.height:
+            return openai_image_tokens(attachment.width, attachment.height)
+    if kind == "file":
+        file = part.get("file")
+        url = str(file.get("file_data", "")) if isinstance(file, Mapping) else ""
+        attachment = files.get(data_url_payload(url))
+        if attachment is not None:
+            return pdf_tokens(
+                attachment, lambda text: _encode_count(encoder, text), OPENAI_PDF_PAGE_IMAGE_TOKENS
+            )
+    return None
+
+
+def _openai_content_tokens(
+    encoder: Encoder, content: Any, files: AttachmentsByData = NO_FILES
+) -> int:
     """`content` as a string, None, or a list of content parts."""
     if content is None:
         return 0
@@ -60,7 +95,10 @@ def _openai_content_tokens(encoder: Encoder, content: Any) -> int:
     if isinstance(content, list):
         total = 0
         for part in content:
-            if isinstance(part, Mapping) and part.get("type") == "text":
+            known = _openai_file_part_tokens(encoder, part, files) if files else None
+            if known is not None:
+                total += known
+            elif isinstance(part, Mapping) and part.get("type") == "text":
                 total += _encode_count(encoder, str(part.get("text", "")))
             elif isinstance(part, Mapping) and part.get("type") in ("image_url", "input_image"):
                 total += OPENAI_IMAGE_PART_TOKENS
@@ -79,7 +117,9 @@ def _openai_call_tokens(encoder: Encoder, function: Mapping[str, Any]) -> int:
     return _encode_count(encoder, name) + _encode_count(encoder, arguments) + FUNCTION_CALL_TOKENS
 
 
-def _openai_message_tokens(encoder: Encoder, message: Mapping[str, Any]) -> int:
+def _openai_message_tokens(
+    encoder: Encoder, message: Mapping[str, Any], files: AttachmentsByData = NO_FILES
+) -> int:
     """One Chat Completions message: 3 + the tokens of every value + 1 for a name.
 
     Assistant `tool_calls` count each call's function name and arguments (the call id
@@ -91,7 +131,7 @@ def _openai_message_tokens(encoder: Encoder, message: Mapping[str, Any]) -> int:
     tokens = TOKENS_PER_MESSAGE
     for key, value in message.items():
         if key == "content":
-            tokens += _openai_content_tokens(encoder, value)
+            tokens += _openai_content_tokens(encoder, value, files)
         elif key == "tool_calls":
             for call in value if isinstance(value, list) else ():
                 if isinstance(call, Mapping):
@@ -288,20 +328,32 @@ class OpenAIChatCounter:
 
     exact: bool = True
 
-    def __init__(self, encoder: Encoder, *, images: bool = False) -> None:
+    def __init__(self, encoder: Encoder, *, images: bool = False, documents: bool = False) -> None:
         self.encoder = encoder
         self.images = images
-        """Whether tool images go on the wire (a model that accepts image input), as
-        `to_openai_messages(images=...)` sends them; each counts `OPENAI_IMAGE_PART_TOKENS`."""
+        """Whether images go on the wire (a model that accepts image input), as
+        `to_openai_messages(images=...)` sends them. A tool's image counts
+        `OPENAI_IMAGE_PART_TOKENS`; a person's image its tiles."""
+        self.documents = documents
+        """Whether PDFs go on the wire as `file` parts (OpenAI's own API)."""
 
     def count_text(self, text: str) -> int:
         return _encode_count(self.encoder, text)
 
     def count_message(self, message: Message) -> int:
         # A `tool` message becomes one wire message per result; each has its own framing.
-        return sum(
-            _openai_message_tokens(self.encoder, wire)
-            for wire in to_openai_messages("", [message], images=self.images)
+        files = parts_by_data(message)
+        wires = to_openai_messages("", [message], images=self.images, documents=self.documents)
+        return sum(_openai_message_tokens(self.encoder, wire, files) for wire in wires)
+
+    def media_tokens(self, message: Message) -> int:
+        """The part of `count_message` billed by OpenAI's image formula."""
+        return sent_media_tokens(
+            message,
+            images=self.images,
+            documents=self.documents,
+            image_tokens=openai_image_tokens,
+            page_image_tokens=OPENAI_PDF_PAGE_IMAGE_TOKENS,
         )
 
     def count_tools(self, tools: Sequence[ToolSpec]) -> int:

@@ -15,6 +15,7 @@ from foldline.core.messages import (
     ToolResultPart,
     ToolSpec,
 )
+from foldline.core.wire.attachments import anthropic_attachment_blocks
 from foldline.core.wire.common import IMAGE_TYPES, attachment_text
 
 
@@ -62,11 +63,11 @@ def _anthropic_blocks(message: Message) -> list[dict[str, Any]]:
             if part.is_error:
                 block["is_error"] = True
             blocks.append(block)
-        elif isinstance(part, AttachmentPart) and not (
+        elif isinstance(part, AttachmentPart) and message.role != "tool":
+            blocks.extend(anthropic_attachment_blocks(part))
+        elif isinstance(part, AttachmentPart) and not _anthropic_image_into_result(blocks, part):
             # A tool's image (in a tool message, after its result) is shown to the model;
-            # other attachments are described in text.
-            message.role == "tool" and _anthropic_image_into_result(blocks, part)
-        ):
+            # its other attachments are described in text.
             blocks.append({"type": "text", "text": attachment_text(part)})
     return blocks
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from foldline.core.messages import AttachmentPart, Message, TextPart, ToolSpec
+from foldline.core.wire.attachments import openai_chat_attachment_parts
 from foldline.core.wire.common import IMAGE_TYPES, attachment_text, tool_arguments_json
 
 
@@ -34,7 +35,7 @@ def _openai_tool_images(message: Message) -> dict[str, Any] | None:
 
 
 def to_openai_messages(
-    system: str, messages: Sequence[Message], *, images: bool = False
+    system: str, messages: Sequence[Message], *, images: bool = False, documents: bool = False
 ) -> list[dict[str, Any]]:
     """Chat Completions `messages`: system first, tool results as `tool` messages.
 
@@ -43,6 +44,9 @@ def to_openai_messages(
     run of `tool` messages has ended, because nothing may come between an assistant's
     tool calls and their results; each batch still gets a message of its own, so a
     message's wire form (and its token count) does not depend on its neighbours.
+
+    The person's files go into their message as content parts: images when `images`,
+    PDFs as `file` parts when `documents` (OpenAI's own API), text otherwise.
     """
     out: list[dict[str, Any]] = []
     waiting_images: list[dict[str, Any]] = []
@@ -61,12 +65,20 @@ def to_openai_messages(
         out.extend(waiting_images)
         waiting_images.clear()
         texts: list[str] = []
+        files: list[dict[str, Any]] = []
         for part in message.parts:
             if isinstance(part, TextPart):
                 texts.append(part.text)
+            elif isinstance(part, AttachmentPart) and message.role == "user":
+                files.extend(openai_chat_attachment_parts(part, images=images, documents=documents))
             elif isinstance(part, AttachmentPart):
                 texts.append(attachment_text(part))
         entry: dict[str, Any] = {"role": message.role, "content": "\n\n".join(texts)}
+        if files:
+            # A person's files make the content a list of parts: the text first, then
+            # each file (its label and its image or PDF, or its text).
+            text_part = [{"type": "text", "text": entry["content"]}] if texts else []
+            entry["content"] = text_part + files
         calls = message.tool_calls
         if message.role == "assistant" and calls:
             if not texts:

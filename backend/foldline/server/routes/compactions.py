@@ -40,6 +40,11 @@ def list_compactions(conversation_id: str, store: StoreDep) -> CompactionList:
                 "usage": vars(costs[record.state.version])
                 if record.state.version in costs
                 else None,
+                "files": store.folded_file_names(
+                    conversation_id,
+                    record.state.summarized_range.from_index,
+                    record.state.summarized_range.to_index,
+                ),
             }
         )
         for record in records

@@ -9,12 +9,20 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Query
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from foldline.api.schemas import EditPreview, FullPartOut, MessageOut, MessagePage, SendMessage
+from foldline.api.schemas import (
+    EditMessage,
+    EditPreview,
+    FullPartOut,
+    MessageOut,
+    MessagePage,
+    SendMessage,
+)
 from foldline.chat.service import TurnHandle
 from foldline.core.messages import ToolResultPart
 from foldline.server.deps import ChatDep, StoreDep
 from foldline.server.errors import ApiError
 from foldline.server.sse import turn_event_stream
+from foldline.uploads import IncomingFile
 
 router = APIRouter(prefix="/api/conversations", tags=["messages"])
 
@@ -82,10 +90,14 @@ def full_tool_output(
     )
 
 
+def incoming_files(body: SendMessage) -> list[IncomingFile]:
+    return [IncomingFile(f.name, f.media_type, f.data_base64) for f in body.attachments]
+
+
 async def start_message_turn(conversation_id: str, body: SendMessage, chat: ChatDep) -> TurnHandle:
     # Started in a dependency, not in the streaming generator: a refusal (409, 404, 400)
     # must be an ordinary JSON answer, and once the stream has begun the status is 200.
-    return chat.start_turn(conversation_id, body.content)
+    return chat.start_turn(conversation_id, body.content, incoming_files(body))
 
 
 @router.post(
@@ -122,10 +134,12 @@ async def retry(
 
 
 async def start_edit_turn(
-    conversation_id: str, message_id: str, body: SendMessage, store: StoreDep, chat: ChatDep
+    conversation_id: str, message_id: str, body: EditMessage, store: StoreDep, chat: ChatDep
 ) -> TurnHandle:
     store.get_conversation(conversation_id)
-    return chat.start_edit(conversation_id, message_id, body.content)
+    return chat.start_edit(
+        conversation_id, message_id, body.content, incoming_files(body), body.keep_attachments
+    )
 
 
 @router.post(

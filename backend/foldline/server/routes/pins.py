@@ -54,7 +54,11 @@ def pin_message(conversation_id: str, message_id: str, store: StoreDep, chat: Ch
     ctx = chat.load_context(conversation_id)
     record = store.get_message(message_id)
     pins = [pin for pin in ctx.pins if pin.index != record.seq]
-    tokens = pins_tokens([*pins, Pin(record.seq, record.message)], ctx.counter.count_text)
+    # The message with its files' bytes, which count as they will be sent.
+    [message] = store.hydrate([record.message])
+    tokens = pins_tokens(
+        [*pins, Pin(record.seq, message)], ctx.counter.count_text, ctx.counter.count_message
+    )
     if tokens > ctx.pins_cap:
         raise ApiError(
             422,

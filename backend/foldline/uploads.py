@@ -1,0 +1,156 @@
+"""A person's files, from the bytes a client sent to the attachment parts of a message.
+
+Every check happens here, before anything is stored or sent: the base64 must decode,
+the bytes must be what the declared type says (magic numbers), the type must be one
+Foldline takes (PNG, JPEG, GIF, WebP, PDF, text-like files) and one the conversation's
+model takes (images need `[models."x"] vision`), and the providers' limits must hold
+(`foldline.core.attachments`). A refusal is an `AttachmentRefused` naming the file and
+the rule; nothing is kept.
+
+PDFs are read with pypdf: the page count (for the limit and the token count) and the
+text of every page (what a model that takes no PDFs is sent, and what search finds).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import io
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from foldline.core.attachments import (
+    MAX_PDF_PAGES,
+    MAX_REQUEST_FILE_BYTES,
+    MAX_TEXT_FILE_BYTES,
+    AttachmentRefused,
+    check_image,
+    check_pdf,
+    check_request_size,
+    image_size,
+    kind_of,
+    sniff_media_type,
+)
+from foldline.core.messages import AttachmentPart
+
+log = logging.getLogger("foldline.uploads")
+
+MEDIA_TYPE_ALIASES = {"image/jpg": "image/jpeg", "image/pjpeg": "image/jpeg"}
+"""Types some systems declare for JPEG; stored as the standard `image/jpeg`."""
+
+ACCEPTED = "PNG, JPEG, GIF, WebP, PDF, or a text file (plain text, Markdown, CSV, JSON, code)"
+
+
+@dataclass(frozen=True)
+class IncomingFile:
+    name: str
+    media_type: str
+    data_base64: str
+
+
+def read_attachments(
+    files: Sequence[IncomingFile], *, model: str, vision: bool
+) -> tuple[AttachmentPart, ...]:
+    """The parts for a message's files, in order, or AttachmentRefused for the first
+    file that breaks a rule (then none is kept)."""
+    parts = tuple(read_attachment(file, model=model, vision=vision) for file in files)
+    check_request_size([part.size or 0 for part in parts])
+    return parts
+
+
+def read_attachment(file: IncomingFile, *, model: str, vision: bool) -> AttachmentPart:
+    name = file.name.strip() or "file"
+    media_type = MEDIA_TYPE_ALIASES.get(file.media_type.lower(), file.media_type.lower())
+    # 4/3 of the request limit in base64 is as large as any accepted file can be; a
+    # larger string is refused before decoding it.
+    if len(file.data_base64) > MAX_REQUEST_FILE_BYTES * 4 // 3 + 4:
+        raise AttachmentRefused(f"{name}: over the 32 MB a request may carry")
+    try:
+        data = base64.b64decode(file.data_base64, validate=True)
+    except (binascii.Error, ValueError):
+        raise AttachmentRefused(f"{name}: its data is not valid base64") from None
+    if not data:
+        raise AttachmentRefused(f"{name}: the file is empty")
+    kind = kind_of(name, media_type)
+    sniffed = sniff_media_type(data)
+    if not kind:
+        raise AttachmentRefused(
+            f"{name}: files of type {media_type or 'unknown'} are not accepted; attach {ACCEPTED}"
+        )
+    if kind in ("image", "pdf") and sniffed != media_type:
+        found = f"the bytes of {sniffed}" if sniffed else "bytes of no image or PDF format"
+        raise AttachmentRefused(f"{name}: declared as {media_type} but holds {found}")
+    common = {
+        "name": name,
+        "media_type": media_type,
+        "data_base64": base64.b64encode(data).decode("ascii"),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "size": len(data),
+    }
+    if kind == "image":
+        if not vision:
+            raise AttachmentRefused(
+                f"{name}: the model {model} does not take images; if it does, set "
+                f'vision = true under [models."{model}"] in the configuration'
+            )
+        try:
+            width, height = image_size(data, media_type)
+        except AttachmentRefused as refusal:
+            raise AttachmentRefused(f"{name}: {refusal}") from None
+        check_image(name, len(data), width, height)
+        return AttachmentPart(**common, width=width, height=height)
+    if kind == "pdf":
+        pages, text = read_pdf(name, data)
+        check_pdf(name, pages)
+        return AttachmentPart(**common, pages=pages, text=text)
+    return AttachmentPart(**common, text=read_text(name, data, sniffed))
+
+
+def read_text(name: str, data: bytes, sniffed: str | None) -> str:
+    if sniffed is not None:
+        raise AttachmentRefused(f"{name}: declared as text but holds the bytes of {sniffed}")
+    if len(data) > MAX_TEXT_FILE_BYTES:
+        raise AttachmentRefused(
+            f"{name}: {len(data) / 1_048_576:.1f} MB of text is over the 2 MB a text file may be"
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise AttachmentRefused(f"{name}: a text file must be UTF-8; this one is not") from None
+    if "\x00" in text:
+        raise AttachmentRefused(f"{name}: holds NUL bytes, so it is not a text file")
+    return text
+
+
+def read_pdf(name: str, data: bytes) -> tuple[int, str]:
+    """(page count, the text of every page, each headed by a `[page N]` line so a model
+    reading the text can cite pages)."""
+    # Imported here: pypdf takes a while to import and only PDFs need it.
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            raise AttachmentRefused(f"{name}: the PDF is password-protected")
+        pages = len(reader.pages)
+        if pages > MAX_PDF_PAGES:  # refused by check_pdf; no need to read the text first
+            return pages, ""
+        texts = []
+        for page in reader.pages:
+            try:
+                texts.append(page.extract_text() or "")
+            except Exception:  # a page pypdf cannot read still counts as a page
+                log.warning("could not extract the text of a page of %s", name, exc_info=True)
+                texts.append("")
+    except AttachmentRefused:
+        raise
+    except (PdfReadError, ValueError, KeyError, TypeError, OSError):
+        raise AttachmentRefused(f"{name}: the PDF is damaged and cannot be read") from None
+    if pages == 0:
+        raise AttachmentRefused(f"{name}: the PDF has no pages")
+    return pages, "\n\n".join(
+        f"[page {number}]\n{text.strip()}" for number, text in enumerate(texts, start=1)
+    )
