@@ -48,7 +48,10 @@ def _start_handoff(http: httpx2.Client, conversation: str) -> tuple[threading.Th
     return thread, answers
 
 
-def _held_handoff(http: httpx2.Client, store: Store, model) -> tuple[str, list, threading.Thread]:
+def _held_handoff(
+    http: httpx2.Client, store: Store, model
+) -> tuple[str, list, threading.Thread, list]:
+    """A conversation of six messages whose hand-off is running, its summary held."""
     conversation = http.post("/api/conversations", json={}).json()["id"]
     records = store.append_messages(
         conversation, [m for n in range(3) for m in (user(f"q{n}"), assistant(f"a{n}"))]
@@ -56,7 +59,7 @@ def _held_handoff(http: httpx2.Client, store: Store, model) -> tuple[str, list, 
     model.hold = True
     thread, answers = _start_handoff(http, conversation)
     _wait_for(model.first_delta_sent.is_set, "the hand-off's summary to start")
-    return conversation, answers, thread, records  # type: ignore[return-value]
+    return conversation, answers, thread, records
 
 
 def test_nothing_changes_the_conversation_while_a_hand_off_runs(

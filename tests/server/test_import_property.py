@@ -124,14 +124,14 @@ def apply(document: dict[str, Any], change: tuple[str, Any, Any]) -> None:
     ids = [m["id"] for m in messages]
     if what == "conversation":
         document["conversation"][which] = (
-            ids[hash(str(value)) % len(ids)]
+            ids[len(repr(value)) % len(ids)]
             if (which == "activeLeafId" and value is None)
             else value
         )
     elif what == "message":
         position, key = which
         message = messages[position % len(messages)]
-        message[key] = ids[hash(str(value)) % len(ids)] if key == "parentId" else value
+        message[key] = ids[len(repr(value)) % len(ids)] if key == "parentId" else value
     elif what == "part":
         position, key = which
         parts = messages[position % len(messages)]["parts"]

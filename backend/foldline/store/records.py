@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import json
+import re
 import sqlite3
 import uuid
 from collections.abc import Iterator
@@ -66,7 +67,17 @@ def readable_json(text: str | None) -> tuple[Any, bool]:
         value = json.loads(text)
     except (ValueError, RecursionError):
         return None, False
+    if _PLAIN.match(text) and text.count("[") + text.count("{") <= READ_DEPTH:
+        # The common row, read on every message load: without a surrogate escape or a
+        # non-finite constant, and with too few brackets to nest too deep, the walk
+        # below cannot find anything.
+        return value, True
     return (value, True) if not json_problem(value, max_depth=READ_DEPTH) else (None, False)
+
+
+_PLAIN = re.compile(r"(?![\s\S]*(?:\\u[dD][89a-fA-F]|Infinity|NaN))")
+"""Matches (at the start) a JSON text holding no surrogate escape and no `Infinity` or
+`NaN` (which Python's encoder writes for non-finite floats)."""
 
 
 class NotFound(LookupError):
