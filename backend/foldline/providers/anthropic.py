@@ -9,6 +9,7 @@ from typing import Any, Literal
 import anthropic
 import httpx2
 
+from foldline.core.reasoning import anthropic_thinking_fields
 from foldline.providers.base import (
     ModelRequest,
     ProviderError,
@@ -99,7 +100,14 @@ class AnthropicProvider:
             "max_tokens": request.max_output_tokens,
             **anthropic_prompt_fields(request),
         }
-        if request.temperature is not None:
+        thinking = anthropic_thinking_fields(
+            request.model, request.reasoning_effort, request.max_output_tokens
+        )
+        if thinking:
+            # Sent in the body: `output_config` is newer than some SDK signatures, and the
+            # API is what decides. With thinking on, the API takes no temperature but 1.
+            params["extra_body"] = thinking
+        elif request.temperature is not None:
             # Recent SDKs no longer list `temperature` as a parameter of `stream`; sent in
             # the body it still reaches the API, which decides whether the model takes it.
             params["extra_body"] = {"temperature": request.temperature}
@@ -159,7 +167,11 @@ async def _translate(stream: AsyncIterator[Any]) -> AsyncIterator[ProviderEvent]
             cache_creation = usage.cache_creation_input_tokens or 0
         elif event_type == "content_block_start":
             block = event.content_block
-            if block.type == "tool_use":
+            if block.type == "redacted_thinking":
+                # Thinking the safety systems encrypted: nothing to show, but it must go
+                # back unchanged inside the tool loop.
+                yield ReasoningDelta(text="", redacted=block.data)
+            elif block.type == "tool_use":
                 tool_blocks[event.index] = (block.id, block.name)
                 tool_json[event.index] = []
         elif event_type == "content_block_delta":

@@ -15,7 +15,7 @@ from foldline.core.messages import (
     ToolResultPart,
     ToolSpec,
 )
-from foldline.core.wire.common import IMAGE_TYPES, attachment_text
+from foldline.core.wire.common import IMAGE_TYPES, attachment_text, current_loop_start
 
 
 def _anthropic_image_into_result(blocks: list[dict[str, Any]], part: AttachmentPart) -> bool:
@@ -34,8 +34,26 @@ def _anthropic_image_into_result(blocks: list[dict[str, Any]], part: AttachmentP
     return True
 
 
-def _anthropic_blocks(message: Message) -> list[dict[str, Any]]:
+def anthropic_thinking_block(part: ReasoningPart) -> dict[str, Any] | None:
+    """A reasoning part as the thinking block it came as, byte-identical; None for
+    reasoning Anthropic cannot verify (unsigned, or another provider's)."""
+    if part.redacted:
+        return {"type": "redacted_thinking", "data": part.redacted}
+    if part.signature:
+        return {"type": "thinking", "thinking": part.text, "signature": part.signature}
+    return None
+
+
+def _anthropic_blocks(message: Message, *, thinking: bool) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
+    if thinking:
+        # Inside a tool loop the API requires the assistant turn to start with its
+        # thinking blocks, exactly as received.
+        for part in message.parts:
+            if isinstance(part, ReasoningPart):
+                block = anthropic_thinking_block(part)
+                if block is not None:
+                    blocks.append(block)
     for part in message.parts:
         if isinstance(part, TextPart):
             # Anthropic refuses whitespace-only text blocks ("text content blocks must
@@ -43,12 +61,9 @@ def _anthropic_blocks(message: Message) -> list[dict[str, Any]]:
             if part.text.strip():
                 blocks.append({"type": "text", "text": part.text})
         elif isinstance(part, ReasoningPart):
-            # Thinking blocks are only valid with their signature; unsigned reasoning (from
-            # another provider) is dropped from the wire rather than sent as a forgery.
-            if part.signature:
-                blocks.append(
-                    {"type": "thinking", "thinking": part.text, "signature": part.signature}
-                )
+            # Placed first above, or left out: earlier turns' thinking is stripped by
+            # the API (and not billed), so it is not sent at all.
+            continue
         elif isinstance(part, ToolCallPart):
             blocks.append(
                 {"type": "tool_use", "id": part.id, "name": part.name, "input": part.input}
@@ -78,7 +93,7 @@ CACHE_BREAKPOINT: dict[str, str] = {"type": "ephemeral"}
 def _mark_cache_breakpoint(blocks: list[dict[str, Any]]) -> None:
     """Put a breakpoint on the last block that may carry one (thinking blocks may not)."""
     for block in reversed(blocks):
-        if block["type"] != "thinking":
+        if block["type"] not in ("thinking", "redacted_thinking"):
             block["cache_control"] = dict(CACHE_BREAKPOINT)
             return
 
@@ -95,11 +110,15 @@ def to_anthropic_messages(
     `cache_after` is the index of a message whose last block gets a prompt-cache
     breakpoint (the fold's summary): block-level, so it holds even when the message is
     merged with the next one into a single turn.
+
+    Reasoning goes only with the assistant turns after the last user message (the tool
+    loop in progress), first in each turn; the API strips earlier turns' thinking.
     """
     out: list[dict[str, Any]] = []
+    loop_start = current_loop_start(messages)
     for index, message in enumerate(messages):
         role = "assistant" if message.role == "assistant" else "user"
-        blocks = _anthropic_blocks(message)
+        blocks = _anthropic_blocks(message, thinking=index >= loop_start)
         if not blocks:
             blocks = [{"type": "text", "text": "(empty)"}]
         if index == cache_after:
