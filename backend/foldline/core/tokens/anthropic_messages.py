@@ -149,7 +149,7 @@ class AnthropicEstimateCounter:
     def count_message(self, message: Message) -> int:
         return sum(
             _anthropic_message_tokens(wire, self._count_text)
-            for wire in to_anthropic_messages([message])
+            for wire in to_anthropic_messages([message], reasoning=False)
         )
 
     def count_tools(self, tools: Sequence[ToolSpec]) -> int:

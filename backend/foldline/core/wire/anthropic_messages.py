@@ -86,6 +86,8 @@ def _anthropic_blocks(message: Message, *, thinking: bool) -> list[dict[str, Any
     return blocks
 
 
+_THINKING = ("thinking", "redacted_thinking")
+
 CACHE_BREAKPOINT: dict[str, str] = {"type": "ephemeral"}
 """Anthropic's `cache_control` marker: the prefix up to the marked block is cached (5 min)."""
 
@@ -93,13 +95,13 @@ CACHE_BREAKPOINT: dict[str, str] = {"type": "ephemeral"}
 def _mark_cache_breakpoint(blocks: list[dict[str, Any]]) -> None:
     """Put a breakpoint on the last block that may carry one (thinking blocks may not)."""
     for block in reversed(blocks):
-        if block["type"] not in ("thinking", "redacted_thinking"):
+        if block["type"] not in _THINKING:
             block["cache_control"] = dict(CACHE_BREAKPOINT)
             return
 
 
 def to_anthropic_messages(
-    messages: Sequence[Message], *, cache_after: int | None = None
+    messages: Sequence[Message], *, cache_after: int | None = None, reasoning: bool = True
 ) -> list[dict[str, Any]]:
     """Messages API `messages`: tool results become user turns; same roles are merged.
 
@@ -113,14 +115,18 @@ def to_anthropic_messages(
 
     Reasoning goes only with the assistant turns after the last user message (the tool
     loop in progress), first in each turn; the API strips earlier turns' thinking.
+    `reasoning=False` leaves it out everywhere (how a message is counted: see
+    `foldline.core.tokens.anthropic_messages`).
     """
     out: list[dict[str, Any]] = []
     loop_start = current_loop_start(messages)
     for index, message in enumerate(messages):
         role = "assistant" if message.role == "assistant" else "user"
-        blocks = _anthropic_blocks(message, thinking=index >= loop_start)
-        if not blocks:
-            blocks = [{"type": "text", "text": "(empty)"}]
+        blocks = _anthropic_blocks(message, thinking=reasoning and index >= loop_start)
+        if all(block["type"] in _THINKING for block in blocks):
+            # Nothing but thinking (an answer cut off while the model thought) still
+            # needs content of its own, and gets the same placeholder as counted.
+            blocks.append({"type": "text", "text": "(empty)"})
         if index == cache_after:
             _mark_cache_breakpoint(blocks)
         if out and out[-1]["role"] == role:
