@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from sqlite_utils import Database, Migrations
 
-from foldline.store.schema import CREATE_SEARCH_TABLE, rebuild_search_index
+from foldline.store.schema import CREATE_SEARCH_TABLE, SEARCH_TRIGGERS, rebuild_search_index
 
 migrations = Migrations("foldline")
 
@@ -239,6 +239,16 @@ def m008_message_tree(db: Database) -> None:
     )
     # Switching branches walks down a subtree (children by parent).
     db.execute("CREATE INDEX messages_by_parent ON messages (parent_id)")
+
+
+@migrations(name="m015_search_skips_reasoning")
+def m015_search_skips_reasoning(db: Database) -> None:
+    # The search text no longer holds reasoning. The delete trigger must remove exactly
+    # the tokens the insert added, so the triggers are recreated and every message is
+    # indexed again under the new text.
+    for name in SEARCH_TRIGGERS:
+        db.execute(f"DROP TRIGGER IF EXISTS {name}")
+    rebuild_search_index(db)
 
 
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations.pending(Database(memory=True)))

@@ -115,6 +115,9 @@ def _model_out(
         limit_source=resolved.source,
         working_budget=resolved.working_budget,
         working_budget_source=resolved.working_budget_source,
+        reasoning_effort=resolved.reasoning_effort,
+        reasons=resolved.reasons,
+        api=resolved.api,
         prices=None
         if prices is None
         else ModelPricesOut.model_validate(prices, from_attributes=True),
