@@ -9,6 +9,7 @@ import { openConversationSettings } from "./conversation-settings.js";
 import { promptDialog } from "./dialog.js";
 import { byId, h } from "./dom.js";
 import { initDrawer, isDrawerOpen, setDrawer } from "./drawer.js";
+import { initEffortControl } from "./effort.js";
 import { initHandoff } from "./handoff.js";
 import { initMeter } from "./meter.js";
 import { initModelView, isModelViewOpen, toggleModelView } from "./modelview.js";
@@ -391,6 +392,7 @@ async function main() {
   initShortcuts();
   on("conversation", renderHeader);
   on("settings", renderHeader);
+  initEffortControl();
   renderHeader();
 
   // Settings, the list and the last conversation load together; onboarding covers the

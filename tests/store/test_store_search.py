@@ -1,11 +1,10 @@
 from __future__ import annotations
 
-import pytest
-from store_helpers import rich_history
-
 from pathlib import Path
 
+import pytest
 from sqlite_utils import Database
+from store_helpers import rich_history
 
 from foldline.core.messages import (
     Message,

@@ -135,7 +135,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
 
 # The searchable text of one parts array, as an SQL expression over `{parts}`. The model's
 # reasoning is left out: a search finds what was said, not what the model mulled over on
-# the way (and thinking is long enough to drown real hits). It must be deterministic: the delete trigger recomputes it from the old row to remove exactly the
+# the way (and thinking is long enough to drown real hits). It must be deterministic:
+# the delete trigger recomputes it from the old row to remove exactly the
 # tokens the insert added (a contentless FTS5 table cannot look them up itself).
 _SEARCH_TEXT = """(
   SELECT group_concat(
