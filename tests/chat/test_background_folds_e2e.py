@@ -194,3 +194,19 @@ async def test_without_a_pause_a_ready_fold_waits_until_it_is_due(
     await service.background.wait(conversation_id)
     events = await run(service, conversation_id, "Short one.")
     assert not [e for e in events if e.name.startswith("compaction.")]
+
+
+async def test_a_change_of_reasoning_effort_lands_a_ready_fold_early(
+    server: FakeProviderServer, store: Store, tmp_path: Path
+) -> None:
+    service, conversation_id, events = await preparing_a_fold(server, store, tmp_path)
+    assert events[-2].data["fraction"] < 0.80  # not due yet
+    await service.background.wait(conversation_id)
+    # The person raises the effort: the next request misses the prompt cache anyway.
+    store.update_conversation(conversation_id, settings={"reasoning": {"effort": "high"}})
+
+    events = await run(service, conversation_id, "Think harder now.")
+    completed = [e for e in events if e.name == "compaction.completed"]
+    started = [e for e in events if e.name == "compaction.started"]
+    assert completed and completed[0].data["prepared"] is True
+    assert "reasoning effort changed" in started[0].data["reason"]

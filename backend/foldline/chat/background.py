@@ -52,6 +52,7 @@ from foldline.core.policy import (
     record_fold,
     should_prepare_fold,
 )
+from foldline.core.reasoning import Effort
 from foldline.core.state import CompactionState
 from foldline.core.view import build_api_messages
 from foldline.store import ConcurrentFold, Store
@@ -155,6 +156,9 @@ class BackgroundFolds:
     backoff: ResummaryBackoff = field(default_factory=ResummaryBackoff)
     """Failed preparations wait 1, 2, 4 ... turns before the next attempt."""
     prepared: dict[str, PreparedFold] = field(default_factory=dict)
+    efforts: dict[str, Effort] = field(default_factory=dict)
+    """The reasoning effort of each conversation's last chat call: a different one for
+    the next call breaks the prompt cache, which makes it a good moment to fold."""
 
     # --- what the UI sees -----------------------------------------------------------
 
@@ -334,11 +338,20 @@ class BackgroundFolds:
                 and entry.kind == "fold"
                 and decision.action == "none"
                 and not kwargs.get("mid_tool_loop")
-                and fold_on_cold_cache(ctx.tokens, ctx.budget, ctx.settings, self._idle(ctx))
+                and fold_on_cold_cache(
+                    ctx.tokens,
+                    ctx.budget,
+                    ctx.settings,
+                    self._idle(ctx),
+                    cache_broken=self._effort_changed(ctx),
+                )
             ):
                 reason = (
-                    "The prompt cache expired during the pause, so folding now breaks no "
-                    "cache: committing the summary prepared in the background."
+                    "The reasoning effort changed, so the prompt cache is read afresh anyway: "
+                    "committing the summary prepared in the background."
+                    if self._effort_changed(ctx)
+                    else "The prompt cache expired during the pause, so folding now breaks "
+                    "no cache: committing the summary prepared in the background."
                 )
                 async for event in self._commit_fold(gate, ctx, entry, turn, reason):
                     yield event
@@ -380,6 +393,10 @@ class BackgroundFolds:
             gate, ctx, entry, turn, decision.reason, announced=waited
         ):
             yield event
+
+    def _effort_changed(self, ctx: ConversationContext) -> bool:
+        last = self.efforts.get(ctx.conversation.id)
+        return last is not None and last != ctx.reasoning_effort
 
     def _idle(self, ctx: ConversationContext) -> float | None:
         last = self.store.last_chat_call_at(ctx.conversation.id)

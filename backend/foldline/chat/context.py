@@ -29,6 +29,7 @@ from foldline.core.budget import Budget, TokenAnchor, tokens_now
 from foldline.core.fold_inputs import FoldInputs
 from foldline.core.messages import HistoryWindow, Message, ToolSpec
 from foldline.core.pins import Pin, pins_cap, pins_tokens
+from foldline.core.reasoning import Effort, effort_from_settings
 from foldline.core.settings import CompactionSettings, InvalidSettings, check_conversation_settings
 from foldline.core.state import CompactionState
 from foldline.core.tokens import ScaledCounter, TokenCounter
@@ -77,6 +78,12 @@ class ConversationContext:
     """Why the conversation's own settings were set aside for the defaults, if they were."""
     pins: tuple[Pin, ...] = ()
     """Every pinned message of the conversation (those folded ride after the summary)."""
+
+    @property
+    def reasoning_effort(self) -> Effort:
+        """The effort of the conversation's chat calls: its own setting, else the model's
+        (`[models."x"] reasoning_effort`, else the catalog's default)."""
+        return effort_from_settings(self.conversation.settings) or self.model.reasoning_effort
 
     @property
     def window(self) -> HistoryWindow:

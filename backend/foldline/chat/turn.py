@@ -53,7 +53,6 @@ from foldline.core.messages import (
     user,
 )
 from foldline.core.policy import BreakerState
-from foldline.core.reasoning import Effort, effort_from_settings
 from foldline.core.view import INTERRUPTED_RESULT, continuation_view
 from foldline.providers.base import (
     ModelRequest,
@@ -154,12 +153,6 @@ class StreamedAnswer:
     @property
     def empty(self) -> bool:
         return not (self.text or self.reasoning or self.thoughts or self.calls)
-
-
-def conversation_effort(ctx: ConversationContext) -> Effort:
-    """The reasoning effort of a conversation's chat calls: its own setting, else the
-    model's (`[models."x"] reasoning_effort`, else the catalog's default)."""
-    return effort_from_settings(ctx.conversation.settings) or ctx.model.reasoning_effort
 
 
 def call_usage(usage: Usage) -> CallUsageOut:
@@ -472,8 +465,9 @@ class TurnRunner:
                     cache_key=self.conversation_id,
                     images=ctx.model.vision,
                     stable_prefix=1 if ctx.state else 0,
-                    reasoning_effort=conversation_effort(ctx),
+                    reasoning_effort=ctx.reasoning_effort,
                 )
+                self.background.efforts[self.conversation_id] = ctx.reasoning_effort
                 try:
                     async for event in self._stream(request, answer, record):
                         yield event
