@@ -145,6 +145,13 @@ class ModelConfig(_Section):
     vision: bool | None = None
     """Whether the model accepts image input (images tools return are sent to it). None:
     by family for OpenAI's own models and Claude, false for any other model."""
+    working_budget: int | None = Field(None, ge=1)
+    """The input tokens the fold thresholds apply to, when smaller than the window.
+
+    A 1M-token window filled to an 80% threshold would send 800k tokens with every turn:
+    dollars per turn even at cache prices, and answers get worse on very long inputs.
+    Folding at a working budget keeps turns cheap and sharp; set it to the window (or
+    more) to use the whole window."""
     reasoning_effort: Effort | None = None
     """How much the model reasons before answering: off, low, medium, high or max.
     None: `medium` for a model of a reasoning family (Claude 3.7 and later, GPT-5, GPT-6,
@@ -154,13 +161,6 @@ class ModelConfig(_Section):
     with reasoning, reasoning handed back between calls) or `chat` (Chat Completions).
     None: `responses` for OpenAI's own reasoning models, `chat` for every other model and
     for OpenAI-compatible servers. Ignored for Anthropic."""
-    working_budget: int | None = Field(None, ge=1)
-    """The input tokens the fold thresholds apply to, when smaller than the window.
-
-    A 1M-token window filled to an 80% threshold would send 800k tokens with every turn:
-    dollars per turn even at cache prices, and answers get worse on very long inputs.
-    Folding at a working budget keeps turns cheap and sharp; set it to the window (or
-    more) to use the whole window."""
 
 
 def _implicit_providers() -> dict[str, ProviderConfig]:
