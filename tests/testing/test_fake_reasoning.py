@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import anthropic as anthropic_sdk
 import openai
 import pytest
 
@@ -25,6 +26,7 @@ from foldline.core.messages import (
     user,
 )
 from foldline.core.reasoning import Effort
+from foldline.core.wire import to_anthropic_messages
 from foldline.providers.anthropic import AnthropicProvider
 from foldline.providers.base import (
     ModelRequest,
@@ -167,14 +169,19 @@ async def test_anthropic_refuses_a_tool_loop_without_its_thinking(
     fake.script.add(Reply(tool_calls=(call("read_file", {"path": "a.txt"}),)))
     answer = answer_of(await collect(anthropic(fake), request(CLAUDE, [user("Read a.txt")])))
     stripped = without_reasoning(answer)
-    with pytest.raises(ProviderError) as refused:
-        await collect(
-            anthropic(fake), request(CLAUDE, [user("Read a.txt"), stripped, results_for(answer)])
+    # Straight through the SDK: Foldline's provider would not send such a request.
+    client = anthropic_sdk.AsyncAnthropic(api_key="sk-ant-test", base_url=fake.anthropic_url)
+    with pytest.raises(anthropic_sdk.BadRequestError) as refused:
+        await client.messages.create(
+            model=CLAUDE,
+            max_tokens=4000,
+            thinking={"type": "adaptive"},
+            messages=to_anthropic_messages(  # type: ignore[arg-type]
+                [user("Read a.txt"), stripped, results_for(answer)]
+            ),
         )
-    assert refused.value.code == "bad_request"
-    assert (
-        "Expected `thinking` or `redacted_thinking`, but found `tool_use`" in refused.value.message
-    )
+    await client.close()
+    assert "Expected `thinking` or `redacted_thinking`, but found `tool_use`" in str(refused.value)
 
 
 async def test_anthropic_refuses_a_tampered_signature(fake: FakeProviderServer) -> None:
@@ -318,3 +325,24 @@ async def test_chat_completions_refuses_tools_with_reasoning_on_newer_families(
     await collect(chat, request(GPT, [user("Hi")]))
     assert fake.requests[-1].body["reasoning_effort"] == "none"
     assert json.loads(fake.requests[-1].raw)["tools"]
+
+
+async def test_a_loop_begun_without_thinking_finishes_without_it(
+    fake: FakeProviderServer,
+) -> None:
+    # The effort was off when the model called the tool, then the person turned it up:
+    # the loop's last assistant turn has no thinking block, so this call sends none.
+    fake.script.add(Reply(tool_calls=(call("read_file", {"path": "a.txt"}),)), text_step("Ok."))
+    answer = answer_of(await collect(anthropic(fake), request(CLAUDE, [user("Read")], "off")))
+    assert not any(isinstance(p, ReasoningPart) for p in answer.parts)
+    events = await collect(
+        anthropic(fake), request(CLAUDE, [user("Read"), answer, results_for(answer)], "high")
+    )
+    assert isinstance(events[-1], Stop) and events[-1].reason == "end_turn"
+    assert "thinking" not in fake.requests[-1].body
+    # The next person's message thinks again.
+    done = answer_of(events)
+    history = [user("Read"), answer, results_for(answer), done, user("More?")]
+    await collect(anthropic(fake), request(CLAUDE, history, "high"))
+    assert fake.requests[-1].body["thinking"] == {"type": "adaptive"}
+    fake.assert_no_errors()

@@ -103,6 +103,12 @@ class AnthropicProvider:
         thinking = anthropic_thinking_fields(
             request.model, request.reasoning_effort, request.max_output_tokens
         )
+        if thinking and not _loop_keeps_thinking(params["messages"]):
+            # A tool loop begun without thinking (the effort was off, or changed mid-loop)
+            # cannot go on with it: the API wants the last assistant turn to start with
+            # a thinking block and refuses otherwise. It finishes without; the next
+            # person's message starts thinking again.
+            thinking = {}
         if thinking:
             # Sent in the body: `output_config` is newer than some SDK signatures, and the
             # API is what decides. With thinking on, the API takes no temperature but 1.
@@ -143,6 +149,23 @@ class AnthropicProvider:
             # The SDK parses streamed tool input as it arrives and raises ValueError on
             # JSON it cannot read; the answer is unusable but a new attempt may not be.
             raise ProviderError("unavailable", f"{self.name}: malformed stream: {error}") from error
+
+
+def _loop_keeps_thinking(messages: list[dict[str, Any]]) -> bool:
+    """False when the request continues a tool loop (it ends with tool results) whose
+    last assistant turn has no thinking block to start with."""
+    last = messages[-1] if messages else None
+    if last is None or not any(
+        isinstance(block, dict) and block.get("type") == "tool_result"
+        for block in last.get("content") or ()
+    ):
+        return True
+    previous = messages[-2] if len(messages) > 1 else None
+    if previous is None or previous.get("role") != "assistant":
+        return True
+    blocks = previous.get("content") or []
+    first = blocks[0] if blocks and isinstance(blocks[0], dict) else {}
+    return first.get("type") in ("thinking", "redacted_thinking")
 
 
 async def _translate(stream: AsyncIterator[Any]) -> AsyncIterator[ProviderEvent]:
