@@ -16,6 +16,7 @@ import anthropic as anthropic_sdk
 import openai
 import pytest
 
+from foldline.chat.turn import StreamedAnswer
 from foldline.core.messages import (
     Message,
     ReasoningPart,
@@ -89,36 +90,16 @@ async def collect(provider: Provider, req: ModelRequest) -> list[Any]:
 
 
 def answer_of(events: list[Any]) -> Message:
-    """The assistant message the turn loop would store for these events (reasoning
-    blocks closed by their proof, then text, then calls)."""
-    parts: list[Any] = []
-    text = reasoning = ""
+    """The assistant message the turn loop stores for these events (its own assembly)."""
+    answer = StreamedAnswer()
     for event in events:
         if isinstance(event, ReasoningDelta):
-            reasoning += event.text
-            if event.closes:
-                parts.append(
-                    ReasoningPart(
-                        text=reasoning,
-                        signature=event.signature,
-                        redacted=event.redacted,
-                        item_id=event.item_id,
-                        encrypted_content=event.encrypted_content,
-                    )
-                )
-                reasoning = ""
+            answer.add_reasoning(event, 0.0)
         elif isinstance(event, TextDelta):
-            text += event.text
-    if text:
-        from foldline.core.messages import TextPart
-
-        parts.append(TextPart(text=text))
-    parts += [
-        ToolCallPart(id=e.id, name=e.name, input=e.input)
-        for e in events
-        if isinstance(e, ToolCallEvent)
-    ]
-    return Message(role="assistant", parts=tuple(parts))
+            answer.text += event.text
+        elif isinstance(event, ToolCallEvent):
+            answer.calls.append(ToolCallPart(id=event.id, name=event.name, input=event.input))
+    return answer.message()
 
 
 def results_for(answer: Message) -> Message:
