@@ -250,7 +250,12 @@ function metaRow(message, { onEdit, onRegenerate, onSwitch }) {
   // Free-form in the schema (an imported history may carry another app's); Foldline
   // writes a `usage` event's fields.
   const outputTokens = message.usage?.outputTokens;
-  const usageText = outputTokens ? `${formatTokens(outputTokens)} tokens out` : "";
+  // Reasoning is billed as output; where the provider says how much of it, so does this.
+  const reasoningTokens = message.usage?.reasoningTokens;
+  const usageText = outputTokens
+    ? `${formatTokens(outputTokens)} tokens out` +
+      (reasoningTokens ? ` (${formatTokens(reasoningTokens)} reasoning)` : "")
+    : "";
   const switcher = versionSwitcher(message, onSwitch);
   return h(
     "div",

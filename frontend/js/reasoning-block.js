@@ -9,7 +9,10 @@ export function thoughtLabel(seconds) {
   if (typeof seconds !== "number") {
     return "Thought";
   }
-  const whole = Math.max(1, Math.round(seconds));
+  if (seconds < 1) {
+    return "Thought for under a second";
+  }
+  const whole = Math.round(seconds);
   if (whole < 60) {
     return `Thought for ${whole} s`;
   }

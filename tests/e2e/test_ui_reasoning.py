@@ -75,3 +75,39 @@ def test_reasoning_is_shown_collapsed_and_the_effort_is_set_per_conversation(
     app.script.add(Reply(text="No thinking."))
     ui.send("Quickly?")
     assert "thinking" not in app.fake.requests[-1].body
+
+
+def test_a_gpt_answer_shows_its_reasoning_summary_and_reasoning_tokens(
+    start_foldline, make_ui, fake_provider
+) -> None:
+    app = start_foldline(f"""\
+[defaults]
+model = "gpt-6.1-sol"
+
+[providers.openai]
+kind = "openai"
+base_url = "{fake_provider.openai_url}"
+api_key = "sk-e2e"
+
+[models."gpt-6.1-sol"]
+context_window = 200000
+max_output_tokens = 8000
+
+[compaction]
+auto_title = false
+""")
+    ui = make_ui(app)
+    app.script.add(Reply(reasoning="Summary: the person wants a yes or no.", text="Yes."))
+    ui.open()
+    ui.send("Is it ready?")
+    record = app.fake.requests[-1]
+    assert record.path == "/v1/responses" and record.body["store"] is False
+    block = ui.page.locator(".message .reasoning")
+    expect(block.locator("summary")).to_have_text(re.compile(r"^Thought"))
+    block.locator("summary").click()
+    expect(block.locator(".reasoning-text")).to_have_text("Summary: the person wants a yes or no.")
+    expect(ui.page.locator(".message-meta").last).to_contain_text("reasoning)")
+    # A [models] table without a provider line is offered by the provider of its family,
+    # so the Reasoning control knows the model reasons.
+    expect(ui.page.locator("#effort-select option").first).to_have_text("Default (Medium)")
+    ui.shot("reasoning-gpt")
