@@ -40,7 +40,12 @@ def test_reasoning_is_shown_collapsed_and_the_effort_is_set_per_conversation(
     # The model thinks for about a second and a half before it answers.
     app.script.add(Reply(reasoning=THOUGHT, text="Option B.", chunk_chars=6, delay=0.12))
     ui.open()
-    ui.send("Which option keeps everything?")
+    ui.page.locator("#composer-input").fill("Which option keeps everything?")
+    ui.page.locator("#composer-input").press("Enter")
+    # While the model thinks, the block says so and its text grows live.
+    live = ui.page.locator(".message.streaming .reasoning.thinking summary")
+    expect(live).to_have_text("Thinking…")
+    ui.idle()
 
     block = ui.page.locator(".message .reasoning")
     expect(block).to_have_count(1)
