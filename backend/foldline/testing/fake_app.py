@@ -23,7 +23,7 @@ import asyncio
 import itertools
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol, TypeAlias
 
@@ -407,7 +407,10 @@ async def handle_count_tokens(server: ServerState, request: Request) -> Response
     return JSONResponse({"input_tokens": server.tokenizer.count_request(parsed, "anthropic")})
 
 
-def build_app(server: ServerState) -> Starlette:
+def build_app(server: ServerState, extra_routes: Sequence[Route] = ()) -> Starlette:
+    """The fake providers' routes; `extra_routes` adds endpoints built on this module
+    (the OpenAI Responses API: `responses_app.responses_route`)."""
+
     async def anthropic_messages(request: Request) -> ASGIResponse:
         return await handle_generation(server, request, "anthropic")
 
@@ -416,12 +419,6 @@ def build_app(server: ServerState) -> Starlette:
 
     async def count_tokens(request: Request) -> Response:
         return await handle_count_tokens(server, request)
-
-    async def openai_responses(request: Request) -> ASGIResponse:
-        # Imported here: the Responses endpoint builds on this module's helpers.
-        from foldline.testing.responses_app import handle_responses
-
-        return await handle_responses(server, request)
 
     async def models(request: Request) -> Response:
         return await handle_models(server, request)
@@ -434,7 +431,7 @@ def build_app(server: ServerState) -> Starlette:
             Route("/v1/messages", anthropic_messages, methods=["POST"]),
             Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
             Route("/v1/chat/completions", openai_chat, methods=["POST"]),
-            Route("/v1/responses", openai_responses, methods=["POST"]),
+            *extra_routes,
             Route("/v1/models", models, methods=["GET"]),
             Route("/v1/models/{model_id:path}", model, methods=["GET"]),
         ]

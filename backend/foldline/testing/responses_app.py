@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from starlette.requests import Request
+from starlette.routing import Route
 
 from foldline.core.wire import tool_arguments_json
 from foldline.providers.base import Usage
@@ -63,6 +64,15 @@ from foldline.testing.validation import check_limits
 from foldline.testing.wire_replies import Frame, StreamPlan
 
 _ids = itertools.count(1)
+
+
+def responses_route(server: ServerState) -> Route:
+    """`POST /v1/responses` on `server`, for `fake_app.build_app`."""
+
+    async def endpoint(request: Request) -> ASGIResponse:
+        return await handle_responses(server, request)
+
+    return Route("/v1/responses", endpoint, methods=["POST"])
 
 
 async def handle_responses(server: ServerState, request: Request) -> ASGIResponse:
