@@ -110,9 +110,9 @@ class AnthropicProvider:
             # person's message starts thinking again.
             thinking = {}
         if thinking:
-            # Sent in the body: `output_config` is newer than some SDK signatures, and the
-            # API is what decides. With thinking on, the API takes no temperature but 1.
-            params["extra_body"] = thinking
+            # `thinking` (and `output_config.effort`): the SDK's own parameters. With
+            # thinking on, the API takes no temperature but 1, so none is sent.
+            params.update(thinking)
         elif request.temperature is not None:
             # Recent SDKs no longer list `temperature` as a parameter of `stream`; sent in
             # the body it still reaches the API, which decides whether the model takes it.
