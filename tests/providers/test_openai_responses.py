@@ -132,10 +132,7 @@ async def test_reasoning_summary_parts_text_calls_and_usage(fake: FakeHTTPServer
     assert result.events[-1] == Stop("tool_use", raw="completed")
     body = fake.requests_to(PATH)[-1].body
     assert body["store"] is False and body["include"] == ["reasoning.encrypted_content"]
-    assert (
-        body["reasoning"] == {"effort": "max", "summary": "auto"}
-        or body["reasoning"]["effort"] == "high"
-    )
+    assert body["reasoning"] == {"effort": "high", "summary": "auto"}
     assert body["tools"][0]["name"] == "read_file" and "temperature" not in body
 
 
