@@ -253,3 +253,24 @@ def test_the_reasoning_effort_is_set_per_conversation(client: TestClient) -> Non
     patched = client.patch(base, json={"settings": settings})
     assert patched.status_code == 200
     assert client.get(base).json()["settings"] == settings
+
+
+def test_the_model_view_shows_reasoning_only_where_it_is_sent(
+    client: TestClient, store: Store
+) -> None:
+    from foldline.core.messages import Message, ReasoningPart, TextPart, user
+
+    conversation = store.create_conversation(title="thinking").id
+    thought = ReasoningPart(text="old thought", signature="sig")
+    store.append_messages(
+        conversation,
+        [
+            user("Hi"),
+            Message(role="assistant", parts=(thought, TextPart(text="Hello."))),
+            user("Again"),
+        ],
+    )
+    context = client.get(f"/api/conversations/{conversation}/context").json()
+    kinds = [part["kind"] for m in context["apiMessages"] for part in m["parts"]]
+    assert "reasoning" not in kinds  # a finished turn's thinking is not sent
+    assert "text" in kinds

@@ -27,13 +27,14 @@ from foldline.chat.counting import CachedCounter
 from foldline.config import AppConfig
 from foldline.core.budget import Budget, TokenAnchor, tokens_now
 from foldline.core.fold_inputs import FoldInputs
-from foldline.core.messages import HistoryWindow, Message, ToolSpec
+from foldline.core.messages import HistoryWindow, Message, ReasoningPart, ToolSpec
 from foldline.core.pins import Pin, pins_cap, pins_tokens
 from foldline.core.reasoning import Effort, effort_from_settings
 from foldline.core.settings import CompactionSettings, InvalidSettings, check_conversation_settings
 from foldline.core.state import CompactionState
 from foldline.core.tokens import ScaledCounter, TokenCounter
 from foldline.core.view import build_api_messages
+from foldline.core.wire import current_loop_start
 from foldline.providers.catalog import SUGGESTED_MODELS
 from foldline.providers.registry import ModelListing, ResolvedModel, resolve_model
 from foldline.store import ConversationRecord, MessageRecord, Store
@@ -159,14 +160,24 @@ class ConversationContext:
         """The body of `GET /api/conversations/{id}/context`; the meter only needs the
         numbers, so the (possibly megabytes of) view messages are optional."""
         messages = self.view if include_messages else []
+        # Reasoning goes to the model only inside the tool loop in progress; the view
+        # shows what is sent.
+        loop_start = current_loop_start(messages)
         return ContextOut(
             **self._stats_fields(),
             compaction=CompactionOut.from_state(self.state) if self.state else None,
             system=self.system,
             tools=[tool.name for tool in self.tools],
             api_messages=[
-                ApiMessageOut(role=m.role, parts=[part_out(part) for part in m.parts])
-                for m in messages
+                ApiMessageOut(
+                    role=m.role,
+                    parts=[
+                        part_out(part)
+                        for part in m.parts
+                        if index >= loop_start or not isinstance(part, ReasoningPart)
+                    ],
+                )
+                for index, m in enumerate(messages)
             ],
             api_messages_included=include_messages,
             settings_notice=self.settings_notice,
