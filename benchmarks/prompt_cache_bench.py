@@ -3,13 +3,16 @@
     .venv/bin/python benchmarks/prompt_cache_bench.py            # both parts (~4 minutes)
     .venv/bin/python benchmarks/prompt_cache_bench.py --part cache
     .venv/bin/python benchmarks/prompt_cache_bench.py --part latency
+    .venv/bin/python benchmarks/prompt_cache_bench.py --part cache --wire responses
 
 Both parts run Foldline's chat service and real providers (so the real `anthropic` and
 `openai` SDKs) against `foldline.testing.FakeProviderServer`, whose prompt-cache
 simulation is as strict as the real APIs (block-level breakpoints, at most 4, a
 1,024-token minimum, a 20-block look-back, a 5-minute lifetime).
 
-1. **Cache**: 100 turns (≈110-token questions, ≈130-token answers) on each wire, on a
+1. **Cache**: 100 turns (≈110-token questions, ≈130-token answers) on each wire
+   (Anthropic Messages, OpenAI Chat Completions, and OpenAI's Responses API with a
+   reasoning model at the default effort, its reasoning streamed and handed back), on a
    200k window (no fold) and on an 8k window (a fold every ~9 turns). Reported: the share
    of chat input tokens read from the cache, the bill at cache prices against the same
    requests with caching off (every input token at the input price), and each fold's
@@ -51,7 +54,10 @@ from foldline.testing import (
 PRICES = {
     "anthropic": ModelPrices(input=3.0, output=15.0, cache_read=0.30, cache_write=3.75),
     "openai": ModelPrices(input=1.25, output=10.0, cache_read=0.125, cache_write=1.25),
+    "responses": ModelPrices(input=1.25, output=10.0, cache_read=0.125, cache_write=1.25),
 }
+WIRE_NAMES = ("anthropic", "openai", "responses")
+"""`responses` is OpenAI's Responses API with a reasoning model at its default effort."""
 
 
 def dollars(record: RecordedRequest, prices: ModelPrices, *, caching: bool = True) -> float:
@@ -199,19 +205,21 @@ def main(argv: list[str] | None = None) -> None:
         default="3",
         help="seconds the person pauses between turns in the latency part, comma-separated",
     )
+    parser.add_argument("--wire", choices=[*WIRE_NAMES, "all"], default="all")
     args = parser.parse_args(argv)
     print(f"machine: {platform.machine()}, Python {platform.python_version()}")
     if args.part in ("cache", "all"):
         rows = {}
-        for wire in ("anthropic", "openai"):
+        for wire in WIRE_NAMES if args.wire == "all" else (args.wire,):
             rows[f"{wire}, 200k (no folds)"] = asyncio.run(cache_session(wire, 200_000))
             rows[f"{wire}, 8k (folds)"] = asyncio.run(cache_session(wire, 8192))
         print("\n" + table(rows))
     if args.part in ("latency", "all"):
+        wires = WIRE_NAMES if args.wire == "all" else (args.wire,)
         rows = {
             f"{wire}, {pause:g} s pauses": asyncio.run(latency_session(wire, pause=pause))
             for pause in (float(p) for p in args.pauses.split(","))
-            for wire in ("anthropic", "openai")
+            for wire in wires
         }
         print("\n" + table(rows))
 

@@ -44,6 +44,7 @@ from foldline.api.schemas_settings import (
     ProviderSettingsOut,
     SettingsOut,
 )
+from foldline.core.reasoning import Effort
 from foldline.core.settings import MAX_TOKENS, CompactionSettings
 from foldline.mcp.settings import McpServerConfig, check_server_name
 from foldline.secrets import find_api_key, key_storage_status, mask_key
@@ -152,6 +153,15 @@ class ModelConfig(_Section):
     dollars per turn even at cache prices, and answers get worse on very long inputs.
     Folding at a working budget keeps turns cheap and sharp; set it to the window (or
     more) to use the whole window."""
+    reasoning_effort: Effort | None = None
+    """How much the model reasons before answering: off, low, medium, high or max.
+    None: `medium` for a model of a reasoning family (Claude 3.7 and later, GPT-5, GPT-6,
+    the o-series), `off` for the others. A conversation may override it."""
+    api: Literal["responses", "chat"] | None = None
+    """Which OpenAI API serves the model: `responses` (the Responses API: tools together
+    with reasoning, reasoning handed back between calls) or `chat` (Chat Completions).
+    None: `responses` for OpenAI's own reasoning models, `chat` for every other model and
+    for OpenAI-compatible servers. Ignored for Anthropic."""
 
 
 def _implicit_providers() -> dict[str, ProviderConfig]:

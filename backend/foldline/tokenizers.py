@@ -24,12 +24,13 @@ from tiktoken_ext.openai_public import ENDOFPROMPT, ENDOFTEXT, FIM_MIDDLE, FIM_P
 from foldline.core.tokens import (
     AnthropicEstimateCounter,
     OpenAIChatCounter,
+    OpenAIResponsesCounter,
     ScaledCounter,
     TokenCounter,
 )
 
 EncodingName = Literal["o200k_base", "cl100k_base"]
-Wire = Literal["openai", "anthropic"]
+Wire = Literal["openai", "anthropic", "openai-responses"]
 
 ENCODING_SHA256: dict[EncodingName, str] = {
     "o200k_base": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
@@ -249,6 +250,11 @@ def counter_for(
             ),
             calibration_ratio,
         )
+    if wire == "openai-responses":
+        # No published rendering of Responses items: an estimate over the model's own
+        # encoding, which the calibration ratio corrects.
+        encoder = get_encoder(encoding or ESTIMATE_BASE_ENCODING)
+        return ScaledCounter(OpenAIResponsesCounter(encoder), calibration_ratio)
     if wire == "anthropic":
         text_encoder = get_encoder(encoding or ESTIMATE_BASE_ENCODING)
         base = AnthropicEstimateCounter(lambda text: len(text_encoder.encode(text)))

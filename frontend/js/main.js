@@ -10,6 +10,7 @@ import { openConversationSettings } from "./conversation-settings.js";
 import { promptDialog } from "./dialog.js";
 import { byId, h } from "./dom.js";
 import { initDrawer, isDrawerOpen, setDrawer } from "./drawer.js";
+import { initEffortControl } from "./effort.js";
 import { initHandoff } from "./handoff.js";
 import { initMeter } from "./meter.js";
 import {
@@ -435,6 +436,7 @@ async function main() {
   initShortcuts();
   on("conversation", renderHeader);
   on("settings", renderHeader);
+  initEffortControl();
   renderHeader();
 
   // Settings, the list and the last conversation load together; onboarding covers the

@@ -15,6 +15,7 @@ import { pinButton } from "./pins.js";
 import { formatTokens, formatWhen } from "./format.js";
 import { plainText, renderMarkdown } from "./markdown.js";
 import { notifyError } from "./notices.js";
+import { renderReasoning } from "./reasoning-block.js";
 import { state } from "./state.js";
 
 /** Tool cards the person opened, so re-rendering a streaming message keeps them open. */
@@ -250,7 +251,12 @@ function metaRow(message, { onEdit, onRegenerate, onSwitch }) {
   // Free-form in the schema (an imported history may carry another app's); Foldline
   // writes a `usage` event's fields.
   const outputTokens = message.usage?.outputTokens;
-  const usageText = outputTokens ? `${formatTokens(outputTokens)} tokens out` : "";
+  // Reasoning is billed as output; where the provider says how much of it, so does this.
+  const reasoningTokens = message.usage?.reasoningTokens;
+  const usageText = outputTokens
+    ? `${formatTokens(outputTokens)} tokens out` +
+      (reasoningTokens ? ` (${formatTokens(reasoningTokens)} reasoning)` : "")
+    : "";
   const switcher = versionSwitcher(message, onSwitch);
   return h(
     "div",
@@ -360,19 +366,26 @@ function drawMessage(element, message, options) {
         textRun = "";
       }
     };
+    // Consecutive reasoning parts are one block, drawn where the first one stands.
+    let reasoningRun = [];
+    const flushReasoning = (last) => {
+      if (reasoningRun.length) {
+        const thinking = streaming && last;
+        const seconds = message.usage?.reasoningSeconds;
+        content.push(renderReasoning(reasoningRun, { seconds, thinking }));
+        reasoningRun = [];
+      }
+    };
     for (const part of parts) {
+      if (part.kind !== "reasoning") {
+        flushReasoning(false);
+      }
       if (part.kind === "text") {
         textRun += part.text;
       } else if (part.kind === "reasoning") {
         flushText();
-        content.push(
-          h(
-            "details",
-            { class: "reasoning" },
-            h("summary", {}, icon("chevron-right", "small"), "Thinking"),
-            h("div", { class: "reasoning-text", text: part.text }),
-          ),
-        );
+        reasoningRun.push(part);
+        continue;
       } else if (part.kind === "tool-call") {
         flushText();
         content.push(
@@ -383,6 +396,7 @@ function drawMessage(element, message, options) {
         content.push(renderAttachment(part));
       }
     }
+    flushReasoning(true);
     flushText();
     children.push(h("div", { class: "content" }, content));
   } else {

@@ -34,7 +34,7 @@ export function showOnboarding({ done, openSettings }) {
         "div",
         { class: "choice-list" },
         keyChoice("anthropic", "Anthropic", "claude-sonnet-5-5"),
-        keyChoice("openai", "OpenAI", "gpt-5.4"),
+        keyChoice("openai", "OpenAI", "gpt-6.2-sol"),
       ),
       h(
         "p",

@@ -197,10 +197,12 @@ export {};
  */
 
 /**
+ * The model's reasoning before an answer or a call: the full thinking (Anthropic) or the provider's summary of it (OpenAI). The encrypted forms the provider needs back stay in the store and in exports; they mean nothing to a reader.
  * @typedef {Object} ReasoningPartOut
  * @property {"reasoning"} kind
  * @property {string} text
  * @property {string|null} signature
+ * @property {boolean} redacted The provider encrypted this reasoning (Anthropic redacted_thinking): no text.
  */
 
 /**
@@ -460,6 +462,9 @@ export {};
  * @property {number|null} workingBudget Where this model folds when smaller than its window; null = the window.
  * @property {"config"|"default"|null} workingBudgetSource
  * @property {ModelPricesOut|null} prices
+ * @property {"off"|"low"|"medium"|"high"|"max"} reasoningEffort How much the model reasons unless a conversation says otherwise (`[models."x"] reasoning_effort`, else `medium` for a reasoning family, else `off`).
+ * @property {boolean} reasons The model belongs to a family that reasons: an effort other than off applies.
+ * @property {"responses"|"chat"} api The OpenAI API the model is reached through (always `chat` for Claude).
  */
 
 /**
@@ -521,6 +526,8 @@ export {};
  * @property {number|null} cacheWritePrice
  * @property {boolean|null} vision
  * @property {number|null} workingBudget
+ * @property {"off"|"low"|"medium"|"high"|"max"|null} reasoningEffort
+ * @property {"responses"|"chat"|null} api
  */
 
 /**
@@ -541,6 +548,7 @@ export {};
  * @property {number} pruneMinimumTokens
  * @property {boolean} autoTitle
  * @property {Array<string>} protectedTools
+ * @property {"off"|"low"|"medium"|"high"|"max"} reasoningEffort
  */
 
 /**
@@ -761,6 +769,7 @@ export {};
  * @property {number} cacheReadTokens
  * @property {number} cacheCreationTokens
  * @property {number} totalInput
+ * @property {number} reasoningTokens Of `outputTokens`, those spent reasoning (billed as output); 0 where the provider does not split them out (Anthropic counts thinking in `outputTokens`).
  */
 
 /**
@@ -771,6 +780,7 @@ export {};
  * @property {number} cacheReadTokens
  * @property {number} cacheCreationTokens
  * @property {number} totalInput
+ * @property {number} reasoningTokens Of `outputTokens`, those spent reasoning (billed as output); 0 where the provider does not split them out (Anthropic counts thinking in `outputTokens`).
  * @property {string} messageId
  */
 

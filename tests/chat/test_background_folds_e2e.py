@@ -89,10 +89,13 @@ async def test_a_prepared_fold_is_committed_with_no_summary_call_in_the_turn(
     for turn in range(10):
         before = summary_requests(server)
         events = await run(service, conversation.id, f"More {turn}. " + filler(turn, 80))
-        assert summary_requests(server) == before  # nothing summarized inside a turn
         folded = [e for e in events if e.name == "compaction.completed"]
         if folded:
+            # The turn that lands the fold may end by starting the next preparation in
+            # the background (the person's words keep the view larger after a fold), so
+            # its summary calls are told apart by `prepared` below, not by a count.
             break
+        assert summary_requests(server) == before  # nothing summarized inside a turn
     assert folded, "the prepared fold never landed"
     completed = folded[0].data
     assert completed["prepared"] is True and completed["degraded"] is False
@@ -213,3 +216,19 @@ async def test_without_a_pause_a_ready_fold_waits_until_it_is_due(
     await service.background.wait(conversation_id)
     events = await run(service, conversation_id, "Short one.")
     assert not [e for e in events if e.name.startswith("compaction.")]
+
+
+async def test_a_change_of_reasoning_effort_lands_a_ready_fold_early(
+    server: FakeProviderServer, store: Store, tmp_path: Path
+) -> None:
+    service, conversation_id, events = await preparing_a_fold(server, store, tmp_path)
+    assert events[-2].data["fraction"] < 0.80  # not due yet
+    await service.background.wait(conversation_id)
+    # The person raises the effort: the next request misses the prompt cache anyway.
+    store.update_conversation(conversation_id, settings={"reasoning": {"effort": "high"}})
+
+    events = await run(service, conversation_id, "Think harder now.")
+    completed = [e for e in events if e.name == "compaction.completed"]
+    started = [e for e in events if e.name == "compaction.started"]
+    assert completed and completed[0].data["prepared"] is True
+    assert "reasoning effort changed" in started[0].data["reason"]

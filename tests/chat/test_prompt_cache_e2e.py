@@ -24,7 +24,12 @@ from foldline.store.export import export_json
 from foldline.testing import FakeProviderServer, ModelLimits, Reply, ScriptedModel
 
 WIRES = ["anthropic", "openai"]
-MODEL = {"anthropic": "claude-fake-cache", "openai": "gpt-fake-cache"}
+MODEL = {
+    "anthropic": "claude-fake-cache",
+    "openai": "gpt-fake-cache",
+    # A GPT-6 family name: OpenAI's Responses API, reasoning at the default effort.
+    "responses": "gpt-6-fake-cache",
+}
 PRICES = ModelPrices(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75)
 UNPRICED = "gpt-fake-unpriced"
 SYSTEM = "You are a careful assistant. " + filler(1, 400)
@@ -50,7 +55,7 @@ max_output_tokens = 1024
         price = (prices or {}).get(wire, PRICES)
         models += f"""
 [models."{name}"]
-provider = "fake-{wire}"
+provider = "fake-{"anthropic" if wire == "anthropic" else "openai"}"
 context_window = {window}
 max_output_tokens = 1024
 input_price = {price.input}
@@ -97,9 +102,11 @@ def chat_requests(server: FakeProviderServer):  # type: ignore[no-untyped-def]
 
 
 def messages_end(raw: bytes) -> int:
-    """The byte offset just after the `messages` array of a raw JSON body."""
+    """The byte offset just after the `messages` (Responses API: `input`) array of a raw
+    JSON body."""
     text = raw.decode()
-    start = text.index("[", text.index('"messages"'))
+    key = '"input"' if '"input"' in text else '"messages"'
+    start = text.index("[", text.index(key))
     _, end = json.JSONDecoder().raw_decode(text, start)
     return len(text[:end].encode())
 
@@ -108,7 +115,7 @@ def breakpoints(body: dict) -> int:  # type: ignore[type-arg]
     return json.dumps(body).count('"cache_control"')
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", [*WIRES, "responses"])
 async def test_a_long_conversation_reads_its_prompt_from_the_cache(
     wire: str, server: FakeProviderServer, store: Store
 ) -> None:

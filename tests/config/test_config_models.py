@@ -243,3 +243,30 @@ def test_other_models_accept_images_only_when_the_config_says_so() -> None:
     # A compatible server serving an OpenAI-looking name is not assumed to take images.
     assert resolve_model(config, "gpt-4o").vision is False
     assert resolve_model(config, "gpt-5").vision is False
+
+
+def test_the_api_and_the_effort_are_chosen_per_model(tmp_path: Path) -> None:
+    from foldline.providers.openai_responses import OpenAIResponsesProvider
+
+    config = local_config(
+        **{
+            "gpt-5.4": ModelConfig(api="chat", reasoning_effort="high"),
+            "qwen3": ModelConfig(provider="local", api="responses"),
+            "claude-sonnet-4-6": ModelConfig(reasoning_effort="low"),
+        }
+    ).model_copy(update={"data_dir": tmp_path})
+    # OpenAI's own reasoning models default to the Responses API, older ones to chat.
+    assert type(provider_for_model(config, "gpt-6.1-sol")) is OpenAIResponsesProvider
+    assert type(provider_for_model(config, "gpt-4o")) is OpenAIProvider
+    assert type(provider_for_model(config, "gpt-5.4")) is OpenAIProvider
+    responses = provider_for_model(config, "qwen3")
+    assert type(responses) is OpenAIResponsesProvider and responses.compatible
+    # A compatible server stays on Chat Completions unless configured.
+    assert isinstance(provider_for_model(config, "llama3"), OpenAICompatibleProvider)
+    assert resolve_model(config, "gpt-6.1-sol").reasoning_effort == "medium"
+    assert resolve_model(config, "gpt-5.4").reasoning_effort == "high"
+    assert resolve_model(config, "claude-sonnet-4-6").reasoning_effort == "low"
+    assert resolve_model(config, "claude-sonnet-4-6").api == "chat"
+    assert resolve_model(config, "gpt-4o").reasoning_effort == "off"
+    with pytest.raises(ValueError, match="reasoning_effort"):
+        ModelConfig(reasoning_effort="extreme")  # type: ignore[arg-type]

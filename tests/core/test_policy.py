@@ -407,6 +407,10 @@ def test_background_preparation_cold_cache_and_hard_threshold_helpers() -> None:
     assert fold_on_cold_cache(7_500, budget, settings, 301.0)
     assert not fold_on_cold_cache(6_000, budget, settings, 3_600.0)
     assert not fold_on_cold_cache(7_500, budget, settings, None)
+    # A change of reasoning effort breaks the cache as surely as a long pause.
+    assert fold_on_cold_cache(7_500, budget, settings, 10.0, cache_broken=True)
+    assert fold_on_cold_cache(7_500, budget, settings, None, cache_broken=True)
+    assert not fold_on_cold_cache(6_000, budget, settings, 10.0, cache_broken=True)
 
 
 def test_a_fold_is_prepared_early_enough_for_the_pace() -> None:

@@ -132,11 +132,14 @@ def test_tools_add_the_tool_use_system_prompt_once() -> None:
     assert forced == base + ANTHROPIC_TOOLS_FORCED_SYSTEM_PROMPT_TOKENS + per_tool
 
 
-def test_thinking_is_counted_and_unknown_blocks_fall_back_to_json() -> None:
+def test_thinking_is_not_counted_and_unknown_blocks_fall_back_to_json() -> None:
     thinking = {"type": "thinking", "thinking": "let me think", "signature": "sig"}
+    redacted = {"type": "redacted_thinking", "data": "opaque"}
     unknown = {"type": "web_search_tool_result", "tool_use_id": "s1", "content": []}
-    payload = {"messages": [{"role": "assistant", "content": [thinking, unknown]}]}
-    assert estimate(payload) == FRAME + 3 + 1  # the compact JSON of `unknown` is one "word"
+    payload = {"messages": [{"role": "assistant", "content": [thinking, redacted, unknown]}]}
+    # Thinking is not billed as input outside the tool loop: 0. The compact JSON of
+    # `unknown` is one "word".
+    assert estimate(payload) == FRAME + 1
 
 
 def test_counter_counts_what_the_wire_sends() -> None:
@@ -148,9 +151,9 @@ def test_counter_counts_what_the_wire_sends() -> None:
         role="assistant",
         parts=(ReasoningPart(text="private musing", signature="s"), TextPart(text="answer")),
     )
-    # Unsigned reasoning is dropped from the Anthropic wire, so it is not counted.
+    # Reasoning, signed or not, counts 0: the API does not bill earlier turns' thinking.
     assert counter.count_message(unsigned) == ANTHROPIC_MESSAGE_TOKENS + 1
-    assert counter.count_message(signed) == ANTHROPIC_MESSAGE_TOKENS + 3
+    assert counter.count_message(signed) == ANTHROPIC_MESSAGE_TOKENS + 1
 
 
 def test_empty_message_is_sent_and_counted_as_placeholder() -> None:

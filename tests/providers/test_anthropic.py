@@ -144,6 +144,29 @@ async def test_thinking_streams_as_reasoning_with_its_signature(fake: FakeHTTPSe
     assert of_kind(result.events, "text-delta") == [TextDelta("Answer.")]
 
 
+async def test_redacted_thinking_is_kept_as_opaque_reasoning(fake: FakeHTTPServer) -> None:
+    redacted = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"}
+    events = [
+        anthropic_message_start(),
+        *anthropic_thinking_block(0, ["Plan."], "sig-1"),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 1, "content_block": redacted},
+        ),
+        ("content_block_stop", {"type": "content_block_stop", "index": 1}),
+        *anthropic_text_block(2, "Answer."),
+        *anthropic_message_end(),
+    ]
+    fake.script("POST", PATH, SSEReply(events))
+    result = await collect(provider(fake).stream(request()))
+
+    assert of_kind(result.events, "reasoning-delta") == [
+        ReasoningDelta("Plan."),
+        ReasoningDelta("", signature="sig-1"),
+        ReasoningDelta("", redacted="EmwKAhgBEgy3va3pzix/LafPsn4a"),
+    ]
+
+
 async def test_message_delta_usage_is_cumulative_not_added(fake: FakeHTTPServer) -> None:
     events = [
         anthropic_message_start(input_tokens=50),

@@ -201,6 +201,11 @@ def test_search_results_carry_the_newest_matching_message_and_a_snippet(client) 
         ({"compaction": {"keep_recent_tokens": 2**64}}, "settings.compaction.keep_recent_tokens"),
         ({"compaction": {"strategy": "poetry"}}, "settings.compaction.strategy"),
         ({"compaction": []}, "settings.compaction"),
+        ({"compaction": {"reasoning_effort": "huge"}}, "settings.compaction.reasoning_effort"),
+        ({"reasoning": {"effort": "extreme"}}, "settings.reasoning.effort"),
+        ({"reasoning": {"effort": "low", "budget": 5}}, "settings.reasoning.budget"),
+        ({"reasoning": {}}, "settings.reasoning.effort"),
+        ({"reasoning": "high"}, "settings.reasoning"),
     ],
 )
 def test_invalid_conversation_settings_are_refused_naming_the_knob(
@@ -239,3 +244,33 @@ def test_a_conversation_with_invalid_stored_settings_still_opens_on_the_defaults
     fixed = client.patch(base, json={"settings": {"compaction": {"threshold": 0.6}}})
     assert fixed.status_code == 200
     assert client.get(f"{base}/context").json()["settingsNotice"] is None
+
+
+def test_the_reasoning_effort_is_set_per_conversation(client: TestClient) -> None:
+    conversation = client.post("/api/conversations", json={}).json()["id"]
+    base = f"/api/conversations/{conversation}"
+    settings = {"reasoning": {"effort": "low"}, "compaction": {"threshold": 0.7}}
+    patched = client.patch(base, json={"settings": settings})
+    assert patched.status_code == 200
+    assert client.get(base).json()["settings"] == settings
+
+
+def test_the_model_view_shows_reasoning_only_where_it_is_sent(
+    client: TestClient, store: Store
+) -> None:
+    from foldline.core.messages import Message, ReasoningPart, TextPart, user
+
+    conversation = store.create_conversation(title="thinking").id
+    thought = ReasoningPart(text="old thought", signature="sig")
+    store.append_messages(
+        conversation,
+        [
+            user("Hi"),
+            Message(role="assistant", parts=(thought, TextPart(text="Hello."))),
+            user("Again"),
+        ],
+    )
+    context = client.get(f"/api/conversations/{conversation}/context").json()
+    kinds = [part["kind"] for m in context["apiMessages"] for part in m["parts"]]
+    assert "reasoning" not in kinds  # a finished turn's thinking is not sent
+    assert "text" in kinds

@@ -294,3 +294,28 @@ def test_an_answer_continued_in_place_stays_marked_through_export_and_import(
     assert [m["continued"] for m in document["messages"]] == [False, True]
     imported = import_json(store, json.loads(json.dumps(document)))
     assert [r.continued for r in store.list_messages(imported.id)] == [False, True]
+
+
+def test_reasoning_travels_with_its_proofs_through_export_and_import(store: Store) -> None:
+    from foldline.core.messages import Message, ReasoningPart, TextPart
+
+    thoughts = (
+        ReasoningPart(text="Weigh both.", signature="EqQBsig"),
+        ReasoningPart(text="", redacted="opaque-data"),
+        ReasoningPart(text="A summary.", item_id="rs_1", encrypted_content="gAAAAAenc"),
+    )
+    conversation = store.create_conversation(title="Thinking")
+    store.append_messages(
+        conversation.id,
+        [user("Which?"), Message(role="assistant", parts=(*thoughts, TextPart(text="B.")))],
+        usage={"outputTokens": 40, "reasoningSeconds": 12.5},
+    )
+    exported = export_json(store, conversation.id)
+    parts = exported["messages"][1]["parts"]
+    assert parts[:3] == [t.model_dump(exclude_none=True) for t in thoughts]
+    imported = import_json(store, json.loads(json.dumps(exported)))
+    _, window = store.load_window(imported.id)
+    assert window[1].message.parts[:3] == thoughts
+    markdown = export_markdown(store, conversation.id)
+    assert "**Reasoning**" in markdown and "Weigh both." in markdown
+    assert "**Reasoning** (encrypted by the provider)" in markdown

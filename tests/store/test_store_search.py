@@ -1,9 +1,21 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from sqlite_utils import Database
 from store_helpers import rich_history
 
-from foldline.core.messages import ToolCallPart, ToolResultPart, assistant, tool_results, user
+from foldline.core.messages import (
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    assistant,
+    tool_results,
+    user,
+)
 from foldline.store import Store
 from foldline.store.search import fts_query
 
@@ -28,8 +40,10 @@ def test_search_finds_text_tool_traffic_and_attachments(store: Store) -> None:
     assert hits("tomllib") == [1]  # tool-call input
     assert hits("settings") == [2]  # tool-result output
     assert hits("notes") == [6]  # attachment name and text
-    assert hits("thinking") == [4]  # reasoning
-    assert hits("unicode") == [4]  # diacritics folded: "ünïcödé"
+    assert hits("thinking") == []  # the model's reasoning is not searched
+    assert hits("unicode") == []  # only in the reasoning
+    (accented,) = store.append_messages(conversation.id, [user("a note on ünïcödé")])
+    assert [r.id for r in store.search_messages("unicode")] == [accented.id]  # diacritics folded
 
 
 def test_terms_are_anded_and_the_last_one_is_a_prefix(store: Store) -> None:
@@ -79,3 +93,25 @@ def test_list_conversations_matches_titles_and_message_text(store: Store) -> Non
     assert store.list_conversations(q="sushi") == []
     # 100% is a literal in titles, not a LIKE wildcard.
     assert store.list_conversations(q="100%") == []
+
+
+def test_reasoning_indexed_before_the_migration_leaves_the_index(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    store = Store(path)
+    conversation = store.create_conversation()
+    record = store.append_message(
+        conversation.id,
+        Message(role="assistant", parts=(ReasoningPart(text="ponder"), TextPart(text="said"))),
+    )
+    store.close()
+    # As an older version left it: the reasoning indexed, m015 not yet applied.
+    db = Database(path)
+    (pk,) = db.execute("SELECT pk FROM messages WHERE id = ?", [record.id]).fetchone()
+    with db.conn:
+        db.execute("INSERT INTO messages_fts (rowid, text) VALUES (?, 'ponder')", [pk])
+        db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm015_search_skips_reasoning'")
+    db.close()
+    store = Store(path)  # migrates: the index is rebuilt without reasoning
+    assert store.search_messages("ponder") == []
+    assert [r.id for r in store.search_messages("said")] == [record.id]
+    store.close()

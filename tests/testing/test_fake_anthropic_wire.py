@@ -17,6 +17,7 @@ from foldline.testing import (
     text_step,
     tool_step,
 )
+from foldline.testing.reasoning_rules import thinking_signature
 
 SMALL = "small-model"  # conftest: 1,000-token window, 200 output tokens
 BIG = "big-model"  # conftest: 100,000-token window
@@ -100,7 +101,8 @@ async def test_thinking_block_carries_its_signature(
     thinking, text = message.content
     assert isinstance(thinking, ThinkingBlock)
     assert thinking.thinking == "Weigh both options first."
-    assert thinking.signature == "fake-signature"
+    # Signed by the fake model over its text, so a tampered block can be refused.
+    assert thinking.signature == thinking_signature("Weigh both options first.")
     assert isinstance(text, TextBlock) and text.text == "Option B."
 
 

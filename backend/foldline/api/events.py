@@ -103,6 +103,9 @@ class CallUsageOut(ApiModel):
     cache_read_tokens: int
     cache_creation_tokens: int
     total_input: int
+    reasoning_tokens: int = 0
+    """Of `outputTokens`, those spent reasoning (billed as output); 0 where the provider
+    does not split them out (Anthropic counts thinking in `outputTokens`)."""
 
 
 class UsageEvent(CallUsageOut):

@@ -294,9 +294,15 @@ class TextPartOut(ApiModel):
 
 
 class ReasoningPartOut(ApiModel):
+    """The model's reasoning before an answer or a call: the full thinking (Anthropic) or
+    the provider's summary of it (OpenAI). The encrypted forms the provider needs back
+    stay in the store and in exports; they mean nothing to a reader."""
+
     kind: Literal["reasoning"] = "reasoning"
     text: str
     signature: str | None = None
+    redacted: bool = False
+    """The provider encrypted this reasoning (Anthropic redacted_thinking): no text."""
 
 
 class ToolCallPartOut(ApiModel):
@@ -362,7 +368,9 @@ def part_out(part: CorePart, *, include_full: bool = False) -> PartOut:
     if isinstance(part, TextPart):
         return TextPartOut(text=part.text)
     if isinstance(part, ReasoningPart):
-        return ReasoningPartOut(text=part.text, signature=part.signature)
+        return ReasoningPartOut(
+            text=part.text, signature=part.signature, redacted=part.redacted is not None
+        )
     if isinstance(part, ToolCallPart):
         return ToolCallPartOut(id=part.id, name=part.name, input=dict(part.input))
     if isinstance(part, ToolResultPart):

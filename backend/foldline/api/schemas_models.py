@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from foldline.api.schemas import ApiModel, RequestModel
+from foldline.core.reasoning import Effort
 
 Lifecycle = Literal["active", "deprecated", "retired"]
 
@@ -36,6 +37,13 @@ class ModelOut(ApiModel):
     """Where this model folds when smaller than its window; null = the window."""
     working_budget_source: Literal["config", "default"] | None
     prices: ModelPricesOut | None
+    reasoning_effort: Effort = "off"
+    """How much the model reasons unless a conversation says otherwise (`[models."x"]
+    reasoning_effort`, else `medium` for a reasoning family, else `off`)."""
+    reasons: bool = False
+    """The model belongs to a family that reasons: an effort other than off applies."""
+    api: Literal["responses", "chat"] = "chat"
+    """The OpenAI API the model is reached through (always `chat` for Claude)."""
 
 
 class ProviderModelsStatus(ApiModel):

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, create_model
 
 from foldline.api.schemas import ApiModel, RequestModel
+from foldline.core.reasoning import Effort
 from foldline.core.settings import CompactionSettings
 
 
@@ -51,6 +52,8 @@ class ModelSettingsOut(ApiModel):
     cache_write_price: float | None
     vision: bool | None
     working_budget: int | None
+    reasoning_effort: Effort | None = None
+    api: Literal["responses", "chat"] | None = None
 
 
 # The `[compaction]` table in camelCase, field for field the engine's settings: derived

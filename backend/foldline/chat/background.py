@@ -62,6 +62,7 @@ from foldline.core.policy import (
     should_prepare_fold,
     would_overflow,
 )
+from foldline.core.reasoning import Effort
 from foldline.core.state import CompactionState
 from foldline.core.view import build_api_messages
 from foldline.store import ConcurrentFold, Store
@@ -217,6 +218,10 @@ class BackgroundFolds:
             return None
         seconds = SUMMARY_SECONDS_GUESS if self.summary_seconds is None else self.summary_seconds
         return Pace(growth.per_second, growth.per_turn, seconds)
+
+    efforts: dict[str, Effort] = field(default_factory=dict)
+    """The reasoning effort of each conversation's last chat call: a different one for
+    the next call breaks the prompt cache, which makes it a good moment to fold."""
 
     # --- what the UI sees -----------------------------------------------------------
 
@@ -401,18 +406,32 @@ class BackgroundFolds:
                 and not kwargs.get("mid_tool_loop")
             )
             pace = self.pace(conversation_id)
+            effort_changed = self._effort_changed(ctx)
             cold = early and fold_on_cold_cache(
-                ctx.tokens, ctx.budget, ctx.settings, self._idle(ctx), pace
+                ctx.tokens,
+                ctx.budget,
+                ctx.settings,
+                self._idle(ctx),
+                pace,
+                cache_broken=effort_changed,
             )
             urgent = early and next_turn_reaches_hard(ctx.tokens, ctx.budget, ctx.settings, pace)
             if entry is not None and (cold or urgent):
-                reason = (
-                    "The prompt cache expired during the pause, so folding now breaks no "
-                    "cache: committing the summary prepared in the background."
-                    if cold
-                    else "At this pace the next turn would reach the hard threshold: "
-                    "committing the summary prepared in the background now."
-                )
+                if not cold:
+                    reason = (
+                        "At this pace the next turn would reach the hard threshold: "
+                        "committing the summary prepared in the background now."
+                    )
+                elif effort_changed:
+                    reason = (
+                        "The reasoning effort changed, so the prompt cache is read afresh "
+                        "anyway: committing the summary prepared in the background."
+                    )
+                else:
+                    reason = (
+                        "The prompt cache expired during the pause, so folding now breaks no "
+                        "cache: committing the summary prepared in the background."
+                    )
                 async for event in self._commit_fold(gate, ctx, entry, turn, reason):
                     yield event
                 return
@@ -453,6 +472,10 @@ class BackgroundFolds:
             gate, ctx, entry, turn, decision.reason, announced=waited
         ):
             yield event
+
+    def _effort_changed(self, ctx: ConversationContext) -> bool:
+        last = self.efforts.get(ctx.conversation.id)
+        return last is not None and last != ctx.reasoning_effort
 
     def _idle(self, ctx: ConversationContext) -> float | None:
         last = self.store.last_chat_call_at(ctx.conversation.id)

@@ -36,14 +36,23 @@ from foldline.chat.projects import (
 from foldline.config import AppConfig
 from foldline.core.budget import Budget, TokenAnchor, tokens_now
 from foldline.core.fold_inputs import FoldInputs
-from foldline.core.messages import AttachmentPart, HistoryWindow, Message, Part, ToolSpec
+from foldline.core.messages import (
+    AttachmentPart,
+    HistoryWindow,
+    Message,
+    Part,
+    ReasoningPart,
+    ToolSpec,
+)
 from foldline.core.pins import Pin, pins_cap, pins_tokens
 from foldline.core.projects import ProjectContext, compose_system, project_cap
+from foldline.core.reasoning import Effort, effort_from_settings
 from foldline.core.settings import CompactionSettings, InvalidSettings, check_conversation_settings
 from foldline.core.state import CompactionState
 from foldline.core.tokens import ScaledCounter, TokenCounter
 from foldline.core.tokens.counter import media_tokens
 from foldline.core.view import build_api_messages
+from foldline.core.wire import current_loop_start
 from foldline.providers.catalog import SUGGESTED_MODELS
 from foldline.providers.registry import ModelListing, ResolvedModel, resolve_model
 from foldline.store import ConversationRecord, MessageRecord, Store
@@ -99,6 +108,12 @@ class ConversationContext:
     """Every pinned message of the conversation (those folded ride after the summary)."""
     project: ProjectInViewOut | None = None
     """The conversation's project and what its shared context takes in `system`."""
+
+    @property
+    def reasoning_effort(self) -> Effort:
+        """The effort of the conversation's chat calls: its own setting, else the model's
+        (`[models."x"] reasoning_effort`, else the catalog's default)."""
+        return effort_from_settings(self.conversation.settings) or self.model.reasoning_effort
 
     @property
     def window(self) -> HistoryWindow:
@@ -189,14 +204,24 @@ class ConversationContext:
         """The body of `GET /api/conversations/{id}/context`; the meter only needs the
         numbers, so the (possibly megabytes of) view messages are optional."""
         messages = self.view if include_messages else []
+        # Reasoning goes to the model only inside the tool loop in progress; the view
+        # shows what is sent.
+        loop_start = current_loop_start(messages)
         return ContextOut(
             **self._stats_fields(),
             compaction=CompactionOut.from_state(self.state) if self.state else None,
             system=self.system,
             tools=[tool.name for tool in self.tools],
             api_messages=[
-                ApiMessageOut(role=m.role, parts=[self._part_out(m, part) for part in m.parts])
-                for m in messages
+                ApiMessageOut(
+                    role=m.role,
+                    parts=[
+                        self._part_out(m, part)
+                        for part in m.parts
+                        if index >= loop_start or not isinstance(part, ReasoningPart)
+                    ],
+                )
+                for index, m in enumerate(messages)
             ],
             api_messages_included=include_messages,
             settings_notice=self.settings_notice,

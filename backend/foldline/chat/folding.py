@@ -29,6 +29,7 @@ from foldline.core.compaction import SummaryRequest, fold, resummarize
 from foldline.core.digest import emergency_fold
 from foldline.core.policy import BreakerState, Decision, decide, record_fold
 from foldline.core.pruning import apply_prune, plan_prune
+from foldline.core.reasoning import Effort
 from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState, Trigger
 from foldline.providers.base import ModelRequest, Provider, TextDelta, Usage
@@ -56,10 +57,14 @@ class GateOutcome:
 
 
 def make_summarizer(
-    provider: Provider, model: str, on_usage: Callable[[Usage], None] | None = None
+    provider: Provider,
+    model: str,
+    on_usage: Callable[[Usage], None] | None = None,
+    effort: Effort = "off",
 ) -> Callable[[SummaryRequest], object]:
     """An engine `Summarizer` that asks the provider with a tool-less request; each
-    call's usage goes to `on_usage` (so a fold's cost can be stored with it)."""
+    call's usage goes to `on_usage` (so a fold's cost can be stored with it). `effort`
+    is `[compaction] reasoning_effort`: summaries are made without reasoning by default."""
 
     async def summarize(request: SummaryRequest) -> str:
         model_request = ModelRequest(
@@ -70,6 +75,7 @@ def make_summarizer(
             max_output_tokens=request.max_output_tokens,
             # The request holds files only for a summarizer that reads them.
             images=bool(request.files),
+            reasoning_effort=effort,
         )
         chunks: list[str] = []
         async for event in provider.stream(model_request):
@@ -401,7 +407,12 @@ class Gate:
             ctx.fold_inputs(now=utc_now(), model=self.summarizer_model),
             folded=[record.message for record in folded],
             previous=previous,
-            summarize=make_summarizer(self.summarizer_provider, self.summarizer_model, usage.add),
+            summarize=make_summarizer(
+                self.summarizer_provider,
+                self.summarizer_model,
+                usage.add,
+                ctx.settings.reasoning_effort,
+            ),
         )
 
     def commit_resummary(
@@ -434,7 +445,12 @@ class Gate:
         inputs = ctx.fold_inputs(now=utc_now(), model=self.summarizer_model)
         if emergency:  # no model call, but the whole view is counted: in a worker thread
             return await asyncio.to_thread(emergency_fold, inputs, trigger=trigger, reason=reason)
-        summarize = make_summarizer(self.summarizer_provider, self.summarizer_model, usage.add)
+        summarize = make_summarizer(
+            self.summarizer_provider,
+            self.summarizer_model,
+            usage.add,
+            ctx.settings.reasoning_effort,
+        )
         outcome = await fold(
             inputs, summarize=summarize, trigger=trigger, instructions=instructions
         )

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from foldline.chat.usage import Billing, model_call
 from foldline.core.messages import user
+from foldline.core.reasoning import Effort
 from foldline.providers.base import ModelRequest, Provider, TextDelta, Usage
 from foldline.store import MessageRecord, Store
 
@@ -85,13 +86,20 @@ class BackgroundTitles:
     tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
 
     def after_turn(
-        self, conversation_id: str, provider: Provider, model: str, billing: Billing, turn: int
+        self,
+        conversation_id: str,
+        provider: Provider,
+        model: str,
+        billing: Billing,
+        turn: int,
+        effort: Effort = "off",
     ) -> None:
         """Start a title request if the turn that ended well was the first exchange and
-        the title is still the first message's (checked in the task, off the loop)."""
+        the title is still the first message's (checked in the task, off the loop).
+        `effort` is `[compaction] reasoning_effort`: titles need no reasoning by default."""
         if conversation_id in self.tasks:
             return
-        work = self._make(conversation_id, provider, model, billing, turn)
+        work = self._make(conversation_id, provider, model, billing, turn, effort)
         task = asyncio.get_running_loop().create_task(work)
         self.tasks[conversation_id] = task
         task.add_done_callback(lambda _task: self.tasks.pop(conversation_id, None))
@@ -111,7 +119,13 @@ class BackgroundTitles:
         return current, *exchange
 
     async def _make(
-        self, conversation_id: str, provider: Provider, model: str, billing: Billing, turn: int
+        self,
+        conversation_id: str,
+        provider: Provider,
+        model: str,
+        billing: Billing,
+        turn: int,
+        effort: Effort = "off",
     ) -> None:
         try:
             pending = await asyncio.to_thread(self._pending, conversation_id)
@@ -127,6 +141,7 @@ class BackgroundTitles:
             messages=[user(title_prompt(question, answer))],
             tools=[],
             max_output_tokens=MAX_TITLE_OUTPUT_TOKENS,
+            reasoning_effort=effort,
         )
         chunks: list[str] = []
         usages: list[Usage] = []

@@ -22,7 +22,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from foldline.api.events import (
@@ -106,22 +106,51 @@ class StreamedAnswer:
 
     text: str = ""
     reasoning: str = ""
-    signature: str | None = None
+    """The reasoning block being streamed (not yet closed by its provider's proof)."""
+    thoughts: list[ReasoningPart] = field(default_factory=list)
+    """The reasoning blocks already closed, in order."""
+    reasoning_started: float | None = None
+    reasoning_seconds: float | None = None
+    """How long the model reasoned: from its first reasoning delta to its first answer
+    delta (text or tool call), or to the end of the call."""
     calls: list[ToolCallPart] = field(default_factory=list)
     usage: Usage | None = None
     stop: Stop | None = None
     before: tuple[Part, ...] = ()
     """The parts of the cut-off answer this one continues in place (Continue)."""
 
+    def add_reasoning(self, delta: ReasoningDelta, now: float) -> None:
+        if self.reasoning_started is None:
+            self.reasoning_started = now
+        self.reasoning += delta.text
+        if delta.closes:
+            self.thoughts.append(
+                ReasoningPart(
+                    text=self.reasoning,
+                    signature=delta.signature,
+                    redacted=delta.redacted,
+                    item_id=delta.item_id,
+                    encrypted_content=delta.encrypted_content,
+                )
+            )
+            self.reasoning = ""
+
+    def end_reasoning(self, now: float) -> None:
+        """The answer itself began (or the call ended): the thinking time is known."""
+        if self.reasoning_started is not None and self.reasoning_seconds is None:
+            self.reasoning_seconds = round(now - self.reasoning_started, 1)
+
     def message(self) -> Message:
         parts: list[Part] = list(self.before)
+        thoughts = list(self.thoughts)
         if self.reasoning:
-            parts.append(ReasoningPart(text=self.reasoning, signature=self.signature))
+            thoughts.append(ReasoningPart(text=self.reasoning))
+        parts.extend(thoughts)
         if self.text:
             # The continuation goes on the same text: one text part, so the wire (which
             # joins separate parts with a blank line on OpenAI) reads it as one answer.
             last = parts[-1] if parts else None
-            if isinstance(last, TextPart) and not self.reasoning:
+            if isinstance(last, TextPart) and not thoughts:
                 parts[-1] = TextPart(text=last.text + self.text)
             else:
                 parts.append(TextPart(text=self.text))
@@ -130,7 +159,7 @@ class StreamedAnswer:
 
     @property
     def empty(self) -> bool:
-        return not (self.text or self.reasoning or self.calls)
+        return not (self.text or self.reasoning or self.thoughts or self.calls)
 
 
 def call_usage(usage: Usage) -> CallUsageOut:
@@ -138,12 +167,17 @@ def call_usage(usage: Usage) -> CallUsageOut:
     return CallUsageOut.model_validate(usage, from_attributes=True)
 
 
-def answer_usage(usage: Usage, earlier: dict[str, Any] | None) -> dict[str, Any]:
+def answer_usage(
+    usage: Usage, earlier: dict[str, Any] | None, reasoning_seconds: float | None = None
+) -> dict[str, Any]:
     """The usage stored on an answer: its last call's, with `outputTokens` counting every
-    call that wrote it (an answer continued in place was written by two or more)."""
+    call that wrote it (an answer continued in place was written by two or more), and
+    `reasoningSeconds`, how long the model reasoned, when it did."""
     stored = call_usage(usage).model_dump()
     if earlier:
         stored["outputTokens"] += int(earlier.get("outputTokens") or 0)
+    if reasoning_seconds is not None:
+        stored["reasoningSeconds"] = reasoning_seconds
     return stored
 
 
@@ -378,7 +412,12 @@ class TurnRunner:
             if ctx.settings.auto_title:
                 provider, model = self.summarizer
                 self.titles.after_turn(
-                    self.conversation_id, provider, model, self.summary_billing, turn
+                    self.conversation_id,
+                    provider,
+                    model,
+                    self.summary_billing,
+                    turn,
+                    ctx.settings.reasoning_effort,
                 )
             # `after_turn` changes no message, only the background fold's status and (when
             # it drops a stale summary) the bill: those are refreshed, not the whole view.
@@ -430,7 +469,9 @@ class TurnRunner:
                     cache_key=self.conversation_id,
                     images=ctx.model.vision,
                     stable_prefix=1 if ctx.state else 0,
+                    reasoning_effort=ctx.reasoning_effort,
                 )
+                self.background.efforts[self.conversation_id] = ctx.reasoning_effort
                 try:
                     async for event in self._stream(request, answer, record):
                         yield event
@@ -493,7 +534,11 @@ class TurnRunner:
             record.id,
             message=answer.message(),
             status="complete",
-            usage=answer_usage(answer.usage, record.usage) if answer.usage else None,
+            usage=(
+                answer_usage(answer.usage, record.usage, answer.reasoning_seconds)
+                if answer.usage
+                else None
+            ),
         )
         final = await self.writes.wait(completed)
         for write in queued:
@@ -521,18 +566,20 @@ class TurnRunner:
             if isinstance(event, TextDelta):
                 text = storable(event.text)
                 answer.text += text
+                answer.end_reasoning(time.monotonic())
                 yield ChatEvent(
                     "assistant.delta", AssistantDelta(message_id=record.id, kind="text", text=text)
                 )
             elif isinstance(event, ReasoningDelta):
                 text = storable(event.text)
-                answer.reasoning += text
-                answer.signature = event.signature or answer.signature
-                yield ChatEvent(
-                    "assistant.delta",
-                    AssistantDelta(message_id=record.id, kind="reasoning", text=text),
-                )
+                answer.add_reasoning(replace(event, text=text), time.monotonic())
+                if text:
+                    yield ChatEvent(
+                        "assistant.delta",
+                        AssistantDelta(message_id=record.id, kind="reasoning", text=text),
+                    )
             elif isinstance(event, ToolCallEvent):
+                answer.end_reasoning(time.monotonic())
                 call = storable_tool_call(event.id, event.name, event.input)
                 answer.calls.append(call)
                 yield ChatEvent("tool.call", ToolCallEventOut.of(record.id, call))
@@ -556,6 +603,7 @@ class TurnRunner:
                     status="streaming",
                 )
                 last_flush = time.monotonic()
+        answer.end_reasoning(time.monotonic())
         if answer.stop is None:
             answer.stop = Stop(reason="other")
 

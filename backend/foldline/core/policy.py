@@ -137,13 +137,16 @@ def fold_on_cold_cache(
     settings: CompactionSettings,
     idle_seconds: float | None,
     pace: Pace | None = None,
+    *,
+    cache_broken: bool = False,
 ) -> bool:
     """Whether to commit a ready fold early, before it is due: the prompt cache has
-    expired during the pause (`idle_seconds` since the last answer; None = unknown) and
-    the view is where a fold is being prepared anyway."""
-    if idle_seconds is None or idle_seconds < PROMPT_CACHE_TTL_SECONDS:
-        return False
-    return should_prepare_fold(tokens, budget, settings, pace)
+    expired during the pause (`idle_seconds` since the last answer; None = unknown), or
+    the next request breaks it anyway (`cache_broken`: the reasoning effort changed,
+    and the thinking settings are part of what Anthropic caches), and the view is where
+    a fold is being prepared anyway."""
+    cold = cache_broken or (idle_seconds is not None and idle_seconds >= PROMPT_CACHE_TTL_SECONDS)
+    return cold and should_prepare_fold(tokens, budget, settings, pace)
 
 
 @dataclass(frozen=True)

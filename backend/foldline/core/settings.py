@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from foldline.core.json_values import json_problem
+from foldline.core.reasoning import Effort
 
 MAX_TOKENS = 2**31 - 1
 """The largest token count any knob, limit or record may hold: far above any model's
@@ -54,6 +55,21 @@ class CompactionSettings(BaseModel):
     (until then, and if it fails, the title is the first message)."""
     protected_tools: tuple[str, ...] = ("compactContext", "getContextStats")
     """Tools whose results are never pruned."""
+    reasoning_effort: Effort = "off"
+    """How much the model reasons while it writes a summary or a title: `off` by
+    default, since a summary is a rewrite, not a problem to think through, and reasoning
+    would make every fold slower and dearer."""
+
+
+class ReasoningSettings(BaseModel):
+    """A conversation's `settings.reasoning`: the effort its chat calls run at."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    effort: Effort
+    """Overrides the model's `reasoning_effort` for this conversation. A change is a
+    prompt-cache break on Anthropic (the thinking settings are part of what is cached),
+    so it is best made between topics rather than every turn."""
 
 
 MAX_SETTINGS_CHARS = 65_536
@@ -75,11 +91,20 @@ def first_settings_error(error: ValidationError, section: str) -> str:
 def check_conversation_settings(settings: Mapping[str, Any]) -> None:
     """Raise `InvalidSettings` unless `settings["compaction"]` (if present) holds only
     knobs `CompactionSettings` accepts, with the names, types and ranges of config.toml's
-    `[compaction]`. Other keys of `settings` are the client's own and are kept as given,
+    `[compaction]`, and `settings["reasoning"]` (if present) is `{"effort": ...}` with one
+    of the efforts. Other keys of `settings` are the client's own and are kept as given,
     once the whole value is one that can be stored and read back (`json_problem`)."""
     problem = json_problem(dict(settings), max_chars=MAX_SETTINGS_CHARS)
     if problem:
         raise InvalidSettings(f"settings: {problem}")
+    reasoning = settings.get("reasoning")
+    if reasoning is not None:
+        if not isinstance(reasoning, Mapping):
+            raise InvalidSettings('settings.reasoning: expected an object like {"effort": "low"}')
+        try:
+            ReasoningSettings.model_validate(dict(reasoning))
+        except ValidationError as error:
+            raise InvalidSettings(first_settings_error(error, "settings.reasoning")) from None
     overrides = settings.get("compaction")
     if overrides is None:
         return

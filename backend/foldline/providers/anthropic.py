@@ -9,6 +9,7 @@ from typing import Any, Literal
 import anthropic
 import httpx2
 
+from foldline.core.reasoning import anthropic_thinking_fields
 from foldline.providers.base import (
     ModelRequest,
     ProviderError,
@@ -99,7 +100,20 @@ class AnthropicProvider:
             "max_tokens": request.max_output_tokens,
             **anthropic_prompt_fields(request),
         }
-        if request.temperature is not None:
+        thinking = anthropic_thinking_fields(
+            request.model, request.reasoning_effort, request.max_output_tokens
+        )
+        if thinking and not _loop_keeps_thinking(params["messages"]):
+            # A tool loop begun without thinking (the effort was off, or changed mid-loop)
+            # cannot go on with it: the API wants the last assistant turn to start with
+            # a thinking block and refuses otherwise. It finishes without; the next
+            # person's message starts thinking again.
+            thinking = {}
+        if thinking:
+            # `thinking` (and `output_config.effort`): the SDK's own parameters. With
+            # thinking on, the API takes no temperature but 1, so none is sent.
+            params.update(thinking)
+        elif request.temperature is not None:
             # Recent SDKs no longer list `temperature` as a parameter of `stream`; sent in
             # the body it still reaches the API, which decides whether the model takes it.
             params["extra_body"] = {"temperature": request.temperature}
@@ -137,6 +151,23 @@ class AnthropicProvider:
             raise ProviderError("unavailable", f"{self.name}: malformed stream: {error}") from error
 
 
+def _loop_keeps_thinking(messages: list[dict[str, Any]]) -> bool:
+    """False when the request continues a tool loop (it ends with tool results) whose
+    last assistant turn has no thinking block to start with."""
+    last = messages[-1] if messages else None
+    if last is None or not any(
+        isinstance(block, dict) and block.get("type") == "tool_result"
+        for block in last.get("content") or ()
+    ):
+        return True
+    previous = messages[-2] if len(messages) > 1 else None
+    if previous is None or previous.get("role") != "assistant":
+        return True
+    blocks = previous.get("content") or []
+    first = blocks[0] if blocks and isinstance(blocks[0], dict) else {}
+    return first.get("type") in ("thinking", "redacted_thinking")
+
+
 async def _translate(stream: AsyncIterator[Any]) -> AsyncIterator[ProviderEvent]:
     """Raw Messages stream events → provider events.
 
@@ -159,7 +190,11 @@ async def _translate(stream: AsyncIterator[Any]) -> AsyncIterator[ProviderEvent]
             cache_creation = usage.cache_creation_input_tokens or 0
         elif event_type == "content_block_start":
             block = event.content_block
-            if block.type == "tool_use":
+            if block.type == "redacted_thinking":
+                # Thinking the safety systems encrypted: nothing to show, but it must go
+                # back unchanged inside the tool loop.
+                yield ReasoningDelta(text="", redacted=block.data)
+            elif block.type == "tool_use":
                 tool_blocks[event.index] = (block.id, block.name)
                 tool_json[event.index] = []
         elif event_type == "content_block_delta":

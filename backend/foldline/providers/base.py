@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
 from foldline.core.messages import Message, ToolSpec
+from foldline.core.reasoning import Effort
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,9 @@ class ModelRequest:
     stable_prefix: int = 0
     """How many leading messages are the fold's prefix (its summary): they change only
     when the conversation folds, so the prefix up to them is cached on its own."""
+    reasoning_effort: Effort = "off"
+    """How much the model reasons first; each provider maps it to its own form
+    (`foldline.core.reasoning`). Summaries and titles send `[compaction]`'s effort."""
 
 
 @dataclass(frozen=True)
@@ -43,9 +47,21 @@ class TextDelta:
 
 @dataclass(frozen=True)
 class ReasoningDelta:
+    """A piece of the model's reasoning. Text pieces stream as they come; the provider's
+    proof that the reasoning is its own comes last and closes the block: a `signature`
+    (Anthropic thinking), `redacted` data (Anthropic redacted_thinking, no text), or an
+    `item_id` with its `encrypted_content` (an OpenAI Responses reasoning item)."""
+
     text: str
     signature: str | None = None
+    redacted: str | None = None
+    item_id: str | None = None
+    encrypted_content: str | None = None
     kind: Literal["reasoning-delta"] = "reasoning-delta"
+
+    @property
+    def closes(self) -> bool:
+        return bool(self.signature or self.redacted or self.item_id)
 
 
 @dataclass(frozen=True)
@@ -66,6 +82,9 @@ class Usage:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_creation_tokens: int = 0
+    reasoning_tokens: int = 0
+    """Of `output_tokens`, those the model spent reasoning (billed as output; OpenAI
+    reports them, Anthropic counts thinking in `output_tokens` without a split)."""
     kind: Literal["usage"] = "usage"
 
     @property
@@ -125,7 +144,7 @@ class Provider(Protocol):
 
     name: str
     """The provider's configured name (`anthropic`, `openai`, `local`, ...)."""
-    wire: Literal["anthropic", "openai"]
+    wire: Literal["anthropic", "openai", "openai-responses"]
     """Which wire format the provider speaks; decides how tokens are counted."""
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:

@@ -185,7 +185,7 @@ _ENTRIES: tuple[ModelInfo, ...] = (
 
 SUGGESTED_MODELS: dict[str, str] = {
     "anthropic": "claude-sonnet-5-5",
-    "openai": "gpt-5.4",
+    "openai": "gpt-6.2-sol",
 }
 """What onboarding and an empty default suggest for each hosted provider: a current model
 with a good balance of price and quality."""

@@ -10,6 +10,11 @@ from typing import Any, Literal
 import httpx2
 import openai
 
+from foldline.core.reasoning import (
+    chat_refuses_tools_with_reasoning,
+    openai_effort,
+    reasoning_support,
+)
 from foldline.core.wire import to_openai_messages, to_openai_tools
 from foldline.providers.anthropic import DEFAULT_TIMEOUT_SECONDS, parse_tool_input
 from foldline.providers.base import (
@@ -113,7 +118,21 @@ class OpenAIProvider:
             params["max_completion_tokens"] = request.max_output_tokens
         if request.tools:
             params["tools"] = to_openai_tools(request.tools)
-        if request.temperature is not None:
+        effort = None if self.compatible else openai_effort(request.model, request.reasoning_effort)
+        if (
+            effort is not None
+            and request.tools
+            and chat_refuses_tools_with_reasoning(request.model)
+        ):
+            # These families refuse function tools with any effort but `none` on this API;
+            # the Responses API (`api = "responses"`, their default) takes both. Where the
+            # model has no `none` the request goes as asked and the API's refusal says why.
+            support = reasoning_support(request.model)
+            if support.off == "none":
+                effort = "none"
+        if effort is not None:
+            params["reasoning_effort"] = effort
+        elif request.temperature is not None:
             params["temperature"] = request.temperature
         if request.cache_key is not None and not self.compatible:
             # One key per conversation routes its requests to the same cache; OpenAI

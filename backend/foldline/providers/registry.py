@@ -44,6 +44,12 @@ from foldline.config import (
     provider_config,
 )
 from foldline.core.pricing import ModelPrices
+from foldline.core.reasoning import (
+    Effort,
+    default_effort,
+    prefers_responses_api,
+    reasoning_support,
+)
 from foldline.providers import catalog
 from foldline.providers.base import Provider
 from foldline.providers.catalog import Lifecycle
@@ -54,6 +60,7 @@ from foldline.providers.listing import ListedModel
 
 LimitSource = Literal["config", "server", "provider", "catalog", "guess", "default"]
 WorkingBudgetSource = Literal["config", "default"]
+ModelApi = Literal["responses", "chat"]
 
 LARGE_WINDOW = 500_000
 """Windows at least this large get `DEFAULT_WORKING_BUDGET` unless the config says."""
@@ -69,9 +76,16 @@ class ModelListing(Protocol):
 
 
 def build_provider(
-    config: AppConfig, provider_name: str, *, http_client: httpx2.AsyncClient | None = None
+    config: AppConfig,
+    provider_name: str,
+    *,
+    http_client: httpx2.AsyncClient | None = None,
+    api: ModelApi = "chat",
 ) -> Provider:
-    """The `Provider` for a configured provider, with its key and base URL resolved."""
+    """The `Provider` for a configured provider, with its key and base URL resolved.
+
+    `api` picks the OpenAI API for an OpenAI or OpenAI-compatible provider: `responses`
+    gets the Responses API provider, `chat` Chat Completions."""
     provider = provider_config(config, provider_name)
     base_url, _ = effective_base_url(config, provider_name)
     found = find_provider_key(config, provider_name)
@@ -80,6 +94,18 @@ def build_provider(
         from foldline.providers.anthropic import AnthropicProvider
 
         return AnthropicProvider(provider_name, key, base_url, http_client=http_client)
+    if api == "responses":
+        from foldline.providers.openai_responses import OpenAIResponsesProvider
+
+        if provider.kind != "openai" and not base_url:
+            raise ConfigError(f"provider `{provider_name}` (openai-compatible) needs a base_url")
+        return OpenAIResponsesProvider(
+            provider_name,
+            key,
+            base_url,
+            compatible=provider.kind != "openai",
+            http_client=http_client,
+        )
     if provider.kind == "openai":
         from foldline.providers.openai import OpenAIProvider
 
@@ -157,6 +183,13 @@ class ResolvedModel:
     vision: bool = False
     """The model accepts image input: `[models."x"] vision`, else Claude and OpenAI's
     image-taking families (`catalog.openai_accepts_images`); false for any other model."""
+    reasoning_effort: Effort = "off"
+    """`[models."x"] reasoning_effort`, else `medium` for a reasoning family, else off."""
+    reasons: bool = False
+    """The model belongs to a family that reasons (an effort other than off means something)."""
+    api: ModelApi = "chat"
+    """The OpenAI API the model is reached through (`[models."x"] api`, else `responses`
+    for OpenAI's own reasoning models); always `chat` for Anthropic, which has one API."""
 
 
 def _output_reserve(window: int, max_output: int) -> int:
@@ -241,7 +274,18 @@ def resolve_model(
         working_budget_source=working_source,
         display_name=listed.display_name if listed is not None else None,
         vision=_accepts_images(entry, kind, model_name),
+        reasoning_effort=entry.reasoning_effort or default_effort(model_name),
+        reasons=reasoning_support(model_name).reasons,
+        api=_model_api(entry, kind, model_name),
     )
+
+
+def _model_api(entry: ModelConfig, kind: ProviderKind, model: str) -> ModelApi:
+    if kind == "anthropic":
+        return "chat"
+    if entry.api is not None:
+        return entry.api
+    return "responses" if kind == "openai" and prefers_responses_api(model) else "chat"
 
 
 def _accepts_images(entry: ModelConfig, kind: ProviderKind, model: str) -> bool:
@@ -309,4 +353,5 @@ async def discover_model(
 
 
 def provider_for_model(config: AppConfig, model: str) -> Provider:
-    return build_provider(config, provider_name_for_model(config, model))
+    resolved = resolve_model(config, model)
+    return build_provider(config, resolved.provider_name, api=resolved.api)

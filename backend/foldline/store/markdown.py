@@ -47,6 +47,8 @@ def _part_markdown(part: Part) -> str:
     if isinstance(part, TextPart):
         return part.text
     if isinstance(part, ReasoningPart):
+        if not part.text:
+            return "**Reasoning** (encrypted by the provider)"
         return "**Reasoning**\n\n" + quoted(part.text)
     if isinstance(part, ToolCallPart):
         arguments = json.dumps(part.input, indent=2, ensure_ascii=False)

@@ -15,7 +15,7 @@ from sqlite_utils import Database, Migrations
 
 from foldline.store.branches import rebuild_lanes
 from foldline.store.counts import COUNT_TRIGGERS, CREATE_COUNTS_TABLE
-from foldline.store.schema import CREATE_SEARCH_TABLE, rebuild_search_index
+from foldline.store.schema import CREATE_SEARCH_TABLE, SEARCH_TRIGGERS, rebuild_search_index
 
 migrations = Migrations("foldline")
 
@@ -350,6 +350,16 @@ def m013_person_words(db: Database) -> None:
     # Folds made before it kept the person's details inside their summary text; they
     # keep no separate words, and the next fold starts the words from its own messages.
     db["compactions"].add_column("person_words", str, not_null_default="[]")
+
+
+@migrations(name="m015_search_skips_reasoning")
+def m015_search_skips_reasoning(db: Database) -> None:
+    # The search text no longer holds reasoning. The delete trigger must remove exactly
+    # the tokens the insert added, so the triggers are recreated and every message is
+    # indexed again under the new text.
+    for name in SEARCH_TRIGGERS:
+        db.execute(f"DROP TRIGGER IF EXISTS {name}")
+    rebuild_search_index(db)
 
 
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations.pending(Database(memory=True)))

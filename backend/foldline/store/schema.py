@@ -198,14 +198,16 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "neighbours; the view's sum repairs and recounts only irregular groups.",
     },
     "messages_fts": {
-        "text": "Searchable text of a message: text, reasoning, tool names, inputs and "
-        "outputs, attachment names and text; written by triggers from `messages.parts`, "
-        "rowid = messages.pk.",
+        "text": "Searchable text of a message: text, tool names, inputs and outputs, "
+        "attachment names and text (not the model's reasoning); written by triggers from "
+        "`messages.parts`, rowid = messages.pk.",
     },
 }
 
-# The searchable text of one parts array, as an SQL expression over `{parts}`. It must be
-# deterministic: the delete trigger recomputes it from the old row to remove exactly the
+# The searchable text of one parts array, as an SQL expression over `{parts}`. The model's
+# reasoning is left out: a search finds what was said, not what the model mulled over on
+# the way (and thinking is long enough to drown real hits). It must be deterministic:
+# the delete trigger recomputes it from the old row to remove exactly the
 # tokens the insert added (a contentless FTS5 table cannot look them up itself).
 _SEARCH_TEXT = """(
   SELECT group_concat(
@@ -216,6 +218,7 @@ _SEARCH_TEXT = """(
         || coalesce(json_extract(part.value, '$.output'), '')
       WHEN 'attachment' THEN json_extract(part.value, '$.name') || ' '
         || coalesce(json_extract(part.value, '$.text'), '')
+      WHEN 'reasoning' THEN NULL
       ELSE json_extract(part.value, '$.text')
     END, char(10))
   FROM json_each({parts}) AS part

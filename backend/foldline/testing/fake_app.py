@@ -23,7 +23,7 @@ import asyncio
 import itertools
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol, TypeAlias
 
@@ -39,6 +39,13 @@ from foldline.testing.codec import Wire, decode_request
 from foldline.testing.failures import STATUS_KINDS, Failure, RecordedRequest
 from foldline.testing.fake_models import ModelsServerState, handle_model, handle_models
 from foldline.testing.fake_tokenizer import Element, FakeTokenizer
+from foldline.testing.reasoning_rules import (
+    anthropic_thinking_on,
+    check_anthropic_thinking,
+    check_openai_chat_reasoning,
+    signed,
+    with_reasoning,
+)
 from foldline.testing.scripted import ScriptedModel
 from foldline.testing.steps import MALFORMED_SUMMARY, Reply, Step, resolve_step
 from foldline.testing.validation import ModelLimits, check_limits, check_structure
@@ -242,7 +249,9 @@ async def handle_generation(server: ServerState, request: Request, wire: Wire) -
     if failure is not None and failure.kind in STATUS_KINDS and failure.after_deltas is None:
         return _error_response(failure.wire_error(wire), record)
 
-    structure_error = check_structure(body, wire)
+    structure_error = check_structure(body, wire) or (
+        check_anthropic_thinking(body) if wire == "anthropic" else check_openai_chat_reasoning(body)
+    )
     if structure_error is not None:
         return _error_response(structure_error, record)
     model = str(body["model"])
@@ -264,7 +273,10 @@ async def handle_generation(server: ServerState, request: Request, wire: Wire) -
         )
     reply = outcome.with_call_ids(lambda: _call_id(wire))
     reply = _summary_failure(reply, failure)
-    reply = _clip_to_max_tokens(reply, decoded.max_output_tokens, server)
+    # Chat Completions streams no reasoning from OpenAI's own models; Anthropic thinks
+    # when asked and signs what it thought.
+    reply = with_reasoning(reply, wire == "anthropic" and anthropic_thinking_on(body))
+    reply = signed(_clip_to_max_tokens(reply, decoded.max_output_tokens, server))
     streamed_text = bool(body.get("stream")) and bool(reply.text or reply.reasoning)
     if reply.error is not None and not streamed_text:
         # A failure before any text (or in a non-streamed call) is an HTTP error.
@@ -395,7 +407,10 @@ async def handle_count_tokens(server: ServerState, request: Request) -> Response
     return JSONResponse({"input_tokens": server.tokenizer.count_request(parsed, "anthropic")})
 
 
-def build_app(server: ServerState) -> Starlette:
+def build_app(server: ServerState, extra_routes: Sequence[Route] = ()) -> Starlette:
+    """The fake providers' routes; `extra_routes` adds endpoints built on this module
+    (the OpenAI Responses API: `responses_app.responses_route`)."""
+
     async def anthropic_messages(request: Request) -> ASGIResponse:
         return await handle_generation(server, request, "anthropic")
 
@@ -416,6 +431,7 @@ def build_app(server: ServerState) -> Starlette:
             Route("/v1/messages", anthropic_messages, methods=["POST"]),
             Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
             Route("/v1/chat/completions", openai_chat, methods=["POST"]),
+            *extra_routes,
             Route("/v1/models", models, methods=["GET"]),
             Route("/v1/models/{model_id:path}", model, methods=["GET"]),
         ]

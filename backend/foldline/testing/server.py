@@ -36,6 +36,7 @@ from foldline.testing.fake_app import Responder, build_app
 from foldline.testing.fake_models import FakeModel
 from foldline.testing.fake_tokenizer import Element, FakeTokenizer
 from foldline.testing.prompt_cache import PromptCache
+from foldline.testing.responses_app import responses_route
 from foldline.testing.scripted import ScriptedModel
 from foldline.testing.steps import looks_like_summary_request, structured_summary
 from foldline.testing.validation import ModelLimits
@@ -124,7 +125,7 @@ class FakeProviderServer:
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(
-            build_app(self),
+            build_app(self, [responses_route(self)]),
             log_config=None,
             access_log=False,
             lifespan="off",

@@ -3,6 +3,7 @@
 - `counter`: the `TokenCounter` protocol, the injected `Encoder`, `ScaledCounter`.
 - `openai_chat`: exact counts for OpenAI Chat Completions (o200k_base / cl100k_base).
 - `anthropic_messages`: estimates for the Anthropic Messages API (calibrated by callers).
+- `openai_responses`: estimates for the OpenAI Responses API (calibrated by callers).
 
 The names callers need are re-exported here, so `from foldline.core.tokens import ...`
 does not depend on which wire module holds a name.
@@ -45,6 +46,7 @@ from foldline.core.tokens.openai_chat import (
     openai_payload_is_exact,
     render_openai_functions,
 )
+from foldline.core.tokens.openai_responses import OpenAIResponsesCounter
 
 __all__ = [
     "ANTHROPIC_DOCUMENT_TOKENS",
@@ -70,6 +72,7 @@ __all__ = [
     "CountText",
     "Encoder",
     "OpenAIChatCounter",
+    "OpenAIResponsesCounter",
     "ScaledCounter",
     "TokenCounter",
     "count_openai_chat_payload",

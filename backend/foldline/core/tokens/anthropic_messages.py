@@ -61,12 +61,12 @@ def _anthropic_block_tokens(
     kind = block.get("type")
     if kind == "text":
         return count_text(str(block.get("text", "")))
-    if kind == "thinking":
-        # Counted although the API may drop thinking from earlier turns: erring high is
-        # the safe side for a context budget, and calibration corrects the rest.
-        return count_text(str(block.get("thinking", "")))
-    if kind == "redacted_thinking":
-        return count_text(str(block.get("data", "")))
+    if kind in ("thinking", "redacted_thinking"):
+        # Not counted: the API strips earlier turns' thinking and does not bill it, and
+        # a message's count must not depend on where it stands. Only the tool loop in
+        # progress sends its thinking back (billed as input); that short-lived part is
+        # what the calibration against reported usage absorbs.
+        return 0
     if kind == "tool_use":
         return (
             count_text(str(block.get("name", "")))
@@ -174,7 +174,7 @@ class AnthropicEstimateCounter:
         files = parts_by_data(message)
         return sum(
             _anthropic_message_tokens(wire, self._count_text, files)
-            for wire in to_anthropic_messages([message])
+            for wire in to_anthropic_messages([message], reasoning=False)
         )
 
     def media_tokens(self, message: Message) -> int:

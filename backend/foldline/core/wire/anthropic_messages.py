@@ -16,7 +16,7 @@ from foldline.core.messages import (
     ToolSpec,
 )
 from foldline.core.wire.attachments import anthropic_attachment_blocks
-from foldline.core.wire.common import IMAGE_TYPES, attachment_text
+from foldline.core.wire.common import IMAGE_TYPES, attachment_text, current_loop_start
 
 
 def _anthropic_image_into_result(blocks: list[dict[str, Any]], part: AttachmentPart) -> bool:
@@ -35,8 +35,26 @@ def _anthropic_image_into_result(blocks: list[dict[str, Any]], part: AttachmentP
     return True
 
 
-def _anthropic_blocks(message: Message) -> list[dict[str, Any]]:
+def anthropic_thinking_block(part: ReasoningPart) -> dict[str, Any] | None:
+    """A reasoning part as the thinking block it came as, byte-identical; None for
+    reasoning Anthropic cannot verify (unsigned, or another provider's)."""
+    if part.redacted:
+        return {"type": "redacted_thinking", "data": part.redacted}
+    if part.signature:
+        return {"type": "thinking", "thinking": part.text, "signature": part.signature}
+    return None
+
+
+def _anthropic_blocks(message: Message, *, thinking: bool) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
+    if thinking:
+        # Inside a tool loop the API requires the assistant turn to start with its
+        # thinking blocks, exactly as received.
+        for part in message.parts:
+            if isinstance(part, ReasoningPart):
+                block = anthropic_thinking_block(part)
+                if block is not None:
+                    blocks.append(block)
     for part in message.parts:
         if isinstance(part, TextPart):
             # Anthropic refuses whitespace-only text blocks ("text content blocks must
@@ -44,12 +62,9 @@ def _anthropic_blocks(message: Message) -> list[dict[str, Any]]:
             if part.text.strip():
                 blocks.append({"type": "text", "text": part.text})
         elif isinstance(part, ReasoningPart):
-            # Thinking blocks are only valid with their signature; unsigned reasoning (from
-            # another provider) is dropped from the wire rather than sent as a forgery.
-            if part.signature:
-                blocks.append(
-                    {"type": "thinking", "thinking": part.text, "signature": part.signature}
-                )
+            # Placed first above, or left out: earlier turns' thinking is stripped by
+            # the API (and not billed), so it is not sent at all.
+            continue
         elif isinstance(part, ToolCallPart):
             blocks.append(
                 {"type": "tool_use", "id": part.id, "name": part.name, "input": part.input}
@@ -72,6 +87,8 @@ def _anthropic_blocks(message: Message) -> list[dict[str, Any]]:
     return blocks
 
 
+_THINKING = ("thinking", "redacted_thinking")
+
 CACHE_BREAKPOINT: dict[str, str] = {"type": "ephemeral"}
 """Anthropic's `cache_control` marker: the prefix up to the marked block is cached (5 min)."""
 
@@ -79,13 +96,13 @@ CACHE_BREAKPOINT: dict[str, str] = {"type": "ephemeral"}
 def _mark_cache_breakpoint(blocks: list[dict[str, Any]]) -> None:
     """Put a breakpoint on the last block that may carry one (thinking blocks may not)."""
     for block in reversed(blocks):
-        if block["type"] != "thinking":
+        if block["type"] not in _THINKING:
             block["cache_control"] = dict(CACHE_BREAKPOINT)
             return
 
 
 def to_anthropic_messages(
-    messages: Sequence[Message], *, cache_after: int | None = None
+    messages: Sequence[Message], *, cache_after: int | None = None, reasoning: bool = True
 ) -> list[dict[str, Any]]:
     """Messages API `messages`: tool results become user turns; same roles are merged.
 
@@ -96,13 +113,21 @@ def to_anthropic_messages(
     `cache_after` is the index of a message whose last block gets a prompt-cache
     breakpoint (the fold's summary): block-level, so it holds even when the message is
     merged with the next one into a single turn.
+
+    Reasoning goes only with the assistant turns after the last user message (the tool
+    loop in progress), first in each turn; the API strips earlier turns' thinking.
+    `reasoning=False` leaves it out everywhere (how a message is counted: see
+    `foldline.core.tokens.anthropic_messages`).
     """
     out: list[dict[str, Any]] = []
+    loop_start = current_loop_start(messages)
     for index, message in enumerate(messages):
         role = "assistant" if message.role == "assistant" else "user"
-        blocks = _anthropic_blocks(message)
-        if not blocks:
-            blocks = [{"type": "text", "text": "(empty)"}]
+        blocks = _anthropic_blocks(message, thinking=reasoning and index >= loop_start)
+        if all(block["type"] in _THINKING for block in blocks):
+            # Nothing but thinking (an answer cut off while the model thought) still
+            # needs content of its own, and gets the same placeholder as counted.
+            blocks.append({"type": "text", "text": "(empty)"})
         if index == cache_after:
             _mark_cache_breakpoint(blocks)
         if out and out[-1]["role"] == role:

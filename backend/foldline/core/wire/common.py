@@ -10,8 +10,9 @@ same functions, so what is counted is exactly what is sent.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
-from foldline.core.messages import AttachmentPart, ToolCallPart
+from foldline.core.messages import AttachmentPart, Message, ToolCallPart
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 """The image formats both providers accept as image input (the same four)."""
@@ -26,3 +27,12 @@ def attachment_text(part: AttachmentPart) -> str:
 def tool_arguments_json(call: ToolCallPart) -> str:
     """The JSON string a provider receives as a call's arguments (compact, key order kept)."""
     return json.dumps(call.input, separators=(",", ":"), ensure_ascii=False)
+
+
+def current_loop_start(messages: Sequence[Message]) -> int:
+    """The index after the last user message: the assistant turns from there on are the
+    tool loop in progress, the only ones whose reasoning the providers use."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].role == "user":
+            return index + 1
+    return 0

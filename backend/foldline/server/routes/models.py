@@ -22,11 +22,11 @@ from foldline.api.schemas_models import (
     ModelsRefresh,
     ProviderModelsStatus,
 )
-from foldline.config import AppConfig, find_provider_key
+from foldline.config import AppConfig, ConfigError, find_provider_key
 from foldline.providers import catalog
 from foldline.providers.discovery import refresh_all, refresh_provider
 from foldline.providers.listing import ListedModel, ModelDirectory, ProviderListing
-from foldline.providers.registry import resolve_model
+from foldline.providers.registry import provider_name_for_model, resolve_model
 from foldline.server.errors import ApiError
 from foldline.server.routes.settings import ConfigSourceDep
 
@@ -115,10 +115,22 @@ def _model_out(
         limit_source=resolved.source,
         working_budget=resolved.working_budget,
         working_budget_source=resolved.working_budget_source,
+        reasoning_effort=resolved.reasoning_effort,
+        reasons=resolved.reasons,
+        api=resolved.api,
         prices=None
         if prices is None
         else ModelPricesOut.model_validate(prices, from_attributes=True),
     )
+
+
+def _served_by(config: AppConfig, model_name: str) -> str | None:
+    """The provider of a configured model: its `provider` line, else the one that serves
+    its family (a `[models."gpt-…"]` table without a provider is OpenAI's)."""
+    try:
+        return provider_name_for_model(config, model_name)
+    except ConfigError:
+        return None
 
 
 def available_models(config: AppConfig, directory: ModelDirectory, now: float) -> ModelsOut:
@@ -145,8 +157,8 @@ def available_models(config: AppConfig, directory: ModelDirectory, now: float) -
             listing = None
         status, offered = _provider_status(name, provider.kind, listing, now)
         ids = [m.id for m in offered if m.lifecycle != "retired"]
-        for model_name, entry in config.models.items():
-            if entry.provider == name and model_name not in ids:
+        for model_name in config.models:
+            if _served_by(config, model_name) == name and model_name not in ids:
                 ids.append(model_name)
         rows = [_model_out(config, directory, name, model_id) for model_id in ids]
         rows = [row for row in rows if row.lifecycle != "retired"]
