@@ -1,7 +1,8 @@
 """MCP (Model Context Protocol) servers as tool sources, through the official `mcp` SDK.
 
-- `settings`: the `[mcp_servers.NAME]` tables of config.toml, masking, and the import of
-  Claude Desktop's `mcpServers` object (pure values; no SDK).
+- `settings`: a server added in Settings checked, masking, and the import of Claude
+  Desktop's `mcpServers` object (pure values; no SDK). The `[mcp_servers.NAME]` tables
+  themselves are `foldline.config_mcp`, below the configuration.
 - `naming`: the `SERVER__TOOL` names offered to the model, collisions resolved visibly.
 - `connection`: one server's SDK session kept open in a task of its own.
 - `results`: an MCP tool result as Foldline's tool outcome (text, structure, images).

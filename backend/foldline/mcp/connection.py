@@ -19,7 +19,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from foldline.mcp.settings import McpServerConfig
+from foldline.config_mcp import McpServerConfig
 
 log = logging.getLogger(__name__)
 

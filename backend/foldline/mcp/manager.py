@@ -24,13 +24,13 @@ from foldline.api.events import ApprovalRequired, ApprovalResolved, Notice
 from foldline.chat.events import ChatEvent
 from foldline.chat.tool_registry import Tool, ToolEnv, ToolOutcome
 from foldline.config import AppConfig
+from foldline.config_mcp import McpServerConfig
 from foldline.core.messages import ToolCallPart, ToolSpec
 from foldline.logging_setup import register_secret
 from foldline.mcp.approval import Approvals, Decision, PendingApproval
 from foldline.mcp.connection import ServerCallError, ServerConnection
 from foldline.mcp.naming import offered_names
 from foldline.mcp.results import outcome_from_result
-from foldline.mcp.settings import McpServerConfig
 
 log = logging.getLogger(__name__)
 

@@ -16,17 +16,10 @@ from pydantic import Field
 from foldline.api.events import ApprovalDecision, ApprovalRequired, ApprovalResolved
 from foldline.api.schemas import ApiModel, RequestModel
 from foldline.config import AppConfig
+from foldline.config_mcp import DEFAULT_TIMEOUT_SECONDS, Approval, McpServerConfig
 from foldline.mcp.approval import UnknownApproval
 from foldline.mcp.manager import McpManager, ServerDisabled, ServerStatus
-from foldline.mcp.settings import (
-    DEFAULT_TIMEOUT_SECONDS,
-    Approval,
-    McpImportError,
-    McpServerConfig,
-    mask,
-    new_server,
-    parse_claude_desktop,
-)
+from foldline.mcp.settings import McpImportError, mask, new_server, parse_claude_desktop
 from foldline.server.config_source import ConfigSource
 from foldline.server.errors import ApiError
 from foldline.server.routes.settings import ConfigSourceDep
