@@ -17,6 +17,16 @@ enabled = false
 [mcp_servers.remote]             # a server spoken to over streamable HTTP
 url = "http://127.0.0.1:9000/mcp"
 headers = { Authorization = "Bearer ..." }
+roots = ["/home/me/project"]     # folders the server may ask about (none by default)
+
+[mcp_servers.remote.oauth]       # only for servers whose sign-in needs a fixed client
+client_id = "..."                # registered with the authorization server beforehand
+client_secret = "..."            # when that registration has one
+redirect_port = 33418            # the loopback port registered as http://127.0.0.1:PORT/callback
+client_metadata_url = "https://example.com/foldline-client.json"
+scopes = ["read", "write"]
+# grant = "client_credentials"   # a machine account: no browser, with client_secret
+# private_key_file = "/path/key.pem"   # or a signed assertion (private_key_jwt)
 ```
 
 This module sits beside `foldline.config`, below it, so the configuration can hold these
@@ -51,6 +61,38 @@ class McpToolOverride(_Table):
     enabled: bool | None = None
 
 
+class McpOAuthConfig(_Table):
+    """`[mcp_servers.NAME.oauth]`: how Foldline identifies itself when signing in.
+
+    Empty (the default) is right for most servers: Foldline registers itself (dynamic
+    client registration) with a loopback redirect on a free port."""
+
+    client_id: str | None = None
+    client_secret: str | None = None
+    redirect_port: int | None = Field(None, ge=1024, le=65535)
+    client_metadata_url: str | None = None
+    """A client ID metadata document (an HTTPS URL) used as the client ID where the
+    authorization server supports it, instead of registering."""
+    scopes: tuple[str, ...] = ()
+    grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    """`client_credentials`: a machine account, no browser (needs `client_id` and either
+    `client_secret` or `private_key_file`)."""
+    private_key_file: str | None = None
+    """A PEM private key signing the client's assertion (`private_key_jwt`)."""
+    signing_algorithm: str = "RS256"
+
+    @model_validator(mode="after")
+    def _machine_account_complete(self) -> McpOAuthConfig:
+        if self.grant == "client_credentials" and not (
+            self.client_id and (self.client_secret or self.private_key_file)
+        ):
+            raise ValueError(
+                "oauth.grant = client_credentials needs `client_id` and either "
+                "`client_secret` or `private_key_file`"
+            )
+        return self
+
+
 class McpServerConfig(_Table):
     """One `[mcp_servers.NAME]` table: how to reach a server and how to treat its calls."""
 
@@ -64,6 +106,9 @@ class McpServerConfig(_Table):
     timeout: float = Field(DEFAULT_TIMEOUT_SECONDS, gt=0, le=3600)
     enabled: bool = True
     tools: dict[str, McpToolOverride] = Field(default_factory=dict)
+    roots: tuple[str, ...] = ()
+    """Folders (absolute paths) the server is told it may work in, when it asks."""
+    oauth: McpOAuthConfig = Field(default_factory=McpOAuthConfig)
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServerConfig:
@@ -92,7 +137,8 @@ class McpServerConfig(_Table):
 
     def secrets(self) -> list[str]:
         """The values that must never be shown or logged."""
-        return [value for value in (*self.env.values(), *self.headers.values()) if value]
+        values = (*self.env.values(), *self.headers.values(), self.oauth.client_secret)
+        return [value for value in values if value]
 
 
 def check_server_name(name: str) -> None:
