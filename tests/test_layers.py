@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # parts that run tools in a turn build on the chat layer below the server.
     ("foldline.config_toml", "foldline.providers", "foldline.store", "foldline.mcp"),
     ("foldline.chat", "foldline.testing", "foldline.token_cli", "foldline.doctor_cli"),
-    ("foldline.mcp.results",),
+    ("foldline.mcp.results", "foldline.mcp.interaction"),
     ("foldline.mcp.manager",),
     ("foldline.server",),
     ("foldline_desktop",),

@@ -608,9 +608,38 @@ export {};
  */
 
 /**
+ * `tool.elicitation_required`: an MCP server asks the person something during a call. Form mode: `requestedSchema` is a flat JSON schema (strings, numbers, booleans, enums) to build the form from. URL mode: `url` is a page the person may choose to open.
+ * @typedef {Object} ElicitationRequired
+ * @property {string} callId
+ * @property {string} elicitationId
+ * @property {string} server
+ * @property {string} message
+ * @property {"form"|"url"} mode
+ * @property {Object<string, *>} requestedSchema
+ * @property {string|null} url
+ */
+
+/**
+ * `tool.elicitation_resolved`: the question was answered (from any client) or dropped.
+ * @typedef {Object} ElicitationResolved
+ * @property {string} callId
+ * @property {string} elicitationId
+ * @property {"accept"|"decline"|"cancel"} action
+ */
+
+/**
+ * `tool.progress`: how far a running MCP call is, as its server reports it.
+ * @typedef {Object} ToolProgress
+ * @property {string} callId
+ * @property {number} progress
+ * @property {number|null} total
+ * @property {string|null} message
+ */
+
+/**
  * `notice`: something the person should know that did not stop the turn.
  * @typedef {Object} Notice
- * @property {"mcp_server_failed"} code
+ * @property {"mcp_server_failed"|"mcp_sign_in_required"} code
  * @property {string} server
  * @property {string} message
  */
@@ -716,10 +745,12 @@ export {};
  * @property {number} timeout
  * @property {boolean} enabled
  * @property {Object<string, McpToolOverrideIn>} toolOverrides
- * @property {"stopped"|"starting"|"running"|"failed"|"disabled"} state
+ * @property {"stopped"|"starting"|"running"|"failed"|"disabled"|"signin_required"} state `signin_required`: a remote server waits for the person to sign in.
  * @property {string|null} error
  * @property {Array<McpToolOut>} tools
  * @property {Array<string>} disabledTools
+ * @property {Array<string>} hiddenTools Tools the server lists that Foldline cannot call (they run only as tasks).
+ * @property {Array<string>} roots Folders the server is told about when it asks (none by default).
  */
 
 /**
@@ -773,6 +804,22 @@ export {};
  * @property {Array<ApprovalRequired>} items Each call waiting for the person, as `tool.approval_required` announced it.
  */
 
+/**
+ * @typedef {Object} RootsIn
+ * @property {Array<string>} roots Absolute paths of folders the server may be told about; empty: none.
+ */
+
+/**
+ * @typedef {Object} ElicitationAnswerIn
+ * @property {"accept"|"decline"|"cancel"} action
+ * @property {Object<string, *>|null} content The form's values (accept in form mode only).
+ */
+
+/**
+ * @typedef {Object} PendingElicitations
+ * @property {Array<ElicitationRequired>} items
+ */
+
 /** @typedef {TextPartOut|ReasoningPartOut|ToolCallPartOut|ToolResultPartOut|AttachmentPartOut} PartOut One part of a message, by `kind`. */
 
 /**
@@ -784,6 +831,9 @@ export {};
  *   "tool.result": ToolResultEventOut,
  *   "tool.approval_required": ApprovalRequired,
  *   "tool.approval_resolved": ApprovalResolved,
+ *   "tool.elicitation_required": ElicitationRequired,
+ *   "tool.elicitation_resolved": ElicitationResolved,
+ *   "tool.progress": ToolProgress,
  *   "notice": Notice,
  *   "usage": UsageEvent,
  *   "context.stats": ContextStatsOut,

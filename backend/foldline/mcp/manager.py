@@ -9,7 +9,13 @@ restarted once; if the restart fails it stays failed.
 
 The tools offered are the running servers' tools in config order, then in each server's
 own order, so the list (part of the prompt-cache prefix) changes only when servers or
-settings change.
+settings change, or when a server says its list changed; that change is taken at the
+start of the next turn (`prepare`), never in the middle of one.
+
+A remote server that asks for a sign-in is not a failure: it waits in Settings as "Sign
+in required" until the person presses Sign in (`sign_in`), which opens the browser.
+A server's questions (elicitation) go to the conversation whose call is running on that
+server, as a form on the chat; see `foldline.mcp.interaction`.
 """
 
 from __future__ import annotations
@@ -28,7 +34,8 @@ from foldline.config_mcp import McpServerConfig
 from foldline.core.messages import ToolCallPart, ToolSpec
 from foldline.logging_setup import register_secret
 from foldline.mcp.approval import Approvals, Decision, PendingApproval
-from foldline.mcp.connection import ServerCallError, ServerConnection
+from foldline.mcp.connection import ConnectionHooks, ServerCallError, ServerConnection
+from foldline.mcp.interaction import ActiveCalls, ask_person, progress_reporter
 from foldline.mcp.naming import offered_names
 from foldline.mcp.results import outcome_from_result
 
@@ -52,11 +59,17 @@ class McpManager:
         config_provider: Callable[[], AppConfig],
         *,
         save_config: Callable[[AppConfig], None] | None = None,
+        open_url: Callable[[str], Any] | None = None,
     ) -> None:
         self.config_provider = config_provider
         self.save_config = save_config
         """Where "Always allow this tool" is written (config.toml); None keeps it in memory."""
+        self.open_url = open_url
+        """Opens a sign-in page in the system browser; None: sign-in is not offered."""
         self.approvals = Approvals()
+        self.calls = ActiveCalls()
+        """The calls running on each server: where a server's question is shown."""
+        self.calls.open_url = open_url
         self.connections: dict[str, ServerConnection] = {}
         self._announced: set[str] = set()
         self._always: set[tuple[str, str]] = set()
@@ -86,22 +99,69 @@ class McpManager:
             if server.enabled and name not in self.connections:
                 for secret in server.secrets():
                     register_secret(secret)
-                self.connections[name] = ServerConnection(name, server)
+                self.connections[name] = ServerConnection(name, server, self._hooks())
+
+    def _hooks(self) -> ConnectionHooks:
+        return ConnectionHooks(
+            elicit=lambda server, params: ask_person(self.calls, server, params),
+            data_dir=self.config_provider().data_dir,
+            open_url=self.open_url,
+        )
 
     async def prepare(self) -> list[ChatEvent]:
-        """Start the servers that have not been started yet; notices for new failures."""
+        """Start the servers that have not been started yet, take the tool lists that
+        changed since the last turn; notices for new failures and sign-ins."""
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
             await self.sync()
             fresh = [c for c in self.connections.values() if c.state == "stopped"]
             await asyncio.gather(*(connection.start() for connection in fresh))
+            for connection in self.connections.values():
+                if connection.take_changed_tools():
+                    log.info("MCP server %s: its tool list changed", connection.name)
         notices = []
         for connection in self.connections.values():
-            if connection.state == "failed" and connection.name not in self._announced:
+            if (
+                connection.state in ("failed", "signin_required")
+                and connection.name not in self._announced
+            ):
                 self._announced.add(connection.name)
                 notices.append(server_failed(connection))
         return notices
+
+    async def sign_in(self, name: str) -> ServerConnection:
+        """The person pressed Sign in: start the server with the browser allowed to open,
+        and wait for the sign-in to finish (or fail, or time out)."""
+        from foldline.mcp.oauth import SIGN_IN_TIMEOUT_SECONDS
+
+        await self.sync()
+        connection = self.connections.get(name)
+        if connection is None:
+            raise ServerDisabled(f"The MCP server {name} is disabled; enable it first.")
+        await connection.stop()
+        self._announced.discard(name)
+        connection.interactive = True
+        try:
+            await connection.start(timeout=SIGN_IN_TIMEOUT_SECONDS + 30)
+        finally:
+            connection.interactive = False
+        return connection
+
+    async def sign_out(self, name: str) -> ServerConnection:
+        """Forget the server's tokens (the keychain entry goes) and stop it."""
+        from foldline.mcp.oauth import KeychainTokenStorage
+
+        await self.sync()
+        config = self.server_configs().get(name)
+        connection = self.connections.get(name)
+        if config is None or connection is None or config.url is None:
+            raise ServerDisabled(f"The MCP server {name} is not a running remote server.")
+        await connection.stop()
+        data_dir = self.config_provider().data_dir
+        KeychainTokenStorage(name, config.url, data_dir).forget()
+        connection.state, connection.error = "stopped", None
+        return connection
 
     async def restart(self, name: str) -> ServerConnection:
         """Stop and start one server again (Settings → Restart)."""
@@ -208,6 +268,7 @@ class McpManager:
                     error=connection.error if connection else None,
                     tools=offered.get(name, []),
                     disabled_tools=[t.name for t in listed if not server.tool_enabled(t.name)],
+                    hidden_tools=list(connection.hidden_tools) if connection else [],
                 )
             )
         return out
@@ -223,9 +284,23 @@ class ServerStatus:
     tools: list[McpTool]
     """The tools offered, each with the name the model sees."""
     disabled_tools: list[str]
+    hidden_tools: list[str]
+    """Listed tools Foldline cannot call (task-only)."""
 
 
 def server_failed(connection: ServerConnection) -> ChatEvent:
+    if connection.state == "signin_required":
+        return ChatEvent(
+            "notice",
+            Notice(
+                code="mcp_sign_in_required",
+                server=connection.name,
+                message=(
+                    f"The MCP server {connection.name} needs you to sign in. Its tools are "
+                    "offered once you have: Settings → MCP servers → Sign in."
+                ),
+            ),
+        )
     return ChatEvent(
         "notice",
         Notice(
@@ -295,7 +370,10 @@ class McpTool:
                 f"The MCP server {self.server} is no longer configured.", is_error=True
             )
         try:
-            result = await connection.call(self.tool, call.input, config.timeout)
+            with self.manager.calls.running(self.server, env, call) as running:
+                result = await connection.call(
+                    self.tool, call.input, config.timeout, progress_reporter(env, call.id)
+                )
         except ServerCallError as error:
             if error.timed_out:
                 return ToolOutcome(
@@ -311,4 +389,4 @@ class McpTool:
                     is_error=True,
                 )
             return ToolOutcome(f"{label} failed: {error}", is_error=True)
-        return outcome_from_result(result, self.spec.name)
+        return running.annotate(outcome_from_result(result, self.spec.name))

@@ -8,6 +8,7 @@ app shuts down (`foldline serve` and the desktop window).
 
 from __future__ import annotations
 
+import webbrowser
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
@@ -37,6 +38,7 @@ from foldline.server.routes import (
     handoffs,
     health,
     mcp,
+    mcp_interaction,
     messages,
     models,
     pins,
@@ -103,7 +105,9 @@ def create_app(
     )
     if mcp_manager is None:
         # MCP servers come only from config.toml; "Always allow" is written back there.
-        mcp_manager = McpManager(config_source, save_config=config_source.save)
+        mcp_manager = McpManager(
+            config_source, save_config=config_source.save, open_url=webbrowser.open
+        )
     # The providers' model lists, cached in the data dir for a day (see routes/models.py).
     model_directory = ModelDirectory.load(data_dir)
     if chat_service is None:
@@ -170,6 +174,7 @@ def create_app(
     app.include_router(context.router)
     app.include_router(settings.router)
     app.include_router(mcp.router)
+    app.include_router(mcp_interaction.router)
     app.include_router(models.router)
     mount_frontend(app, frontend_dir or find_frontend_dir())
     return app

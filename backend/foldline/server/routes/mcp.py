@@ -67,10 +67,15 @@ class McpServerOut(ApiModel):
     timeout: float
     enabled: bool
     tool_overrides: dict[str, McpToolOverrideIn]
-    state: Literal["stopped", "starting", "running", "failed", "disabled"]
+    state: Literal["stopped", "starting", "running", "failed", "disabled", "signin_required"]
+    """`signin_required`: a remote server waits for the person to sign in."""
     error: str | None
     tools: list[McpToolOut]
     disabled_tools: list[str]
+    hidden_tools: list[str] = Field(default_factory=list)
+    """Tools the server lists that Foldline cannot call (they run only as tasks)."""
+    roots: list[str] = Field(default_factory=list)
+    """Folders the server is told about when it asks (none by default)."""
 
 
 class McpServerList(ApiModel):
@@ -148,6 +153,8 @@ def server_out(status: ServerStatus) -> McpServerOut:
             for tool in status.tools
         ],
         disabled_tools=status.disabled_tools,
+        hidden_tools=status.hidden_tools,
+        roots=list(config.roots),
     )
 
 
