@@ -22,6 +22,7 @@ import { byId, h, icon } from "./dom.js";
 import { foldKeptAt } from "./fold.js";
 import { formatTokens, plural } from "./format.js";
 import { clearApprovals, hideApproval, showApproval } from "./mcp.js";
+import { clearQuestions, hideQuestion, showProgress, showQuestion } from "./mcp-questions.js";
 import { updateContext } from "./meter.js";
 import { DISK_FULL_TITLE, notify, notifyError } from "./notices.js";
 import { currentFold, emit, setBusy, state } from "./state.js";
@@ -183,8 +184,24 @@ function applyEvent(live, name, data) {
     case "tool.approval_resolved":
       hideApproval(data.callId);
       break;
+    case "tool.elicitation_required":
+      showQuestion(live.conversationId, data);
+      break;
+    case "tool.elicitation_resolved":
+      hideQuestion(data.elicitationId);
+      break;
+    case "tool.progress":
+      showProgress(data);
+      break;
     case "notice":
-      notify({ kind: "warn", title: "A tool server is unavailable", text: data.message });
+      notify({
+        kind: "warn",
+        title:
+          data.code === "mcp_sign_in_required"
+            ? "A tool server needs you to sign in"
+            : "A tool server is unavailable",
+        text: data.message,
+      });
       break;
     case "error":
       // Shown when the stream ends, unless the failed answer already says it inline.
@@ -282,6 +299,7 @@ async function finish(live) {
   }
   hideProgress();
   clearApprovals();
+  clearQuestions();
   running = null;
   setBusy(null);
   if (state.currentId !== live.conversationId) {

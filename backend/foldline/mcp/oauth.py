@@ -24,6 +24,7 @@ import contextlib
 import json
 import logging
 import socket
+import time
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,8 @@ log = logging.getLogger(__name__)
 SIGN_IN_TIMEOUT_SECONDS = 300.0
 """How long a sign-in waits for the browser before it gives up."""
 CALLBACK_PATH = "/callback"
+EXPIRY_MARGIN_SECONDS = 30.0
+"""A token this close to its expiry is refreshed before use rather than sent."""
 
 
 class SignInRequired(Exception):
@@ -93,11 +96,23 @@ class KeychainTokenStorage(TokenStorage):
         set_api_key(self.data_dir, _secret_name(self.server), json.dumps(record))
 
     async def get_tokens(self) -> OAuthToken | None:
-        stored = self._load().get("tokens")
-        return OAuthToken.model_validate(stored) if stored else None
+        record = self._load()
+        stored = record.get("tokens")
+        if not stored:
+            return None
+        tokens = OAuthToken.model_validate(stored)
+        expires_at = record.get("expires_at")
+        if expires_at is not None and time.time() >= expires_at - EXPIRY_MARGIN_SECONDS:
+            # The SDK learns a token's expiry only when it receives one, so a token
+            # read back after it expired would be sent as valid and answered 401. Handed
+            # over without its access token, it is refreshed before the first request.
+            tokens = tokens.model_copy(update={"access_token": ""})
+        return tokens
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
-        self._save({**self._load(), "tokens": tokens.model_dump(mode="json", exclude_none=True)})
+        record = {**self._load(), "tokens": tokens.model_dump(mode="json", exclude_none=True)}
+        record["expires_at"] = time.time() + tokens.expires_in if tokens.expires_in else None
+        self._save(record)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         stored = self._load().get("client")
