@@ -84,22 +84,21 @@ class Browser:
             client.post(str(page.url), data={"answer": self.answer})
 
 
-def manager_for(url: str, data_dir: Path, browser: Browser | None) -> tuple[McpManager, object]:
+def manager_for(url: str, data_dir: Path, browser: Browser | None) -> McpManager:
     config = parse_config(BASE_CONFIG).model_copy(
         update={
             "mcp_servers": {"remote": McpServerConfig(url=url, approval="always")},
             "data_dir": data_dir,
         }
     )
-    manager = McpManager(lambda: config, open_url=browser.open if browser else None)
-    return manager, config
+    return McpManager(lambda: config, open_url=browser.open if browser else None)
 
 
 async def test_sign_in_then_tools_then_tokens_kept_in_the_keychain(
     oauth_url: str, tmp_path: Path, memory_keyring: MemoryKeyring
 ) -> None:
     browser = Browser()
-    manager, config = manager_for(oauth_url, tmp_path, browser)
+    manager = manager_for(oauth_url, tmp_path, browser)
     try:
         # Before the person asks, nothing opens: the server waits for a sign-in.
         notices = await manager.prepare()
@@ -125,7 +124,7 @@ async def test_sign_in_then_tools_then_tokens_kept_in_the_keychain(
 
     # A new run uses them without asking, in a conversation.
     model = ScriptedModel(tool_step(call("remote__whoami", {})), text_step("ok"))
-    again, _ = manager_for(oauth_url, tmp_path, None)
+    again = manager_for(oauth_url, tmp_path, None)
     store = Store(tmp_path / "foldline.db")
     service = ChatService(
         store, again.config_provider, provider_factory=lambda _c, _m: model, tool_sources=[again]
@@ -140,7 +139,7 @@ async def test_sign_in_then_tools_then_tokens_kept_in_the_keychain(
         store.close()
 
     # Sign out forgets them.
-    out, _ = manager_for(oauth_url, tmp_path, None)
+    out = manager_for(oauth_url, tmp_path, None)
     try:
         await out.prepare()
         await out.sign_out("remote")
@@ -152,7 +151,7 @@ async def test_sign_in_then_tools_then_tokens_kept_in_the_keychain(
 async def test_a_refused_sign_in_says_so(
     oauth_url: str, tmp_path: Path, memory_keyring: MemoryKeyring
 ) -> None:
-    manager, _ = manager_for(oauth_url, tmp_path, Browser(answer="deny"))
+    manager = manager_for(oauth_url, tmp_path, Browser(answer="deny"))
     try:
         connection = await manager.sign_in("remote")
         assert connection.state == "failed"
@@ -164,7 +163,7 @@ async def test_a_refused_sign_in_says_so(
 async def test_expired_tokens_are_refreshed(tmp_path: Path, memory_keyring: MemoryKeyring) -> None:
     process, url = start_oauth_server(token_seconds=2)
     try:
-        manager, _ = manager_for(url, tmp_path, Browser())
+        manager = manager_for(url, tmp_path, Browser())
         try:
             connection = await manager.sign_in("remote")
             assert connection.state == "running", connection.error
@@ -172,7 +171,7 @@ async def test_expired_tokens_are_refreshed(tmp_path: Path, memory_keyring: Memo
             await manager.shutdown()
         first = json.loads(memory_keyring.passwords[("foldline", "mcp-oauth:remote")])
         # Two seconds are within the refresh margin: the next start refreshes first.
-        later, _ = manager_for(url, tmp_path, None)
+        later = manager_for(url, tmp_path, None)
         try:
             await later.prepare()
             [status] = later.status()
