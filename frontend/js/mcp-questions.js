@@ -112,6 +112,9 @@ export function showQuestion(conversationId, data) {
     "form",
     {
       class: ["approval-card", "elicitation-card"],
+      // Foldline checks the answer against the schema and names the wrong field; the
+      // browser's own bubbles would stop the submit without saying which rule it broke.
+      novalidate: true,
       role: "dialog",
       "aria-label": `A question from ${data.server}`,
       dataset: { elicitationId: data.elicitationId, callId: data.callId, conversationId },
@@ -126,7 +129,9 @@ export function showQuestion(conversationId, data) {
     ),
     h("p", { class: "elicitation-message", text: data.message }),
     data.mode === "url" ? h("code", { class: "elicitation-url", text: data.url ?? "" }) : null,
-    ...fields.map(([, f]) => f.wrap),
+    fields.length
+      ? h("div", { class: "elicitation-fields" }, ...fields.map(([, f]) => f.wrap))
+      : null,
     problem,
     buttons,
   );
@@ -199,20 +204,21 @@ export function clearQuestions() {
  * A `tool.progress` event: a bar (and the server's words) on the running call's card.
  * @param {ToolProgress} data
  */
-export function showProgress(data) {
+export function showToolProgress(data) {
   const card = document.querySelector(`.tool-card[data-call-id="${CSS.escape(data.callId)}"]`);
   if (!card) {
     return;
   }
   let line = card.querySelector(".tool-progress");
   if (!line) {
+    // In the summary line, so it shows while the card is folded too.
     line = h(
-      "div",
+      "span",
       { class: "tool-progress" },
       h("progress", { max: 1 }),
       h("span", { class: "tool-progress-text" }),
     );
-    card.querySelector("summary")?.after(line);
+    card.querySelector("summary")?.append(line);
   }
   const bar = line.querySelector("progress");
   const text = line.querySelector(".tool-progress-text");

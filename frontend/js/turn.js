@@ -22,7 +22,7 @@ import { byId, h, icon } from "./dom.js";
 import { foldKeptAt } from "./fold.js";
 import { formatTokens, plural } from "./format.js";
 import { clearApprovals, hideApproval, showApproval } from "./mcp.js";
-import { clearQuestions, hideQuestion, showProgress, showQuestion } from "./mcp-questions.js";
+import { clearQuestions, hideQuestion, showQuestion, showToolProgress } from "./mcp-questions.js";
 import { updateContext } from "./meter.js";
 import { DISK_FULL_TITLE, notify, notifyError } from "./notices.js";
 import { currentFold, emit, setBusy, state } from "./state.js";
@@ -191,7 +191,7 @@ function applyEvent(live, name, data) {
       hideQuestion(data.elicitationId);
       break;
     case "tool.progress":
-      showProgress(data);
+      showToolProgress(data);
       break;
     case "notice":
       notify({
