@@ -165,3 +165,45 @@ async def test_every_tool_over_streamable_http(
     server = McpServerConfig(url=everything_http, approval="always", roots=(str(root),))
     model, events, _ = await converse(store, server, tmp_path)
     check_every_tool_worked(model, events, root)
+
+
+async def test_the_model_reads_a_resource_link_through_the_built_in_tool(
+    store: Store, tmp_path: Path
+) -> None:
+    model = ScriptedModel(
+        tool_step(call("ev__get-resource-links", {"count": 2})),
+        tool_step(
+            call("mcp_read_resource", {"server": "ev", "uri": "demo://resource/dynamic/text/1"}),
+            call("mcp_read_resource", {"server": "ev", "uri": "demo://resource/dynamic/blob/2"}),
+        ),
+        text_step("Read them."),
+    )
+    config = parse_config(BASE_CONFIG).model_copy(
+        update={"mcp_servers": {"ev": McpServerConfig(command=str(_program()), args=("stdio",))}}
+    )
+    manager = McpManager(lambda: config)
+    service = ChatService(
+        store, lambda: config, provider_factory=lambda _c, _m: model, tool_sources=[manager]
+    )
+    conversation = store.create_conversation()
+    events: list[ChatEvent] = []
+    try:
+        async for event in service.start_turn(conversation.id, "read the links").events():
+            events.append(event)
+            if event.name == "tool.approval_required":
+                # Approved like any other call of the server (its approval is "ask").
+                manager.decide(conversation.id, event.data["callId"], "allow")
+    finally:
+        await service.shutdown()
+    approvals = [e.data["tool"] for e in events if e.name == "tool.approval_required"]
+    assert approvals == ["get-resource-links", "read_resource", "read_resource"]
+    links, text, blob = [e.data for e in events if e.name == "tool.result"]
+    assert "read it with mcp_read_resource (server 'ev', this uri)" in links["output"]
+    assert "demo://resource/dynamic/text/1" in text["output"] and not text["isError"]
+    assert "Resource 1" in text["output"]
+    assert "demo://resource/dynamic/blob/2" in blob["output"] and "binary" in blob["output"]
+    # The blob is stored as an attachment after its result.
+    _, rows = store.load_window(conversation.id)
+    last_tool = [row.message for row in rows if row.message.role == "tool"][-1]
+    attachments = [p for p in last_tool.parts if p.kind == "attachment"]
+    assert [a.name for a in attachments] == ["2"] and attachments[0].data_base64

@@ -90,6 +90,8 @@ class ServerConnection:
     """Listed tools Foldline cannot call (task-only), with the reason in Settings."""
     interactive: bool = False
     """The person pressed Sign in: this start may open the browser."""
+    capabilities: Any = None
+    """The server's declared capabilities (`mcp_types.ServerCapabilities`) once running."""
     _session: Any = None
     _task: asyncio.Task[None] | None = None
     _ready: asyncio.Event = field(default_factory=asyncio.Event)
@@ -158,6 +160,26 @@ class ServerConnection:
                 f"the server stopped during the call: {error}", crashed=True
             ) from error
 
+    def offers(self, feature: Literal["resources", "prompts"]) -> bool:
+        return self.state == "running" and getattr(self.capabilities, feature, None) is not None
+
+    async def request(self, what: str, *arguments: Any, timeout: float = 60) -> Any:
+        """One of the session's other requests (`read_resource`, `list_resources`,
+        `list_prompts`, `get_prompt`), with the same errors as a call."""
+        from mcp import MCPError
+
+        session = self._session
+        if self.state != "running" or session is None:
+            raise ServerCallError(f"the server is not running ({self.error or self.state})")
+        try:
+            return await asyncio.wait_for(getattr(session, what)(*arguments), timeout)
+        except TimeoutError as error:
+            raise ServerCallError(
+                f"no answer within {timeout:g} seconds", timed_out=True
+            ) from error
+        except MCPError as error:
+            raise ServerCallError(error.message) from error
+
     def _crashed(self, reason: str) -> None:
         self.state, self.error, self._session = "failed", reason, None
         self._stop.set()
@@ -174,6 +196,7 @@ class ServerConnection:
                     )
                     await session.initialize()
                     self.tools, self.hidden_tools = await _list_tools(session)
+                    self.capabilities = session.server_capabilities
                     self._session, self.state = session, "running"
                     self._ready.set()
                     await self._stop.wait()

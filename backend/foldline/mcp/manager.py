@@ -37,7 +37,7 @@ from foldline.mcp.approval import Approvals, Decision, PendingApproval
 from foldline.mcp.connection import ConnectionHooks, ServerCallError, ServerConnection
 from foldline.mcp.interaction import ActiveCalls, ask_person, progress_reporter
 from foldline.mcp.naming import offered_names
-from foldline.mcp.results import outcome_from_result
+from foldline.mcp.results import READ_RESOURCE_TOOL, outcome_from_resource, outcome_from_result
 
 log = logging.getLogger(__name__)
 
@@ -183,7 +183,17 @@ class McpManager:
     # --- tools -----------------------------------------------------------------------
 
     def tools(self) -> list[Tool]:
-        return list(self.mcp_tools())
+        reader = self.resource_reader()
+        return [*self.mcp_tools(), *([reader] if reader else [])]
+
+    def resource_reader(self) -> McpResourceReader | None:
+        """`mcp_read_resource`, offered while a running server has resources."""
+        servers = [
+            name
+            for name, connection in self.connections.items()
+            if connection.offers("resources") and name in self.server_configs()
+        ]
+        return McpResourceReader(self, servers) if servers else None
 
     def mcp_tools(self) -> list[McpTool]:
         """The running servers' enabled tools, under their offered names."""
@@ -326,43 +336,10 @@ class McpTool:
     """Why the offered name is not simply `SERVER__TOOL` (shown in Settings)."""
 
     async def run(self, call: ToolCallPart, env: ToolEnv) -> ToolOutcome:
-        approval = self.manager.approval_for(self.server, self.tool)
         label = f"{self.tool} of the MCP server {self.server}"
-        if approval == "never":
-            return ToolOutcome(
-                f"The person does not allow {label} to run (approval = never).", is_error=True
-            )
-        if approval == "ask":
-            pending = self.manager.approvals.ask(
-                env.conversation_id,
-                call.id,
-                self.server,
-                self.tool,
-                name=self.spec.name,
-                arguments=call.input,
-            )
-            env.emit(
-                ChatEvent(
-                    "tool.approval_required",
-                    ApprovalRequired(
-                        call_id=call.id,
-                        server=self.server,
-                        tool=self.tool,
-                        name=self.spec.name,
-                        arguments=call.input,
-                    ),
-                )
-            )
-            decision = await self.manager.approvals.wait(pending)
-            env.emit(
-                ChatEvent(
-                    "tool.approval_resolved", ApprovalResolved(call_id=call.id, decision=decision)
-                )
-            )
-            if decision == "deny":
-                return ToolOutcome(f"The person denied this call of {label}.", is_error=True)
-            if decision == "always":
-                self.manager.always_allow(self.server, self.tool)
+        refused = await approve(self.manager, self.server, self.tool, self.spec.name, call, env)
+        if refused is not None:
+            return refused
         connection = self.manager.connections.get(self.server)
         config = self.manager.server_configs().get(self.server)
         if connection is None or config is None:
@@ -389,4 +366,85 @@ class McpTool:
                     is_error=True,
                 )
             return ToolOutcome(f"{label} failed: {error}", is_error=True)
-        return running.annotate(outcome_from_result(result, self.spec.name))
+        return running.annotate(outcome_from_result(result, self.spec.name, self.server))
+
+
+class McpResourceReader:
+    """The built-in tool that reads a server's resource, such as a link a tool returned.
+
+    It is approved like the server's tools: by the server's `approval`, or by a per-tool
+    override named `read_resource`."""
+
+    TOOL = "read_resource"
+
+    def __init__(self, manager: McpManager, servers: list[str]) -> None:
+        self.manager = manager
+        self.spec = ToolSpec(
+            name=READ_RESOURCE_TOOL,
+            description=(
+                "Read a resource of an MCP server by its URI, for example a resource link "
+                "a tool returned. Text comes back as text; images and other files as "
+                "attachments where the model can take them."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "server": {"type": "string", "enum": servers},
+                    "uri": {"type": "string", "description": "The resource's URI."},
+                },
+                "required": ["server", "uri"],
+            },
+        )
+
+    async def run(self, call: ToolCallPart, env: ToolEnv) -> ToolOutcome:
+        server, uri = str(call.input.get("server", "")), str(call.input.get("uri", ""))
+        connection = self.manager.connections.get(server)
+        if connection is None or not connection.offers("resources") or not uri:
+            return ToolOutcome(
+                f"No running MCP server {server!r} with resources, or no uri given.",
+                is_error=True,
+            )
+        refused = await approve(self.manager, server, self.TOOL, READ_RESOURCE_TOOL, call, env)
+        if refused is not None:
+            return refused
+        try:
+            result = await connection.request("read_resource", uri)
+        except ServerCallError as error:
+            return ToolOutcome(f"{uri} of the MCP server {server}: {error}", is_error=True)
+        return outcome_from_resource(result, uri)
+
+
+async def approve(
+    manager: McpManager, server: str, tool: str, name: str, call: ToolCallPart, env: ToolEnv
+) -> ToolOutcome | None:
+    """The person's decision on one call, per the server's and tool's approval setting:
+    None to go ahead, else the result the model reads instead of the call's."""
+    approval = manager.approval_for(server, tool)
+    label = f"{tool} of the MCP server {server}"
+    if approval == "never":
+        return ToolOutcome(
+            f"The person does not allow {label} to run (approval = never).", is_error=True
+        )
+    if approval == "ask":
+        pending = manager.approvals.ask(
+            env.conversation_id, call.id, server, tool, name=name, arguments=call.input
+        )
+        env.emit(
+            ChatEvent(
+                "tool.approval_required",
+                ApprovalRequired(
+                    call_id=call.id, server=server, tool=tool, name=name, arguments=call.input
+                ),
+            )
+        )
+        decision = await manager.approvals.wait(pending)
+        env.emit(
+            ChatEvent(
+                "tool.approval_resolved", ApprovalResolved(call_id=call.id, decision=decision)
+            )
+        )
+        if decision == "deny":
+            return ToolOutcome(f"The person denied this call of {label}.", is_error=True)
+        if decision == "always":
+            manager.always_allow(server, tool)
+    return None
