@@ -820,6 +820,68 @@ export {};
  * @property {Array<ElicitationRequired>} items
  */
 
+/**
+ * @typedef {Object} PromptArgumentOut
+ * @property {string} name
+ * @property {string|null} description
+ * @property {boolean} required
+ */
+
+/**
+ * @typedef {Object} PromptOut
+ * @property {string} server
+ * @property {string} name
+ * @property {string|null} title
+ * @property {string|null} description
+ * @property {Array<PromptArgumentOut>} arguments
+ */
+
+/**
+ * @typedef {Object} PromptList
+ * @property {Array<PromptOut>} items
+ */
+
+/**
+ * @typedef {Object} PromptGetIn
+ * @property {string} server
+ * @property {string} name
+ * @property {Object<string, string>} arguments
+ */
+
+/**
+ * @typedef {Object} PromptText
+ * @property {string} text The prompt's messages as the text of one message (a line naming what is not text).
+ */
+
+/**
+ * @typedef {Object} ResourceOut
+ * @property {string} uri
+ * @property {string} name
+ * @property {string|null} title
+ * @property {string|null} description
+ * @property {string|null} mimeType
+ */
+
+/**
+ * @typedef {Object} ResourceList
+ * @property {Array<ResourceOut>} items
+ */
+
+/**
+ * @typedef {Object} ResourceReadIn
+ * @property {string} uri
+ */
+
+/**
+ * One resource's contents, shaped like an attachment: text, or base64 data.
+ * @typedef {Object} ResourceContentOut
+ * @property {string} uri
+ * @property {string} name
+ * @property {string} mediaType
+ * @property {string|null} text
+ * @property {string|null} dataBase64
+ */
+
 /** @typedef {TextPartOut|ReasoningPartOut|ToolCallPartOut|ToolResultPartOut|AttachmentPartOut} PartOut One part of a message, by `kind`. */
 
 /**

@@ -163,7 +163,7 @@ class ServerConnection:
     def offers(self, feature: Literal["resources", "prompts"]) -> bool:
         return self.state == "running" and getattr(self.capabilities, feature, None) is not None
 
-    async def request(self, what: str, *arguments: Any, timeout: float = 60) -> Any:
+    async def request(self, what: str, *arguments: Any, timeout: float = 60, **options: Any) -> Any:
         """One of the session's other requests (`read_resource`, `list_resources`,
         `list_prompts`, `get_prompt`), with the same errors as a call."""
         from mcp import MCPError
@@ -172,7 +172,7 @@ class ServerConnection:
         if self.state != "running" or session is None:
             raise ServerCallError(f"the server is not running ({self.error or self.state})")
         try:
-            return await asyncio.wait_for(getattr(session, what)(*arguments), timeout)
+            return await asyncio.wait_for(getattr(session, what)(*arguments, **options), timeout)
         except TimeoutError as error:
             raise ServerCallError(
                 f"no answer within {timeout:g} seconds", timed_out=True

@@ -106,7 +106,8 @@ def _checked_value(label: str, kind: Any, prop: dict[str, Any], value: Any) -> V
         try:
             number: int | float = int(value) if kind == "integer" else float(value)
         except (TypeError, ValueError):
-            raise BadAnswer(f"{label}: a {kind} is needed") from None
+            needed = "a whole number" if kind == "integer" else "a number"
+            raise BadAnswer(f"{label}: {needed} is needed") from None
         if isinstance(value, float) and kind == "integer" and value != int(value):
             raise BadAnswer(f"{label}: a whole number is needed")
         low, high = prop.get("minimum"), prop.get("maximum")

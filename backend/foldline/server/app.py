@@ -38,6 +38,7 @@ from foldline.server.routes import (
     handoffs,
     health,
     mcp,
+    mcp_catalog,
     mcp_interaction,
     messages,
     models,
@@ -175,6 +176,7 @@ def create_app(
     app.include_router(settings.router)
     app.include_router(mcp.router)
     app.include_router(mcp_interaction.router)
+    app.include_router(mcp_catalog.router)
     app.include_router(models.router)
     mount_frontend(app, frontend_dir or find_frontend_dir())
     return app

@@ -21,9 +21,17 @@ from pydantic import BaseModel
 
 from foldline.api import events, schemas, schemas_models, schemas_settings
 from foldline.api.schemas import ApiModel, RequestModel
-from foldline.server.routes import mcp, mcp_interaction
+from foldline.server.routes import mcp, mcp_catalog, mcp_interaction
 
-SOURCES = (schemas, schemas_models, schemas_settings, events, mcp, mcp_interaction)
+SOURCES = (
+    schemas,
+    schemas_models,
+    schemas_settings,
+    events,
+    mcp,
+    mcp_interaction,
+    mcp_catalog,
+)
 """The modules whose API models become typedefs, in this order."""
 
 HEADER = """\
