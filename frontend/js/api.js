@@ -275,6 +275,15 @@ export const api = {
     json("POST", `/api/conversations/${enc(id)}/elicitations/${enc(elicitationId)}`, {
       body: { action, content },
     }),
+  /** The running servers' prompts: `{items: [{server, name, title, description, arguments}]}`. */
+  mcpPrompts: () => json("GET", "/api/mcp/prompts"),
+  /** A prompt filled in: `{text}`. */
+  getMcpPrompt: (server, name, args) =>
+    json("POST", "/api/mcp/prompts/get", { body: { server, name, arguments: args } }),
+  mcpResources: (name) => json("GET", `/api/mcp/servers/${enc(name)}/resources`),
+  /** `{uri, name, mediaType, text?, dataBase64?}` */
+  readMcpResource: (name, uri) =>
+    json("POST", `/api/mcp/servers/${enc(name)}/resources/read`, { body: { uri } }),
   /** The servers' questions waiting in a conversation: `{items: [...]}`. */
   pendingElicitations: (id) => json("GET", `/api/conversations/${enc(id)}/elicitations`),
   /** `{approval?, timeout?, enabled?, tools?: {TOOL: {approval?, enabled?}}}` */

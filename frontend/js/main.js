@@ -10,6 +10,7 @@ import { promptDialog } from "./dialog.js";
 import { byId, h } from "./dom.js";
 import { initDrawer, isDrawerOpen, setDrawer } from "./drawer.js";
 import { initHandoff } from "./handoff.js";
+import { initPromptMenu } from "./mcp-prompts.js";
 import { initMeter } from "./meter.js";
 import { initModelView, isModelViewOpen, toggleModelView } from "./modelview.js";
 import { notify, notifyError } from "./notices.js";
@@ -125,6 +126,7 @@ function initComposer() {
     }
   });
   byId("stop-button").addEventListener("click", () => stop());
+  initPromptMenu();
   on("busy", updateComposer);
   updateComposer();
 }

@@ -6,6 +6,7 @@ authorization server, `mcp_host/mcp_oauth_server.py`)."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -180,3 +181,41 @@ def test_sign_in_from_settings(start_foldline, fake_provider, make_ui, oauth_url
         assert not (app.data_dir / "secrets.json").exists()
     finally:
         keyring.set_keyring(original)
+
+
+def test_prompts_and_resources_after_a_slash(start_foldline, fake_provider, make_ui):
+    if not EVERYTHING.exists():
+        pytest.fail("server-everything is not installed: run `bash desktop/install.sh --test`")
+    config = CONFIG.format(base_url=fake_provider.openai_url) + (
+        f'[mcp_servers.ev]\ncommand = "{EVERYTHING}"\nargs = ["stdio"]\napproval = "always"\n'
+    )
+    app = start_foldline(config)
+    ui = make_ui(app)
+    ui.open()
+    page = ui.page
+    ui.send("Hello")  # the first message starts the server
+    box = page.locator("#composer-input")
+    box.fill("/")
+    menu = page.locator(".prompt-menu")
+    expect(menu.locator('[data-label="ev/simple-prompt"]')).to_be_visible(timeout=30_000)
+    expect(menu.locator(".prompt-entry.resource").first).to_be_visible()
+    ui.shot("mcp-prompt-menu")
+    # Filtered by what follows the slash; a prompt with arguments asks for them first.
+    box.press_sequentially("args")
+    entry = menu.locator(".prompt-entry").first
+    expect(entry).to_contain_text("ev/args-prompt")
+    box.press("Enter")
+    card = page.locator(".prompt-card")
+    expect(card).to_be_visible()
+    card.locator('button[type="submit"]').click()
+    expect(card.locator(".elicitation-problem")).to_contain_text("required")
+    card.locator("input").first.fill("Lisbon")
+    card.locator('button[type="submit"]').click()
+    expect(box).to_have_value(re.compile("Lisbon"))
+
+    # A text resource goes into the message as a quoted block under its URI.
+    box.fill("/")
+    box.press_sequentially("Architecture")
+    expect(menu.locator(".prompt-entry.resource").first).to_be_visible(timeout=30_000)
+    box.press("Enter")
+    expect(box).to_have_value(re.compile(r"^\[resource demo://resource/static/document/"))
