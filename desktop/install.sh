@@ -69,7 +69,7 @@ install_system_packages() {
   if ((with_tests)); then
     wanted+=("${TEST_APT_PACKAGES[@]}")
     # npm installs the MCP test programs (tests/node); any Node.js that brings npm will do.
-    if ! command -v npm >/dev/null 2>&1; then
+    if [[ -f tests/node/package-lock.json ]] && ! command -v npm >/dev/null 2>&1; then
       wanted+=(nodejs npm)
     fi
   fi

@@ -18,6 +18,32 @@ export function signInLine(server, refresh) {
   if (server.transport !== "http") {
     return null;
   }
+  if (server.state === "stopped" && server.enabled) {
+    // A remote server added a moment ago: connecting now tells whether it needs a sign-in
+    // (else it would only say so with the next message).
+    const connect = h("button", {
+      type: "button",
+      class: "button small",
+      dataset: { connect: server.name },
+      text: "Connect",
+    });
+    connect.addEventListener("click", async () => {
+      connect.disabled = true;
+      connect.textContent = "Connecting…";
+      try {
+        await api.restartMcpServer(server.name);
+      } catch (error) {
+        notifyError(`${server.name} could not be reached`, error);
+      }
+      await refresh();
+    });
+    return h(
+      "div",
+      { class: "mcp-sign-in" },
+      h("span", { text: "Not connected yet; it connects with the next message." }),
+      connect,
+    );
+  }
   const waiting = server.state === "signin_required";
   const button = h("button", {
     type: "button",

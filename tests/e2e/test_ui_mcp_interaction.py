@@ -150,7 +150,7 @@ def test_sign_in_from_settings(start_foldline, fake_provider, make_ui, oauth_url
         dialog = page.locator("#settings-dialog")
         dialog.locator('[data-tab="mcp"]').click()
         row = dialog.locator('.mcp-server[data-server="remote"]')
-        row.locator("[data-restart]").click()
+        row.locator("[data-connect]").click()
         expect(row).to_have_attribute("data-state", "signin_required", timeout=30_000)
         expect(row).to_contain_text("Sign in required")
         sign_in = row.locator("[data-sign-in]")

@@ -127,3 +127,37 @@ async def test_stop_and_a_timeout_cancel_the_call_on_the_server(tmp_path: Path) 
     finally:
         await service.shutdown()
         store.close()
+
+
+async def test_stop_dismisses_a_question_waiting_for_the_person(tmp_path: Path) -> None:
+    """Stop while a server's form waits: the question is dropped (the server reads
+    "cancel"), and nothing is left waiting for an answer."""
+    from test_mcp_everything import PROGRAM, _program
+
+    _program()
+    store = Store(tmp_path / "foldline.db")
+    model = ScriptedModel(tool_step(call("f__trigger-elicitation-request", {})), text_step("x"))
+    config = parse_config(BASE_CONFIG).model_copy(
+        update={
+            "mcp_servers": {
+                "f": McpServerConfig(command=str(PROGRAM), args=("stdio",), approval="always")
+            }
+        }
+    )
+    manager = McpManager(lambda: config)
+    service = ChatService(
+        store, lambda: config, provider_factory=lambda _c, _m: model, tool_sources=[manager]
+    )
+    names: list[str] = []
+    try:
+        conversation = store.create_conversation()
+        async for event in service.start_turn(conversation.id, "ask").events():
+            names.append(event.name)
+            if event.name == "tool.elicitation_required":
+                service.cancel(conversation.id)
+        assert manager.calls.elicitations.waiting(conversation.id) == []
+    finally:
+        await service.shutdown()
+        store.close()
+    assert "tool.elicitation_required" in names
+    assert names[-1] == "done"

@@ -171,5 +171,11 @@ class Elicitations:
         pending.future.set_result(Answer(action, checked))
         return pending
 
+    def drop(self, conversation_id: str, call_id: str) -> None:
+        """Cancel the questions still waiting for one call."""
+        for pending in self.waiting(conversation_id):
+            if pending.call_id == call_id and pending.future and not pending.future.done():
+                pending.future.set_result(Answer("cancel"))
+
     def waiting(self, conversation_id: str) -> list[PendingElicitation]:
         return [p for p in self._pending.values() if p.conversation_id == conversation_id]

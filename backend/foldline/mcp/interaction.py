@@ -69,6 +69,9 @@ class ActiveCalls:
             yield entry
         finally:
             self._running.remove(entry)
+            # A question the server left open when its call ended (Stop, a timeout) is
+            # dropped: the server reads "cancel", the form goes away.
+            self.elicitations.drop(env.conversation_id, call.id)
 
     def newest(self, server: str) -> RunningCall | None:
         return next((c for c in reversed(self._running) if c.server == server), None)
