@@ -403,3 +403,6 @@ def test_background_preparation_cold_cache_and_hard_threshold_helpers() -> None:
     assert fold_on_cold_cache(7_500, budget, settings, 301.0)
     assert not fold_on_cold_cache(6_000, budget, settings, 3_600.0)
     assert not fold_on_cold_cache(7_500, budget, settings, None)
+    # A changed tool list breaks the cache as surely as a pause.
+    assert fold_on_cold_cache(7_500, budget, settings, 10.0, prefix_changed=True)
+    assert not fold_on_cold_cache(6_000, budget, settings, 10.0, prefix_changed=True)

@@ -155,6 +155,8 @@ class BackgroundFolds:
     backoff: ResummaryBackoff = field(default_factory=ResummaryBackoff)
     """Failed preparations wait 1, 2, 4 ... turns before the next attempt."""
     prepared: dict[str, PreparedFold] = field(default_factory=dict)
+    tool_prints: dict[str, str] = field(default_factory=dict)
+    """Each conversation's tools at its last gate: a change breaks the prompt cache."""
 
     # --- what the UI sees -----------------------------------------------------------
 
@@ -324,6 +326,7 @@ class BackgroundFolds:
                 yield event
             ctx = await gate.reload_async()
             entry = None
+        tools_changed = self._tools_changed(ctx)
         asked = {key: value for key, value in kwargs.items() if key != "instructions"}
         decision, _ = await asyncio.to_thread(gate.decide, ctx, **asked)
         automatic = decision.action == "fold" and decision.trigger == "auto"
@@ -334,11 +337,22 @@ class BackgroundFolds:
                 and entry.kind == "fold"
                 and decision.action == "none"
                 and not kwargs.get("mid_tool_loop")
-                and fold_on_cold_cache(ctx.tokens, ctx.budget, ctx.settings, self._idle(ctx))
+                and fold_on_cold_cache(
+                    ctx.tokens,
+                    ctx.budget,
+                    ctx.settings,
+                    self._idle(ctx),
+                    prefix_changed=tools_changed,
+                )
             ):
+                why = (
+                    "The tools offered changed"
+                    if tools_changed
+                    else "The prompt cache expired during the pause"
+                )
                 reason = (
-                    "The prompt cache expired during the pause, so folding now breaks no "
-                    "cache: committing the summary prepared in the background."
+                    f"{why}, so folding now breaks no cache: committing the summary "
+                    "prepared in the background."
                 )
                 async for event in self._commit_fold(gate, ctx, entry, turn, reason):
                     yield event
@@ -380,6 +394,16 @@ class BackgroundFolds:
             gate, ctx, entry, turn, decision.reason, announced=waited
         ):
             yield event
+
+    def _tools_changed(self, ctx: ConversationContext) -> bool:
+        """Whether the tools offered differ from this conversation's last gate (an MCP
+        server's list changed, a server came or went): the cached prefix is rebuilt."""
+        current = json.dumps(
+            [[t.name, t.description, t.input_schema] for t in ctx.tools], sort_keys=True
+        )
+        previous = self.tool_prints.get(ctx.conversation.id)
+        self.tool_prints[ctx.conversation.id] = current
+        return previous is not None and previous != current
 
     def _idle(self, ctx: ConversationContext) -> float | None:
         last = self.store.last_chat_call_at(ctx.conversation.id)

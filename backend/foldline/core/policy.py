@@ -79,12 +79,20 @@ def at_hard_threshold(tokens: int, budget: Budget, settings: CompactionSettings)
 
 
 def fold_on_cold_cache(
-    tokens: int, budget: Budget, settings: CompactionSettings, idle_seconds: float | None
+    tokens: int,
+    budget: Budget,
+    settings: CompactionSettings,
+    idle_seconds: float | None,
+    *,
+    prefix_changed: bool = False,
 ) -> bool:
     """Whether to commit a ready fold early, before it is due: the prompt cache has
-    expired during the pause (`idle_seconds` since the last answer; None = unknown) and
-    the view is where a fold is being prepared anyway."""
-    if idle_seconds is None or idle_seconds < PROMPT_CACHE_TTL_SECONDS:
+    expired during the pause (`idle_seconds` since the last answer; None = unknown), or
+    the cached prefix changed anyway (`prefix_changed`: the tools offered changed since
+    the last call), and the view is where a fold is being prepared anyway. Either way the
+    next call rebuilds the cache, so the fold's own cache break costs nothing extra."""
+    expired = idle_seconds is not None and idle_seconds >= PROMPT_CACHE_TTL_SECONDS
+    if not (expired or prefix_changed):
         return False
     return should_prepare_fold(tokens, budget, settings)
 
