@@ -13,6 +13,7 @@ import { notify, notifyError } from "./notices.js";
 
 let menu = null;
 let entries = [];
+let shown = [];
 let active = 0;
 
 function input() {
@@ -30,6 +31,7 @@ function close() {
   menu?.remove();
   menu = null;
   entries = [];
+  shown = [];
 }
 
 /** Every prompt and resource of the running servers, as menu entries. */
@@ -67,7 +69,7 @@ async function load() {
 
 function render(filter) {
   const wanted = filter.toLowerCase();
-  const shown = entries.filter((e) => e.label.toLowerCase().includes(wanted));
+  shown = entries.filter((e) => e.label.toLowerCase().includes(wanted));
   active = Math.min(active, Math.max(0, shown.length - 1));
   menu.replaceChildren(
     ...(shown.length
@@ -96,7 +98,6 @@ function render(filter) {
           }),
         ]),
   );
-  return shown;
 }
 
 async function open() {
@@ -228,9 +229,6 @@ export function initPromptMenu() {
       if (!menu) {
         return;
       }
-      const shown = entries.filter((e) =>
-        e.label.toLowerCase().includes(box.value.slice(1).toLowerCase()),
-      );
       if (event.key === "Escape") {
         close();
       } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
