@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import json
 import logging
 import socket
@@ -209,7 +210,7 @@ def _respond(writer: asyncio.StreamWriter, status: int, text: str) -> None:
     reason = {200: "OK", 400: "Bad Request", 404: "Not Found"}[status]
     body = (
         "<!doctype html><meta charset=utf-8><title>Foldline</title>"
-        f"<p style='font:16px system-ui;margin:3em'>{text}</p>"
+        f"<p style='font:16px system-ui;margin:3em'>{html.escape(text)}</p>"
     ).encode()
     writer.write(
         f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\n"
