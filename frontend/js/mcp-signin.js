@@ -2,8 +2,8 @@
 //
 // A remote server that asks for a sign-in says "Sign in required" with a Sign in button:
 // the sign-in page opens in the system browser, and the row updates when the browser
-// comes back (or the sign-in fails, with the reason). A signed-in remote server offers
-// Sign out. Roots are the folders a server is told about when it asks (none unless the
+// comes back (or the sign-in fails, with the reason). A remote server whose sign-in
+// tokens are kept offers Sign out. Roots are the folders a server is told about when it asks (none unless the
 // person lists some here, one full path a line).
 
 import { api } from "./api.js";
@@ -66,7 +66,7 @@ export function signInLine(server, refresh) {
     }
     await refresh();
   });
-  if (!waiting && server.state !== "running") {
+  if (!waiting && !server.signedIn) {
     return null;
   }
   return h(
@@ -75,7 +75,7 @@ export function signInLine(server, refresh) {
     h("span", {
       text: waiting
         ? "This server needs you to sign in; its tools are offered once you have."
-        : "Signed in (the tokens are kept in the system keychain).",
+        : "Signed in; the tokens are kept in the key store.",
     }),
     button,
   );

@@ -751,6 +751,7 @@ export {};
  * @property {Array<string>} disabledTools
  * @property {Array<string>} hiddenTools Tools the server lists that Foldline cannot call (they run only as tasks).
  * @property {Array<string>} roots Folders the server is told about when it asks (none by default).
+ * @property {boolean} signedIn Sign-in tokens are kept for this remote server.
  */
 
 /**

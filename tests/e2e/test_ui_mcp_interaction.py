@@ -132,23 +132,32 @@ def test_a_question_as_a_form_and_progress_on_the_card(start_foldline, fake_prov
     expect(page.locator(".message.assistant").last).to_contain_text("finished")
 
 
-def test_sign_in_from_settings(start_foldline, fake_provider, make_ui, oauth_url, monkeypatch):
+def test_add_a_remote_server_sign_in_and_use_its_tool(
+    start_foldline, fake_provider, make_ui, oauth_url, monkeypatch
+):
+    """What a person does: Add server (a URL), Connect, Sign in in the browser, use it."""
     original = keyring.get_keyring()
     keychain = MemoryKeyring()
     keyring.set_keyring(keychain)
     opened: list[str] = []
     monkeypatch.setattr("webbrowser.open", lambda url: opened.append(url) or True)
     try:
-        config = CONFIG.format(base_url=fake_provider.openai_url) + (
-            f'[mcp_servers.remote]\nurl = "{oauth_url}"\napproval = "always"\n'
-        )
-        app = start_foldline(config)
+        app = start_foldline(CONFIG.format(base_url=fake_provider.openai_url))
+        app.script.add(tool_step(call("remote__whoami", {})), text_step("You are signed in."))
         ui = make_ui(app)
         ui.open()
         page = ui.page
         page.locator("#settings-button").click()
         dialog = page.locator("#settings-dialog")
         dialog.locator('[data-tab="mcp"]').click()
+        dialog.locator("#mcp-add > summary").click()
+        form = dialog.locator("#mcp-add-form")
+        form.locator("#mcp-add-transport").select_option("http")
+        form.locator("#mcp-add-name").fill("remote")
+        form.locator("#mcp-add-url").fill(oauth_url)
+        form.locator("#mcp-add-approval").select_option("always")
+        form.locator("#mcp-add-submit").click()
+
         row = dialog.locator('.mcp-server[data-server="remote"]')
         row.locator("[data-connect]").click()
         expect(row).to_have_attribute("data-state", "signin_required", timeout=30_000)
@@ -171,7 +180,6 @@ def test_sign_in_from_settings(start_foldline, fake_provider, make_ui, oauth_url
         expect(tab.locator("body")).to_contain_text("Signed in. You can close this tab")
         tab.close()
 
-        row = dialog.locator('.mcp-server[data-server="remote"]')
         expect(row).to_have_attribute("data-state", "running", timeout=30_000)
         expect(row).to_contain_text("whoami")
         expect(row.locator("[data-sign-in]")).to_have_text("Sign out")
@@ -179,6 +187,13 @@ def test_sign_in_from_settings(start_foldline, fake_provider, make_ui, oauth_url
         record = json.loads(keychain.passwords[("foldline", "mcp-oauth:remote")])
         assert record["tokens"]["access_token"]
         assert not (app.data_dir / "secrets.json").exists()
+
+        page.keyboard.press("Escape")
+        ui.send("Who am I there?")
+        expect(page.locator(".message.assistant").last).to_contain_text("You are signed in.")
+        last_request = app.fake.requests[-1].model_request
+        assert last_request is not None
+        assert last_request.messages[-1].tool_results[0].output == "signed in as the test person"
     finally:
         keyring.set_keyring(original)
 

@@ -257,6 +257,17 @@ class McpManager:
             connection.state = "failed"
         return connection.state == "running"
 
+    def _signed_in(self, name: str, server: McpServerConfig) -> bool:
+        """Whether sign-in tokens are kept for this remote server."""
+        if server.url is None:
+            return False
+        from foldline.mcp.oauth import KeychainTokenStorage
+
+        data_dir = self.config_provider().data_dir
+        return (
+            data_dir is not None and KeychainTokenStorage(name, server.url, data_dir).has_tokens()
+        )
+
     def decide(self, conversation_id: str, call_id: str, decision: Decision) -> PendingApproval:
         return self.approvals.decide(conversation_id, call_id, decision)
 
@@ -279,6 +290,7 @@ class McpManager:
                     tools=offered.get(name, []),
                     disabled_tools=[t.name for t in listed if not server.tool_enabled(t.name)],
                     hidden_tools=list(connection.hidden_tools) if connection else [],
+                    signed_in=self._signed_in(name, server),
                 )
             )
         return out
@@ -296,6 +308,8 @@ class ServerStatus:
     disabled_tools: list[str]
     hidden_tools: list[str]
     """Listed tools Foldline cannot call (task-only)."""
+    signed_in: bool = False
+    """Sign-in tokens are kept for this remote server (Sign out forgets them)."""
 
 
 def server_failed(connection: ServerConnection) -> ChatEvent:

@@ -76,6 +76,8 @@ class McpServerOut(ApiModel):
     """Tools the server lists that Foldline cannot call (they run only as tasks)."""
     roots: list[str] = Field(default_factory=list)
     """Folders the server is told about when it asks (none by default)."""
+    signed_in: bool = False
+    """Sign-in tokens are kept for this remote server."""
 
 
 class McpServerList(ApiModel):
@@ -155,6 +157,7 @@ def server_out(status: ServerStatus) -> McpServerOut:
         disabled_tools=status.disabled_tools,
         hidden_tools=status.hidden_tools,
         roots=list(config.roots),
+        signed_in=status.signed_in,
     )
 
 
