@@ -89,3 +89,19 @@ async def test_the_keychain_record_is_bound_to_the_url_and_expires(tmp_path: Pat
         assert keychain.passwords == {}
     finally:
         keyring.set_keyring(original)
+
+
+def test_the_oauth_and_roots_keys_survive_a_save_and_are_checked() -> None:
+    from foldline.config import ConfigError, parse_config
+    from foldline.config_toml import dumps_config
+
+    text = (
+        '[mcp_servers.r]\nurl = "https://x.example/mcp"\nroots = ["/tmp"]\n'
+        '[mcp_servers.r.oauth]\nclient_id = "abc"\nscopes = ["a", "b"]\nredirect_port = 33418\n'
+    )
+    config = parse_config(text)
+    assert parse_config(dumps_config(config)).mcp_servers == config.mcp_servers
+    with pytest.raises(ConfigError, match="client_credentials needs `client_id`"):
+        parse_config(
+            '[mcp_servers.r]\nurl = "https://x/mcp"\noauth = { grant = "client_credentials" }\n'
+        )
