@@ -4,7 +4,8 @@
 # about a second without touching the network.
 #
 #   bash desktop/install.sh           # app: .venv, `pip install -e .`, Qt's system libraries
-#   bash desktop/install.sh --test    # + test extras, chromium, xvfb, xauth
+#   bash desktop/install.sh --test    # + test extras, chromium, xvfb, xauth, and the MCP
+#                                     #   conformance suite and reference server (npm)
 #
 # System packages are installed with apt-get when running as root or with passwordless
 # sudo; otherwise the exact apt-get line is printed and the install goes on (the app then
@@ -67,6 +68,10 @@ install_system_packages() {
   local wanted=("${QT_APT_PACKAGES[@]}")
   if ((with_tests)); then
     wanted+=("${TEST_APT_PACKAGES[@]}")
+    # npm installs the MCP test programs (tests/node); any Node.js that brings npm will do.
+    if [[ -f tests/node/package-lock.json ]] && ! command -v npm >/dev/null 2>&1; then
+      wanted+=(nodejs npm)
+    fi
   fi
   if ! command -v dpkg-query >/dev/null 2>&1; then
     say "not a Debian-like system: make sure Qt WebEngine's libraries are installed" \
@@ -172,10 +177,39 @@ install_python_packages() {
   printf '%s\n' "$stamp" >"$stamp_file"
 }
 
+# --- the MCP test programs (npm) -----------------------------------------------------------
+
+install_node_packages() {
+  # The official MCP conformance suite and reference server, pinned by tests/node's
+  # package-lock.json; `npm ci` again only when that lock file changed.
+  local folder="tests/node" stamp_file="tests/node/node_modules/.foldline-install"
+  [[ -f "$folder/package-lock.json" ]] || return 0
+  if ! command -v npm >/dev/null 2>&1; then
+    say "npm is missing: the MCP conformance tests cannot run (on Debian: apt-get install npm)"
+    return 0
+  fi
+  local stamp
+  stamp="$(sha256sum "$folder/package-lock.json" | cut -d' ' -f1)"
+  if [[ -f "$stamp_file" && "$(cat "$stamp_file")" == "$stamp" ]]; then
+    return 0
+  fi
+  say "installing the MCP test programs (npm ci in $folder)"
+  local npm_log
+  npm_log="$(mktemp)"
+  if ! (cd "$folder" && npm ci --no-audit --no-fund) >"$npm_log" 2>&1; then
+    cat "$npm_log" >&2
+    rm -f "$npm_log"
+    fail "npm ci in $folder failed (output above)"
+  fi
+  rm -f "$npm_log"
+  printf '%s\n' "$stamp" >"$stamp_file"
+}
+
 install_system_packages
 ensure_venv
 install_python_packages
 if ((with_tests)); then
+  install_node_packages
   say "ready: run the tests with .venv/bin/python -m pytest"
 else
   say "ready: start Foldline with .venv/bin/foldline"

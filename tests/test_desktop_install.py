@@ -167,3 +167,29 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     assert "bash desktop/install.sh --test && .venv/bin/python -m pytest" in readme
     assert "bash desktop/install.sh && .venv/bin/foldline" in readme
     assert os.access(REPO / ".ci" / "run", os.X_OK)
+
+
+FAKE_NPM = """#!/usr/bin/env bash
+echo "npm $* in $(basename "$PWD")" >> "$LOG"
+mkdir -p node_modules
+"""
+
+
+def test_test_install_runs_npm_ci_for_the_mcp_test_programs_once(scratch: Path) -> None:
+    node = scratch / "tests" / "node"
+    node.mkdir(parents=True)
+    (node / "package-lock.json").write_text('{"lockfileVersion": 3}\n', encoding="utf-8")
+    _write_executable(scratch.parent / "bin" / "npm", FAKE_NPM)
+    result, calls = _run(scratch, "--test")
+    assert result.returncode == 0, result.stderr
+    assert "npm ci --no-audit --no-fund in node" in calls
+    # A repeat run with the same lock file does nothing; a changed one runs again.
+    _, calls = _run(scratch, "--test")
+    assert [c for c in calls if c.startswith("npm")] == []
+    (node / "package-lock.json").write_text('{"lockfileVersion": 3, "x": 1}\n', encoding="utf-8")
+    _, calls = _run(scratch, "--test")
+    assert [c for c in calls if c.startswith("npm")] == ["npm ci --no-audit --no-fund in node"]
+    # The app install never needs them.
+    (node / "package-lock.json").write_text('{"lockfileVersion": 3, "x": 2}\n', encoding="utf-8")
+    _, calls = _run(scratch)
+    assert [c for c in calls if c.startswith("npm")] == []

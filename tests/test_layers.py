@@ -21,23 +21,24 @@ PACKAGE_DIRS = (Path(foldline.__file__).parent, Path(foldline_desktop.__file__).
 # in the same layer are independent of each other.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("foldline.core",),
-    # `foldline.mcp` here is its settings, naming, approvals and connections; the parts
-    # that run tools in a turn build on the chat layer below the server.
+    # `foldline.config_mcp` is the `[mcp_servers]` tables the configuration holds.
     (
         "foldline",
         "foldline.paths",
         "foldline.secrets",
         "foldline.tokenizers",
-        "foldline.mcp",
+        "foldline.config_mcp",
         "foldline.uploads",
     ),
     # The API's public shapes: pydantic models over core types, used by chat and server alike.
     ("foldline.api",),
     ("foldline.logging_setup",),
     ("foldline.config",),
-    ("foldline.config_toml", "foldline.providers", "foldline.store"),
+    # `foldline.mcp` here is its Settings helpers, naming, approvals and connections; the
+    # parts that run tools in a turn build on the chat layer below the server.
+    ("foldline.config_toml", "foldline.providers", "foldline.store", "foldline.mcp"),
     ("foldline.chat", "foldline.testing", "foldline.token_cli", "foldline.doctor_cli"),
-    ("foldline.mcp.results",),
+    ("foldline.mcp.results", "foldline.mcp.interaction"),
     ("foldline.mcp.manager",),
     ("foldline.server",),
     ("foldline_desktop",),

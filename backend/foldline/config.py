@@ -44,9 +44,9 @@ from foldline.api.schemas_settings import (
     ProviderSettingsOut,
     SettingsOut,
 )
+from foldline.config_mcp import McpServerConfig, check_server_name
 from foldline.core.reasoning import Effort
 from foldline.core.settings import MAX_TOKENS, CompactionSettings
-from foldline.mcp.settings import McpServerConfig, check_server_name
 from foldline.secrets import find_api_key, key_storage_status, mask_key
 
 __all__ = [

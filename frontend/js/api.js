@@ -300,6 +300,29 @@ export const api = {
   restartMcpServer: (name) => json("POST", `/api/mcp/servers/${enc(name)}/restart`, { body: {} }),
   allowMcpServer: (name) => json("POST", `/api/mcp/servers/${enc(name)}/allow`, { body: {} }),
   importMcp: (text) => json("POST", "/api/mcp/import", { body: { text } }),
+  /** Open the server's sign-in page in the browser; answers once the sign-in ended. */
+  signInMcpServer: (name) => json("POST", `/api/mcp/servers/${enc(name)}/sign-in`, { body: {} }),
+  signOutMcpServer: (name) =>
+    json("POST", `/api/mcp/servers/${enc(name)}/sign-out`, { body: {} }),
+  /** The folders (absolute paths) the server is told about; `[]`: none. */
+  setMcpRoots: (name, roots) =>
+    json("PUT", `/api/mcp/servers/${enc(name)}/roots`, { body: { roots } }),
+  /** Answer a server's question: "accept" (with the form's values) | "decline" | "cancel". */
+  answerElicitation: (id, elicitationId, action, content) =>
+    json("POST", `/api/conversations/${enc(id)}/elicitations/${enc(elicitationId)}`, {
+      body: { action, content },
+    }),
+  /** The running servers' prompts: `{items: [{server, name, title, description, arguments}]}`. */
+  mcpPrompts: () => json("GET", "/api/mcp/prompts"),
+  /** A prompt filled in: `{text}`. */
+  getMcpPrompt: (server, name, args) =>
+    json("POST", "/api/mcp/prompts/get", { body: { server, name, arguments: args } }),
+  mcpResources: (name) => json("GET", `/api/mcp/servers/${enc(name)}/resources`),
+  /** `{uri, name, mediaType, text?, dataBase64?}` */
+  readMcpResource: (name, uri) =>
+    json("POST", `/api/mcp/servers/${enc(name)}/resources/read`, { body: { uri } }),
+  /** The servers' questions waiting in a conversation: `{items: [...]}`. */
+  pendingElicitations: (id) => json("GET", `/api/conversations/${enc(id)}/elicitations`),
   /** `{approval?, timeout?, enabled?, tools?: {TOOL: {approval?, enabled?}}}` */
   updateMcpServer: (name, change) =>
     json("PATCH", `/api/mcp/servers/${enc(name)}`, { body: change }),

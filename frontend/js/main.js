@@ -12,6 +12,7 @@ import { byId, h } from "./dom.js";
 import { initDrawer, isDrawerOpen, setDrawer } from "./drawer.js";
 import { initEffortControl } from "./effort.js";
 import { initHandoff } from "./handoff.js";
+import { initPromptMenu } from "./mcp-prompts.js";
 import { initMeter } from "./meter.js";
 import {
   initModelView,
@@ -150,6 +151,7 @@ function initComposer() {
     }
   });
   byId("stop-button").addEventListener("click", () => stop());
+  initPromptMenu();
   on("busy", updateComposer);
   updateComposer();
 }

@@ -6,6 +6,7 @@
 import { api } from "./api.js";
 import { h } from "./dom.js";
 import { addServerForm } from "./mcp-add.js";
+import { rootsEditor, signInLine } from "./mcp-signin.js";
 import { notifyError } from "./notices.js";
 
 const STATE_TEXT = {
@@ -15,6 +16,7 @@ const STATE_TEXT = {
   failed: "failed",
   disabled: "disabled",
   awaiting_approval: "waits for your yes: it runs the command below on this computer",
+  signin_required: "Sign in required",
 };
 
 /** @param {McpServerOut} server */
@@ -74,15 +76,23 @@ function serverRow(server, refresh) {
     ),
     h("div", { class: "mcp-where" }, h("code", { text: where ?? "" })),
     secrets.length ? h("div", { class: "mcp-secrets", text: secrets.join("  ") }) : null,
-    server.error ? h("div", { class: "mcp-error", role: "alert", text: server.error }) : null,
+    server.error && server.state !== "signin_required"
+      ? h("div", { class: "mcp-error", role: "alert", text: server.error })
+      : null,
     server.limits ? h("div", { class: "mcp-error", role: "status", text: server.limits }) : null,
+    signInLine(server, refresh),
     toolTable(server, refresh),
     h("div", {
       class: "mcp-approval",
       text: `Approval: ${server.approval}; timeout ${server.timeout} s${
         server.disabledTools.length ? `; disabled: ${server.disabledTools.join(", ")}` : ""
+      }${
+        server.hiddenTools.length
+          ? `; not offered (they run only as tasks, which Foldline does not run): ${server.hiddenTools.join(", ")}`
+          : ""
       }`,
     }),
+    rootsEditor(server, refresh),
   );
 }
 

@@ -22,6 +22,7 @@ import { byId, h, icon } from "./dom.js";
 import { foldKeptAt } from "./fold.js";
 import { formatTokens, plural } from "./format.js";
 import { clearApprovals, hideApproval, showApproval } from "./mcp.js";
+import { clearQuestions, hideQuestion, showQuestion, showToolProgress } from "./mcp-questions.js";
 import { updateContext } from "./meter.js";
 import { DISK_FULL_TITLE, notify, notifyError } from "./notices.js";
 import { currentFold, emit, setBusy, state } from "./state.js";
@@ -32,6 +33,7 @@ const NOTICE_TITLES = {
   mcp_server_failed: "A tool server is unavailable",
   mcp_tools_limited: "Some tools are left out",
   mcp_server_awaiting_approval: "A new tool server waits for your yes",
+  mcp_sign_in_required: "A tool server needs you to sign in",
 };
 
 /** The stream being read, so Stop and Esc can reach it. */
@@ -190,6 +192,15 @@ function applyEvent(live, name, data) {
     case "tool.approval_resolved":
       hideApproval(data.callId);
       break;
+    case "tool.elicitation_required":
+      showQuestion(live.conversationId, data);
+      break;
+    case "tool.elicitation_resolved":
+      hideQuestion(data.elicitationId);
+      break;
+    case "tool.progress":
+      showToolProgress(data);
+      break;
     case "notice":
       notify({
         kind: "warn",
@@ -293,6 +304,7 @@ async function finish(live) {
   }
   hideProgress();
   clearApprovals();
+  clearQuestions();
   running = null;
   setBusy(null);
   if (state.currentId !== live.conversationId) {

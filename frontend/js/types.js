@@ -754,9 +754,38 @@ export {};
  */
 
 /**
+ * `tool.elicitation_required`: an MCP server asks the person something during a call. Form mode: `requestedSchema` is a flat JSON schema (strings, numbers, booleans, enums) to build the form from. URL mode: `url` is a page the person may choose to open.
+ * @typedef {Object} ElicitationRequired
+ * @property {string} callId
+ * @property {string} elicitationId
+ * @property {string} server
+ * @property {string} message
+ * @property {"form"|"url"} mode
+ * @property {Object<string, *>} requestedSchema
+ * @property {string|null} url
+ */
+
+/**
+ * `tool.elicitation_resolved`: the question was answered (from any client) or dropped.
+ * @typedef {Object} ElicitationResolved
+ * @property {string} callId
+ * @property {string} elicitationId
+ * @property {"accept"|"decline"|"cancel"} action
+ */
+
+/**
+ * `tool.progress`: how far a running MCP call is, as its server reports it.
+ * @typedef {Object} ToolProgress
+ * @property {string} callId
+ * @property {number} progress
+ * @property {number|null} total
+ * @property {string|null} message
+ */
+
+/**
  * `notice`: something the person should know that did not stop the turn.
  * @typedef {Object} Notice
- * @property {"mcp_server_failed"|"mcp_tools_limited"|"mcp_server_awaiting_approval"} code
+ * @property {"mcp_server_failed"|"mcp_tools_limited"|"mcp_server_awaiting_approval"|"mcp_sign_in_required"} code
  * @property {string} server
  * @property {string} message
  */
@@ -864,11 +893,14 @@ export {};
  * @property {number} timeout
  * @property {boolean} enabled
  * @property {Object<string, McpToolOverrideIn>} toolOverrides
- * @property {"stopped"|"starting"|"running"|"failed"|"disabled"|"awaiting_approval"} state `awaiting_approval`: added in Settings or by an import; it starts only once the person, shown its command, allows it (`POST …/allow`).
+ * @property {"stopped"|"starting"|"running"|"failed"|"disabled"|"awaiting_approval"|"signin_required"} state `awaiting_approval`: added in Settings or by an import; it starts only once the person, shown its command, allows it (`POST …/allow`). `signin_required`: a remote server waits for the person to sign in.
  * @property {string|null} error
  * @property {Array<McpToolOut>} tools
  * @property {Array<string>} disabledTools
  * @property {string|null} limits What Foldline cut or left out of this server's tools so that they cannot crowd out every request (descriptions too long, schemas too large, too many tools).
+ * @property {Array<string>} hiddenTools Tools the server lists that Foldline cannot call (they run only as tasks).
+ * @property {Array<string>} roots Folders the server is told about when it asks (none by default).
+ * @property {boolean} signedIn Sign-in tokens are kept for this remote server.
  */
 
 /**
@@ -922,6 +954,84 @@ export {};
  * @property {Array<ApprovalRequired>} items Each call waiting for the person, as `tool.approval_required` announced it.
  */
 
+/**
+ * @typedef {Object} RootsIn
+ * @property {Array<string>} roots Absolute paths of folders the server may be told about; empty: none.
+ */
+
+/**
+ * @typedef {Object} ElicitationAnswerIn
+ * @property {"accept"|"decline"|"cancel"} action
+ * @property {Object<string, *>|null} content The form's values (accept in form mode only).
+ */
+
+/**
+ * @typedef {Object} PendingElicitations
+ * @property {Array<ElicitationRequired>} items
+ */
+
+/**
+ * @typedef {Object} PromptArgumentOut
+ * @property {string} name
+ * @property {string|null} description
+ * @property {boolean} required
+ */
+
+/**
+ * @typedef {Object} PromptOut
+ * @property {string} server
+ * @property {string} name
+ * @property {string|null} title
+ * @property {string|null} description
+ * @property {Array<PromptArgumentOut>} arguments
+ */
+
+/**
+ * @typedef {Object} PromptList
+ * @property {Array<PromptOut>} items
+ */
+
+/**
+ * @typedef {Object} PromptGetIn
+ * @property {string} server
+ * @property {string} name
+ * @property {Object<string, string>} arguments
+ */
+
+/**
+ * @typedef {Object} PromptText
+ * @property {string} text The prompt's messages as the text of one message (a line naming what is not text).
+ */
+
+/**
+ * @typedef {Object} ResourceOut
+ * @property {string} uri
+ * @property {string} name
+ * @property {string|null} title
+ * @property {string|null} description
+ * @property {string|null} mimeType
+ */
+
+/**
+ * @typedef {Object} ResourceList
+ * @property {Array<ResourceOut>} items
+ */
+
+/**
+ * @typedef {Object} ResourceReadIn
+ * @property {string} uri
+ */
+
+/**
+ * One resource's contents, shaped like an attachment: text, or base64 data.
+ * @typedef {Object} ResourceContentOut
+ * @property {string} uri
+ * @property {string} name
+ * @property {string} mediaType
+ * @property {string|null} text
+ * @property {string|null} dataBase64
+ */
+
 /** @typedef {TextPartOut|ReasoningPartOut|ToolCallPartOut|ToolResultPartOut|AttachmentPartOut} PartOut One part of a message, by `kind`. */
 
 /**
@@ -933,6 +1043,9 @@ export {};
  *   "tool.result": ToolResultEventOut,
  *   "tool.approval_required": ApprovalRequired,
  *   "tool.approval_resolved": ApprovalResolved,
+ *   "tool.elicitation_required": ElicitationRequired,
+ *   "tool.elicitation_resolved": ElicitationResolved,
+ *   "tool.progress": ToolProgress,
  *   "notice": Notice,
  *   "usage": UsageEvent,
  *   "context.stats": ContextStatsOut,

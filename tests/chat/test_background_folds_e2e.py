@@ -20,6 +20,7 @@ from fake_sessions import MODEL, WIRES, fake_server, filler, make_service, notin
 
 from foldline.chat.events import ChatEvent
 from foldline.chat.service import ChatService
+from foldline.core.messages import ToolSpec
 from foldline.store import Store
 from foldline.testing import (
     FakeProviderServer,
@@ -207,6 +208,41 @@ async def test_after_a_pause_longer_than_the_cache_lifetime_a_ready_fold_lands_e
     started = [e for e in events if e.name == "compaction.started"]
     assert completed and completed[0].data["prepared"] is True
     assert "prompt cache expired" in started[0].data["reason"]
+
+
+class NewTools:
+    """A tool source whose list appears between two turns (an MCP server's list changed)."""
+
+    def tools(self) -> list:
+        return [Echo()]
+
+    async def prepare(self) -> list[ChatEvent]:
+        return []
+
+    async def shutdown(self) -> None:
+        return None
+
+
+class Echo:
+    spec = ToolSpec(name="echo", description="Echo.", input_schema={"type": "object"})
+
+    async def run(self, call, env):  # type: ignore[no-untyped-def]
+        raise AssertionError("not called")
+
+
+async def test_a_changed_tool_list_lands_a_ready_fold_early(
+    server: FakeProviderServer, store: Store, tmp_path: Path
+) -> None:
+    service, conversation_id, events = await preparing_a_fold(server, store, tmp_path)
+    assert events[-2].data["fraction"] < 0.80  # not due yet
+    await service.background.wait(conversation_id)
+    service.tool_sources.append(NewTools())  # the cached prefix changes at the next call
+
+    events = await run(service, conversation_id, "Right away.")
+    completed = [e for e in events if e.name == "compaction.completed"]
+    started = [e for e in events if e.name == "compaction.started"]
+    assert completed and completed[0].data["prepared"] is True
+    assert "tools offered changed" in started[0].data["reason"]
 
 
 async def test_without_a_pause_a_ready_fold_waits_until_it_is_due(

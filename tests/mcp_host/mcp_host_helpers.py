@@ -6,7 +6,7 @@ import socket
 import sys
 from pathlib import Path
 
-from foldline.mcp.settings import McpServerConfig
+from foldline.config_mcp import McpServerConfig
 
 SERVER_SCRIPT = str(Path(__file__).with_name("mcp_test_server.py"))
 

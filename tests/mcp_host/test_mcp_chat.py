@@ -13,10 +13,10 @@ from mcp_host_helpers import BASE_CONFIG, stdio_server
 from foldline.chat.events import ChatEvent
 from foldline.chat.service import ChatService
 from foldline.config import AppConfig, parse_config
+from foldline.config_mcp import McpServerConfig
 from foldline.core.messages import AttachmentPart
 from foldline.logging_setup import redact
 from foldline.mcp.manager import McpManager
-from foldline.mcp.settings import McpServerConfig
 from foldline.store import Store
 from foldline.testing import ScriptedModel, call, text_step, tool_step
 

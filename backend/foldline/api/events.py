@@ -87,10 +87,47 @@ class ApprovalResolved(ApiModel):
     decision: ApprovalDecision
 
 
+class ElicitationRequired(ApiModel):
+    """`tool.elicitation_required`: an MCP server asks the person something during a call.
+
+    Form mode: `requestedSchema` is a flat JSON schema (strings, numbers, booleans, enums)
+    to build the form from. URL mode: `url` is a page the person may choose to open."""
+
+    call_id: str
+    elicitation_id: str
+    server: str
+    message: str
+    mode: Literal["form", "url"]
+    requested_schema: dict[str, Any]
+    url: str | None = None
+
+
+class ElicitationResolved(ApiModel):
+    """`tool.elicitation_resolved`: the question was answered (from any client) or dropped."""
+
+    call_id: str
+    elicitation_id: str
+    action: Literal["accept", "decline", "cancel"]
+
+
+class ToolProgress(ApiModel):
+    """`tool.progress`: how far a running MCP call is, as its server reports it."""
+
+    call_id: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
 class Notice(ApiModel):
     """`notice`: something the person should know that did not stop the turn."""
 
-    code: Literal["mcp_server_failed", "mcp_tools_limited", "mcp_server_awaiting_approval"]
+    code: Literal[
+        "mcp_server_failed",
+        "mcp_tools_limited",
+        "mcp_server_awaiting_approval",
+        "mcp_sign_in_required",
+    ]
     server: str
     message: str
 
@@ -194,6 +231,9 @@ EventBody = (
     | ToolResultEventOut
     | ApprovalRequired
     | ApprovalResolved
+    | ElicitationRequired
+    | ElicitationResolved
+    | ToolProgress
     | Notice
     | UsageEvent
     | ContextStatsOut
@@ -213,6 +253,9 @@ EVENT_BODIES: dict[str, type[ApiModel]] = {
     "tool.result": ToolResultEventOut,
     "tool.approval_required": ApprovalRequired,
     "tool.approval_resolved": ApprovalResolved,
+    "tool.elicitation_required": ElicitationRequired,
+    "tool.elicitation_resolved": ElicitationResolved,
+    "tool.progress": ToolProgress,
     "notice": Notice,
     "usage": UsageEvent,
     "context.stats": ContextStatsOut,

@@ -222,6 +222,8 @@ class BackgroundFolds:
     efforts: dict[str, Effort] = field(default_factory=dict)
     """The reasoning effort of each conversation's last chat call: a different one for
     the next call breaks the prompt cache, which makes it a good moment to fold."""
+    tool_prints: dict[str, str] = field(default_factory=dict)
+    """Each conversation's tools at its last gate: a change breaks the prompt cache."""
 
     # --- what the UI sees -----------------------------------------------------------
 
@@ -394,6 +396,7 @@ class BackgroundFolds:
                 yield event
             ctx = await gate.reload_async()
             entry = None
+        tools_changed = self._tools_changed(ctx)
         asked = {key: value for key, value in kwargs.items() if key != "instructions"}
         decision, _ = await asyncio.to_thread(gate.decide, ctx, **asked)
         automatic = decision.action == "fold" and decision.trigger == "auto"
@@ -407,13 +410,15 @@ class BackgroundFolds:
             )
             pace = self.pace(conversation_id)
             effort_changed = self._effort_changed(ctx)
+            # Either change rebuilds the cached prefix, so the fold's own break is free.
+            prefix_changed = effort_changed or tools_changed
             cold = early and fold_on_cold_cache(
                 ctx.tokens,
                 ctx.budget,
                 ctx.settings,
                 self._idle(ctx),
                 pace,
-                cache_broken=effort_changed,
+                cache_broken=prefix_changed,
             )
             urgent = early and next_turn_reaches_hard(ctx.tokens, ctx.budget, ctx.settings, pace)
             if entry is not None and (cold or urgent):
@@ -422,9 +427,10 @@ class BackgroundFolds:
                         "At this pace the next turn would reach the hard threshold: "
                         "committing the summary prepared in the background now."
                     )
-                elif effort_changed:
+                elif prefix_changed:
+                    what = "reasoning effort" if effort_changed else "tools offered"
                     reason = (
-                        "The reasoning effort changed, so the prompt cache is read afresh "
+                        f"The {what} changed, so the prompt cache is read afresh "
                         "anyway: committing the summary prepared in the background."
                     )
                 else:
@@ -476,6 +482,16 @@ class BackgroundFolds:
     def _effort_changed(self, ctx: ConversationContext) -> bool:
         last = self.efforts.get(ctx.conversation.id)
         return last is not None and last != ctx.reasoning_effort
+
+    def _tools_changed(self, ctx: ConversationContext) -> bool:
+        """Whether the tools offered differ from this conversation's last gate (an MCP
+        server's list changed, a server came or went): the cached prefix is rebuilt."""
+        current = json.dumps(
+            [[t.name, t.description, t.input_schema] for t in ctx.tools], sort_keys=True
+        )
+        previous = self.tool_prints.get(ctx.conversation.id)
+        self.tool_prints[ctx.conversation.id] = current
+        return previous is not None and previous != current
 
     def _idle(self, ctx: ConversationContext) -> float | None:
         last = self.store.last_chat_call_at(ctx.conversation.id)

@@ -143,8 +143,9 @@ def fold_on_cold_cache(
     """Whether to commit a ready fold early, before it is due: the prompt cache has
     expired during the pause (`idle_seconds` since the last answer; None = unknown), or
     the next request breaks it anyway (`cache_broken`: the reasoning effort changed,
-    and the thinking settings are part of what Anthropic caches), and the view is where
-    a fold is being prepared anyway."""
+    and the thinking settings are part of what Anthropic caches, or the tools offered
+    changed), and the view is where a fold is being prepared anyway. Either way the next
+    call rebuilds the cache, so the fold's own cache break costs nothing extra."""
     cold = cache_broken or (idle_seconds is not None and idle_seconds >= PROMPT_CACHE_TTL_SECONDS)
     return cold and should_prepare_fold(tokens, budget, settings, pace)
 

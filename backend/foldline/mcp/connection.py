@@ -7,6 +7,12 @@ configured headers), initializes the session, lists the tools, and then holds th
 session open until it is told to stop. Calls from the turn loop's tasks go through the
 open session; a call whose connection closes under it (the process died) learns so from
 the SDK as `CONNECTION_CLOSED`.
+
+The session introduces itself as Foldline with its version and declares what Foldline
+does with a server's requests: elicitation (a form or a link shown to the person) when
+the app can ask the person, and roots (the folders the person listed for this server,
+none by default). A tool that can only run as a task is not listed: Foldline does not
+run tasks, so the model would only ever see it fail.
 """
 
 from __future__ import annotations
@@ -15,11 +21,14 @@ import asyncio
 import contextlib
 import logging
 import tempfile
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
-from foldline.mcp.settings import McpServerConfig
+from foldline import __version__
+from foldline.config_mcp import McpServerConfig
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +36,24 @@ START_TIMEOUT_SECONDS = 30.0
 """A server that has not listed its tools by then is reported as failed."""
 STDERR_TAIL_CHARS = 600
 
-ConnectionState = Literal["stopped", "starting", "running", "failed"]
+ConnectionState = Literal["stopped", "starting", "running", "failed", "signin_required"]
+
+Elicit = Callable[[str, Any], Awaitable[Any]]
+"""(server name, `ElicitRequestParams`) -> `ElicitResult`: asks the person."""
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+"""(progress, total, message) of a running call."""
+
+
+@dataclass
+class ConnectionHooks:
+    """What the app lends every connection: the person, the keychain, the browser."""
+
+    elicit: Elicit | None = None
+    """Asks the person for a server's elicitation; None: elicitation is not declared."""
+    data_dir: Path | None = None
+    """Where sign-in tokens are kept (the keychain, else a file there); None: in memory."""
+    open_url: Callable[[str], Any] | None = None
+    """Opens a sign-in page in the system browser; None: sign-in is not possible."""
 
 
 @dataclass(frozen=True)
@@ -54,9 +80,18 @@ class ServerConnection:
 
     name: str
     config: McpServerConfig
+    hooks: ConnectionHooks = field(default_factory=ConnectionHooks)
     state: ConnectionState = "stopped"
     error: str | None = None
     tools: list[ServerTool] = field(default_factory=list)
+    changed_tools: list[ServerTool] | None = None
+    """The list after `notifications/tools/list_changed`, offered from the next turn on."""
+    hidden_tools: list[str] = field(default_factory=list)
+    """Listed tools Foldline cannot call (task-only), with the reason in Settings."""
+    interactive: bool = False
+    """The person pressed Sign in: this start may open the browser."""
+    capabilities: Any = None
+    """The server's declared capabilities (`mcp_types.ServerCapabilities`) once running."""
     _session: Any = None
     _task: asyncio.Task[None] | None = None
     _ready: asyncio.Event = field(default_factory=asyncio.Event)
@@ -67,7 +102,7 @@ class ServerConnection:
         if self.state == "running":
             return
         if self._task is None or self._task.done():
-            self.state, self.error, self.tools = "starting", None, []
+            self.state, self.error, self.tools, self.changed_tools = "starting", None, [], None
             self._ready, self._stop = asyncio.Event(), asyncio.Event()
             self._task = asyncio.get_running_loop().create_task(self._supervise())
         try:
@@ -91,8 +126,15 @@ class ServerConnection:
         self._session = None
 
     async def call(
-        self, tool: str, arguments: dict[str, Any], timeout: float
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        timeout: float,
+        progress: Progress | None = None,
     ) -> Any:  # mcp_types.CallToolResult
+        """One tools/call. With `progress`, the request carries a progress token and the
+        server's progress notifications reach it. A timeout, or the caller's task being
+        cancelled (Stop), sends `notifications/cancelled` for the request (the SDK does)."""
         from mcp import MCPError
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
@@ -100,7 +142,9 @@ class ServerConnection:
         if self.state != "running" or session is None:
             raise ServerCallError(f"the server is not running ({self.error or self.state})")
         try:
-            return await session.call_tool(tool, arguments, read_timeout_seconds=timeout)
+            return await session.call_tool(
+                tool, arguments, read_timeout_seconds=timeout, progress_callback=progress
+            )
         except MCPError as error:
             if error.code == REQUEST_TIMEOUT:
                 raise ServerCallError(
@@ -116,6 +160,26 @@ class ServerConnection:
                 f"the server stopped during the call: {error}", crashed=True
             ) from error
 
+    def offers(self, feature: Literal["resources", "prompts"]) -> bool:
+        return self.state == "running" and getattr(self.capabilities, feature, None) is not None
+
+    async def request(self, what: str, *arguments: Any, timeout: float = 60, **options: Any) -> Any:
+        """One of the session's other requests (`read_resource`, `list_resources`,
+        `list_prompts`, `get_prompt`), with the same errors as a call."""
+        from mcp import MCPError
+
+        session = self._session
+        if self.state != "running" or session is None:
+            raise ServerCallError(f"the server is not running ({self.error or self.state})")
+        try:
+            return await asyncio.wait_for(getattr(session, what)(*arguments, **options), timeout)
+        except TimeoutError as error:
+            raise ServerCallError(
+                f"no answer within {timeout:g} seconds", timed_out=True
+            ) from error
+        except MCPError as error:
+            raise ServerCallError(error.message) from error
+
     def _crashed(self, reason: str) -> None:
         self.state, self.error, self._session = "failed", reason, None
         self._stop.set()
@@ -127,16 +191,24 @@ class ServerConnection:
             try:
                 async with AsyncExitStack() as stack:
                     read, write = await self._open_transport(stack, errlog)
-                    session = await stack.enter_async_context(ClientSession(read, write))
+                    session = await stack.enter_async_context(
+                        ClientSession(read, write, **self._session_options())
+                    )
                     await session.initialize()
-                    self.tools = await _list_tools(session)
+                    self.tools, self.hidden_tools = await _list_tools(session)
+                    self.capabilities = session.server_capabilities
                     self._session, self.state = session, "running"
                     self._ready.set()
                     await self._stop.wait()
             except asyncio.CancelledError:
                 raise
             except BaseException as error:  # the SDK raises exception groups from task groups
-                if self.state != "failed":
+                from foldline.mcp.oauth import find_sign_in_required
+
+                needs_sign_in = find_sign_in_required(error)
+                if needs_sign_in is not None:
+                    self.state, self.error = "signin_required", str(needs_sign_in)
+                elif self.state != "failed":
                     self.state = "failed"
                     self.error = _reason(error, errlog)
                 log.warning("MCP server %s stopped: %s", self.name, self.error)
@@ -145,6 +217,62 @@ class ServerConnection:
                 if self.state == "running":
                     self.state = "stopped"
                 self._ready.set()
+
+    def _session_options(self) -> dict[str, Any]:
+        """The SDK session's identity and callbacks: what Foldline declares it can do."""
+        import mcp_types
+
+        options: dict[str, Any] = {
+            "client_info": mcp_types.Implementation(
+                name="Foldline", title="Foldline", version=__version__
+            ),
+            "list_roots_callback": self._list_roots,
+            "message_handler": self._on_message,
+        }
+        if self.hooks.elicit is not None:
+            options["elicitation_callback"] = self._elicit
+        return options
+
+    async def _elicit(self, context: Any, params: Any) -> Any:
+        assert self.hooks.elicit is not None
+        return await self.hooks.elicit(self.name, params)
+
+    async def _list_roots(self, context: Any) -> Any:
+        import mcp_types
+
+        roots = [
+            mcp_types.Root(uri=Path(path).expanduser().resolve().as_uri(), name=Path(path).name)
+            for path in self.config.roots
+        ]
+        return mcp_types.ListRootsResult(roots=roots)
+
+    async def _on_message(self, message: Any) -> None:
+        """`notifications/tools/list_changed`: the list is fetched again now and offered
+        from the next turn (a changed tool list is a prompt-cache break, so it never
+        changes in the middle of a turn)."""
+        import mcp_types
+
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            session = self._session
+            if session is None:
+                return
+            asyncio.get_running_loop().create_task(self._refresh_tools(session))
+
+    async def _refresh_tools(self, session: Any) -> None:
+        try:
+            tools, hidden = await _list_tools(session)
+        except Exception as error:  # a failed refresh keeps the list it had
+            log.warning("MCP server %s: its changed tool list failed: %s", self.name, error)
+            return
+        if session is self._session:
+            self.changed_tools, self.hidden_tools = tools, hidden
+
+    def take_changed_tools(self) -> bool:
+        """Adopt a tool list changed since the last turn; True if there was one."""
+        if self.changed_tools is None:
+            return False
+        self.tools, self.changed_tools = self.changed_tools, None
+        return True
 
     async def _open_transport(self, stack: AsyncExitStack, errlog: Any) -> tuple[Any, Any]:
         config = self.config
@@ -161,10 +289,17 @@ class ServerConnection:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
+        from foldline.mcp.oauth import SignIn
+
         assert config.url is not None
+        sign_in = SignIn(
+            self.name, config, self.hooks.data_dir, self.hooks.open_url, self.interactive
+        )
         client = await stack.enter_async_context(
             httpx2.AsyncClient(
-                headers=dict(config.headers), timeout=httpx2.Timeout(30.0, read=300.0)
+                headers=dict(config.headers),
+                timeout=httpx2.Timeout(30.0, read=300.0),
+                auth=await sign_in.auth(),
             )
         )
         return await stack.enter_async_context(
@@ -172,8 +307,10 @@ class ServerConnection:
         )
 
 
-async def _list_tools(session: Any) -> list[ServerTool]:
+async def _list_tools(session: Any) -> tuple[list[ServerTool], list[str]]:
+    """The tools Foldline can call, and the names of those it cannot (task-only)."""
     tools: list[ServerTool] = []
+    hidden: list[str] = []
     cursor: str | None = None
     for _page in range(100):  # a server that pages forever must not hang the start
         from mcp_types import PaginatedRequestParams
@@ -181,14 +318,18 @@ async def _list_tools(session: Any) -> list[ServerTool]:
         result = await session.list_tools(
             params=PaginatedRequestParams(cursor=cursor) if cursor else None
         )
-        tools.extend(
-            ServerTool(tool.name, tool.description or "", dict(tool.input_schema or {}))
-            for tool in result.tools
-        )
+        for tool in result.tools:
+            execution = getattr(tool, "execution", None)
+            if execution is not None and execution.task_support == "required":
+                hidden.append(tool.name)
+                continue
+            tools.append(
+                ServerTool(tool.name, tool.description or "", dict(tool.input_schema or {}))
+            )
         cursor = result.next_cursor
         if not cursor:
             break
-    return tools
+    return tools, hidden
 
 
 def _reason(error: BaseException, errlog: Any) -> str:

@@ -9,7 +9,13 @@ restarted once; if the restart fails it stays failed.
 
 The tools offered are the running servers' tools in config order, then in each server's
 own order, so the list (part of the prompt-cache prefix) changes only when servers or
-settings change.
+settings change, or when a server says its list changed; that change is taken at the
+start of the next turn (`prepare`), never in the middle of one.
+
+A remote server that asks for a sign-in is not a failure: it waits in Settings as "Sign
+in required" until the person presses Sign in (`sign_in`), which opens the browser.
+A server's questions (elicitation) go to the conversation whose call is running on that
+server, as a form on the chat; see `foldline.mcp.interaction`.
 """
 
 from __future__ import annotations
@@ -24,14 +30,15 @@ from foldline.api.events import ApprovalRequired, ApprovalResolved, Notice
 from foldline.chat.events import ChatEvent
 from foldline.chat.tool_registry import Tool, ToolEnv, ToolOutcome
 from foldline.config import AppConfig
+from foldline.config_mcp import McpServerConfig
 from foldline.core.messages import ToolCallPart, ToolSpec
 from foldline.logging_setup import register_secret
 from foldline.mcp.approval import Approvals, Decision, PendingApproval
-from foldline.mcp.connection import ServerCallError, ServerConnection
+from foldline.mcp.connection import ConnectionHooks, ServerCallError, ServerConnection
 from foldline.mcp.first_start import FirstStarts
+from foldline.mcp.interaction import ActiveCalls, ask_person, progress_reporter
 from foldline.mcp.naming import offered_names
-from foldline.mcp.results import outcome_from_result
-from foldline.mcp.settings import McpServerConfig
+from foldline.mcp.results import READ_RESOURCE_TOOL, outcome_from_resource, outcome_from_result
 from foldline.mcp.tool_limits import limit_tools, tools_token_cap
 from foldline.providers.registry import resolve_model
 
@@ -56,13 +63,19 @@ class McpManager:
         *,
         save_config: Callable[[AppConfig], None] | None = None,
         first_starts: FirstStarts | None = None,
+        open_url: Callable[[str], Any] | None = None,
     ) -> None:
         self.config_provider = config_provider
         self.save_config = save_config
         """Where "Always allow this tool" is written (config.toml); None keeps it in memory."""
         self.first_starts = first_starts
         """Servers added through the app wait here for the person's yes (None: none wait)."""
+        self.open_url = open_url
+        """Opens a sign-in page in the system browser; None: sign-in is not offered."""
         self.approvals = Approvals()
+        self.calls = ActiveCalls()
+        """The calls running on each server: where a server's question is shown."""
+        self.calls.open_url = open_url
         self.connections: dict[str, ServerConnection] = {}
         self._announced: set[str] = set()
         self._always: set[tuple[str, str]] = set()
@@ -96,10 +109,18 @@ class McpManager:
             if server.enabled and name not in self.connections:
                 for secret in server.secrets():
                     register_secret(secret)
-                self.connections[name] = ServerConnection(name, server)
+                self.connections[name] = ServerConnection(name, server, self._hooks())
+
+    def _hooks(self) -> ConnectionHooks:
+        return ConnectionHooks(
+            elicit=lambda server, params: ask_person(self.calls, server, params),
+            data_dir=self.config_provider().data_dir,
+            open_url=self.open_url,
+        )
 
     async def prepare(self) -> list[ChatEvent]:
-        """Start the servers that have not been started yet; notices for new failures."""
+        """Start the servers that have not been started yet, take the tool lists that
+        changed since the last turn; notices for new failures and sign-ins."""
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
@@ -110,6 +131,9 @@ class McpManager:
                 if c.state == "stopped" and not self.awaiting_first_start(c.name)
             ]
             await asyncio.gather(*(connection.start() for connection in fresh))
+            for connection in self.connections.values():
+                if connection.take_changed_tools():
+                    log.info("MCP server %s: its tool list changed", connection.name)
         notices = []
         for connection in self.connections.values():
             name = connection.name
@@ -117,7 +141,10 @@ class McpManager:
                 self._announced.add(f"held:{name}")
                 notices.append(server_held(name))
         for connection in self.connections.values():
-            if connection.state == "failed" and connection.name not in self._announced:
+            if (
+                connection.state in ("failed", "signin_required")
+                and connection.name not in self._announced
+            ):
                 self._announced.add(connection.name)
                 notices.append(server_failed(connection))
         self.mcp_tools()  # the limits' notes for the tools now running
@@ -133,6 +160,39 @@ class McpManager:
 
     def awaiting_first_start(self, name: str) -> bool:
         return self.first_starts is not None and self.first_starts.is_held(name)
+
+    async def sign_in(self, name: str) -> ServerConnection:
+        """The person pressed Sign in: start the server with the browser allowed to open,
+        and wait for the sign-in to finish (or fail, or time out)."""
+        from foldline.mcp.oauth import SIGN_IN_TIMEOUT_SECONDS
+
+        await self.sync()
+        connection = self.connections.get(name)
+        if connection is None:
+            raise ServerDisabled(f"The MCP server {name} is disabled; enable it first.")
+        await connection.stop()
+        self._announced.discard(name)
+        connection.interactive = True
+        try:
+            await connection.start(timeout=SIGN_IN_TIMEOUT_SECONDS + 30)
+        finally:
+            connection.interactive = False
+        return connection
+
+    async def sign_out(self, name: str) -> ServerConnection:
+        """Forget the server's tokens (the keychain entry goes) and stop it."""
+        from foldline.mcp.oauth import KeychainTokenStorage
+
+        await self.sync()
+        config = self.server_configs().get(name)
+        connection = self.connections.get(name)
+        if config is None or connection is None or config.url is None:
+            raise ServerDisabled(f"The MCP server {name} is not a running remote server.")
+        await connection.stop()
+        data_dir = self.config_provider().data_dir
+        KeychainTokenStorage(name, config.url, data_dir).forget()
+        connection.state, connection.error = "stopped", None
+        return connection
 
     async def restart(self, name: str) -> ServerConnection:
         """Stop and start one server again (Settings → Restart)."""
@@ -154,7 +214,17 @@ class McpManager:
     # --- tools -----------------------------------------------------------------------
 
     def tools(self) -> list[Tool]:
-        return list(self.mcp_tools())
+        reader = self.resource_reader()
+        return [*self.mcp_tools(), *([reader] if reader else [])]
+
+    def resource_reader(self) -> McpResourceReader | None:
+        """`mcp_read_resource`, offered while a running server has resources."""
+        servers = [
+            name
+            for name, connection in self.connections.items()
+            if connection.offers("resources") and name in self.server_configs()
+        ]
+        return McpResourceReader(self, servers) if servers else None
 
     def mcp_tools(self) -> list[McpTool]:
         """The running servers' enabled tools, under their offered names, within the
@@ -243,6 +313,17 @@ class McpManager:
             connection.state = "failed"
         return connection.state == "running"
 
+    def _signed_in(self, name: str, server: McpServerConfig) -> bool:
+        """Whether sign-in tokens are kept for this remote server."""
+        if server.url is None:
+            return False
+        from foldline.mcp.oauth import KeychainTokenStorage
+
+        data_dir = self.config_provider().data_dir
+        return (
+            data_dir is not None and KeychainTokenStorage(name, server.url, data_dir).has_tokens()
+        )
+
     def decide(self, conversation_id: str, call_id: str, decision: Decision) -> PendingApproval:
         return self.approvals.decide(conversation_id, call_id, decision)
 
@@ -267,6 +348,8 @@ class McpManager:
                     tools=offered.get(name, []),
                     disabled_tools=[t.name for t in listed if not server.tool_enabled(t.name)],
                     limits=self.limit_notes.get(name),
+                    hidden_tools=list(connection.hidden_tools) if connection else [],
+                    signed_in=self._signed_in(name, server),
                 )
             )
         return out
@@ -278,11 +361,16 @@ class ServerStatus:
     config: McpServerConfig
     state: str
     """stopped (not needed yet) | starting | running | failed | disabled |
-    awaiting_approval (added through the app; waits for the person's yes)"""
+    awaiting_approval (added through the app; waits for the person's yes) |
+    signin_required (a remote server waits for the person to sign in)"""
     error: str | None
     tools: list[McpTool]
     """The tools offered, each with the name the model sees."""
     disabled_tools: list[str]
+    hidden_tools: list[str]
+    """Listed tools Foldline cannot call (task-only)."""
+    signed_in: bool = False
+    """Sign-in tokens are kept for this remote server (Sign out forgets them)."""
     limits: str | None = None
     """What the tool limits cut or left out of this server's tools, if anything."""
 
@@ -302,6 +390,18 @@ def server_held(name: str) -> ChatEvent:
 
 
 def server_failed(connection: ServerConnection) -> ChatEvent:
+    if connection.state == "signin_required":
+        return ChatEvent(
+            "notice",
+            Notice(
+                code="mcp_sign_in_required",
+                server=connection.name,
+                message=(
+                    f"The MCP server {connection.name} needs you to sign in. Its tools are "
+                    "offered once you have: Settings → MCP servers → Sign in."
+                ),
+            ),
+        )
     return ChatEvent(
         "notice",
         Notice(
@@ -327,43 +427,10 @@ class McpTool:
     """Why the offered name is not simply `SERVER__TOOL` (shown in Settings)."""
 
     async def run(self, call: ToolCallPart, env: ToolEnv) -> ToolOutcome:
-        approval = self.manager.approval_for(self.server, self.tool)
         label = f"{self.tool} of the MCP server {self.server}"
-        if approval == "never":
-            return ToolOutcome(
-                f"The person does not allow {label} to run (approval = never).", is_error=True
-            )
-        if approval == "ask":
-            pending = self.manager.approvals.ask(
-                env.conversation_id,
-                call.id,
-                self.server,
-                self.tool,
-                name=self.spec.name,
-                arguments=call.input,
-            )
-            env.emit(
-                ChatEvent(
-                    "tool.approval_required",
-                    ApprovalRequired(
-                        call_id=call.id,
-                        server=self.server,
-                        tool=self.tool,
-                        name=self.spec.name,
-                        arguments=call.input,
-                    ),
-                )
-            )
-            decision = await self.manager.approvals.wait(pending)
-            env.emit(
-                ChatEvent(
-                    "tool.approval_resolved", ApprovalResolved(call_id=call.id, decision=decision)
-                )
-            )
-            if decision == "deny":
-                return ToolOutcome(f"The person denied this call of {label}.", is_error=True)
-            if decision == "always":
-                self.manager.always_allow(self.server, self.tool)
+        refused = await approve(self.manager, self.server, self.tool, self.spec.name, call, env)
+        if refused is not None:
+            return refused
         connection = self.manager.connections.get(self.server)
         config = self.manager.server_configs().get(self.server)
         if connection is None or config is None:
@@ -371,7 +438,10 @@ class McpTool:
                 f"The MCP server {self.server} is no longer configured.", is_error=True
             )
         try:
-            result = await connection.call(self.tool, call.input, config.timeout)
+            with self.manager.calls.running(self.server, env, call) as running:
+                result = await connection.call(
+                    self.tool, call.input, config.timeout, progress_reporter(env, call.id)
+                )
         except ServerCallError as error:
             if error.timed_out:
                 return ToolOutcome(
@@ -387,4 +457,85 @@ class McpTool:
                     is_error=True,
                 )
             return ToolOutcome(f"{label} failed: {error}", is_error=True)
-        return outcome_from_result(result, self.spec.name)
+        return running.annotate(outcome_from_result(result, self.spec.name, self.server))
+
+
+class McpResourceReader:
+    """The built-in tool that reads a server's resource, such as a link a tool returned.
+
+    It is approved like the server's tools: by the server's `approval`, or by a per-tool
+    override named `read_resource`."""
+
+    TOOL = "read_resource"
+
+    def __init__(self, manager: McpManager, servers: list[str]) -> None:
+        self.manager = manager
+        self.spec = ToolSpec(
+            name=READ_RESOURCE_TOOL,
+            description=(
+                "Read a resource of an MCP server by its URI, for example a resource link "
+                "a tool returned. Text comes back as text; images and other files as "
+                "attachments where the model can take them."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "server": {"type": "string", "enum": servers},
+                    "uri": {"type": "string", "description": "The resource's URI."},
+                },
+                "required": ["server", "uri"],
+            },
+        )
+
+    async def run(self, call: ToolCallPart, env: ToolEnv) -> ToolOutcome:
+        server, uri = str(call.input.get("server", "")), str(call.input.get("uri", ""))
+        connection = self.manager.connections.get(server)
+        if connection is None or not connection.offers("resources") or not uri:
+            return ToolOutcome(
+                f"No running MCP server {server!r} with resources, or no uri given.",
+                is_error=True,
+            )
+        refused = await approve(self.manager, server, self.TOOL, READ_RESOURCE_TOOL, call, env)
+        if refused is not None:
+            return refused
+        try:
+            result = await connection.request("read_resource", uri)
+        except ServerCallError as error:
+            return ToolOutcome(f"{uri} of the MCP server {server}: {error}", is_error=True)
+        return outcome_from_resource(result, uri)
+
+
+async def approve(
+    manager: McpManager, server: str, tool: str, name: str, call: ToolCallPart, env: ToolEnv
+) -> ToolOutcome | None:
+    """The person's decision on one call, per the server's and tool's approval setting:
+    None to go ahead, else the result the model reads instead of the call's."""
+    approval = manager.approval_for(server, tool)
+    label = f"{tool} of the MCP server {server}"
+    if approval == "never":
+        return ToolOutcome(
+            f"The person does not allow {label} to run (approval = never).", is_error=True
+        )
+    if approval == "ask":
+        pending = manager.approvals.ask(
+            env.conversation_id, call.id, server, tool, name=name, arguments=call.input
+        )
+        env.emit(
+            ChatEvent(
+                "tool.approval_required",
+                ApprovalRequired(
+                    call_id=call.id, server=server, tool=tool, name=name, arguments=call.input
+                ),
+            )
+        )
+        decision = await manager.approvals.wait(pending)
+        env.emit(
+            ChatEvent(
+                "tool.approval_resolved", ApprovalResolved(call_id=call.id, decision=decision)
+            )
+        )
+        if decision == "deny":
+            return ToolOutcome(f"The person denied this call of {label}.", is_error=True)
+        if decision == "always":
+            manager.always_allow(server, tool)
+    return None

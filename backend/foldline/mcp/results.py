@@ -2,10 +2,12 @@
 
 Everything the server returned is kept: text blocks in order, embedded text resources
 with their URI, structured content as JSON (when the text blocks do not already carry
-it), links and binary resources named. Images become attachments stored after the
-result, shown in the chat and dropped from the model's view with the result when it is
-pruned. The text then goes through ingest truncation like any tool output (the full
-text stays in storage).
+it), links and binary resources named. Images and binary resources become attachments
+stored after the result (`binary_attachment`, the one place that builds them), shown in
+the chat and dropped from the model's view with the result when it is pruned; a model
+that cannot take a file of that type reads a line naming it instead. A resource link
+tells the model how to read it: the built-in tool `READ_RESOURCE_TOOL`. The text then
+goes through ingest truncation like any tool output (the full text stays in storage).
 """
 
 from __future__ import annotations
@@ -16,8 +18,17 @@ from typing import Any
 from foldline.chat.tool_registry import ToolOutcome
 from foldline.core.messages import AttachmentPart
 
+READ_RESOURCE_TOOL = "mcp_read_resource"
+"""The built-in tool that reads a resource of an MCP server (a link a tool returned)."""
 
-def outcome_from_result(result: Any, tool: str) -> ToolOutcome:
+
+def binary_attachment(name: str, media_type: str, data_base64: str) -> AttachmentPart:
+    """A binary block (image, audio, a resource's blob) as the attachment stored after the
+    result; the provider's wire decides whether the model sees the file or its name."""
+    return AttachmentPart(name=name, media_type=media_type, data_base64=data_base64)
+
+
+def outcome_from_result(result: Any, tool: str, server: str = "") -> ToolOutcome:
     """`result` is an `mcp_types.CallToolResult` (duck-typed: this module needs no SDK)."""
     texts: list[str] = []
     attachments: list[AttachmentPart] = []
@@ -28,23 +39,22 @@ def outcome_from_result(result: Any, tool: str) -> ToolOutcome:
         elif kind in ("image", "audio"):
             extension = block.mime_type.split("/")[-1]
             name = f"{tool}-{number}.{extension}"
-            attachments.append(
-                AttachmentPart(name=name, media_type=block.mime_type, data_base64=block.data)
-            )
+            attachments.append(binary_attachment(name, block.mime_type, block.data))
             texts.append(f"[{kind} {name} ({block.mime_type})]")
         elif kind == "resource":
-            resource = block.resource
-            mime = resource.mime_type or "text/plain"
-            if getattr(resource, "text", None) is not None:
-                texts.append(f"[resource {resource.uri} ({mime})]\n{resource.text}")
-            else:
-                name = resource.uri.rsplit("/", 1)[-1] or f"{tool}-{number}"
-                attachments.append(
-                    AttachmentPart(name=name, media_type=mime, data_base64=resource.blob)
-                )
-                texts.append(f"[resource {resource.uri} ({mime}), binary]")
+            text, attachment = _resource_contents(block.resource, f"{tool}-{number}")
+            texts.append(text)
+            if attachment is not None:
+                attachments.append(attachment)
         elif kind == "resource_link":
-            texts.append(f"[link {block.uri}{' ' + block.name if block.name else ''}]")
+            named = f" {block.name}" if block.name else ""
+            mime = f" ({block.mime_type})" if getattr(block, "mime_type", None) else ""
+            how = (
+                f"; read it with {READ_RESOURCE_TOOL} (server {server!r}, this uri)"
+                if server
+                else ""
+            )
+            texts.append(f"[resource link {block.uri}{named}{mime}{how}]")
         else:
             texts.append(f"[{kind or 'unknown'} content]")
     structured = getattr(result, "structured_content", None)
@@ -52,6 +62,29 @@ def outcome_from_result(result: Any, tool: str) -> ToolOutcome:
         texts.append(json.dumps(structured, indent=2, ensure_ascii=False))
     output = "\n".join(texts) if texts else "(the tool returned nothing)"
     return ToolOutcome(output, is_error=bool(result.is_error), attachments=tuple(attachments))
+
+
+def _resource_contents(resource: Any, fallback: str) -> tuple[str, AttachmentPart | None]:
+    """A text or blob resource: its text inline, or its bytes as an attachment."""
+    uri = str(resource.uri)
+    mime = resource.mime_type or "text/plain"
+    if getattr(resource, "text", None) is not None:
+        return f"[resource {uri} ({mime})]\n{resource.text}", None
+    name = uri.rstrip("/").rsplit("/", 1)[-1] or fallback
+    return f"[resource {uri} ({mime}), binary]", binary_attachment(name, mime, resource.blob)
+
+
+def outcome_from_resource(result: Any, uri: str) -> ToolOutcome:
+    """A `ReadResourceResult` (what `mcp_read_resource` returns to the model)."""
+    texts: list[str] = []
+    attachments: list[AttachmentPart] = []
+    for number, contents in enumerate(result.contents, start=1):
+        text, attachment = _resource_contents(contents, f"resource-{number}")
+        texts.append(text)
+        if attachment is not None:
+            attachments.append(attachment)
+    output = "\n".join(texts) if texts else f"(the resource {uri} is empty)"
+    return ToolOutcome(output, attachments=tuple(attachments))
 
 
 def _already_in_text(structured: Any, texts: list[str]) -> bool:

@@ -1,26 +1,8 @@
-"""The `[mcp_servers.NAME]` tables of config.toml, and Claude Desktop's format imported.
+"""What Settings does with `[mcp_servers.NAME]` tables: a server added by hand checked
+field by field, secrets masked for the UI, and Claude Desktop's format imported.
 
-```toml
-[mcp_servers.files]              # a local server, spoken to over stdio
-command = "python"
-args = ["-m", "my_server"]
-env = { API_TOKEN = "..." }
-cwd = "/some/dir"
-approval = "ask"                 # ask (default) | always | never
-timeout = 60                     # seconds per tool call
-enabled = true
-
-[mcp_servers.files.tools.delete_file]   # per-tool overrides
-approval = "ask"
-enabled = false
-
-[mcp_servers.remote]             # a server spoken to over streamable HTTP
-url = "http://127.0.0.1:9000/mcp"
-headers = { Authorization = "Bearer ..." }
-```
-
-Environment values and headers are secrets as far as the API, exports and logs are
-concerned: `public_server` masks them.
+The tables themselves are `foldline.config_mcp`. Environment values and headers are
+secrets as far as the API, exports and logs are concerned: `public_server` masks them.
 """
 
 from __future__ import annotations
@@ -30,79 +12,13 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ValidationError
 
-Approval = Literal["ask", "always", "never"]
-"""`ask`: every call waits for the person; `always`: calls run without asking; `never`:
-calls are refused (the model reads an error result)."""
+from foldline.config_mcp import McpServerConfig, check_server_name
 
-SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 """An HTTP header name is a token (RFC 9110): no spaces, colons or quotes."""
-DEFAULT_TIMEOUT_SECONDS = 60.0
-
-
-class _Table(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class McpToolOverride(_Table):
-    """`[mcp_servers.NAME.tools.TOOL]`: one tool's own approval and switch."""
-
-    approval: Approval | None = None
-    enabled: bool | None = None
-
-
-class McpServerConfig(_Table):
-    """One `[mcp_servers.NAME]` table: how to reach a server and how to treat its calls."""
-
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    env: dict[str, str] = Field(default_factory=dict)
-    cwd: str | None = None
-    url: str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
-    approval: Approval = "ask"
-    timeout: float = Field(DEFAULT_TIMEOUT_SECONDS, gt=0, le=3600)
-    enabled: bool = True
-    tools: dict[str, McpToolOverride] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _one_transport(self) -> McpServerConfig:
-        if bool(self.command) == bool(self.url):
-            raise ValueError("give either `command` (stdio) or `url` (streamable HTTP), not both")
-        if self.url and not re.match(r"^https?://", self.url):
-            raise ValueError("`url` must start with http:// or https://")
-        return self
-
-    @property
-    def transport(self) -> Literal["stdio", "http"]:
-        return "stdio" if self.command else "http"
-
-    def tool_approval(self, tool: str) -> Approval:
-        override = self.tools.get(tool)
-        return override.approval if override and override.approval else self.approval
-
-    def tool_enabled(self, tool: str) -> bool:
-        override = self.tools.get(tool)
-        return self.enabled and (override is None or override.enabled is not False)
-
-    def with_tool_override(self, tool: str, **changes: Any) -> McpServerConfig:
-        current = self.tools.get(tool, McpToolOverride())
-        tools = {**self.tools, tool: current.model_copy(update=changes)}
-        return self.model_copy(update={"tools": tools})
-
-    def secrets(self) -> list[str]:
-        """The values that must never be shown or logged."""
-        return [value for value in (*self.env.values(), *self.headers.values()) if value]
-
-
-def check_server_name(name: str) -> None:
-    if not SERVER_NAME.match(name):
-        raise ValueError(
-            f"MCP server name {name!r}: use letters, digits, `_` and `-` (at most 64 characters)"
-        )
 
 
 def _validation_message(error: ValidationError, within: str = "") -> str:

@@ -8,6 +8,7 @@ app shuts down (`foldline serve` and the desktop window).
 
 from __future__ import annotations
 
+import webbrowser
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
@@ -41,6 +42,8 @@ from foldline.server.routes import (
     handoffs,
     health,
     mcp,
+    mcp_catalog,
+    mcp_interaction,
     messages,
     models,
     pins,
@@ -116,6 +119,7 @@ def create_app(
             config_source,
             save_config=config_source.save,
             first_starts=FirstStarts(data_dir / FIRST_START_FILE),
+            open_url=webbrowser.open,
         )
     # The providers' model lists, cached in the data dir for a day (see routes/models.py).
     model_directory = ModelDirectory.load(data_dir)
@@ -185,6 +189,8 @@ def create_app(
     app.include_router(context.router)
     app.include_router(settings.router)
     app.include_router(mcp.router)
+    app.include_router(mcp_interaction.router)
+    app.include_router(mcp_catalog.router)
     app.include_router(models.router)
     mount_frontend(app, frontend_dir or find_frontend_dir())
     return app

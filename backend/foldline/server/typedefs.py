@@ -21,9 +21,18 @@ from pydantic import BaseModel
 
 from foldline.api import events, schemas, schemas_models, schemas_projects, schemas_settings
 from foldline.api.schemas import ApiModel, RequestModel
-from foldline.server.routes import mcp
+from foldline.server.routes import mcp, mcp_catalog, mcp_interaction
 
-SOURCES = (schemas, schemas_models, schemas_settings, schemas_projects, events, mcp)
+SOURCES = (
+    schemas,
+    schemas_models,
+    schemas_settings,
+    schemas_projects,
+    events,
+    mcp,
+    mcp_interaction,
+    mcp_catalog,
+)
 """The modules whose API models become typedefs, in this order."""
 
 HEADER = """\

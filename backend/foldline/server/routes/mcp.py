@@ -16,17 +16,10 @@ from pydantic import Field
 from foldline.api.events import ApprovalDecision, ApprovalRequired, ApprovalResolved
 from foldline.api.schemas import ApiModel, RequestModel
 from foldline.config import AppConfig
+from foldline.config_mcp import DEFAULT_TIMEOUT_SECONDS, Approval, McpServerConfig
 from foldline.mcp.approval import UnknownApproval
 from foldline.mcp.manager import McpManager, ServerDisabled, ServerStatus
-from foldline.mcp.settings import (
-    DEFAULT_TIMEOUT_SECONDS,
-    Approval,
-    McpImportError,
-    McpServerConfig,
-    mask,
-    new_server,
-    parse_claude_desktop,
-)
+from foldline.mcp.settings import McpImportError, mask, new_server, parse_claude_desktop
 from foldline.server.config_source import ConfigSource
 from foldline.server.deps import StoreDep
 from foldline.server.errors import ApiError
@@ -75,15 +68,30 @@ class McpServerOut(ApiModel):
     timeout: float
     enabled: bool
     tool_overrides: dict[str, McpToolOverrideIn]
-    state: Literal["stopped", "starting", "running", "failed", "disabled", "awaiting_approval"]
+    state: Literal[
+        "stopped",
+        "starting",
+        "running",
+        "failed",
+        "disabled",
+        "awaiting_approval",
+        "signin_required",
+    ]
     """`awaiting_approval`: added in Settings or by an import; it starts only once the
-    person, shown its command, allows it (`POST …/allow`)."""
+    person, shown its command, allows it (`POST …/allow`). `signin_required`: a remote
+    server waits for the person to sign in."""
     error: str | None
     tools: list[McpToolOut]
     disabled_tools: list[str]
     limits: str | None = None
     """What Foldline cut or left out of this server's tools so that they cannot crowd out
     every request (descriptions too long, schemas too large, too many tools)."""
+    hidden_tools: list[str] = Field(default_factory=list)
+    """Tools the server lists that Foldline cannot call (they run only as tasks)."""
+    roots: list[str] = Field(default_factory=list)
+    """Folders the server is told about when it asks (none by default)."""
+    signed_in: bool = False
+    """Sign-in tokens are kept for this remote server."""
 
 
 class McpServerList(ApiModel):
@@ -162,6 +170,9 @@ def server_out(status: ServerStatus) -> McpServerOut:
         ],
         disabled_tools=status.disabled_tools,
         limits=status.limits,
+        hidden_tools=status.hidden_tools,
+        roots=list(config.roots),
+        signed_in=status.signed_in,
     )
 
 
