@@ -126,7 +126,7 @@ def test_the_sum_of_stored_counts_is_the_count_of_the_repaired_view(
     expected = [counter.count_message(m) for m in repair_pairs([view_message(m) for m in messages])]
     assert result.counts == expected
     # Each message not stored is counted and returned for storing, and loaded once.
-    assert sorted(r.id for r, _, _ in result.new) == sorted(
+    assert sorted(r.id for r, _, _, _ in result.new) == sorted(
         e.id for e in entries if e.tokens is None
     )
     assert len(loaded) == len(set(loaded))
@@ -236,11 +236,11 @@ def test_a_count_of_a_message_changed_meanwhile_is_not_saved(store: Store) -> No
     conversation = store.create_conversation()
     (record,) = store.append_messages(conversation.id, [user("one")])
     store.update_message(record.id, message=user("one, then more"))
-    assert store.save_counts("c", [(record, 4, "")])  # nothing held the lock
+    assert store.save_counts("c", [(record, 4, "", 0)])  # nothing held the lock
     conn = store._pool.get().conn
     assert conn.execute("SELECT count(*) FROM message_counts").fetchone()[0] == 0
     current = store.get_message(record.id)
-    store.save_counts("c", [(current, 9, "")])
+    store.save_counts("c", [(current, 9, "", 0)])
     assert conn.execute("SELECT tokens FROM message_counts").fetchone()[0] == 9
 
 
