@@ -13,11 +13,13 @@ import pytest
 from fastapi.testclient import TestClient
 
 from foldline.chat.service import ChatService
+from foldline.core.tokens import ScaledCounter
 from foldline.core.tokens.attachments import OPENAI_PDF_PAGE_IMAGE_TOKENS, openai_image_tokens
 from foldline.server.config_source import ConfigSource
 from foldline.store import Store
 from foldline.testing import FakeProviderServer, ModelLimits, Reply, ScriptedModel, sample_files
 from foldline.testing.failures import RecordedRequest
+from foldline.tokenizers import counter_for
 
 MODEL = "gpt-fake-responses"
 PNG = sample_files.png(1200, 800)
@@ -95,7 +97,7 @@ def _items_of_kind(body: dict, kind: str) -> list[dict]:
 
 
 def test_files_reach_the_responses_api_as_input_items_and_fold_away(
-    client: TestClient, server: FakeProviderServer
+    client: TestClient, server: FakeProviderServer, store: Store, chat_service: ChatService
 ) -> None:
     conversation = client.post(
         "/api/conversations", json={"settings": {"compaction": {"keep_recent_tokens": 0}}}
@@ -126,9 +128,15 @@ def test_files_reach_the_responses_api_as_input_items_and_fold_away(
     # The files sit in the cached prefix: the first item is byte-identical next turn.
     assert json.dumps(second.body["input"][0]) == json.dumps(first.body["input"][0])
 
-    # The meter counts the files by the same formulas (within the framing's estimate).
-    meter = client.get(f"/api/conversations/{conversation}/context").json()
-    assert meter["tokens"] > media
+    # The meter counts the Responses payload the turns send, files by the same formulas,
+    # and calibrates only the text.
+    chat_service.loader.drop_anchor(conversation)
+    meter = client.get(f"/api/conversations/{conversation}/context?messages=false").json()
+    ctx = chat_service.load_context(conversation)
+    ratio = store.get_calibration("fake-openai", MODEL).ratio
+    counter = ScaledCounter(counter_for(MODEL, "openai-responses", images=True), ratio)
+    expected = counter.count_request(ctx.system, ctx.view, ctx.tools)
+    assert meter["tokens"] == expected > media
 
     folded = client.post(f"/api/conversations/{conversation}/compact")
     assert folded.status_code == 200 and "compaction.completed" in folded.text, folded.text
