@@ -240,8 +240,13 @@ def test_a_count_of_a_message_changed_meanwhile_is_not_saved(store: Store) -> No
     conn = store._pool.get().conn
     assert conn.execute("SELECT count(*) FROM message_counts").fetchone()[0] == 0
     current = store.get_message(record.id)
-    store.save_counts("c", [(current, 9, "", 0)])
-    assert conn.execute("SELECT tokens FROM message_counts").fetchone()[0] == 9
+    store.save_counts("c", [(current, 9, "", 4)])
+    assert conn.execute("SELECT tokens, media FROM message_counts").fetchone() == (9, 4)
+    # Both reads of the view carry the media tokens beside the count.
+    _, rows = store.view_count_rows(conversation.id, "c")
+    assert rows == [(record.id, "user", 9, "", 4)]
+    _, _, stored = store.load_window_counted(conversation.id, "c")
+    assert stored == [(9, "", 4)]
 
 
 def test_counts_are_stored_under_a_fingerprint_of_the_counting_rules() -> None:
