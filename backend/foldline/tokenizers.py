@@ -234,7 +234,7 @@ def counter_for(
     `exact_allowed=False` says the server is not OpenAI's own (an OpenAI-compatible
     server may serve a model under an OpenAI-looking name with another tokenizer), so
     even an OpenAI-tokenized name gets an estimate that calibration corrects.
-    `images` says the model accepts image input, so tool images are on the OpenAI wire
+    `images` says the model accepts image input, so images are on the OpenAI wires
     and counted (the Anthropic wire always carries them).
     """
     encoding = encoding_name_for_model(model)
@@ -253,8 +253,11 @@ def counter_for(
     if wire == "openai-responses":
         # No published rendering of Responses items: an estimate over the model's own
         # encoding, which the calibration ratio corrects.
+        # Files go as on Chat Completions: images for a model that takes them, PDFs as
+        # `input_file` items only to OpenAI's own API.
         encoder = get_encoder(encoding or ESTIMATE_BASE_ENCODING)
-        return ScaledCounter(OpenAIResponsesCounter(encoder), calibration_ratio)
+        base = OpenAIResponsesCounter(encoder, images=images, documents=images and exact_allowed)
+        return ScaledCounter(base, calibration_ratio)
     if wire == "anthropic":
         text_encoder = get_encoder(encoding or ESTIMATE_BASE_ENCODING)
         base = AnthropicEstimateCounter(lambda text: len(text_encoder.encode(text)))

@@ -126,7 +126,7 @@ def test_the_sum_of_stored_counts_is_the_count_of_the_repaired_view(
     expected = [counter.count_message(m) for m in repair_pairs([view_message(m) for m in messages])]
     assert result.counts == expected
     # Each message not stored is counted and returned for storing, and loaded once.
-    assert sorted(r.id for r, _, _ in result.new) == sorted(
+    assert sorted(r.id for r, _, _, _ in result.new) == sorted(
         e.id for e in entries if e.tokens is None
     )
     assert len(loaded) == len(set(loaded))
@@ -236,12 +236,17 @@ def test_a_count_of_a_message_changed_meanwhile_is_not_saved(store: Store) -> No
     conversation = store.create_conversation()
     (record,) = store.append_messages(conversation.id, [user("one")])
     store.update_message(record.id, message=user("one, then more"))
-    assert store.save_counts("c", [(record, 4, "")])  # nothing held the lock
+    assert store.save_counts("c", [(record, 4, "", 0)])  # nothing held the lock
     conn = store._pool.get().conn
     assert conn.execute("SELECT count(*) FROM message_counts").fetchone()[0] == 0
     current = store.get_message(record.id)
-    store.save_counts("c", [(current, 9, "")])
-    assert conn.execute("SELECT tokens FROM message_counts").fetchone()[0] == 9
+    store.save_counts("c", [(current, 9, "", 4)])
+    assert conn.execute("SELECT tokens, media FROM message_counts").fetchone() == (9, 4)
+    # Both reads of the view carry the media tokens beside the count.
+    _, rows = store.view_count_rows(conversation.id, "c")
+    assert rows == [(record.id, "user", 9, "", 4)]
+    _, _, stored = store.load_window_counted(conversation.id, "c")
+    assert stored == [(9, "", 4)]
 
 
 def test_counts_are_stored_under_a_fingerprint_of_the_counting_rules() -> None:

@@ -15,7 +15,7 @@ from foldline.core.attachments import (
     kind_of,
     sniff_media_type,
 )
-from foldline.core.messages import AttachmentPart, Message, TextPart
+from foldline.core.messages import AttachmentPart, Message, TextPart, ToolResultPart
 from foldline.core.tokens import ScaledCounter
 from foldline.core.tokens.anthropic_messages import AnthropicEstimateCounter
 from foldline.core.tokens.attachments import (
@@ -24,8 +24,9 @@ from foldline.core.tokens.attachments import (
     anthropic_image_tokens,
     openai_image_tokens,
 )
-from foldline.core.tokens.openai_chat import OpenAIChatCounter
-from foldline.core.wire import to_anthropic_messages, to_openai_messages
+from foldline.core.tokens.openai_chat import OPENAI_IMAGE_PART_TOKENS, OpenAIChatCounter
+from foldline.core.tokens.openai_responses import OpenAIResponsesCounter
+from foldline.core.wire import to_anthropic_messages, to_openai_messages, to_responses_input
 from foldline.core.wire.attachments import (
     anthropic_attachment_blocks,
     openai_chat_attachment_parts,
@@ -250,6 +251,76 @@ def test_openai_responses_items() -> None:
     ]
 
 
+def test_a_user_message_with_files_is_content_items_on_the_responses_wire() -> None:
+    [item] = to_responses_input([_with(IMAGE, PDF, CODE)], images=True, documents=True)
+    assert item["role"] == "user"
+    assert [part["type"] for part in item["content"]] == [
+        "input_text",
+        "input_text",
+        "input_image",
+        "input_text",
+        "input_file",
+        "input_text",
+    ]
+    assert item["content"][0] == {"type": "input_text", "text": "look at these"}
+    # The same rules as Chat Completions: no PDF file where the server does not read it,
+    # no image for a model without vision.
+    [compat] = to_responses_input([_with(IMAGE, PDF)], images=True, documents=False)
+    assert "input_file" not in [part["type"] for part in compat["content"]]
+    assert PDF.text in compat["content"][-1]["text"]
+    [blind] = to_responses_input([_with(IMAGE)], images=False)
+    assert [part["type"] for part in blind["content"]] == ["input_text", "input_text"]
+    # A message without files keeps its plain string content.
+    [plain] = to_responses_input([_with()], images=True, documents=True)
+    assert plain["content"] == "look at these"
+
+
+def test_a_tools_images_follow_its_outputs_on_the_responses_wire() -> None:
+    result = ToolResultPart(call_id="c1", name="shot", output="[image shot.png]")
+    shot = AttachmentPart(name="shot.png", media_type="image/png", data_base64="iVBORw0KGgo=")
+    tool = Message(role="tool", parts=(result, shot, CODE))
+    output, files = to_responses_input([tool], images=True)
+    assert output == {"type": "function_call_output", "call_id": "c1", "output": "[image shot.png]"}
+    assert files["role"] == "user"
+    assert [part["type"] for part in files["content"]] == [
+        "input_text",
+        "input_image",
+        "input_text",
+    ]
+    assert files["content"][1]["image_url"] == "data:image/png;base64,iVBORw0KGgo="
+    # Without vision, the tool's files are described in text.
+    _, described = to_responses_input([tool], images=False)
+    assert isinstance(described["content"], str) and "shot.png" in described["content"]
+    encoder = get_encoder("o200k_base")
+    vision = OpenAIResponsesCounter(encoder, images=True)
+    blind = OpenAIResponsesCounter(encoder, images=False)
+    # A tool's image (size unknown) costs the fixed estimate; it is no person's file, so
+    # it is not among the formula-billed tokens either.
+    assert vision.count_message(tool) - blind.count_message(tool) > OPENAI_IMAGE_PART_TOKENS - 40
+    assert vision.media_tokens(tool) == 0
+
+
+def test_the_responses_counter_bills_files_like_the_chat_counter() -> None:
+    encoder = get_encoder("o200k_base")
+    responses = OpenAIResponsesCounter(encoder, images=True, documents=True)
+    chat = OpenAIChatCounter(encoder, images=True, documents=True)
+    base = responses.count_message(_with())
+    label = len(encoder.encode("[attachment chart.png (image/png, 1000x1000 px)]"))
+    assert responses.count_message(_with(IMAGE)) == base + label + 765
+    pdf_label = len(encoder.encode("[attachment paper.pdf (application/pdf, 3 pages)]"))
+    pdf_cost = len(encoder.encode(PDF.text or "")) + 3 * OPENAI_PDF_PAGE_IMAGE_TOKENS
+    assert responses.count_message(_with(PDF)) == base + pdf_label + pdf_cost
+    # Same formula-billed part as on Chat Completions, on the same rules.
+    message = _with(IMAGE, PDF, CODE)
+    assert responses.media_tokens(message) == chat.media_tokens(message) == 765 + 3 * 765
+    assert OpenAIResponsesCounter(encoder, images=True).media_tokens(message) == 765
+    assert OpenAIResponsesCounter(encoder).media_tokens(message) == 0
+    # Calibration leaves them unscaled.
+    scaled = ScaledCounter(responses, 0.5)
+    raw, media = responses.count_message(message), responses.media_tokens(message)
+    assert scaled.count_message(message) == scaled.scale(raw - media) + media
+
+
 def test_serialization_is_byte_identical_every_time() -> None:
     # The cached prefix holds only if a message's files serialize the same every turn.
     message = _with(IMAGE, PDF, CODE)
@@ -259,6 +330,10 @@ def test_serialization_is_byte_identical_every_time() -> None:
     one = json.dumps(to_openai_messages("s", [message], images=True, documents=True))
     two = json.dumps(to_openai_messages("s", [message], images=True, documents=True))
     assert one == two
+    copy = Message.model_validate(message.model_dump())
+    three = json.dumps(to_responses_input([message], images=True, documents=True))
+    four = json.dumps(to_responses_input([copy], images=True, documents=True))
+    assert three == four
     assert anthropic_attachment_blocks(IMAGE) == anthropic_attachment_blocks(IMAGE.model_copy())
 
 

@@ -50,7 +50,6 @@ from foldline.core.reasoning import Effort, effort_from_settings
 from foldline.core.settings import CompactionSettings, InvalidSettings, check_conversation_settings
 from foldline.core.state import CompactionState
 from foldline.core.tokens import ScaledCounter, TokenCounter
-from foldline.core.tokens.counter import media_tokens
 from foldline.core.view import build_api_messages
 from foldline.core.wire import current_loop_start
 from foldline.providers.catalog import SUGGESTED_MODELS
@@ -340,8 +339,8 @@ class ContextLoader:
         if with_messages:
             state, records, stored = self.store.load_window_counted(conversation_id, cached.key)
             entries = [
-                TailEntry(r.id, r.message.role, tokens, shape, r)
-                for r, (tokens, shape) in zip(records, stored, strict=True)
+                TailEntry(r.id, r.message.role, tokens, shape, media, r)
+                for r, (tokens, shape, media) in zip(records, stored, strict=True)
             ]
         else:
             state, rows = self.store.view_count_rows(conversation_id, cached.key)
@@ -365,18 +364,20 @@ class ContextLoader:
         tool_tokens = counter.count_request(system, [], tools) - framing
         base = counter.count_request(system, [], tools)
         counts = [cached.count_head(message) for message in head] + tail.counts
+        media = [cached.media_tokens(message) for message in head] + tail.media
         if isinstance(counter, ScaledCounter):
-            counts = [counter.scale(count) for count in counts]
+            # As `ScaledCounter.count_message`: the ratio scales the text, not the images
+            # and PDF page images, which the provider bills by formula.
+            counts = [counter.scale_message(c, m) for c, m in zip(counts, media, strict=True)]
         tokens = estimate = base + sum(counts)
-        anchor_tokens, added = None, 0
-        media = [media_tokens(counter, message) for message in view]
-        added_media = 0
+        anchor_tokens, added, added_media = None, 0, 0
         if not counter.exact:
             anchor = self._anchor(conversation_id, model.model, system)
             version = state.version if state else 0
             tokens = tokens_now(anchor, version, counts, base)
             if anchor and anchor.state_version == version and anchor.view_length <= len(counts):
                 anchor_tokens, added = anchor.tokens, sum(counts[anchor.view_length :])
+                added_media = sum(media[anchor.view_length :])
         summary = sum(counts[: len(head)])
         breakdown = ContextBreakdown(
             system=framing - project_tokens,

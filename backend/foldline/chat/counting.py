@@ -6,8 +6,10 @@ head of the view (the summary with its pins and whatever else rides after it, ea
 piece of its own), and a sum over the stored counts of the messages from
 `apiStartIndex` on. Pair repair can change a few of those messages; their groups are
 found from the stored shapes (`core.view_counts`) and only they are repaired and
-counted afresh. Calibration (`core.tokens.ScaledCounter`) is applied on top of the raw
-counts, so a new ratio after every call invalidates nothing.
+counted afresh. Calibration (`core.tokens.ScaledCounter.scale_message`) is applied on
+top of the raw counts, to their text only (each count carries its media tokens: images
+and PDF page images, billed by formula), so a new ratio after every call invalidates
+nothing.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from foldline.core.tokens.counter import media_tokens
 from foldline.core.view import repair_pairs, view_message
 from foldline.core.view_counts import irregular_spans, message_shape
 from foldline.store import MessageRecord
+from foldline.store.counts import NewCount
 
 
 class CachedCounter:
@@ -126,14 +129,15 @@ def counter_key(name: str, counter: TokenCounter) -> str:
 
 
 class TailEntry(NamedTuple):
-    """One stored message of the view's tail: its id and role, its stored count and
-    shape (None when not stored under this counter), and the record when loaded. (A
-    tuple: ten thousand of them are made for a long view's count.)"""
+    """One stored message of the view's tail: its id and role, its stored count, shape
+    and media tokens (None when not stored under this counter), and the record when
+    loaded. (A tuple: ten thousand of them are made for a long view's count.)"""
 
     id: str
     role: str
     tokens: int | None
     shape: str | None
+    media: int | None = None
     record: MessageRecord | None = None
 
 
@@ -141,8 +145,10 @@ class TailEntry(NamedTuple):
 class TailCounts:
     counts: list[int]
     """The raw count of every message of the repaired tail, in the view's order."""
-    new: list[tuple[MessageRecord, int, str]]
-    """Counts made now, to be stored: (message as counted, tokens, shape)."""
+    media: list[int]
+    """The media tokens of each of `counts` (formula-billed, never calibrated)."""
+    new: list[NewCount]
+    """Counts made now, to be stored: (message as counted, tokens, shape, media)."""
 
 
 def tail_counts(
@@ -150,28 +156,32 @@ def tail_counts(
     counter: CachedCounter,
     load: Callable[[Sequence[str]], Mapping[str, MessageRecord]],
 ) -> TailCounts:
-    """The raw counts of `repair_pairs([view_message(m) for m in tail])`, from the
-    stored counts where they exist; `load` fetches the records of the few messages that
-    must be counted or repaired (those not already in `entries`)."""
+    """The raw counts (and media tokens) of `repair_pairs([view_message(m) for m in
+    tail])`, from the stored counts where they exist; `load` fetches the records of the
+    few messages that must be counted or repaired (those not already in `entries`)."""
     wanted = [e.id for e in entries if e.record is None and e.tokens is None]
     loaded = dict(load(wanted)) if wanted else {}
-    new: list[tuple[MessageRecord, int, str]] = []
+    new: list[NewCount] = []
     tokens: list[int] = []
+    media: list[int] = []
     shapes: list[tuple[str, str]] = []
     for entry in entries:
         if entry.tokens is not None and entry.shape is not None:
             tokens.append(entry.tokens)
+            media.append(entry.media or 0)
             shapes.append((entry.role, entry.shape))
             continue
         record = entry.record or loaded[entry.id]
-        count = counter.count_message(view_message(record.message))
+        message = view_message(record.message)
+        count, files = counter.count_message(message), counter.media_tokens(message)
         shape = message_shape(record.message)
-        new.append((record, count, shape))
+        new.append((record, count, shape, files))
         tokens.append(count)
+        media.append(files)
         shapes.append((entry.role, shape))
     spans = irregular_spans(shapes)
     if not spans:
-        return TailCounts(tokens, new)
+        return TailCounts(tokens, media, new)
     wanted = [
         e.id
         for begin, end in spans
@@ -181,11 +191,16 @@ def tail_counts(
     if wanted:
         loaded.update(load(wanted))
     counts: list[int] = []
+    counts_media: list[int] = []
     done = 0
     for begin, end in spans:
         counts.extend(tokens[done:begin])
+        counts_media.extend(media[done:begin])
         group = [view_message((e.record or loaded[e.id]).message) for e in entries[begin:end]]
-        counts.extend(counter.count_message(m) for m in repair_pairs(group))
+        repaired = repair_pairs(group)
+        counts.extend(counter.count_message(m) for m in repaired)
+        counts_media.extend(counter.media_tokens(m) for m in repaired)
         done = end
     counts.extend(tokens[done:])
-    return TailCounts(counts, new)
+    counts_media.extend(media[done:])
+    return TailCounts(counts, counts_media, new)

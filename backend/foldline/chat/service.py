@@ -44,7 +44,12 @@ from foldline.core.projects import compose_system, project_cap
 from foldline.core.tree import FoldLink, fold_chain
 from foldline.core.view import build_api_messages
 from foldline.providers.base import Provider
-from foldline.providers.registry import ModelListing, provider_for_model, resolve_model
+from foldline.providers.registry import (
+    ModelListing,
+    ResolvedModel,
+    provider_for_model,
+    resolve_model,
+)
 from foldline.store import ConversationRecord, Store
 from foldline.store.records import DISK_FULL_MESSAGE, is_disk_full
 from foldline.uploads import IncomingFile, read_attachments
@@ -113,6 +118,14 @@ class TurnHandle:
         """Until the task ends, however it ends (a stopped hand-off ends cancelled)."""
         if self.task is not None:
             await asyncio.wait({self.task})
+
+
+def counting_wire(model: ResolvedModel) -> str:
+    """The wire a model's requests go over, so its view is counted as its turns send
+    it (a Responses-API model's count is the Responses payload's, not the Chat one's)."""
+    if model.provider_kind == "anthropic":
+        return "anthropic"
+    return "openai-responses" if model.api == "responses" else "openai"
 
 
 class ChatService:
@@ -447,7 +460,7 @@ class ChatService:
         conversation = self.store.get_conversation(conversation_id)
         project = conversation_project(self.store, conversation)
         model = resolve_model(config, model_name(config, conversation, project))
-        wire = "anthropic" if model.provider_kind == "anthropic" else "openai"
+        wire = counting_wire(model)
         return self.loader.load(config, conversation_id, wire=wire, with_messages=with_messages)
 
     def check_project_cap(self, conversation_id: str) -> None:
@@ -467,7 +480,7 @@ class ChatService:
         config = self.config_provider()
         project = self.store.get_project(project_id)
         model = resolve_model(config, project.model or config.default_model or "")
-        wire = "anthropic" if model.provider_kind == "anthropic" else "openai"
+        wire = counting_wire(model)
         counter, _ratio = self.loader.counter(model, wire)
         shared = project_context(self.store, project)
         tokens = counter.count_request(compose_system("", shared), [], []) - counter.count_request(

@@ -84,7 +84,13 @@ class OpenAIResponsesProvider:
     def _request_params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
             "model": request.model,
-            "input": to_responses_input(request.messages),
+            "input": to_responses_input(
+                request.messages,
+                images=request.images,
+                # As on Chat Completions: OpenAI reads PDFs on models that take images; a
+                # compatible server gets a PDF's extracted text instead.
+                documents=request.images and not self.compatible,
+            ),
             "stream": True,
             "store": False,
             "max_output_tokens": request.max_output_tokens,

@@ -5,7 +5,9 @@ wire and options it was counted with) in `message_counts`, beside the message's 
 for pair repair (`core.view_counts`). Triggers delete a message's counts when its role
 or parts change or it is deleted, so a count that is present is always current: no
 timestamp is compared, and a write path that forgets about counts cannot leave a stale
-one behind. Counts are raw (uncalibrated): calibration stays a factor applied on top.
+one behind. Counts are raw (uncalibrated): calibration stays a factor applied on top,
+to the text only: each row also holds the part of its count that images and PDF page
+images make (`media`), billed by the provider's formula and never scaled.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ CREATE_COUNTS_TABLE = (
     " counter TEXT NOT NULL,"
     " tokens INTEGER NOT NULL,"
     " shape TEXT NOT NULL,"
+    " media INTEGER NOT NULL DEFAULT 0,"
     " PRIMARY KEY (message_id, counter)"
     ") WITHOUT ROWID"
 )
@@ -53,9 +56,15 @@ SAVE_WAIT_MS = 50
 (the next read counts again) rather than wait behind an import or a fold."""
 
 
-CountRow = tuple[str, str, int | None, str | None]
-"""One message of the view's tail as the sum needs it: id, role, and the stored count
-and shape under the asked counter (None: never counted, or changed since)."""
+CountRow = tuple[str, str, int | None, str | None, int | None]
+"""One message of the view's tail as the sum needs it: id, role, and the stored count,
+shape and media tokens under the asked counter (None: never counted, or changed since)."""
+
+StoredCount = tuple[int | None, str | None, int | None]
+"""A message's stored count, shape and media tokens (all None when it has none)."""
+
+NewCount = tuple[MessageRecord, int, str, int]
+"""A count to store: the message as counted, its tokens, shape and media tokens."""
 
 
 def restore_count_triggers(conn: sqlite3.Connection) -> None:
@@ -82,7 +91,7 @@ class CountMethods:
             state = queries.current_compaction(conn, conversation_id)
             start = state.api_start_index if state else 0
             rows = conn.execute(
-                f"SELECT m.id, m.role, c.tokens, c.shape FROM {PATH_MESSAGES} "
+                f"SELECT m.id, m.role, c.tokens, c.shape, c.media FROM {PATH_MESSAGES} "
                 "LEFT JOIN message_counts AS c ON c.message_id = m.id AND c.counter = ? "
                 f"WHERE {ON_PATH_FILTER} AND m.seq >= ? ORDER BY m.seq",
                 (counter, conversation_id, start),
@@ -91,20 +100,20 @@ class CountMethods:
 
     def load_window_counted(
         self, conversation_id: str, counter: str
-    ) -> tuple[CompactionState | None, list[MessageRecord], list[tuple[int | None, str | None]]]:
-        """`Store.load_window` with each row's stored count and shape under `counter`
-        (None, None when it has none), from the same read snapshot."""
+    ) -> tuple[CompactionState | None, list[MessageRecord], list[StoredCount]]:
+        """`Store.load_window` with each row's stored count, shape and media tokens under
+        `counter` (all None when it has none), from the same read snapshot."""
         with self._pool.snapshot() as conn:
             state = queries.current_compaction(conn, conversation_id)
             start = state.api_start_index if state else 0
             rows = conn.execute(
-                f"SELECT {PATH_MESSAGE_COLUMNS}, c.tokens, c.shape FROM {PATH_MESSAGES} "
+                f"SELECT {PATH_MESSAGE_COLUMNS}, c.tokens, c.shape, c.media FROM {PATH_MESSAGES} "
                 "LEFT JOIN message_counts AS c ON c.message_id = m.id AND c.counter = ? "
                 f"WHERE {ON_PATH_FILTER} AND m.seq >= ? ORDER BY m.seq",
                 (counter, conversation_id, start),
             ).fetchall()
-            records = with_files(conn, [message_from_row(row[:-2]) for row in rows])
-        return state, records, [(row[-2], row[-1]) for row in rows]
+            records = with_files(conn, [message_from_row(row[:-3]) for row in rows])
+        return state, records, [(row[-3], row[-2], row[-1]) for row in rows]
 
     def messages_by_id(self, message_ids: Sequence[str]) -> dict[str, MessageRecord]:
         """The messages with these ids (those that exist), by id."""
@@ -121,8 +130,8 @@ class CountMethods:
         # Counted messages hold their files: an image's or a PDF's cost is read from them.
         return {record.id: record for record in with_files(conn, list(found.values()))}
 
-    def save_counts(self, counter: str, counts: Sequence[tuple[MessageRecord, int, str]]) -> bool:
-        """Store (message as counted, tokens, shape) under `counter`; False when another
+    def save_counts(self, counter: str, counts: Sequence[NewCount]) -> bool:
+        """Store (message as counted, tokens, shape, media) under `counter`; False when another
         writer held the database longer than `SAVE_WAIT_MS` and nothing was saved.
 
         A message written or deleted since it was read gets no row: the statement checks
@@ -134,11 +143,12 @@ class CountMethods:
         try:
             with self._pool.write() as conn:
                 conn.executemany(
-                    "INSERT OR REPLACE INTO message_counts (message_id, counter, tokens, shape) "
-                    "SELECT id, ?, ?, ? FROM messages WHERE id = ? AND updated_at = ?",
+                    "INSERT OR REPLACE INTO message_counts "
+                    "(message_id, counter, tokens, shape, media) "
+                    "SELECT id, ?, ?, ?, ? FROM messages WHERE id = ? AND updated_at = ?",
                     [
-                        (counter, tokens, shape, record.id, record.updated_at)
-                        for record, tokens, shape in counts
+                        (counter, tokens, shape, media, record.id, record.updated_at)
+                        for record, tokens, shape, media in counts
                     ],
                 )
         except sqlite3.OperationalError as error:

@@ -196,6 +196,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "shape": "What pair repair reads of the message: its tool-call ids (assistant), "
         "its result ids (tool), '' (user) or '!' when repair changes it whatever its "
         "neighbours; the view's sum repairs and recounts only irregular groups.",
+        "media": "The part of `tokens` that images and PDF page images make, billed by the "
+        "provider's formula from their size: the calibration ratio scales only the rest.",
     },
     "messages_fts": {
         "text": "Searchable text of a message: text, tool names, inputs and outputs, "

@@ -1,6 +1,7 @@
 """The OpenAI Responses API request side, for the fake server: read, check, re-shape.
 
-- `check_responses` refuses what the real API refuses for a stateless client: a
+- `check_responses` refuses what the real API refuses for a stateless client: bad
+  `input_image` / `input_file` items (`media_checks.check_responses_media`), a
   `previous_response_id` (nothing is stored with `store: false`, and a fake stores
   nothing at all), a missing `input`, a reasoning item whose encrypted content does not
   verify or is bound to another id, a reasoning item not followed by the item it
@@ -9,7 +10,8 @@
 - `decode_responses` turns a body back into an engine `ModelRequest`, so the scripted
   steps and summary predicates work as on the other wires.
 - `responses_as_chat` re-shapes a body into the Chat Completions body the same model
-  would read, so the fake tokenizer, the prompt cache and the limits apply unchanged.
+  would read, so the fake tokenizer, the prompt cache and the limits apply unchanged
+  (images and PDFs become `image_url` and `file` parts, billed by the same formulas).
 
 A call id the fake model gives after reasoning names that reasoning item
 (`call_<item>_<n>`), so the server can tell, statelessly, which reasoning a call needs.
@@ -33,6 +35,7 @@ from foldline.core.messages import (
 )
 from foldline.providers.base import ModelRequest
 from foldline.testing.codec import DEFAULT_MAX_OUTPUT
+from foldline.testing.media_checks import check_responses_media
 from foldline.testing.reasoning_rules import decrypt_reasoning
 from foldline.testing.wire_errors import WireError, openai_error
 
@@ -95,7 +98,8 @@ def check_responses(body: dict[str, Any]) -> WireError | None:
             param="input",
             code="missing_required_parameter",
         )
-    return _check_items([i for i in items if isinstance(i, dict)])
+    items = [i for i in items if isinstance(i, dict)]
+    return check_responses_media(items) or _check_items(items)
 
 
 def _check_items(items: list[dict[str, Any]]) -> WireError | None:
@@ -248,6 +252,27 @@ def decode_responses(body: dict[str, Any]) -> ModelRequest:
     )
 
 
+def _chat_content(item: dict[str, Any]) -> Any:
+    """A message item's content as Chat Completions content: text, or for one that holds
+    images or files the parts that bill them alike (`image_url`, `file`)."""
+    content = item.get("content")
+    if not isinstance(content, list) or not any(
+        isinstance(p, dict) and p.get("type") in ("input_image", "input_file") for p in content
+    ):
+        return _text(content)
+    parts: list[dict[str, Any]] = []
+    for part in content:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "input_image":
+            parts.append({"type": "image_url", "image_url": {"url": part.get("image_url", "")}})
+        elif kind == "input_file":
+            file = {"filename": part.get("filename"), "file_data": part.get("file_data", "")}
+            parts.append({"type": "file", "file": file})
+        elif isinstance(part, dict) and "text" in part:
+            parts.append({"type": "text", "text": str(part["text"])})
+    return parts
+
+
 def responses_as_chat(body: dict[str, Any]) -> dict[str, Any]:
     """The Chat Completions body the model reads for a Responses body: instructions as
     the system message, items as messages (reasoning items are not part of the prompt),
@@ -282,9 +307,7 @@ def responses_as_chat(body: dict[str, Any]) -> dict[str, Any]:
                 }
             )
         elif kind == "message":
-            messages.append(
-                {"role": str(item.get("role", "user")), "content": _text(item.get("content"))}
-            )
+            messages.append({"role": str(item.get("role", "user")), "content": _chat_content(item)})
     chat: dict[str, Any] = {"model": body.get("model"), "messages": messages}
     tools = [
         {

@@ -2,7 +2,8 @@
 
 The Responses API takes a list of input items instead of chat messages:
 
-- a user or assistant message: `{"role": ..., "content": ...}` (text parts);
+- a user or assistant message: `{"role": ..., "content": ...}`: a string, or for a
+  person's files a list of `input_text`, `input_image` and `input_file` items;
 - a tool call: `{"type": "function_call", "call_id", "name", "arguments"}`;
 - its result: `{"type": "function_call_output", "call_id", "output"}`;
 - a reasoning item: `{"type": "reasoning", "id", "summary", "encrypted_content"}`.
@@ -27,7 +28,13 @@ from foldline.core.messages import (
     TextPart,
     ToolSpec,
 )
-from foldline.core.wire.common import attachment_text, current_loop_start, tool_arguments_json
+from foldline.core.wire.attachments import openai_responses_attachment_content
+from foldline.core.wire.common import (
+    IMAGE_TYPES,
+    attachment_text,
+    current_loop_start,
+    tool_arguments_json,
+)
 
 
 def responses_reasoning_item(part: ReasoningPart) -> dict[str, Any] | None:
@@ -44,29 +51,47 @@ def responses_reasoning_item(part: ReasoningPart) -> dict[str, Any] | None:
     }
 
 
-def _content_texts(message: Message) -> list[str]:
-    texts: list[str] = []
-    for part in message.parts:
-        if isinstance(part, TextPart):
-            texts.append(part.text)
-        elif isinstance(part, AttachmentPart):
-            # Attachments in text for now; images and PDFs in the Responses item shapes
-            # (`input_image`, `input_file`) come with the attachments' wire module.
-            texts.append(attachment_text(part))
-    return texts
+def _tool_files_item(message: Message, images: bool) -> dict[str, Any] | None:
+    """A tool batch's files as ONE user message after its outputs, or None: images as
+    `input_image` items when the model takes images (as on the Chat Completions wire, a
+    message of their own, so a message's wire form does not depend on its neighbours),
+    everything else described in text."""
+    files = [p for p in message.parts if isinstance(p, AttachmentPart)]
+    if not files:
+        return None
+    sent = [p for p in files if images and p.media_type in IMAGE_TYPES and p.data_base64]
+    texts = [attachment_text(p) for p in files if p not in sent]
+    if not sent:
+        return {"role": "user", "content": "\n\n".join(texts)}
+    names = ", ".join(image.name for image in sent)
+    content: list[dict[str, Any]] = [
+        {"type": "input_text", "text": f"Images returned by the tools above: {names}"}
+    ]
+    for image in sent:
+        url = f"data:{image.media_type};base64,{image.data_base64}"
+        content.append({"type": "input_image", "image_url": url, "detail": "auto"})
+    content.extend({"type": "input_text", "text": text} for text in texts)
+    return {"role": "user", "content": content}
 
 
-def responses_message_items(message: Message, *, reasoning: bool) -> list[dict[str, Any]]:
-    """The input items of one engine message (`reasoning`: send its reasoning items)."""
+def responses_message_items(
+    message: Message, *, reasoning: bool, images: bool = False, documents: bool = False
+) -> list[dict[str, Any]]:
+    """The input items of one engine message (`reasoning`: send its reasoning items).
+
+    `images`: the model takes image input (`[models."x"] vision`); `documents`: the
+    server reads PDF `input_file` items (OpenAI's own API, for models that take images).
+    A person's files make a user message's content a list of items: its text first, then
+    each file (its label and its image or PDF, or its text), as on Chat Completions.
+    """
     if message.role == "tool":
         items: list[dict[str, Any]] = [
             {"type": "function_call_output", "call_id": result.call_id, "output": result.output}
             for result in message.tool_results
         ]
-        texts = [attachment_text(p) for p in message.parts if isinstance(p, AttachmentPart)]
-        if texts:
-            # A tool's files, described in text after the batch's outputs.
-            items.append({"role": "user", "content": "\n\n".join(texts)})
+        files_item = _tool_files_item(message, images)
+        if files_item is not None:
+            items.append(files_item)
         return items
     items = []
     if message.role == "assistant" and reasoning:
@@ -75,8 +100,21 @@ def responses_message_items(message: Message, *, reasoning: bool) -> list[dict[s
                 item = responses_reasoning_item(part)
                 if item is not None:
                     items.append(item)
-    texts = _content_texts(message)
-    if texts or message.role == "user" or not message.tool_calls:
+    texts: list[str] = []
+    files: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            texts.append(part.text)
+        elif isinstance(part, AttachmentPart) and message.role == "user":
+            files.extend(
+                openai_responses_attachment_content(part, images=images, documents=documents)
+            )
+        elif isinstance(part, AttachmentPart):
+            texts.append(attachment_text(part))
+    if files:
+        text_item = [{"type": "input_text", "text": "\n\n".join(texts)}] if texts else []
+        items.append({"role": message.role, "content": text_item + files})
+    elif texts or message.role == "user" or not message.tool_calls:
         items.append({"role": message.role, "content": "\n\n".join(texts)})
     if message.role == "assistant":
         for call in message.tool_calls:
@@ -91,12 +129,19 @@ def responses_message_items(message: Message, *, reasoning: bool) -> list[dict[s
     return items
 
 
-def to_responses_input(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """The `input` items of `messages`; reasoning only in the tool loop in progress."""
+def to_responses_input(
+    messages: Sequence[Message], *, images: bool = False, documents: bool = False
+) -> list[dict[str, Any]]:
+    """The `input` items of `messages`; reasoning only in the tool loop in progress, files
+    as `responses_message_items` sends them."""
     loop_start = current_loop_start(messages)
     items: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
-        items.extend(responses_message_items(message, reasoning=index >= loop_start))
+        items.extend(
+            responses_message_items(
+                message, reasoning=index >= loop_start, images=images, documents=documents
+            )
+        )
     return items
 
 
