@@ -18,8 +18,8 @@ runs in-process, and Debian's Chromium (headless, through Playwright) opens it:
 - *versions*: message 2 and the last question each have a second version. A search for
   a word only message 2's holds, and a click on the result (on that other version) until
   it is on screen; a click on its `‹` until the long branch is back (both move the whole
-  history's path); on the last question, a click on `‹` until its first version's answer
-  is on screen (a move of two messages).
+  history's path); on the last question, a click on `›` until its second version is on
+  screen (a move of two messages).
 
     .venv/bin/python benchmarks/ui_bench.py --messages 10000 --repeat 5
 """
@@ -193,18 +193,19 @@ def versions(page: Page, count: int) -> dict[str, float]:
     result.wait_for()
     second = page.locator('.message[data-index="2"]')
     start = timed(result.click, second.locator(".bubble", has_text="zanzibar"))
-    # Back on the long branch, at its newest leaf: the last question's second version.
+    # Back on the long branch, where it was left: its newest message (leaving a leaf
+    # stamps it, so the leaf left last is the one a switch returns to).
     back = timed(
         lambda: second.locator(".version-step.previous").click(),
-        page.locator(f'#chat-inner[data-total="{count - 1}"]'),
+        page.locator(f'#chat-inner[data-total="{count}"]'),
     )
     page.locator("#search").fill("")
     page.locator("#jump-latest").click()
     last = page.locator(f'.message[data-index="{count - 2}"]')
-    last.locator(".bubble", has_text="The last question, edited").wait_for(timeout=60_000)
+    last.wait_for(timeout=60_000)
     end = timed(
-        lambda: last.locator(".version-step.previous").click(),
-        page.locator(f'.message[data-index="{count - 1}"]'),
+        lambda: last.locator(".version-step.next").click(),
+        last.locator(".bubble", has_text="The last question, edited"),
     )
     return {"version_start": start, "version_back": back, "version_end": end}
 
@@ -319,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         "switch": "switch: sidebar click → newest message on screen",
         "version_start": "version of message 2: search result click → shown",
         "version_back": "message 2 back to the long branch: `‹` click → drawn",
-        "version_end": "version of the last question: `‹` click → shown",
+        "version_end": "version of the last question: `›` click → shown",
         "older_median": "older page: scroll to top → page drawn (median of the run)",
         "older_max": "older page: slowest of the run",
         "longest_task": "longest main-thread task of the run",

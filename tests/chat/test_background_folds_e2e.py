@@ -89,14 +89,18 @@ async def test_a_prepared_fold_is_committed_with_no_summary_call_in_the_turn(
     folded: list[ChatEvent] = []
     for turn in range(10):
         before = summary_requests(server)
-        events = await run(service, conversation.id, f"More {turn}. " + filler(turn, 80))
+        events = []
+        async for event in service.start_turn(
+            conversation.id, f"More {turn}. " + filler(turn, 80)
+        ).events():
+            events.append(event)
+            if event.name == "assistant.delta":
+                # Nothing summarized inside the turn, up to its answer (the next fold's
+                # summary may start in the background once the turn has ended).
+                assert summary_requests(server) == before
         folded = [e for e in events if e.name == "compaction.completed"]
         if folded:
-            # The turn that lands the fold may end by starting the next preparation in
-            # the background (the person's words keep the view larger after a fold), so
-            # its summary calls are told apart by `prepared` below, not by a count.
             break
-        assert summary_requests(server) == before  # nothing summarized inside a turn
     assert folded, "the prepared fold never landed"
     completed = folded[0].data
     assert completed["prepared"] is True and completed["degraded"] is False

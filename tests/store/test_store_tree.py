@@ -7,7 +7,7 @@ from store_helpers import fold_state
 
 from foldline.core.messages import assistant, user
 from foldline.store import NotFound, Store
-from foldline.store.branches import NotOnPath
+from foldline.store.branches import NotOnPath, rebuild_lanes
 
 
 def path_ids(store: Store, conversation_id: str) -> list[str]:
@@ -197,3 +197,39 @@ def test_pins_ride_only_on_their_own_branch(store: Store) -> None:
     assert [p.message_id for p in store.list_pins(cid)] == [q0]
     store.switch_branch(cid, a1)
     assert [p.message_id for p in store.list_pins(cid)] == [q0, a1]
+
+
+def test_lanes_rebuilt_from_parents_are_the_lanes_written_one_by_one(store: Store) -> None:
+    """What the migration, an import and a salvage build in one go (`rebuild_lanes`)
+    equals what appends, edits and switches maintained message by message."""
+    cid = store.create_conversation().id
+    first = store.append_messages(cid, [user(f"q{n}") for n in range(6)])
+    store.branch(cid, first[1].id, user("edit at 2"))
+    store.append_messages(cid, [user("more"), user("and more")])
+    store.branch(cid, None, user("another first message"))
+    store.switch_branch(cid, first[4].id)
+    store.branch(cid, first[4].id, user("edit at 5"))
+    store.branch(cid, first[2].id, user("edit at 3"))
+    store.switch_branch(cid, first[0].id)
+    other = store.create_conversation().id
+    store.append_messages(other, [user("x"), user("y")])
+    conn = store._pool.get().conn
+
+    def snapshot() -> tuple[object, ...]:
+        lanes = conn.execute(
+            "SELECT h.id, p.id, l.fork_seq, l.head_seq, l.path_last FROM lanes AS l "
+            "JOIN messages AS h ON h.pk = l.lane "
+            "LEFT JOIN messages AS p ON p.pk = l.parent_lane ORDER BY h.id"
+        ).fetchall()
+        members = conn.execute(
+            "SELECT m.id, h.id FROM messages AS m JOIN messages AS h ON h.pk = m.lane ORDER BY m.id"
+        ).fetchall()
+        views = [(path_ids(store, c), [r.id for r in store.branch_starts(c)]) for c in (cid, other)]
+        return lanes, members, views
+
+    before = snapshot()
+    conn.execute("BEGIN IMMEDIATE")
+    rebuild_lanes(conn)
+    conn.execute("COMMIT")
+    assert snapshot() == before
+    assert len(before[0]) == 6  # the main lane, four edits, the other conversation's

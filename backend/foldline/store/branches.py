@@ -57,17 +57,17 @@ def tip(conn: sqlite3.Connection, conversation_id: str) -> tuple[str | None, int
     return row[0], row[1]
 
 
-def _lane_after(conn: sqlite3.Connection, parent_id: str | None) -> tuple[int | None, int]:
-    """The lane a child of `parent_id` continues (None: it starts one, being a first
-    message or a second child) and the seq the parent's lane forks at (-1: no parent)."""
+def _lane_after(conn: sqlite3.Connection, parent_id: str | None) -> int | None:
+    """The lane a child of `parent_id` continues; None when it starts one (a first
+    message, or a second child: an edit, a regenerated answer)."""
     if parent_id is None:
-        return None, -1
-    lane, seq, has_child = conn.execute(
-        "SELECT lane, seq, EXISTS (SELECT 1 FROM messages AS c WHERE c.parent_id = p.id) "
+        return None
+    lane, has_child = conn.execute(
+        "SELECT lane, EXISTS (SELECT 1 FROM messages AS c WHERE c.parent_id = p.id) "
         "FROM messages AS p WHERE p.id = ?",
         (parent_id,),
     ).fetchone()
-    return (None if has_child else lane), seq
+    return None if has_child else lane
 
 
 def start_lane(
@@ -115,7 +115,7 @@ def append_after_leaf(
         )
     if not records:
         return records
-    lane, _fork = _lane_after(conn, parent_id)
+    lane = _lane_after(conn, parent_id)
     usage_json = dump_json_or_none(usage)
     insert = (
         "INSERT INTO messages (id, conversation_id, seq, role, parts, status, usage, "

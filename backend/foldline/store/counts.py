@@ -52,8 +52,9 @@ END""",
 """Recreated at start when missing: `table.transform()` of `messages` drops them."""
 
 SAVE_WAIT_MS = 50
-"""How long saving counts waits for another writer: a read that counted can skip saving
-(the next read counts again) rather than wait behind an import or a fold."""
+"""How long saving counts waits for another process's writer: a read that counted can
+skip saving (the next read counts again) rather than wait for it. This process's own
+writers are short and queue in turn (`ConnectionPool.writers`)."""
 
 
 CountRow = tuple[str, str, int | None, str | None, int | None]
