@@ -64,7 +64,7 @@ class ProjectNoteRecord:
 
 _PROJECT_COLUMNS = (
     "p.id, p.name, p.instructions, p.model, p.settings, p.created_at, p.updated_at, "
-    "(SELECT count(*) FROM conversations AS c WHERE c.project_id = p.id)"
+    "(SELECT count(*) FROM conversations AS c WHERE c.project_id = p.id AND c.importing = 0)"
 )
 _FILE_COLUMNS = "id, project_id, name, media_type, size, sha256, created_at"
 _NOTE_COLUMNS = "id, project_id, title, text, created_at, updated_at"
