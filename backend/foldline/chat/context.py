@@ -365,11 +365,16 @@ class ContextLoader:
         tool_tokens = counter.count_request(system, [], tools) - framing
         base = counter.count_request(system, [], tools)
         counts = [cached.count_head(message) for message in head] + tail.counts
-        if isinstance(counter, ScaledCounter):
+        media = [media_tokens(counter, message) for message in view]
+        if isinstance(counter, ScaledCounter) and len(media) == len(counts):
+            # The ratio is learned on text: images and PDF page images, billed by the
+            # providers' formulas, are counted as they are, never scaled.
+            counts = [counter.scale_message(c, m) for c, m in zip(counts, media, strict=True)]
+        elif isinstance(counter, ScaledCounter):
+            # The meter reads stored counts without the messages: no media to set apart.
             counts = [counter.scale(count) for count in counts]
         tokens = estimate = base + sum(counts)
         anchor_tokens, added = None, 0
-        media = [media_tokens(counter, message) for message in view]
         added_media = 0
         if not counter.exact:
             anchor = self._anchor(conversation_id, model.model, system)
@@ -377,6 +382,7 @@ class ContextLoader:
             tokens = tokens_now(anchor, version, counts, base)
             if anchor and anchor.state_version == version and anchor.view_length <= len(counts):
                 anchor_tokens, added = anchor.tokens, sum(counts[anchor.view_length :])
+                added_media = sum(media[anchor.view_length :])
         summary = sum(counts[: len(head)])
         breakdown = ContextBreakdown(
             system=framing - project_tokens,
