@@ -15,6 +15,7 @@ from fake_sessions import SERVICES
 from foldline.chat.service import ChatService
 from foldline.config import parse_config
 from foldline.core.attachments import AttachmentRefused, image_size
+from foldline.core.calibration import Calibration
 from foldline.core.messages import AttachmentPart
 from foldline.store import Store
 from foldline.testing import FakeProviderServer, ModelLimits, Reply, ScriptedModel, sample_files
@@ -165,3 +166,18 @@ async def test_a_large_image_among_many_is_sent_at_2000_px(
     originals = [p for m in stored for p in m.parts if isinstance(p, AttachmentPart)]
     assert originals[-1].data_base64 == sample_files.b64(large)
     assert (originals[-1].width, originals[-1].height) == (3000, 1200)
+
+
+async def test_the_calibration_ratio_scales_text_but_not_images_in_the_view(
+    server: FakeProviderServer, store: Store
+) -> None:
+    chat = service(server, store)
+    conversation = store.create_conversation(model=LARGE).id
+    png = sample_files.b64(sample_files.png(1000, 1000))
+    await turn(chat, conversation, "Look.", [IncomingFile("a.png", "image/png", png)])
+    store.set_calibration("fake-anthropic", LARGE, Calibration(ratio=2.0, samples=5))
+    ctx = chat.load_context(conversation)
+    counter, ratio = chat.loader.counter(ctx.model, "anthropic")
+    assert ratio == 2.0 and ctx.media == 1334
+    # The view's count is the from-scratch count: the image's 1,334 tokens unscaled.
+    assert ctx.estimate == counter.count_request(ctx.system, ctx.view, ctx.tools)
