@@ -63,9 +63,7 @@ def _sends_image(part: AttachmentPart, images: bool) -> bool:
 
 
 def _sends_pdf(part: AttachmentPart, documents: bool) -> bool:
-    return (
-        documents and part.media_type == PDF_TYPE and bool(part.data_base64) and not part.as_text
-    )
+    return documents and part.media_type == PDF_TYPE and bool(part.data_base64) and not part.as_text
 
 
 def anthropic_attachment_blocks(
