@@ -8,6 +8,7 @@ import io
 from PIL import Image
 
 from foldline.core.attachments import image_size
+from foldline.providers import image_fit
 from foldline.providers.image_fit import fit_anthropic_images, scaled_image
 from foldline.testing import sample_files
 
@@ -56,7 +57,7 @@ def test_large_images_are_scaled_to_2000_px_and_small_ones_left_alone() -> None:
 def test_the_scaled_bytes_are_the_same_every_time() -> None:
     data = sample_files.b64(sample_files.png(3000, 2000, rgb=(1, 2, 3)))
     first = scaled_image(data, "image/png")
-    scaled_image.cache_clear()
+    image_fit._SCALED.clear()  # scaled afresh: the same bytes again
     assert scaled_image(data, "image/png") == first
     assert first is not None and first[0] == "image/png"
     assert scaled_image("bm90IGFuIGltYWdl", "image/png") is None

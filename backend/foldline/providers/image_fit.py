@@ -7,15 +7,17 @@ bigger than 2000 px is sent scaled down to fit 2000 x 2000 (the size
 else the request holds: an image's bytes then never depend on how many other images are
 in view, and the cached prefix holds. The stored file stays the original.
 
-The scaling is deterministic (same bytes in, same bytes out) and cached by the data, so
-a conversation's image is scaled once, not on every turn.
+The scaling is deterministic (same bytes in, same bytes out) and cached by the data's
+sha256, so a conversation's image is scaled once, not on every turn.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
-from functools import lru_cache
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from foldline.core.attachments import MAX_IMAGE_BASE64_BYTES, image_size
@@ -45,13 +47,10 @@ def _fit_block(block: dict[str, Any]) -> None:
     media_type, data = str(source.get("media_type", "")), str(source.get("data", ""))
     if media_type not in IMAGE_TYPES:
         return
-    # Only the header is needed for the size: a few kB of base64 is plenty for PNG, GIF
-    # and WebP; a JPEG's frame header can sit after large metadata, so decode it all.
-    head = data if media_type == "image/jpeg" else data[: 64 * 1024 // 3 * 4]
-    try:
-        width, height = image_size(base64.b64decode(head), media_type)
-    except Exception:  # not a readable image: the API's own check answers
+    size = _header_size(data, media_type)
+    if size is None:  # not a readable image: the API's own check answers
         return
+    width, height = size
     if max(width, height) <= ANTHROPIC_SENT_MAX_SIDE:
         return
     scaled = scaled_image(data, media_type)
@@ -59,12 +58,44 @@ def _fit_block(block: dict[str, Any]) -> None:
         block["source"] = {"type": "base64", "media_type": scaled[0], "data": scaled[1]}
 
 
-@lru_cache(maxsize=32)
+def _header_size(data: str, media_type: str) -> tuple[int, int] | None:
+    """The image's size from its header, decoding only the first 64 kB when that holds
+    it (a JPEG's frame header may sit after large metadata: then all of it)."""
+    for chunk in (data[: 64 * 1024 // 3 * 4], data):
+        try:
+            return image_size(base64.b64decode(chunk), media_type)
+        except ValueError:  # a damaged header, or cut short in the first chunk
+            if len(chunk) == len(data):
+                return None
+    return None
+
+
+_SCALED: OrderedDict[tuple[str, str], tuple[str, str] | None] = OrderedDict()
+_SCALED_MAX = 16
+"""Scaled images kept, by the sha256 of their source (the data itself would make a large
+key): a conversation's large images are scaled once, not on every turn."""
+_SCALED_LOCK = threading.Lock()
+
+
 def scaled_image(data: str, media_type: str) -> tuple[str, str] | None:
     """(media type, base64) of the image scaled to `anthropic_sent_size`: a JPEG stays a
     JPEG; any other image becomes a PNG (GIF's palette and WebP add nothing at this
     size), or a JPEG when the PNG would be over the 5 MB an image may be. None when
-    the bytes cannot be decoded."""
+    the bytes cannot be decoded. Deterministic: the same data gives the same bytes."""
+    key = (hashlib.sha256(data.encode("ascii")).hexdigest(), media_type)
+    with _SCALED_LOCK:
+        if key in _SCALED:
+            _SCALED.move_to_end(key)
+            return _SCALED[key]
+    scaled = _scale(data, media_type)
+    with _SCALED_LOCK:
+        _SCALED[key] = scaled
+        while len(_SCALED) > _SCALED_MAX:
+            _SCALED.popitem(last=False)
+    return scaled
+
+
+def _scale(data: str, media_type: str) -> tuple[str, str] | None:
     from PIL import Image  # imported here: only large images need it
 
     try:
