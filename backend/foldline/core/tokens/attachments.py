@@ -1,10 +1,10 @@
 """What images and PDFs cost in tokens, by the providers' published rules.
 
-- Anthropic (vision page): an image with a side over 2000 px is first scaled down by
-  Foldline to fit 2000 x 2000 (`anthropic_sent_size`: the API refuses larger images once
-  a request holds more than 20); an image whose long edge is over 1568 px, or that would cost
+- Anthropic (vision page): an image whose long edge is over 1568 px, or that would cost
   over ~1,600 tokens (about 1.2 megapixels), is first scaled down keeping its aspect
-  ratio; it then costs about width x height / 750 tokens.
+  ratio; it then costs about width x height / 750 tokens. Before that, Foldline itself
+  sends an image with a side over 2000 px scaled to fit 2000 x 2000
+  (`anthropic_sent_size`), and counts it at that size.
 - OpenAI (images and vision page, GPT-4o-class models at `detail: high`, what `auto`
   picks for these sizes): the image is scaled to fit a 2048 x 2048 square, then so that
   its shortest side is at most 768 px; it costs 85 tokens plus 170 per 512 px tile.

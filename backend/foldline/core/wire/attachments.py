@@ -13,9 +13,8 @@ One function a wire, each returning the content items one attachment becomes:
 An image or a PDF is preceded by a one-line text label naming it, so the model (and a
 summary written later) can refer to the file by name. A PDF marked `as_text` (its page
 images would take more than half of what the model reads) goes as its extracted text on
-every wire, under a label that says so. Everything is built from the
-part alone, so an attachment's serialization is byte-identical every turn and the
-cached prefix holds.
+every wire, under a label that says so. Everything is built from the part alone, so
+an attachment's serialization is byte-identical every turn and the cached prefix holds.
 """
 
 from __future__ import annotations
