@@ -47,11 +47,13 @@ WINDOW = 16_384
 MODEL = "vision-16k"
 IMAGE_SIZES = [(1280, 720), (800, 600), (1920, 1080), (400, 300), (3000, 2000), (1024, 1024)]
 SETUPS = {
-    # OpenAI's own API: PDFs as `file` parts (text + a page image each), images by tiles.
+    # OpenAI's own API: PDFs as `file` parts (text + a page image each) unless their page
+    # images would take over half the input budget (this one's do: it goes as text).
     "openai": ("openai", "openai"),
     # An OpenAI-compatible server: images when the model is marked vision, the PDF's text.
     "openai-compatible": ("openai-compatible", "openai"),
-    # Anthropic: image blocks, the PDF as a document block (text + a page image each).
+    # Anthropic: image blocks (over 2000 px scaled down); the PDF as a document block
+    # (text + a page image each) unless its page images would take over half the budget.
     "anthropic": ("anthropic", "anthropic"),
 }
 

@@ -35,12 +35,13 @@ from foldline.chat.tool_registry import Tool, ToolRegistry, ToolSource
 from foldline.chat.tools import CONTEXT_TOOLS, WorkspaceFiles
 from foldline.chat.turn import TurnRunner, storable
 from foldline.config import AppConfig
-from foldline.core.attachments import AttachmentRefused
+from foldline.core.attachments import AttachmentRefused, settle_pdf_form
 from foldline.core.budget import Budget
 from foldline.core.compaction import planned_split
 from foldline.core.messages import AttachmentPart, HistoryWindow, Message, TextPart
 from foldline.core.policy import BreakerState
 from foldline.core.projects import compose_system, project_cap
+from foldline.core.tokens.counter import media_tokens
 from foldline.core.tree import FoldLink, fold_chain
 from foldline.core.view import build_api_messages
 from foldline.providers.base import Provider
@@ -294,7 +295,15 @@ class ChatService:
         if not files and not kept:
             return Message(role="user", parts=text)
         ctx = self._load(conversation_id)
-        parts = read_attachments(files, model=ctx.model.model, vision=ctx.model.vision)
+        parts = tuple(
+            # A PDF whose page images would crowd the window goes as its text.
+            settle_pdf_form(
+                part,
+                media_tokens(ctx.counter, Message(role="user", parts=(part,))),
+                ctx.budget.input_budget,
+            )
+            for part in read_attachments(files, model=ctx.model.model, vision=ctx.model.vision)
+        )
         message = Message(role="user", parts=(*text, *kept, *parts))
         # A fold can make room for anything but a message that alone (with the system
         # prompt and tools) is larger than what the model reads per request.

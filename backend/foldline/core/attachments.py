@@ -212,6 +212,32 @@ def check_request_size(sizes: list[int]) -> None:
         )
 
 
+PDF_DOCUMENT_SHARE = 0.5
+"""The most of a model's input budget a PDF's page images may take for it to be sent as
+a document; a larger PDF goes as its extracted text."""
+
+
+def settle_pdf_form(
+    part: AttachmentPart, page_image_tokens: int, input_budget: int | None
+) -> AttachmentPart:
+    """`part`, marked `as_text` when it is a PDF whose page images would take more than
+    half the model's input budget.
+
+    A PDF sent as a document costs its text plus an image of every page (on Anthropic
+    about 1,600 tokens a page), so a 10-page PDF would fill a 16k window alone; its
+    extracted text carries most of what it says at a fraction of the cost. Only the page
+    images are compared (`page_image_tokens`: what the wire bills for them, 0 where PDFs
+    go as text anyway): the text is sent in either form. The choice is made once, when
+    the message is sent, and kept on the part, so the message serializes the same on
+    every turn and the prompt cache holds.
+    """
+    if part.media_type != PDF_TYPE or part.as_text or input_budget is None:
+        return part
+    if page_image_tokens <= input_budget * PDF_DOCUMENT_SHARE:
+        return part
+    return part.model_copy(update={"as_text": True})
+
+
 def attached_files(messages: Sequence[Message]) -> list[AttachmentPart]:
     """The person's files in `messages`, in order (a tool's attachments are not files the
     person gave)."""

@@ -80,6 +80,9 @@ class AttachmentPart(_Value):
     view needs them; the store keeps identical bytes once (by `sha256`) and leaves them
     out of message pages. `size` is in bytes; `width`/`height` are an image's pixels and
     `pages` a PDF's page count, known at upload so tokens can be counted without decoding.
+    `as_text` marks a PDF that is sent as its extracted text rather than as a document,
+    because its page images would take too much of the model's window (decided once,
+    when the message is sent: `foldline.core.attachments.settle_pdf_form`).
     """
 
     kind: Literal["attachment"] = "attachment"
@@ -92,6 +95,7 @@ class AttachmentPart(_Value):
     width: int | None = None
     height: int | None = None
     pages: int | None = None
+    as_text: bool | None = None
 
 
 Part = Annotated[

@@ -23,6 +23,7 @@ from foldline.providers.base import (
 )
 from foldline.providers.caching import anthropic_prompt_fields
 from foldline.providers.errors import provider_error
+from foldline.providers.image_fit import fit_anthropic_images
 
 DEFAULT_TIMEOUT_SECONDS = 600.0
 """Long answers from large models can take minutes; the SDK's own default is the same."""
@@ -100,6 +101,8 @@ class AnthropicProvider:
             "max_tokens": request.max_output_tokens,
             **anthropic_prompt_fields(request),
         }
+        # No image over 2000 px goes out: the API refuses them in many-image requests.
+        fit_anthropic_images(params["messages"])
         thinking = anthropic_thinking_fields(
             request.model, request.reasoning_effort, request.max_output_tokens
         )

@@ -2,7 +2,9 @@
 
 - Anthropic (vision page): an image whose long edge is over 1568 px, or that would cost
   over ~1,600 tokens (about 1.2 megapixels), is first scaled down keeping its aspect
-  ratio; it then costs about width x height / 750 tokens.
+  ratio; it then costs about width x height / 750 tokens. Before that, Foldline itself
+  sends an image with a side over 2000 px scaled to fit 2000 x 2000
+  (`anthropic_sent_size`), and counts it at that size.
 - OpenAI (images and vision page, GPT-4o-class models at `detail: high`, what `auto`
   picks for these sizes): the image is scaled to fit a 2048 x 2048 square, then so that
   its shortest side is at most 768 px; it costs 85 tokens plus 170 per 512 px tile.
@@ -21,6 +23,11 @@ from collections.abc import Callable, Mapping
 
 from foldline.core.messages import AttachmentPart, Message
 
+ANTHROPIC_SENT_MAX_SIDE = 2000
+"""Foldline sends Anthropic no image with a side over 2000 px: the API refuses such an
+image in a request with more than 20 images, and it never shows a model more than
+1568 px anyway, so scaling every such image down (not only in many-image requests)
+loses nothing and keeps an image's bytes the same whatever else is in the request."""
 ANTHROPIC_MAX_LONG_EDGE = 1568
 ANTHROPIC_MAX_PIXELS = 1_600 * 750
 """~1.2 megapixels: an image over ~1,600 tokens is scaled down (Anthropic's table of the
@@ -37,7 +44,19 @@ LETTER_PAGE_PX = (1224, 1584)
 """A US-letter page (8.5 x 11 in) rendered at 144 dpi, before a provider's downscale."""
 
 
+def anthropic_sent_size(width: int, height: int) -> tuple[int, int]:
+    """The size an image is sent to Anthropic at: as it is, or scaled down (aspect ratio
+    kept, rounded down) to fit `ANTHROPIC_SENT_MAX_SIDE` on both sides."""
+    side = max(width, height)
+    if side <= ANTHROPIC_SENT_MAX_SIDE:
+        return width, height
+    scale = ANTHROPIC_SENT_MAX_SIDE / side
+    return max(1, int(width * scale)), max(1, int(height * scale))
+
+
 def anthropic_image_tokens(width: int, height: int) -> int:
+    """What an image of this size costs as Foldline sends it (see `anthropic_sent_size`)."""
+    width, height = anthropic_sent_size(width, height)
     scale = min(1.0, ANTHROPIC_MAX_LONG_EDGE / max(width, height))
     scale = min(scale, math.sqrt(ANTHROPIC_MAX_PIXELS / (width * height)))
     scaled_w, scaled_h = max(1, int(width * scale)), max(1, int(height * scale))
@@ -101,7 +120,7 @@ def sent_media_tokens(
         return 0
     total = 0
     for part in message.parts:
-        if not isinstance(part, AttachmentPart) or not part.data_base64:
+        if not isinstance(part, AttachmentPart) or not part.data_base64 or part.as_text:
             continue
         if images and part.width and part.height and part.media_type != "application/pdf":
             total += image_tokens(part.width, part.height)

@@ -11,9 +11,10 @@ One function a wire, each returning the content items one attachment becomes:
 - OpenAI Responses: `input_image`, `input_file` and `input_text` items, on the same rules.
 
 An image or a PDF is preceded by a one-line text label naming it, so the model (and a
-summary written later) can refer to the file by name. Everything is built from the
-part alone, so an attachment's serialization is byte-identical every turn and the
-cached prefix holds.
+summary written later) can refer to the file by name. A PDF marked `as_text` (its page
+images would take more than half of what the model reads) goes as its extracted text on
+every wire, under a label that says so. Everything is built from the part alone, so
+an attachment's serialization is byte-identical every turn and the cached prefix holds.
 """
 
 from __future__ import annotations
@@ -36,6 +37,22 @@ def attachment_label(part: AttachmentPart) -> str:
     return f"[attachment {part.name} ({', '.join(details)})]"
 
 
+def pdf_text_label(part: AttachmentPart) -> str:
+    """The line before a PDF's extracted text when the PDF is sent as text."""
+    return (
+        f"[attachment {part.name} ({part.media_type}, {part.pages or 1} "
+        f"page{'s' if (part.pages or 1) != 1 else ''}), sent as its extracted text: "
+        "its page images would not fit in the model's window]"
+    )
+
+
+def _text_form(part: AttachmentPart) -> str:
+    """How a file that is not sent as an image or a document reads as text."""
+    if part.as_text and part.media_type == PDF_TYPE:
+        return f"{pdf_text_label(part)}\n{part.text or ''}"
+    return attachment_text(part)
+
+
 def _data_url(part: AttachmentPart) -> str:
     return f"data:{part.media_type};base64,{part.data_base64}"
 
@@ -45,7 +62,7 @@ def _sends_image(part: AttachmentPart, images: bool) -> bool:
 
 
 def _sends_pdf(part: AttachmentPart, documents: bool) -> bool:
-    return documents and part.media_type == PDF_TYPE and bool(part.data_base64)
+    return documents and part.media_type == PDF_TYPE and bool(part.data_base64) and not part.as_text
 
 
 def anthropic_attachment_blocks(
@@ -60,7 +77,7 @@ def anthropic_attachment_blocks(
     if _sends_pdf(part, documents):
         source = {"type": "base64", "media_type": PDF_TYPE, "data": part.data_base64}
         return [label, {"type": "document", "source": source, "title": part.name}]
-    return [{"type": "text", "text": attachment_text(part)}]
+    return [{"type": "text", "text": _text_form(part)}]
 
 
 def openai_chat_attachment_parts(
@@ -77,7 +94,7 @@ def openai_chat_attachment_parts(
     if _sends_pdf(part, documents):
         file = {"filename": part.name, "file_data": _data_url(part)}
         return [label, {"type": "file", "file": file}]
-    return [{"type": "text", "text": attachment_text(part)}]
+    return [{"type": "text", "text": _text_form(part)}]
 
 
 def openai_responses_attachment_content(
@@ -93,4 +110,4 @@ def openai_responses_attachment_content(
             label,
             {"type": "input_file", "filename": part.name, "file_data": _data_url(part)},
         ]
-    return [{"type": "input_text", "text": attachment_text(part)}]
+    return [{"type": "input_text", "text": _text_form(part)}]
