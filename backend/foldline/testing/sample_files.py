@@ -87,5 +87,5 @@ def b64(data: bytes) -> str:
 
 
 def project_file(name: str, media_type: str, data: bytes) -> AttachmentPart:
-    """`data` checked as an upload to a project is (what `Store.add_project_file` takes)."""
+    """`data` checked as an upload to a project (what `Store.add_project_file` takes)."""
     return read_project_file(IncomingFile(name, media_type, b64(data)))
