@@ -41,6 +41,7 @@ MEDIA_TYPE_ALIASES = {"image/jpg": "image/jpeg", "image/pjpeg": "image/jpeg"}
 """Types some systems declare for JPEG; stored as the standard `image/jpeg`."""
 
 ACCEPTED = "PNG, JPEG, GIF, WebP, PDF, or a text file (plain text, Markdown, CSV, JSON, code)"
+PROJECT_ACCEPTED = "a PDF or a text file (plain text, Markdown, CSV, JSON, code)"
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,26 @@ def read_attachments(
     return parts
 
 
-def read_attachment(file: IncomingFile, *, model: str, vision: bool) -> AttachmentPart:
+def read_project_file(file: IncomingFile) -> AttachmentPart:
+    """A project's file, checked by the same rules as a message's. A project sends its
+    files as text inside the system prompt (so they stay cached and are never folded),
+    and the system prompt takes no images on either wire: an image is refused, a PDF
+    keeps its extracted text (`[page N]` headers) for the model."""
+    media_type = MEDIA_TYPE_ALIASES.get(file.media_type.lower(), file.media_type.lower())
+    if kind_of(file.name, media_type) == "image":
+        raise AttachmentRefused(
+            f"{file.name.strip() or 'file'}: a project takes no images, since its files "
+            "are sent as text in the system prompt, which holds no images; attach the "
+            f"image to a message instead, or give the project {PROJECT_ACCEPTED}"
+        )
+    part = read_attachment(file, model="", vision=False, accepted=PROJECT_ACCEPTED)
+    check_request_size([part.size or 0])
+    return part
+
+
+def read_attachment(
+    file: IncomingFile, *, model: str, vision: bool, accepted: str = ACCEPTED
+) -> AttachmentPart:
     name = file.name.strip() or "file"
     media_type = MEDIA_TYPE_ALIASES.get(file.media_type.lower(), file.media_type.lower())
     # 4/3 of the request limit in base64 is as large as any accepted file can be; a
@@ -77,7 +97,7 @@ def read_attachment(file: IncomingFile, *, model: str, vision: bool) -> Attachme
     sniffed = sniff_media_type(data)
     if not kind:
         raise AttachmentRefused(
-            f"{name}: files of type {media_type or 'unknown'} are not accepted; attach {ACCEPTED}"
+            f"{name}: files of type {media_type or 'unknown'} are not accepted; attach {accepted}"
         )
     if kind in ("image", "pdf") and sniffed != media_type:
         found = f"the bytes of {sniffed}" if sniffed else "bytes of no image or PDF format"

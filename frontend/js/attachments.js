@@ -46,12 +46,12 @@ export function formatSize(bytes) {
 }
 
 /** The type the server is told: the browser's, else `application/octet-stream`. */
-function mediaTypeOf(file) {
+export function mediaTypeOf(file) {
   return file.type || "application/octet-stream";
 }
 
 /** Why a file cannot be sent at all, or "" (the server decides the rest). */
-function precheck(file) {
+export function precheck(file) {
   const type = mediaTypeOf(file);
   const known =
     IMAGE_TYPES.has(type) ||

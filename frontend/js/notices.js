@@ -6,6 +6,48 @@ export const DISK_FULL_TITLE = "The disk is full";
 
 const ICONS = { error: "circle-alert", warn: "triangle-alert", success: "check", info: "info" };
 
+/** The topmost open modal dialog, or null (engines without `:modal` answer null). */
+function topModal() {
+  const open = [...document.querySelectorAll("dialog[open]")];
+  try {
+    return open.filter((dialog) => dialog.matches(":modal")).at(-1) ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Keep the notices readable and dismissable: a modal dialog sits in the top layer and
+ * makes the rest of the page inert, so while one is open the notices live inside it,
+ * and showing them again as a popover puts them above it (browsers without popovers
+ * keep them in the page as before).
+ */
+function placeNotices(container) {
+  const host = topModal() ?? document.body;
+  if (container.parentElement !== host) {
+    host.appendChild(container);
+  }
+  if (typeof container.showPopover === "function") {
+    if (container.matches(":popover-open")) {
+      container.hidePopover();
+    }
+    container.showPopover();
+  }
+}
+
+// A closing dialog gives its notices back to the page (dialogs are removed once closed);
+// a capturing listener runs before the dialog's own.
+document.addEventListener(
+  "close",
+  (event) => {
+    const container = byId("notices");
+    if (event.target instanceof HTMLDialogElement && event.target.contains(container)) {
+      placeNotices(container);
+    }
+  },
+  true,
+);
+
 /**
  * Show a notice. `kind` is error|warn|success|info; errors stay until dismissed
  * (they may need reading), the others fade after `timeout` ms.
@@ -43,6 +85,7 @@ export function notify({ kind = "info", title = "", text = "", timeout, action }
     ),
   );
   container.appendChild(notice);
+  placeNotices(container);
   const lifetime = timeout ?? (kind === "error" ? 0 : 5000);
   if (lifetime > 0) {
     setTimeout(close, lifetime);

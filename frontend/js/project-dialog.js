@@ -3,14 +3,11 @@
 // call of every conversation in the project, so the dialog says so and shows the sizes.
 
 import { api } from "./api.js";
+import { formatSize, mediaTypeOf, precheck } from "./attachments.js";
 import { openModal } from "./dialog.js";
 import { h, icon } from "./dom.js";
-import { formatInteger } from "./format.js";
 import { notify, notifyError } from "./notices.js";
 import { state } from "./state.js";
-
-const TEXT_FILES =
-  ".txt,.md,.markdown,.csv,.tsv,.json,.yaml,.yml,.toml,.xml,.html,.css,.js,.ts,.py,.rs,.go,.java,.c,.h,.cpp,.sh,.sql,text/*,application/json";
 
 /** Read a File as base64 (the API's `data`). */
 function base64Of(file) {
@@ -22,13 +19,10 @@ function base64Of(file) {
   });
 }
 
-function mediaTypeOf(file) {
-  if (file.type) {
-    return file.type;
-  }
-  const extension = file.name.split(".").pop()?.toLowerCase();
-  const known = { md: "text/markdown", csv: "text/csv", json: "application/json" };
-  return known[extension] ?? "text/plain";
+/** "12 KB · 3 pages" */
+function fileDetails(file) {
+  const pages = file.pages ? ` · ${file.pages} page${file.pages === 1 ? "" : "s"}` : "";
+  return formatSize(file.size) + pages;
 }
 
 /**
@@ -68,7 +62,9 @@ export async function openProjectDialog(id, { changed = async () => {} } = {}) {
   });
   const files = h("ul", { class: "project-files", "aria-label": "Files" });
   const notes = h("ul", { class: "project-notes", "aria-label": "Pinned notes" });
-  const picker = h("input", { type: "file", multiple: true, accept: TEXT_FILES, hidden: true });
+  // Like the composer's attach button: any file can be picked; the same checks as a
+  // message's files refuse what cannot be sent, with a notice naming the rule.
+  const picker = h("input", { type: "file", multiple: true, hidden: true });
   const noteTitle = h("input", { class: "input", type: "text", placeholder: "Note title" });
   const noteText = h("textarea", {
     class: "input",
@@ -85,7 +81,7 @@ export async function openProjectDialog(id, { changed = async () => {} } = {}) {
               {},
               icon("file-text", "small"),
               h("span", { class: "grow", text: file.name }),
-              h("span", { class: "muted", text: `${formatInteger(file.size)} bytes` }),
+              h("span", { class: "muted", text: fileDetails(file) }),
               removeButton(`Remove ${file.name}`, async () => {
                 await api.deleteProjectFile(id, file.id);
                 project.files = project.files.filter((f) => f.id !== file.id);
@@ -136,6 +132,11 @@ export async function openProjectDialog(id, { changed = async () => {} } = {}) {
 
   picker.addEventListener("change", async () => {
     for (const file of picker.files ?? []) {
+      const problem = precheck(file);
+      if (problem) {
+        notify({ kind: "error", title: "File not added", text: problem });
+        continue;
+      }
       try {
         const added = await api.addProjectFile(id, {
           name: file.name,
@@ -229,7 +230,10 @@ export async function openProjectDialog(id, { changed = async () => {} } = {}) {
       h(
         "div",
         { class: "field" },
-        h("span", { class: "field-label", text: "Files (text: Markdown, CSV, JSON, code…)" }),
+        h("span", {
+          class: "field-label",
+          text: "Files (PDF, or text: Markdown, CSV, JSON, code…; sent as text, so no images)",
+        }),
         files,
         h(
           "button",

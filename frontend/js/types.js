@@ -610,6 +610,7 @@ export {};
  * @property {string} mediaType
  * @property {number} size Bytes.
  * @property {string} sha256
+ * @property {number|null} pages A PDF's page count (null for a text file).
  * @property {string} createdAt
  */
 

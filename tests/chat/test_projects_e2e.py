@@ -22,9 +22,13 @@ from fake_sessions import (
 
 from foldline.store import Store
 from foldline.testing import FakeProviderServer, ScriptedModel, structured_summary
+from foldline.testing.sample_files import pdf, project_file
 
 INSTRUCTIONS = "Project rule: every answer names the codename HERON."
 SPEC = "Reference sheet.\nThe bridge span is 417 metres; the deck is painted ochre.\n"
+LOADS_PDF = pdf(["Load table", "Design load: 9.6 kN per square metre"])
+"""A two-page PDF: the model reads its text, each page headed, in the project block."""
+LOADS_TEXT = "[page 1]\nLoad table\n\n[page 2]\nDesign load: 9.6 kN per square metre"
 
 
 @pytest.fixture
@@ -49,7 +53,8 @@ async def test_instructions_and_file_reach_every_conversation_through_folds(
     service = make_service(server, store, tmp_path)
     server.responder = noting_model(fact_keeping_summary)
     project = store.create_project(name="Bridge", instructions=INSTRUCTIONS)
-    store.add_project_file(project.id, "bridge.md", "text/markdown", SPEC.encode())
+    store.add_project_file(project.id, project_file("bridge.md", "text/markdown", SPEC.encode()))
+    store.add_project_file(project.id, project_file("loads.pdf", "application/pdf", LOADS_PDF))
     store.add_project_note(project.id, "Deadline", "Drawings are due in March.")
     members = [
         store.create_conversation(model=MODEL[wire], project_id=project.id, system_prompt=p)
@@ -75,13 +80,21 @@ async def test_instructions_and_file_reach_every_conversation_through_folds(
             assert system.startswith(INSTRUCTIONS)
             assert "417 metres" in system and 'name="bridge.md"' in system
             assert "Drawings are due in March." in system
+            # The PDF is quoted as its extracted text, pages headed, never as a file part.
+            assert (
+                '<file name="loads.pdf" media-type="application/pdf" pages="2">\n'
+                f"{LOADS_TEXT}\n</file>"
+            ) in system
             # It rides in the stable prefix, never among the messages the fold replaces.
-            assert "417 metres" not in str(request.body["messages"][1:])
+            messages = str(request.body["messages"][1:])
+            assert "417 metres" not in messages and "9.6 kN" not in messages
+            assert "application/pdf" not in messages
         if wire == "anthropic":
             assert all(r.body["system"][0]["cache_control"] for r in requests)
         # The meter counts it, and Model view names it as the project's.
         context = service.context(conversation.id, include_messages=False)
-        assert context.project is not None and context.project.files == ["bridge.md"]
+        assert context.project is not None
+        assert context.project.files == ["bridge.md", "loads.pdf"]
         assert context.breakdown.project == context.project.tokens > 0
         own = conversation.system_prompt
         if own:
@@ -91,4 +104,5 @@ async def test_instructions_and_file_reach_every_conversation_through_folds(
     await run(service, outsider.id, "Hello, outside any project.")
     (request,) = chat_requests(server)
     assert "417 metres" not in system_text(wire, request.body)
+    assert "9.6 kN" not in system_text(wire, request.body)
     assert INSTRUCTIONS not in system_text(wire, request.body)

@@ -1,16 +1,12 @@
-"""A project's shared context: the system prompt it composes, its cap, text files only."""
+"""A project's shared context: the system prompt it composes, its cap, a PDF as text."""
 
 from __future__ import annotations
 
-import pytest
-
 from foldline.core.projects import (
-    NotTextFile,
     ProjectContext,
     ProjectFile,
     ProjectNote,
     compose_system,
-    file_text,
     project_cap,
 )
 
@@ -38,21 +34,10 @@ def test_the_cap_is_a_quarter_of_the_input_budget() -> None:
     assert project_cap(None) > 0
 
 
-@pytest.mark.parametrize(
-    ("name", "media_type", "content"),
-    [
-        ("a.png", "image/png", b"\x89PNG\r\n\x1a\n"),
-        ("a.pdf", "application/pdf", b"%PDF-1.7"),
-        ("a.txt", "text/plain", b"\xff\xfe\x00a"),
-        ("a.txt", "text/plain", b"a\x00b"),
-    ],
-)
-def test_only_text_files_are_accepted(name: str, media_type: str, content: bytes) -> None:
-    with pytest.raises(NotTextFile):
-        file_text(name, media_type, content)
-
-
-def test_text_files_decode_with_their_bom_removed() -> None:
-    assert file_text("a.csv", "text/csv; charset=utf-8", "\ufeffx,y".encode()) == "x,y"
-    assert file_text("a.json", "application/json", b"{}") == "{}"
-    assert file_text("a.py", "", b"print(1)") == "print(1)"
+def test_a_pdf_is_quoted_as_its_text_with_its_page_count() -> None:
+    pdf = ProjectFile("spec.pdf", "application/pdf", "[page 1]\nSpan 417 m\n\n[page 2]\nOchre", 2)
+    system = compose_system("", ProjectContext("P", "", files=(pdf,)))
+    assert (
+        '<file name="spec.pdf" media-type="application/pdf" pages="2">\n'
+        "[page 1]\nSpan 417 m\n\n[page 2]\nOchre\n</file>"
+    ) in system

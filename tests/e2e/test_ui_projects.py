@@ -9,6 +9,8 @@ import base64
 
 from playwright.sync_api import expect
 
+from foldline.testing.sample_files import pdf, png
+
 SPEC = "The bridge span is 417 metres."
 
 
@@ -87,18 +89,48 @@ def test_create_rename_and_fill_a_project_then_see_it_in_model_view(ui, tmp_path
         dialog.locator("#project-add-file").click()
     chooser.value.set_files(str(spec))
     expect(dialog.locator(".project-files")).to_contain_text("bridge.md")
-    # A binary file is refused with a visible notice, and nothing is added.
-    png = tmp_path / "photo.png"
-    png.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(32))
+    # A PDF, as a message takes it: the model reads its text, page by page.
+    loads = tmp_path / "loads.pdf"
+    loads.write_bytes(pdf(["Load table", "Design load: 9.6 kN per square metre"]))
+    with page.expect_file_chooser() as chooser:
+        dialog.locator("#project-add-file").click()
+    chooser.value.set_files(str(loads))
+    pdf_row = dialog.locator(".project-files li", has_text="loads.pdf")
+    expect(pdf_row).to_contain_text("2 pages")
+    # An image is refused with a visible notice saying why, and nothing is added.
+    photo = tmp_path / "photo.png"
+    photo.write_bytes(png(16, 16))
     ui.allow("422")
     with page.expect_file_chooser() as chooser:
         dialog.locator("#project-add-file").click()
-    chooser.value.set_files(str(png))
-    expect(page.locator(".notice, .toast").filter(has_text="photo.png")).to_be_visible()
-    expect(dialog.locator(".project-files li")).to_have_count(1)
+    chooser.value.set_files(str(photo))
+    notice = page.locator(".notice, .toast").filter(has_text="photo.png")
+    expect(notice).to_be_visible()
+    expect(notice).to_contain_text("a project takes no images")
+    expect(dialog.locator(".project-files li")).to_have_count(2)
+    # The notice is above the modal dialog (readable, not under its backdrop).
+    box = notice.bounding_box()
+    assert box is not None
+    on_top = page.evaluate(
+        "([x, y]) => document.elementFromPoint(x, y)?.closest('.notice') !== null",
+        [box["x"] + box["width"] / 2, box["y"] + 12],
+    )
+    assert on_top
     ui.shot("projects-dialog")
+    notice.get_by_role("button", name="Dismiss").click()
+    expect(notice).to_have_count(0)
+    expect(dialog).to_be_visible()
+    # A notice shown while the dialog is open survives its closing, back in the page.
+    ui.allow("422")
+    with page.expect_file_chooser() as chooser:
+        dialog.locator("#project-add-file").click()
+    chooser.value.set_files(str(photo))
+    expect(notice).to_be_visible()
     dialog.get_by_role("button", name="Save").click()
     expect(dialog).to_have_count(0)
+    expect(notice).to_be_visible()
+    assert page.evaluate("() => document.getElementById('notices').parentElement === document.body")
+    notice.get_by_role("button", name="Dismiss").click()
 
     # Rename from the group's header.
     head = _group(page, "Bridge").locator(".project-head")
@@ -120,11 +152,16 @@ def test_create_rename_and_fill_a_project_then_see_it_in_model_view(ui, tmp_path
     request = [r for r in ui.app.fake.requests if not r.is_summary][-1]
     system = request.body["messages"][0]["content"]
     assert system.startswith("Always name the codename HERON.") and SPEC in system
+    assert (
+        '<file name="loads.pdf" media-type="application/pdf" pages="2">\n[page 1]\nLoad table'
+        "\n\n[page 2]\nDesign load: 9.6 kN per square metre\n</file>"
+    ) in system
 
     page.locator("#model-view-button").click()
     shared = page.locator(".mv-item.project")
     expect(shared).to_contain_text("Bridge works")
     expect(shared).to_contain_text("bridge.md")
+    expect(shared).to_contain_text("loads.pdf")
     expect(shared).to_contain_text("Always name the codename HERON.")
     expect(page.locator(".mv-item.system").last).to_contain_text("417 metres")
     ui.shot("projects-model-view")

@@ -11,8 +11,11 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
+from foldline.core.attachments import PDF_TYPE as PDF
 from foldline.core.messages import assistant, user
+from foldline.server.security import MESSAGE_BODY_LIMIT, default_body_limit
 from foldline.store import Store
+from foldline.testing.sample_files import pdf, png
 
 SPEC = "# Spec\nThe widget must be teal and weigh 42 grams.\n"
 
@@ -171,39 +174,98 @@ def test_a_project_over_its_cap_is_refused_with_a_clear_422(
     assert store.get_conversation(other).project_id is None
 
 
-def test_files_must_be_text_and_are_stored_as_given(client: TestClient) -> None:
+def _refusal(reply: Any) -> str:
+    assert reply.status_code == 422, reply.text
+    assert reply.json()["error"]["code"] == "attachment_refused"
+    return reply.json()["error"]["message"]
+
+
+def test_files_are_checked_as_a_messages_files_and_refused_with_the_rule(
+    client: TestClient,
+) -> None:
     project = _project(client)["id"]
-    png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 20
-    assert _file(client, project, "a.png", png, "image/png").status_code == 422
-    binary = _file(client, project, "a.txt", b"ab\x00cd", "text/plain")
-    assert binary.status_code == 422 and "binary" in binary.json()["error"]["message"]
-    assert _file(client, project, "latin.txt", "café".encode("latin-1")).status_code == 422
+    # Images: the project block is text in the system prompt, which holds no images.
+    message = _refusal(_file(client, project, "photo.png", png(8, 8), "image/png"))
+    assert message.startswith("photo.png: a project takes no images")
+    assert "system prompt" in message and "attach the image to a message" in message
+    # The bytes must be what the type says (magic numbers), as for a message's files.
+    message = _refusal(_file(client, project, "fake.pdf", png(8, 8), "application/pdf"))
+    assert message == "fake.pdf: declared as application/pdf but holds the bytes of image/png"
+    message = _refusal(_file(client, project, "notes.txt", png(8, 8), "text/plain"))
+    assert message == "notes.txt: declared as text but holds the bytes of image/png"
+    damaged = _refusal(_file(client, project, "broken.pdf", b"%PDF-1.4\nnot a pdf", PDF))
+    assert damaged == "broken.pdf: the PDF is damaged and cannot be read"
+    long_pdf = pdf([f"page {n}" for n in range(101)])
+    assert "101 pages is over the 100 pages" in _refusal(
+        _file(client, project, "long.pdf", long_pdf, PDF)
+    )
+    assert "NUL" in _refusal(_file(client, project, "a.txt", b"ab\x00cd", "text/plain"))
+    assert "UTF-8" in _refusal(_file(client, project, "latin.txt", "café".encode("latin-1")))
+    message = _refusal(_file(client, project, "a.zip", b"PK\x03\x04", "application/zip"))
+    assert message.endswith(
+        "not accepted; attach a PDF or a text file (plain text, Markdown, CSV, JSON, code)"
+    )
+    big_text = b"a" * (2 * 1024 * 1024 + 1)
+    assert "over the 2 MB a text file may be" in _refusal(
+        _file(client, project, "big.txt", big_text, "text/plain")
+    )
     bad = client.post(f"/api/projects/{project}/files", json={"name": "x", "data": "not base64!!"})
-    assert bad.status_code == 422
+    assert "not valid base64" in _refusal(bad)
+    # Nothing of any refused file was kept.
+    assert client.get(f"/api/projects/{project}").json()["files"] == []
+
     added = _file(client, project, "data.csv", b"a,b\n1,2\n", "text/csv")
     assert added.status_code == 201
     meta = added.json()
-    assert meta["size"] == 8 and len(meta["sha256"]) == 64
+    assert meta["size"] == 8 and len(meta["sha256"]) == 64 and meta["pages"] is None
     assert _file(client, project, "again.csv", b"a,b\n1,2\n", "text/csv").status_code == 409
     download = client.get(f"/api/projects/{project}/files/{meta['id']}")
     assert download.content == b"a,b\n1,2\n"
+    assert download.headers["content-type"].startswith("text/plain")
     assert client.delete(f"/api/projects/{project}/files/{meta['id']}").status_code == 204
     assert client.get(f"/api/projects/{project}/files/{meta['id']}").status_code == 404
+    # A project file takes the body a message with files takes (32 MB of files in base64).
+    assert default_body_limit("POST", f"/api/projects/{project}/files") == MESSAGE_BODY_LIMIT
 
 
-def test_a_file_of_almost_two_mebibytes_reaches_the_checks_and_a_larger_one_is_413(
-    client: TestClient,
+def test_a_pdf_reaches_the_model_as_its_text_page_by_page_and_is_counted(
+    client: TestClient, model: Any, parse_sse: Callable
 ) -> None:
+    project = _project(client)["id"]
+    conversation = client.post("/api/conversations", json={"projectId": project}).json()["id"]
+    empty = client.get(f"/api/conversations/{conversation}/context").json()
+    spec = pdf(["Widget spec", "Colour: teal\nMass: 42 grams"])
+    added = _file(client, project, "spec.pdf", spec, PDF)
+    assert added.status_code == 201, added.text
+    assert (added.json()["pages"], added.json()["size"]) == (2, len(spec))
+    _send(client, conversation, parse_sse)
+
+    system = model.calls[-1].system
+    assert (
+        '<file name="spec.pdf" media-type="application/pdf" pages="2">\n'
+        "[page 1]\nWidget spec\n\n[page 2]\nColour: teal\nMass: 42 grams\n</file>"
+    ) in system
+    # Sent as text in the system prompt only: no file part among the messages.
+    assert all("attachment" not in str(m.parts) for m in model.calls[-1].messages)
+    # The meter counts the project's share; the PDF's text is part of it.
+    context = client.get(f"/api/conversations/{conversation}/context").json()
+    assert context["project"]["files"] == ["spec.pdf"]
+    assert context["breakdown"]["project"] == context["project"]["tokens"]
+    assert context["project"]["tokens"] > (empty["project"]["tokens"] or 0) + 10
+    download = client.get(f"/api/projects/{project}/files/{added.json()['id']}")
+    assert download.content == spec and download.headers["content-type"] == PDF
+    # Search within the project finds the PDF by its text.
+    found = client.get(f"/api/projects/{project}/search?q=teal").json()["shared"]
+    assert [(h["kind"], h["name"]) for h in found] == [("file", "spec.pdf")]
+
+
+def test_a_file_of_almost_two_mebibytes_reaches_the_checks(client: TestClient) -> None:
     project = _project(client)["id"]
     # Its base64 is well over the 1 MiB of an ordinary body: it gets through, to be
     # refused by the cap of fake-model's 32k window (not by the body limit).
     almost = b"ab\n" * (1900 * 1024 // 3)
     reply = _file(client, project, "big.txt", almost, "text/plain")
     assert reply.json()["error"]["code"] == "project_over_cap"
-    over = _file(client, project, "bigger.txt", b"a" * (2 * 1024 * 1024 + 1), "text/plain")
-    assert over.status_code == 413
-    huge = _file(client, project, "huge.txt", b"a" * (3 * 1024 * 1024), "text/plain")
-    assert huge.status_code == 413
 
 
 def test_notes_edit_and_delete(client: TestClient) -> None:
@@ -281,6 +343,7 @@ def test_export_and_import_a_project_and_a_conversation_of_one(
 ) -> None:
     project = _project(client, instructions="Be exact.", model="fake-model")["id"]
     _file(client, project, "spec.md", SPEC.encode())
+    _file(client, project, "loads.pdf", pdf(["Design load 9.6 kN"]), PDF)
     client.post(f"/api/projects/{project}/notes", json={"title": "N", "text": "note text"})
     ids = []
     for i in range(2):
@@ -301,8 +364,10 @@ def test_export_and_import_a_project_and_a_conversation_of_one(
     body = imported.json()
     assert body["id"] != project and body["conversationCount"] == 2
     assert body["instructions"] == "Be exact." and body["model"] == "fake-model"
-    assert [f["name"] for f in body["files"]] == ["spec.md"]
+    assert [(f["name"], f["pages"]) for f in body["files"]] == [("spec.md", None), ("loads.pdf", 1)]
     assert [n["text"] for n in body["notes"]] == ["note text"]
+    (pdf_copy,) = store.list_project_files(body["id"], text=True)[1:]
+    assert pdf_copy.text == "[page 1]\nDesign load 9.6 kN"
     copies = store.list_conversations(project_id=body["id"])
     assert sorted(c.title for c in copies) == ["C0", "C1"]
     assert all(c.message_count == 2 for c in copies)
@@ -324,7 +389,7 @@ def test_export_and_import_a_project_and_a_conversation_of_one(
     assert alone["projectId"] == project
     restored = client.get(f"/api/projects/{project}").json()
     assert restored["instructions"] == "Be exact."
-    assert [f["name"] for f in restored["files"]] == ["spec.md"]
+    assert [f["name"] for f in restored["files"]] == ["spec.md", "loads.pdf"]
     assert store.get_conversation(alone["id"]).message_count == 2
     again = client.post("/api/conversations/import", json=single).json()
     assert again["projectId"] == project

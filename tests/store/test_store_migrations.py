@@ -81,8 +81,8 @@ def seed(db: Database, applied: set[str]) -> None:
         )
         db.execute(
             "INSERT INTO project_files (id, project_id, name, media_type, size, sha256, "
-            "content, created_at) VALUES ('f1', 'p1', 'a.txt', 'text/plain', 3, 'x', "
-            "CAST('abc' AS BLOB), ?)",
+            "text, content, created_at) VALUES ('f1', 'p1', 'a.txt', 'text/plain', 3, 'x', "
+            "'abc', CAST('abc' AS BLOB), ?)",
             (NOW,),
         )
         db.execute("UPDATE conversations SET project_id = 'p1' WHERE id = 'c1'")
@@ -141,6 +141,8 @@ def test_upgrade_from_every_earlier_version(tmp_path: Path, applied_count: int) 
             )
             if in_project:
                 assert store.get_project_file("p1", "f1").content == b"abc"
+                (seeded,) = store.list_project_files("p1", text=True)
+                assert seeded.text == "abc" and seeded.pages is None
                 assert store.list_conversations(project_id="p1")[0].id == "c1"
             else:
                 assert store.list_conversations(no_project=True)[0].id == "c1"

@@ -8,6 +8,7 @@ import pytest
 from foldline.core.messages import assistant, user
 from foldline.store import NotFound, Store
 from foldline.store.projects import DuplicateFile
+from foldline.testing.sample_files import pdf, project_file
 
 
 def test_fifty_conversations_in_five_projects_and_nothing_lost(store: Store) -> None:
@@ -51,13 +52,20 @@ def test_a_move_into_an_unknown_project_is_refused(store: Store) -> None:
 
 def test_files_and_notes(store: Store) -> None:
     project = store.create_project(name="P", instructions="Be brief.", model="m")
-    first = store.add_project_file(project.id, "a.md", "text/markdown", b"# A\n")
+    first = store.add_project_file(project.id, project_file("a.md", "text/markdown", b"# A\n"))
     assert (first.size, len(first.sha256)) == (4, 64)
     with pytest.raises(DuplicateFile):
-        store.add_project_file(project.id, "copy.md", "text/markdown", b"# A\n")
-    store.add_project_file(project.id, "b.csv", "text/csv", b"x,y\n")
-    assert [f.name for f in store.list_project_files(project.id)] == ["a.md", "b.csv"]
+        store.add_project_file(project.id, project_file("copy.md", "text/markdown", b"# A\n"))
+    store.add_project_file(project.id, project_file("b.csv", "text/csv", b"x,y\n"))
+    spec = pdf(["Span 417 metres", "Deck ochre"])
+    store.add_project_file(project.id, project_file("spec.pdf", "application/pdf", spec))
+    assert [f.name for f in store.list_project_files(project.id)] == ["a.md", "b.csv", "spec.pdf"]
     assert store.list_project_files(project.id)[0].content is None
+    assert store.list_project_files(project.id)[0].text is None
+    # A PDF keeps its bytes for download and its text, page by page, for the model.
+    *_, stored = store.list_project_files(project.id, text=True, content=True)
+    assert (stored.pages, stored.size, stored.content) == (2, len(spec), spec)
+    assert stored.text == "[page 1]\nSpan 417 metres\n\n[page 2]\nDeck ochre"
     assert store.get_project_file(project.id, first.id).content == b"# A\n"
     other = store.create_project(name="Other")
     with pytest.raises(NotFound):
@@ -67,7 +75,7 @@ def test_files_and_notes(store: Store) -> None:
     assert (edited.title, edited.text) == ("T", "new")
     store.delete_project_file(project.id, first.id)
     store.delete_project_note(project.id, note.id)
-    assert [f.name for f in store.list_project_files(project.id)] == ["b.csv"]
+    assert [f.name for f in store.list_project_files(project.id)] == ["b.csv", "spec.pdf"]
     assert store.list_project_notes(project.id) == []
     updated = store.update_project(project.id, clear_model=True)
     assert updated.model is None and updated.instructions == "Be brief."

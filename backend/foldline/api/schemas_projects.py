@@ -16,9 +16,10 @@ from foldline.api.schemas import (
 
 MAX_PROJECT_NAME_CHARS = 200
 MAX_NOTE_CHARS = 200_000
-MAX_FILE_BYTES = 2 * 1024 * 1024
-"""A project file's largest size; the cap on what a project sends stops far below it for
-most models, so this only keeps a mistaken upload from filling the database."""
+MAX_FILE_BASE64_CHARS = 32 * 1024 * 1024 * 4 // 3 + 4
+"""A project file's largest upload: the 32 MB of files a message may carry, in base64.
+The rules per kind (2 MB of text, 100 PDF pages) are `foldline.uploads`'s, and the cap on
+what a project sends stops far below this for most models."""
 
 Name = Annotated[str, Field(min_length=1, max_length=MAX_PROJECT_NAME_CHARS)]
 Model = Annotated[str, Field(min_length=1, max_length=200)]
@@ -32,6 +33,8 @@ class ProjectFileOut(ApiModel):
     size: int
     """Bytes."""
     sha256: str
+    pages: int | None = None
+    """A PDF's page count (null for a text file)."""
     created_at: str
 
 
@@ -95,7 +98,7 @@ class ProjectDeleted(ApiModel):
 class ProjectFileCreate(RequestModel):
     name: Annotated[str, Field(min_length=1, max_length=255)]
     media_type: Annotated[str, Field(max_length=255)] = "text/plain"
-    data: Annotated[str, Field(max_length=MAX_FILE_BYTES * 4 // 3 + 4)]
+    data: Annotated[str, Field(max_length=MAX_FILE_BASE64_CHARS)]
     """The file's bytes, base64."""
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from foldline.config import AppConfig
-from foldline.core.projects import NotTextFile, ProjectContext, ProjectFile, ProjectNote, file_text
+from foldline.core.projects import ProjectContext, ProjectFile, ProjectNote
 from foldline.store import ConversationRecord, Store
 from foldline.store.projects import ProjectRecord
 
@@ -33,15 +33,12 @@ def model_name(
 
 
 def project_context(store: Store, project: ProjectRecord) -> ProjectContext:
-    files = []
-    for record in store.list_project_files(project.id, content=True):
-        try:
-            text = file_text(record.name, record.media_type, record.content or b"")
-        except NotTextFile:
-            continue  # only text is ever stored; a row written otherwise is not sent
-        files.append(ProjectFile(record.name, record.media_type, text))
+    files = tuple(
+        ProjectFile(f.name, f.media_type, f.text or "", f.pages)
+        for f in store.list_project_files(project.id, text=True)
+    )
     notes = tuple(ProjectNote(n.title, n.text) for n in store.list_project_notes(project.id))
-    return ProjectContext(project.name, project.instructions, tuple(files), notes)
+    return ProjectContext(project.name, project.instructions, files, notes)
 
 
 def settings_with_project(

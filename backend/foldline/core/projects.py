@@ -1,11 +1,12 @@
 """A project's shared context: what every conversation of a project sends the model.
 
 The project's instructions come first, before the conversation's own system prompt;
-its files and pinned notes follow the system prompt in one block. All of it is part of
-the system prompt sent with every call, so it sits in the stable prefix the providers
-cache, is counted like the rest of the request, and is never folded: a fold only ever
-replaces messages. Its size is capped at a share of the input budget so that it cannot
-crowd out the conversation itself.
+its files and pinned notes follow the system prompt in one block (a PDF as its
+extracted text, page by page). All of it is part of the system prompt sent with every
+call, so it sits in the stable prefix the providers cache, is counted like the rest of
+the request, and is never folded: a fold only ever replaces messages. Its size is
+capped at a share of the input budget so that it cannot crowd out the conversation
+itself.
 """
 
 from __future__ import annotations
@@ -19,35 +20,21 @@ the input budget of the model a conversation uses."""
 UNLIMITED_PROJECT_TOKENS = 64_000
 """The cap when the model's window is unlimited (no budget to take a share of)."""
 
-TEXT_MEDIA_TYPES = frozenset(
-    {
-        "application/json",
-        "application/xml",
-        "application/yaml",
-        "application/x-yaml",
-        "application/toml",
-        "application/javascript",
-        "application/x-sh",
-        "application/sql",
-    }
-)
-"""Media types outside `text/*` that are text."""
-
 FILES_INTRO = (
     "The person attached these files and notes to the project this conversation belongs "
     "to; every conversation of the project sees them. They are quoted exactly:"
 )
 
 
-class NotTextFile(ValueError):
-    """A project file that is not UTF-8 text; the message says what is accepted."""
-
-
 @dataclass(frozen=True)
 class ProjectFile:
+    """A project file as the model reads it: a text file's content, or a PDF's extracted
+    text with a `[page N]` line before each page (`pages` is then its page count)."""
+
     name: str
     media_type: str
     text: str
+    pages: int | None = None
 
 
 @dataclass(frozen=True)
@@ -73,24 +60,6 @@ def project_cap(input_budget: int | None) -> int:
     return int(input_budget * PROJECT_BUDGET_SHARE)
 
 
-def file_text(name: str, media_type: str, content: bytes) -> str:
-    """The text of an uploaded project file; NotTextFile for anything that is not text
-    (images, PDFs and other binaries are refused rather than sent as noise)."""
-    base = media_type.split(";")[0].strip().lower()
-    if base and not base.startswith("text/") and base not in TEXT_MEDIA_TYPES:
-        raise NotTextFile(
-            f"{name!r} is {base}: a project takes text files (plain text, Markdown, CSV, "
-            "JSON, source code), sent to the model as text."
-        )
-    try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError:
-        raise NotTextFile(f"{name!r} is not UTF-8 text; a project takes text files.") from None
-    if "\x00" in text:
-        raise NotTextFile(f"{name!r} holds binary data; a project takes text files.")
-    return text.removeprefix("\ufeff")
-
-
 def _attribute(value: str) -> str:
     return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
 
@@ -100,8 +69,9 @@ def project_block(files: Sequence[ProjectFile], notes: Sequence[ProjectNote], na
     if not files and not notes:
         return ""
     quoted = [
-        f'<file name="{_attribute(f.name)}" media-type="{_attribute(f.media_type)}">\n'
-        f"{f.text}\n</file>"
+        f'<file name="{_attribute(f.name)}" media-type="{_attribute(f.media_type)}"'
+        + (f' pages="{f.pages}"' if f.pages else "")
+        + f">\n{f.text}\n</file>"
         for f in files
     ]
     quoted += [f'<note title="{_attribute(n.title)}">\n{n.text}\n</note>' for n in notes]

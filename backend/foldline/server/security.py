@@ -65,8 +65,6 @@ DEFAULT_BODY_LIMIT = 1 * 1024 * 1024
 IMPORT_BODY_LIMIT = 16 * 1024 * 1024 * 1024
 """An import is an export of any length, read as a stream (never whole into memory);
 the limit only stops a runaway upload from filling the disk."""
-PROJECT_FILE_BODY_LIMIT = 3 * 1024 * 1024
-"""A project file (at most 2 MiB) travels as base64 in JSON: a third more, and the rest."""
 STREAMED_ROUTES: frozenset[tuple[str, str]] = frozenset(
     {("POST", "/api/conversations/import"), ("POST", "/api/projects/import")}
 )
@@ -239,16 +237,16 @@ def _with_security_headers(send: Send, *, api: bool) -> Send:
 
 MESSAGE_BODY_LIMIT = 48 * 1024 * 1024
 """A message with files: 32 MB of files (the most a provider request carries) in base64,
-plus the text."""
+plus the text. A project file is checked by the same rules, so it has the same limit."""
 
 
 def default_body_limit(method: str, path: str) -> int:
-    """Import takes whole exported conversations (or projects); a project file up to
-    2 MiB; a message its files; everything else is small."""
+    """Import takes whole exported conversations (or projects); a message or a project
+    file its files; everything else is small."""
     if (method, path) in STREAMED_ROUTES:
         return IMPORT_BODY_LIMIT
     if method == "POST" and path.startswith("/api/projects/") and path.endswith("/files"):
-        return PROJECT_FILE_BODY_LIMIT
+        return MESSAGE_BODY_LIMIT
     message_route = path.endswith("/messages") or path.endswith("/edit")
     if method == "POST" and path.startswith("/api/conversations/") and message_route:
         return MESSAGE_BODY_LIMIT

@@ -279,11 +279,22 @@ def m010_projects(db: Database) -> None:
             "media_type": str,
             "size": int,
             "sha256": str,
+            "pages": int,
+            "text": str,
             "content": bytes,
             "created_at": str,
         },
         pk="id",
-        not_null={"project_id", "name", "media_type", "size", "sha256", "content", "created_at"},
+        not_null={
+            "project_id",
+            "name",
+            "media_type",
+            "size",
+            "sha256",
+            "text",
+            "content",
+            "created_at",
+        },
         foreign_keys=[("project_id", "projects", "id")],
     )
     db["project_files"].create_index(["project_id", "created_at"], index_name="files_by_project")

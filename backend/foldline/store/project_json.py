@@ -5,27 +5,27 @@ conversation export carries when the conversation belongs to a project, so that 
 conversation imported on its own keeps everything the model saw with it: if no project
 with that id exists here, the project is created from it (under the same id, so later
 imports of its other conversations join it); if one does, the conversation joins it.
-Files travel as base64 and are checked like an upload (text only).
+Files travel as base64 and are checked like an upload (the rules of a message's files;
+a PDF's text is read again from its bytes).
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import sqlite3
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
-from foldline.core.projects import NotTextFile, file_text
+from foldline.core.attachments import AttachmentRefused
+from foldline.core.messages import AttachmentPart
 from foldline.core.settings import InvalidSettings, check_conversation_settings
 from foldline.store import projects
 from foldline.store.projects import ProjectFileRecord, ProjectNoteRecord, ProjectRecord
 from foldline.store.records import NotFound, new_id
-
-MAX_IMPORTED_FILE_BYTES = 2 * 1024 * 1024
+from foldline.uploads import IncomingFile, read_project_file
 
 
 class _Schema(BaseModel):
@@ -77,6 +77,9 @@ class ExportedProject(_Schema):
     updated_at: str
     files: list[ExportedFile] = []
     notes: list[ExportedNote] = []
+    _checked_files: list[AttachmentPart] = PrivateAttr(default_factory=list)
+    """The files as `read_project_file` checked them (set by `validated_project`, never
+    read from the document)."""
 
     check_timestamps = field_validator("created_at", "updated_at")(_check_timestamp)
 
@@ -121,7 +124,7 @@ def project_json(
 
 
 def validated_project(value: Any, where: str = "project") -> ExportedProject:
-    """The exported project, checked (fields, settings, every file's text) before
+    """The exported project, checked (fields, settings, every file by the upload rules) before
     anything is written; ValueError naming the field."""
     try:
         exported = ExportedProject.model_validate(value)
@@ -129,25 +132,16 @@ def validated_project(value: Any, where: str = "project") -> ExportedProject:
         item = error.errors()[0]
         path = ".".join(str(step) for step in (where, *item["loc"]))
         raise ValueError(f"invalid Foldline export: {path}: {item['msg']}") from None
+    checked = []
     for position, file in enumerate(exported.files):
-        content = _file_bytes(file, f"{where}.files.{position}")
         try:
-            file_text(file.name, file.media_type, content)
-        except NotTextFile as error:
+            checked.append(read_project_file(IncomingFile(file.name, file.media_type, file.data)))
+        except AttachmentRefused as error:
             raise ValueError(
                 f"invalid Foldline export: {where}.files.{position}: {error}"
             ) from None
+    exported._checked_files = checked
     return exported
-
-
-def _file_bytes(file: ExportedFile, where: str) -> bytes:
-    try:
-        content = base64.b64decode(file.data, validate=True)
-    except (binascii.Error, ValueError):
-        raise ValueError(f"invalid Foldline export: {where}.data: not base64") from None
-    if len(content) > MAX_IMPORTED_FILE_BYTES:
-        raise ValueError(f"invalid Foldline export: {where}: larger than 2 MiB")
-    return content
 
 
 def write_project(
@@ -166,12 +160,9 @@ def write_project(
             now,
         ),
     )
-    for position, file in enumerate(exported.files):
-        content = _file_bytes(file, f"project.files.{position}")
+    for file, part in zip(exported.files, exported._checked_files, strict=True):
         try:
-            projects.insert_file(
-                conn, project_id, file.name, file.media_type, content, file.created_at
-            )
+            projects.insert_file(conn, project_id, part, file.created_at)
         except projects.DuplicateFile:
             continue  # the same bytes twice in one export: kept once
     for note in exported.notes:

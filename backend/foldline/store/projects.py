@@ -9,13 +9,14 @@ separate choice. Each function below runs inside the caller's transaction, like
 
 from __future__ import annotations
 
-import hashlib
+import base64
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from foldline.core.messages import AttachmentPart
 from foldline.store.connection import ConnectionPool
 from foldline.store.records import NotFound, new_id
 
@@ -40,7 +41,8 @@ class ProjectRecord:
 
 @dataclass(frozen=True)
 class ProjectFileRecord:
-    """A project file's metadata; `content` is filled only when asked for."""
+    """A project file's metadata; `text` (what the model reads) and `content` (the bytes
+    as uploaded) are filled only when asked for."""
 
     id: str
     project_id: str
@@ -48,7 +50,9 @@ class ProjectFileRecord:
     media_type: str
     size: int
     sha256: str
+    pages: int | None
     created_at: str
+    text: str | None = None
     content: bytes | None = None
 
 
@@ -66,7 +70,7 @@ _PROJECT_COLUMNS = (
     "p.id, p.name, p.instructions, p.model, p.settings, p.created_at, p.updated_at, "
     "(SELECT count(*) FROM conversations AS c WHERE c.project_id = p.id AND c.importing = 0)"
 )
-_FILE_COLUMNS = "id, project_id, name, media_type, size, sha256, created_at"
+_FILE_COLUMNS = "id, project_id, name, media_type, size, sha256, pages, created_at"
 _NOTE_COLUMNS = "id, project_id, title, text, created_at, updated_at"
 
 
@@ -83,8 +87,12 @@ def _project(row: Sequence[Any]) -> ProjectRecord:
     )
 
 
+def _file_columns(*, text: bool, content: bool) -> str:
+    return _FILE_COLUMNS + (", text" if text else ", NULL") + (", content" if content else ", NULL")
+
+
 def _file(row: Sequence[Any]) -> ProjectFileRecord:
-    return ProjectFileRecord(*row[:7], content=row[7] if len(row) > 7 else None)
+    return ProjectFileRecord(*row)
 
 
 def _note(row: Sequence[Any]) -> ProjectNoteRecord:
@@ -117,18 +125,32 @@ def insert_project(conn: sqlite3.Connection, record: ProjectRecord) -> None:
 
 
 def insert_file(
-    conn: sqlite3.Connection, project_id: str, name: str, media_type: str, content: bytes, now: str
+    conn: sqlite3.Connection, project_id: str, part: AttachmentPart, now: str
 ) -> ProjectFileRecord:
-    digest = hashlib.sha256(content).hexdigest()
+    """Store a checked upload (`foldline.uploads.read_project_file`): its bytes, its
+    metadata and the text the model reads."""
     same = conn.execute(
-        "SELECT name FROM project_files WHERE project_id = ? AND sha256 = ?", (project_id, digest)
+        "SELECT name FROM project_files WHERE project_id = ? AND sha256 = ?",
+        (project_id, part.sha256),
     ).fetchone()
     if same is not None:
         raise DuplicateFile(f"This project already holds the same file, named {same[0]!r}.")
-    record = ProjectFileRecord(new_id(), project_id, name, media_type, len(content), digest, now)
+    content = base64.b64decode(part.data_base64 or "")
+    record = ProjectFileRecord(
+        new_id(),
+        project_id,
+        part.name,
+        part.media_type,
+        len(content),
+        part.sha256 or "",
+        part.pages,
+        now,
+        text=part.text or "",
+    )
     conn.execute(
-        f"INSERT INTO project_files ({_FILE_COLUMNS}, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (*(getattr(record, f) for f in _FILE_COLUMNS.split(", ")), content),
+        f"INSERT INTO project_files ({_FILE_COLUMNS}, text, content) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (*(getattr(record, f) for f in _FILE_COLUMNS.split(", ")), record.text, content),
     )
     return record
 
@@ -261,20 +283,19 @@ class ProjectMethods:
 
     # -- files -----------------------------------------------------------------------
 
-    def add_project_file(
-        self, project_id: str, name: str, media_type: str, content: bytes
-    ) -> ProjectFileRecord:
-        """Store a file's bytes; DuplicateFile when the project holds the same bytes."""
+    def add_project_file(self, project_id: str, part: AttachmentPart) -> ProjectFileRecord:
+        """Store a checked upload; DuplicateFile when the project holds the same bytes."""
         now = self._now()
         with self._pool.write() as conn:
             _touch(conn, project_id, now)
-            return insert_file(conn, project_id, name, media_type, content, now)
+            return insert_file(conn, project_id, part, now)
 
     def list_project_files(
-        self, project_id: str, *, content: bool = False
+        self, project_id: str, *, text: bool = False, content: bool = False
     ) -> list[ProjectFileRecord]:
-        """Oldest first; with `content`, each file's bytes too."""
-        columns = _FILE_COLUMNS + (", content" if content else "")
+        """Oldest first; with `text`, what the model reads of each; with `content`, each
+        file's bytes."""
+        columns = _file_columns(text=text, content=content)
         rows = (
             self._pool.get()
             .conn.execute(
@@ -289,7 +310,7 @@ class ProjectMethods:
         row = (
             self._pool.get()
             .conn.execute(
-                f"SELECT {_FILE_COLUMNS}, content FROM project_files "
+                f"SELECT {_file_columns(text=False, content=True)} FROM project_files "
                 "WHERE id = ? AND project_id = ?",
                 (file_id, project_id),
             )

@@ -171,11 +171,16 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "id": "Stable public id (32 hex digits) of the file.",
         "project_id": "The project the file belongs to.",
         "name": "File name as uploaded; the model sees it as the file's heading.",
-        "media_type": "Media type (text/plain, text/markdown, text/csv, application/json, "
-        "...): only text files are accepted, sent to the model as text.",
+        "media_type": "Media type, checked against the bytes as a message's files are: "
+        "application/pdf or a text type (text/plain, text/markdown, text/csv, "
+        "application/json, ...); images are refused (the system prompt holds only text).",
         "size": "Size of `content` in bytes.",
         "sha256": "SHA-256 of `content` (hex): an identical upload is refused as a duplicate.",
-        "content": "The file's bytes as uploaded (UTF-8 text).",
+        "pages": "A PDF's page count (NULL for a text file).",
+        "text": "What the model reads in the project's block of the system prompt: a text "
+        "file's content, or a PDF's extracted text with a `[page N]` line before each page "
+        "(read once at upload).",
+        "content": "The file's bytes as uploaded (served back for download and export).",
         "created_at": "When the file was added (ISO-8601 UTC); files are sent oldest first.",
     },
     "project_notes": {

@@ -8,6 +8,9 @@ import base64
 import struct
 import zlib
 
+from foldline.core.messages import AttachmentPart
+from foldline.uploads import IncomingFile, read_project_file
+
 
 def png(width: int, height: int, *, rgb: tuple[int, int, int] = (40, 120, 200)) -> bytes:
     """A one-colour PNG (a real, decodable image: browsers show it)."""
@@ -81,3 +84,8 @@ def pdf(pages: list[str]) -> bytes:
 
 def b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
+
+
+def project_file(name: str, media_type: str, data: bytes) -> AttachmentPart:
+    """`data` checked as an upload to a project (what `Store.add_project_file` takes)."""
+    return read_project_file(IncomingFile(name, media_type, b64(data)))

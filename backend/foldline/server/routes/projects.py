@@ -3,8 +3,6 @@ conversation of the project sends the model (see `core.projects`)."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 import tempfile
 from collections.abc import Iterator
@@ -16,7 +14,6 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from foldline.api.schemas_projects import (
-    MAX_FILE_BYTES,
     ProjectCreate,
     ProjectDeleted,
     ProjectFileCreate,
@@ -31,7 +28,7 @@ from foldline.api.schemas_projects import (
     ProjectSearchOut,
 )
 from foldline.chat.projects import over_cap_message
-from foldline.core.projects import file_text
+from foldline.core.attachments import PDF_TYPE, AttachmentRefused
 from foldline.server.deps import ChatDep, DataDirDep, StoreDep
 from foldline.server.errors import ApiError
 from foldline.server.routes.conversations import delete_conversation, list_conversations
@@ -41,6 +38,7 @@ from foldline.store.json_stream import InvalidJson
 from foldline.store.project_export import import_project, write_project_export
 from foldline.store.projects import ProjectFileRecord, ProjectNoteRecord, ProjectRecord
 from foldline.store.search import search_terms
+from foldline.uploads import IncomingFile, read_project_file
 
 router = APIRouter(prefix="/api/projects", tags=["projects"])
 
@@ -56,6 +54,7 @@ def file_out(record: ProjectFileRecord) -> ProjectFileOut:
         media_type=record.media_type,
         size=record.size,
         sha256=record.sha256,
+        pages=record.pages,
         created_at=record.created_at,
     )
 
@@ -191,29 +190,27 @@ async def delete_project(
     status_code=status.HTTP_201_CREATED,
     responses={
         409: {"description": "The project already holds the same file."},
-        413: {"description": "Larger than 2 MiB."},
-        422: {"description": "Not a text file, or over the project's cap."},
+        422: {
+            "description": "Refused by the rules of a message's files (the detail names "
+            "the file and the rule), an image, or over the project's cap."
+        },
     },
 )
 def add_file(
     project_id: str, body: ProjectFileCreate, store: StoreDep, chat: ChatDep
 ) -> ProjectFileOut:
-    """Add a text file (plain text, Markdown, CSV, JSON, source code; UTF-8, base64 in
-    `data`): it is sent, with its name, to the model in every conversation of the
-    project. Refused when it would take the shared context over its cap."""
+    """Add a file (base64 in `data`), checked as a message's files are (magic numbers,
+    the providers' limits): a text file is sent as its text, a PDF as its extracted text
+    (page by page), with its name, to the model in every conversation of the project.
+    Images are refused: the files ride in the system prompt, which holds only text.
+    Refused too when it would take the shared context over its cap; nothing is kept."""
     store.get_project(project_id)
     try:
-        content = base64.b64decode(body.data, validate=True)
-    except (binascii.Error, ValueError):
-        raise ApiError(422, "invalid_file", "`data` is not valid base64.") from None
-    if len(content) > MAX_FILE_BYTES:
-        raise ApiError(413, "payload_too_large", "A project file may be at most 2 MiB.")
+        part = read_project_file(IncomingFile(body.name, body.media_type, body.data))
+    except AttachmentRefused as error:
+        raise ApiError(422, "attachment_refused", str(error)) from None
     try:
-        file_text(body.name, body.media_type, content)
-    except ValueError as error:
-        raise ApiError(422, "not_text", str(error)) from None
-    try:
-        record = store.add_project_file(project_id, body.name, body.media_type, content)
+        record = store.add_project_file(project_id, part)
     except ValueError as error:  # DuplicateFile
         raise ApiError(409, "duplicate_file", str(error)) from None
     try:
@@ -231,11 +228,12 @@ def _safe_name(name: str) -> str:
 
 @router.get("/{project_id}/files/{file_id}")
 def download_file(project_id: str, file_id: str, store: StoreDep) -> Response:
-    """The file's bytes as uploaded."""
+    """The file's bytes as uploaded (a PDF as a PDF, a text file as text/plain so that
+    nothing in it runs in the browser)."""
     record = store.get_project_file(project_id, file_id)
     return Response(
         record.content or b"",
-        media_type=record.media_type,
+        media_type=PDF_TYPE if record.media_type == PDF_TYPE else "text/plain; charset=utf-8",
         headers={"content-disposition": f'attachment; filename="{_safe_name(record.name)}"'},
     )
 
@@ -315,8 +313,8 @@ def search_project(
     found = list_conversations(store, q=q, limit=limit, project_id=project_id)
     terms = [t.strip('"') for t in search_terms(q)] or [q.strip()]
     shared: list[ProjectSearchHit] = []
-    for f in store.list_project_files(project_id, content=True):
-        text = f"{f.name}\n{(f.content or b'').decode('utf-8', 'replace')}"
+    for f in store.list_project_files(project_id, text=True):
+        text = f"{f.name}\n{f.text or ''}"
         if all(term.lower() in text.lower() for term in terms):
             snippet = _snippet(text, terms[0])
             shared.append(ProjectSearchHit(kind="file", id=f.id, name=f.name, snippet=snippet))
