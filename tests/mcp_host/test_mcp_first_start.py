@@ -96,3 +96,15 @@ def test_servers_imported_from_claude_desktop_wait_too(http) -> None:
     # Removed and written again by hand, a server of that name is the person's own.
     assert client.delete("/api/mcp/servers/imported").status_code == 204
     assert "imported" not in _states(client)
+
+
+def test_a_remote_server_added_in_settings_is_not_held(http) -> None:
+    # A URL runs nothing on this computer, so there is no command to show and allow.
+    client, _model = http
+    added = client.post(
+        "/api/mcp/servers",
+        json={"name": "remote", "transport": "http", "url": "http://127.0.0.1:9/mcp"},
+    )
+    assert added.status_code == 201, added.text
+    assert added.json()["state"] != "awaiting_approval"
+    assert _states(client)["remote"] != "awaiting_approval"

@@ -212,7 +212,10 @@ async def add_server(body: McpServerNew, mcp: McpDep, source: ConfigSourceDep) -
         server = new_server(body.name, body.transport, fields)
     except ValueError as error:
         raise ApiError(422, "invalid_settings", str(error)) from error
-    if mcp.first_starts is not None:  # held before it is saved: no turn may start it
+    # A server that runs a command on this computer is held before it is saved, so no
+    # turn may start it until the person has seen the command and allowed it. A remote
+    # server runs nothing here: it is reached at the URL the person typed.
+    if mcp.first_starts is not None and server.command:
         mcp.first_starts.hold([body.name])
     _save_servers(source, config, {**config.mcp_servers, body.name: server})
     await mcp.sync()  # its secrets are scrubbed from the log from now on
@@ -304,7 +307,7 @@ def import_claude_desktop(body: McpImport, source: ConfigSourceDep, mcp: McpDep)
         imported.append(name)
     if imported:
         if mcp.first_starts is not None:
-            mcp.first_starts.hold(imported)
+            mcp.first_starts.hold([name for name in imported if servers[name].command])
         _save_servers(source, config, servers)
     return McpImportResult(imported=imported, skipped=skipped)
 
