@@ -74,12 +74,16 @@ def chart() -> bytes:
     return CHART
 
 
-@server.resource(REPORT_URI, name="report.pdf", title="Quarterly report", mime_type="application/pdf")
+@server.resource(
+    REPORT_URI, name="report.pdf", title="Quarterly report", mime_type="application/pdf"
+)
 def report() -> bytes:
     return REPORT
 
 
-@server.resource("file:///notes/note.txt", name="note.txt", title="Team note", mime_type="text/plain")
+@server.resource(
+    "file:///notes/note.txt", name="note.txt", title="Team note", mime_type="text/plain"
+)
 def note() -> str:
     return "Remember the offsite."
 

@@ -201,5 +201,5 @@ def test_a_resource_the_person_attaches_takes_the_file_checks() -> None:
     parts = read_attachments([chart, report], model="m", vision=True)
     assert [(p.width, p.height, p.pages) for p in parts] == [(300, 200, None), (None, None, 2)]
     assert "revenue rose 12%" in (parts[1].text or "")
-    with pytest.raises(AttachmentRefused, match=r'chart.png: the model m does not take images'):
+    with pytest.raises(AttachmentRefused, match=r"chart.png: the model m does not take images"):
         read_attachments([chart], model="m", vision=False)
