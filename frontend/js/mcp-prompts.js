@@ -260,5 +260,13 @@ export function initPromptMenu(tray) {
     },
     { capture: true },
   );
-  box.addEventListener("blur", () => setTimeout(close, 150));
+  // Closed when the box loses focus for good: focus back within the delay (a click
+  // elsewhere and straight back, then "/") keeps the menu just opened.
+  box.addEventListener("blur", () =>
+    setTimeout(() => {
+      if (document.activeElement !== box) {
+        close();
+      }
+    }, 150),
+  );
 }
