@@ -247,6 +247,7 @@ def test_a_binary_resource_from_the_slash_menu_is_a_file_chip(
     # be, the report (a PDF, read as its text on this server) goes with the message.
     config = CONFIG.format(base_url=fake_provider.openai_url) + (
         f'[mcp_servers.files]\ncommand = "{sys.executable}"\nargs = ["{FEATURES}"]\n'
+        'approval = "always"\n'
         f'env = {{ PYTHONPATH = "{BACKEND}", CANCEL_LOG = "/dev/null" }}\n'
     )
     app = start_foldline(config)
@@ -299,3 +300,13 @@ def test_a_binary_resource_from_the_slash_menu_is_a_file_chip(
     request = json.dumps(app.fake.requests[-1].body)
     assert "[attachment report.pdf (application/pdf)]" in request
     assert "revenue rose 12%" in request
+
+    # A tool's embedded image is stored like the person's files: a thumbnail in its card.
+    app.script.add(tool_step(call("files__snapshot", {})), text_step("A red chart."))
+    ui.send("Take a snapshot")
+    card = page.locator("details.tool-card").last
+    card.locator("summary").click()
+    thumb = card.locator(".tool-files .file-preview img")
+    expect(thumb).to_have_attribute("src", re.compile("^data:image/png;base64,"))
+    expect(card.locator(".tool-output")).to_contain_text("resource link file:///reports/report.pdf")
+    ui.shot("mcp-resource-tool-card")
