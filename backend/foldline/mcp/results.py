@@ -3,9 +3,10 @@
 Everything the server returned is kept: text blocks in order, embedded text resources
 with their URI, structured content as JSON (when the text blocks do not already carry
 it), links and binary resources named. Images and binary resources become attachments
-stored after the result (`binary_attachment`, the one place that builds them), shown in
-the chat and dropped from the model's view with the result when it is pruned; a model
-that cannot take a file of that type reads a line naming it instead. A resource link
+stored after the result (`binary_attachment`, the one place that builds them, with the
+metadata a person's file has), shown in the chat and dropped from the model's view with
+the result when it is pruned; a model that cannot take a file of that type reads a line
+naming it instead. A resource link
 tells the model how to read it: the built-in tool `READ_RESOURCE_TOOL`. The text then
 goes through ingest truncation like any tool output (the full text stays in storage).
 """
