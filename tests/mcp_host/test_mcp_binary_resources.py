@@ -4,8 +4,8 @@ conversation: the real SDKs against the strict fake provider server.
 A tool that embeds the image and links the PDF, then the model reading the PDF through
 `mcp_read_resource`: the image reaches the model as an image block (Anthropic: inside the
 tool result; OpenAI: in a user message after the results, when the model takes images),
-counted from its pixels; the PDF, and the image for a model without images, as a line
-naming them. The person attaching a resource goes through the message route's file
+counted from its pixels; the PDF as a document where the wire reads PDFs (Anthropic,
+OpenAI's own API); otherwise each as a line naming it. The person attaching a resource goes through the message route's file
 checks like any file.
 """
 
@@ -38,7 +38,12 @@ from foldline.uploads import IncomingFile, read_attachments
 
 FEATURES = Path(__file__).with_name("mcp_feature_server.py")
 BACKEND = Path(foldline.__file__).resolve().parents[1]
-MODELS = {"anthropic": "claude-fake-res", "vision": "gpt-fake-res-vision", "plain": "local-res"}
+MODELS = {
+    "anthropic": "claude-fake-res",
+    "own": "gpt-fake-res-own",
+    "vision": "gpt-fake-res-vision",
+    "plain": "local-res",
+}
 
 
 @pytest.fixture
@@ -57,6 +62,11 @@ kind = "anthropic"
 base_url = "{server.anthropic_url}"
 api_key = "k"
 
+[providers.fake-openai]
+kind = "openai"
+base_url = "{server.openai_url}"
+api_key = "k"
+
 [providers.fake-compat]
 kind = "openai-compatible"
 base_url = "{server.openai_url}"
@@ -66,6 +76,12 @@ api_key = "k"
 provider = "fake-anthropic"
 context_window = 200000
 max_output_tokens = 4096
+
+[models."{MODELS["own"]}"]
+provider = "fake-openai"
+context_window = 200000
+max_output_tokens = 4096
+vision = true
 
 [models."{MODELS["vision"]}"]
 provider = "fake-compat"
@@ -138,9 +154,11 @@ async def test_an_embedded_image_reaches_an_anthropic_model_as_an_image_block(
         text = json.dumps(result["content"])
         assert f"[resource {CHART_URI} (image/png), binary]" in text
         assert f"[resource link {REPORT_URI} report.pdf (application/pdf)" in text
-        # The third: the PDF read through mcp_read_resource is named in its result.
-        last = json.dumps(bodies[2]["messages"][-1]["content"])
-        assert "[attachment report.pdf (application/pdf), binary]" in last
+        # The third: the PDF read through mcp_read_resource, as a document in its result.
+        result = bodies[2]["messages"][-1]["content"][0]
+        [document] = [b for b in result["content"] if b["type"] == "document"]
+        assert document["title"] == "report.pdf"
+        assert document["source"]["data"] == b64(REPORT)
 
         # Stored like a person's file: bytes once by sha256, pixels and pages known.
         chart, report = tool_attachments(store, conversation)
@@ -164,8 +182,8 @@ async def test_an_embedded_image_reaches_an_anthropic_model_as_an_image_block(
         store.close()
 
 
-@pytest.mark.parametrize("which", ["vision", "plain"])
-async def test_an_openai_model_gets_the_image_when_it_takes_images_else_its_name(
+@pytest.mark.parametrize("which", ["own", "vision", "plain"])
+async def test_an_openai_model_gets_the_files_it_takes_and_names_the_others(
     server: FakeProviderServer, tmp_path: Path, which: str
 ) -> None:
     bodies, store, _conversation = await snapshot_then_read_the_report(
@@ -182,15 +200,30 @@ async def test_an_openai_model_gets_the_image_when_it_takes_images_else_its_name
         for part in m["content"]
         if part["type"] == "image_url"
     ]
-    if which == "vision":
+    if which in ("own", "vision"):
         [image] = images
         assert image["image_url"]["url"] == "data:image/png;base64," + b64(CHART)
     else:
         # The result's own line names it (above); no image is sent.
         assert images == []
-    # The PDF, read through mcp_read_resource, is named in its result on this wire.
-    last = next(m for m in reversed(bodies[2]["messages"]) if m["role"] == "tool")
+    # The PDF, read through mcp_read_resource: a `file` part on OpenAI's own API, which
+    # reads PDFs; named in its result on a compatible server.
+    after = bodies[2]["messages"]
+    last = next(m for m in reversed(after) if m["role"] == "tool")
     assert f"[resource {REPORT_URI} (application/pdf), binary]" in last["content"]
+    files = [
+        part["file"]
+        for m in after
+        if m["role"] == "user" and isinstance(m["content"], list)
+        for part in m["content"]
+        if part["type"] == "file"
+    ]
+    if which == "own":
+        assert files == [
+            {"filename": "report.pdf", "file_data": "data:application/pdf;base64," + b64(REPORT)}
+        ]
+    else:
+        assert files == []
 
 
 def test_a_resource_the_person_attaches_takes_the_file_checks() -> None:
