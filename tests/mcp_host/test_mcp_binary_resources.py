@@ -5,13 +5,15 @@ A tool that embeds the image and links the PDF, then the model reading the PDF t
 `mcp_read_resource`: the image reaches the model as an image block (Anthropic: inside the
 tool result; OpenAI: in a user message after the results, when the model takes images),
 counted from its pixels; the PDF as a document where the wire reads PDFs (Anthropic,
-OpenAI's own API); otherwise each as a line naming it. The person attaching a resource goes through the message route's file
-checks like any file.
+OpenAI's own API); otherwise each as a line naming it. A file a provider would refuse
+is named with the reason. The person attaching a resource goes through the message
+route's file checks like any file.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import sys
 from collections.abc import Iterator
@@ -31,9 +33,16 @@ from foldline.core.tokens.anthropic_messages import (
 )
 from foldline.core.tokens.attachments import anthropic_image_tokens
 from foldline.mcp.manager import McpManager
-from foldline.mcp.results import READ_RESOURCE_TOOL
+from foldline.mcp.results import READ_RESOURCE_TOOL, binary_attachment
 from foldline.store import Store
-from foldline.testing import FakeProviderServer, ModelLimits, Reply, ScriptedModel, call
+from foldline.testing import (
+    FakeProviderServer,
+    ModelLimits,
+    Reply,
+    ScriptedModel,
+    call,
+    sample_files,
+)
 from foldline.uploads import IncomingFile, read_attachments
 
 FEATURES = Path(__file__).with_name("mcp_feature_server.py")
@@ -236,3 +245,28 @@ def test_a_resource_the_person_attaches_takes_the_file_checks() -> None:
     assert "revenue rose 12%" in (parts[1].text or "")
     with pytest.raises(AttachmentRefused, match=r"chart.png: the model m does not take images"):
         read_attachments([chart], model="m", vision=False)
+
+
+@pytest.mark.parametrize(
+    ("name", "media_type", "data", "why"),
+    [
+        ("wide.png", "image/png", sample_files.png(8001, 2), "8001x2 px is over the 8000 px"),
+        ("fake.png", "image/png", sample_files.gif(4, 4), "holds the bytes of image/gif"),
+        ("broken.pdf", "application/pdf", b"%PDF-1.4 nothing else", "the PDF is damaged"),
+    ],
+)
+def test_a_file_a_provider_would_refuse_is_named_with_the_reason(
+    name: str, media_type: str, data: bytes, why: str
+) -> None:
+    part, note = binary_attachment(name, media_type, b64(data))
+    assert part.data_base64 is None and part.sha256 is None and part.size == len(data)
+    assert note.startswith(" (not shown to the model: ") and why in note
+
+
+def test_a_good_file_from_a_tool_has_a_person_files_metadata() -> None:
+    part, note = binary_attachment("chart.png", "image/png", b64(CHART))
+    assert note == ""
+    assert (part.width, part.height, part.size) == (300, 200, len(CHART))
+    assert part.sha256 == hashlib.sha256(CHART).hexdigest()
+    other, note = binary_attachment("sound.wav", "audio/wav", b64(b"RIFF....WAVE"))
+    assert note == "" and other.size == 12 and other.data_base64  # kept; the wire names it
