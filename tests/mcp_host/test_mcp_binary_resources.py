@@ -125,6 +125,7 @@ async def snapshot_then_read_the_report(
         Reply(tool_calls=(call("f__snapshot"),)),
         Reply(tool_calls=(call(READ_RESOURCE_TOOL, {"server": "f", "uri": REPORT_URI}),)),
         Reply(text="A red chart and a calm outlook."),
+        Reply(text="Still the same chart."),
     )
     config = config_for(server)
     store = Store(tmp_path / "foldline.db")
@@ -133,12 +134,24 @@ async def snapshot_then_read_the_report(
         conversation = store.create_conversation(model=model).id
         handle = service.start_turn(conversation, "Show me the chart and the report.")
         events = [event async for event in handle.events()]
+        # A second turn reads the files back from the store (bytes by their sha256).
+        handle = service.start_turn(conversation, "And again?")
+        events += [event async for event in handle.events()]
     finally:
         await service.shutdown()
     server.assert_no_errors()
     assert [e for e in events if e.name == "error"] == [], events
     bodies = [r.body for r in server.requests if r.body is not None and r.status == 200]
-    assert len(bodies) == 3
+    assert len(bodies) == 4
+    # The tool messages are byte-identical in the next turn: the cached prefix holds.
+    turn_one, turn_two = bodies[2]["messages"], bodies[3]["messages"]
+    strip = json.dumps(turn_one).replace(', "cache_control": {"type": "ephemeral"}', "")
+    assert (
+        json.dumps(turn_two[: len(turn_one)]).replace(
+            ', "cache_control": {"type": "ephemeral"}', ""
+        )
+        == strip
+    )
     return bodies, store, conversation
 
 

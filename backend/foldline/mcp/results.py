@@ -6,9 +6,9 @@ it), links and binary resources named. Images and binary resources become attach
 stored after the result (`binary_attachment`, the one place that builds them, with the
 metadata a person's file has), shown in the chat and dropped from the model's view with
 the result when it is pruned; a model that cannot take a file of that type reads a line
-naming it instead. A resource link
-tells the model how to read it: the built-in tool `READ_RESOURCE_TOOL`. The text then
-goes through ingest truncation like any tool output (the full text stays in storage).
+naming it instead. A resource link tells the model how to read it: the built-in tool
+`READ_RESOURCE_TOOL`. The text then goes through ingest truncation like any tool output
+(the full text stays in storage).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def binary_attachment(name: str, media_type: str, data_base64: str) -> tuple[Att
     try:
         data = base64.b64decode(data_base64, validate=True)
     except (binascii.Error, ValueError):
-        return _named_only(name, media_type, None), " (not shown: its data is not base64)"
+        return _named_only(name, media_type, None), " (not shown to the model: its data is not base64)"
     part = AttachmentPart(
         name=name,
         media_type=media_type,
