@@ -50,7 +50,8 @@ def binary_attachment(name: str, media_type: str, data_base64: str) -> tuple[Att
     try:
         data = base64.b64decode(data_base64, validate=True)
     except (binascii.Error, ValueError):
-        return _named_only(name, media_type, None), " (not shown to the model: its data is not base64)"
+        note = " (not shown to the model: its data is not base64)"
+        return _named_only(name, media_type, None), note
     part = AttachmentPart(
         name=name,
         media_type=media_type,

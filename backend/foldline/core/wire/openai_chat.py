@@ -53,8 +53,9 @@ def to_openai_messages(
     With `images` (a model that accepts image input), the images tool results returned
     follow their batch's `tool` messages as one user message each (with `documents`,
     their PDFs too). They wait until the run of `tool` messages has ended, because
-    nothing may come between an assistant's tool calls and their results; each batch still gets a message of its own, so a
-    message's wire form (and its token count) does not depend on its neighbours.
+    nothing may come between an assistant's tool calls and their results; each batch
+    still gets a message of its own, so a message's wire form (and its token count) does
+    not depend on its neighbours.
 
     The person's files go into their message as content parts: images when `images`,
     PDFs as `file` parts when `documents` (OpenAI's own API), text otherwise.
