@@ -151,7 +151,7 @@ function initComposer() {
     }
   });
   byId("stop-button").addEventListener("click", () => stop());
-  initPromptMenu();
+  initPromptMenu(composerFiles);
   on("busy", updateComposer);
   updateComposer();
 }

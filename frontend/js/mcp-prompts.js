@@ -5,12 +5,15 @@
 // Enter or a click chooses, Escape closes. A prompt with arguments asks for them first;
 // its text then replaces the message, to be read and sent like any other. A text
 // resource is put into the message as a quoted block under its URI; a binary one (an
-// image, a PDF) cannot go into a message yet, and the notice says so.
+// image, a PDF) joins the files waiting to be sent, as a chip exactly like an attached
+// file: the same checks, and the same notice when its type cannot be sent.
 
 import { api } from "./api.js";
 import { byId, h } from "./dom.js";
 import { notify, notifyError } from "./notices.js";
 
+/** The composer's file tray (`fileTray`), where a binary resource goes. */
+let files = null;
 let menu = null;
 let entries = [];
 let shown = [];
@@ -137,19 +140,30 @@ async function usePrompt(prompt, args) {
 async function useResource(entry) {
   try {
     const content = await api.readMcpResource(entry.server, entry.resource.uri);
+    const current = input().value.replace(/^\/\S*$/, "");
     if (content.text == null) {
-      notify({
-        kind: "warn",
-        title: "This resource is a file",
-        text: `${content.name} (${content.mediaType}) cannot be put into a message yet; only text resources can.`,
-      });
+      setText(current);
+      await attachResource(content);
       return;
     }
-    const current = input().value.replace(/^\/\S*$/, "");
     setText(`${current}${current ? "\n\n" : ""}[resource ${content.uri}]\n\`\`\`\n${content.text}\n\`\`\`\n`);
   } catch (error) {
     notifyError("The resource could not be read", error);
   }
+}
+
+/** A binary resource as a file in the composer's tray, as if the person attached it. */
+async function attachResource(content) {
+  if (!content.dataBase64 || !files) {
+    notify({
+      kind: "warn",
+      title: "This resource is empty",
+      text: `${content.name} (${content.mediaType}) has no data to attach.`,
+    });
+    return;
+  }
+  const bytes = Uint8Array.from(atob(content.dataBase64), (c) => c.charCodeAt(0));
+  await files.add([new File([bytes], content.name, { type: content.mediaType })]);
 }
 
 /** A prompt's arguments as a small form above the message box. */
@@ -207,7 +221,9 @@ function askArguments(prompt) {
   fields[0]?.[1].focus();
 }
 
-export function initPromptMenu() {
+/** @param {{add: (files: File[]) => Promise<void>}} tray the composer's files */
+export function initPromptMenu(tray) {
+  files = tray;
   const box = input();
   box.addEventListener("input", () => {
     const typed = box.value;
@@ -244,5 +260,13 @@ export function initPromptMenu() {
     },
     { capture: true },
   );
-  box.addEventListener("blur", () => setTimeout(close, 150));
+  // Closed when the box loses focus for good: focus back within the delay (a click
+  // elsewhere and straight back, then "/") keeps the menu just opened.
+  box.addEventListener("blur", () =>
+    setTimeout(() => {
+      if (document.activeElement !== box) {
+        close();
+      }
+    }, 150),
+  );
 }

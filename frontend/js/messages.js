@@ -127,7 +127,11 @@ export function renderToolCard({ call, result, running = false }) {
       h("pre", { class: "tool-output", text: result.output ?? "", tabindex: "0" }),
     );
     for (const attachment of result.attachments ?? []) {
-      if (attachment.mediaType?.startsWith("image/") && attachment.dataBase64) {
+      if (attachment.sha256) {
+        // Stored once like a person's file: fetched by its sha256 (an image shows, a
+        // PDF or another file is a chip that downloads).
+        body.append(h("div", { class: "tool-files" }, renderFilePart(attachment)));
+      } else if (attachment.mediaType?.startsWith("image/") && attachment.dataBase64) {
         body.append(
           h("img", {
             class: "tool-image",

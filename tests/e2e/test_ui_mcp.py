@@ -251,10 +251,16 @@ def test_an_image_from_a_tool_is_shown_in_its_card(start_foldline, fake_provider
     ui.send("Draw a pixel")
     card = ui.page.locator("details.tool-card").first
     card.locator("summary").click()
-    image = card.locator("img.tool-image")
+    # Stored once like a person's file and fetched by its sha256: a thumbnail that
+    # opens full size.
+    image = card.locator(".tool-files .file-preview img")
     expect(image).to_be_visible()
     expect(image).to_have_attribute("src", re.compile(r"^data:image/png;base64,iVBOR"))
     ui.shot("mcp-image")
+    card.locator(".tool-files .file-preview").click()
+    expect(ui.page.locator(".lightbox img")).to_be_visible()
+    ui.page.keyboard.press("Escape")
+    expect(ui.page.locator(".lightbox")).to_have_count(0)
 
 
 def test_a_reloaded_page_shows_the_waiting_call(start_foldline, fake_provider, make_ui):

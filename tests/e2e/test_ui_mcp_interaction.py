@@ -234,3 +234,79 @@ def test_prompts_and_resources_after_a_slash(start_foldline, fake_provider, make
     expect(menu.locator(".prompt-entry.resource").first).to_be_visible(timeout=30_000)
     box.press("Enter")
     expect(box).to_have_value(re.compile(r"^\[resource demo://resource/static/document/"))
+
+
+FEATURES = TESTS / "mcp_host" / "mcp_feature_server.py"
+BACKEND = TESTS.parent / "backend"
+
+
+def test_a_binary_resource_from_the_slash_menu_is_a_file_chip(
+    start_foldline, fake_provider, make_ui
+):
+    # The test model takes no images: the chart is refused like an attached image would
+    # be, the report (a PDF, read as its text on this server) goes with the message.
+    config = CONFIG.format(base_url=fake_provider.openai_url) + (
+        f'[mcp_servers.files]\ncommand = "{sys.executable}"\nargs = ["{FEATURES}"]\n'
+        'approval = "always"\n'
+        f'env = {{ PYTHONPATH = "{BACKEND}", CANCEL_LOG = "/dev/null" }}\n'
+    )
+    app = start_foldline(config)
+    ui = make_ui(app)
+    ui.allow("422")
+    ui.open()
+    page = ui.page
+    ui.send("Hello")  # the first message starts the server
+    box = page.locator("#composer-input")
+    chips = page.locator("#composer-files .file-chip")
+    menu = page.locator(".prompt-menu")
+
+    box.fill("/")
+    expect(menu.locator('[data-label="files: Sales chart"]')).to_be_visible(timeout=30_000)
+    ui.shot("mcp-resource-menu")
+    box.press_sequentially("Sales")
+    box.press("Enter")
+    expect(chips).to_have_count(1)
+    expect(chips.first).to_contain_text("chart.png")
+    expect(chips.first.locator("img.file-thumb")).to_have_attribute(
+        "src", re.compile("^data:image/png")
+    )
+    expect(box).to_have_value("")
+    box.fill("What does it show?")
+    box.press("Enter")
+    notice = page.locator(".notice.error")
+    expect(notice).to_contain_text("chart.png: the model fake-model does not take images")
+    expect(notice).to_contain_text("vision")
+    ui.shot("mcp-resource-refused")
+    # Nothing is lost: the text and the chip wait to be fixed.
+    expect(box).to_have_value("What does it show?")
+    expect(chips).to_have_count(1)
+
+    chips.first.locator(".file-remove").click()
+    expect(chips).to_have_count(0)
+    box.fill("/")
+    box.press_sequentially("Quarterly")
+    expect(menu.locator(".prompt-entry").first).to_contain_text("files: Quarterly report")
+    box.press("Enter")
+    expect(chips).to_have_count(1)
+    expect(chips.first).to_contain_text("report.pdf")
+    box.fill("Summarize the report.")
+    ui.shot("mcp-resource-chip")
+    box.press("Enter")
+    ui.idle()
+    user = page.locator(".message.user").last
+    expect(user.locator(".file-chip.stored")).to_contain_text("report.pdf")
+    expect(user.locator(".file-chip.stored")).to_contain_text("2 pages")
+    ui.shot("mcp-resource-sent")
+    request = json.dumps(app.fake.requests[-1].body)
+    assert "[attachment report.pdf (application/pdf)]" in request
+    assert "revenue rose 12%" in request
+
+    # A tool's embedded image is stored like the person's files: a thumbnail in its card.
+    app.script.add(tool_step(call("files__snapshot", {})), text_step("A red chart."))
+    ui.send("Take a snapshot")
+    card = page.locator("details.tool-card").last
+    card.locator("summary").click()
+    thumb = card.locator(".tool-files .file-preview img")
+    expect(thumb).to_have_attribute("src", re.compile("^data:image/png;base64,"))
+    expect(card.locator(".tool-output")).to_contain_text("resource link file:///reports/report.pdf")
+    ui.shot("mcp-resource-tool-card")

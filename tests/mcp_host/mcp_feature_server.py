@@ -1,6 +1,7 @@
 """A small MCP server (the SDK's `MCPServer`, over stdio) for what the reference server
 cannot show a test: who the client says it is, a tool list that changes, a call that is
-cancelled, and resources.
+cancelled, and resources: an image and a PDF (binary), a text note, and a tool that
+returns the image embedded and links the PDF.
 
 `CANCEL_LOG` (an environment variable) names a file the `wait` tool appends to when the
 client cancels it, so a test can see the `notifications/cancelled` arrive.
@@ -9,10 +10,14 @@ client cancels it, so a test can see the `notifications/cancelled` arrive.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import BlobResourceContents, EmbeddedResource, ResourceLink, TextContent
+
+from foldline.testing import sample_files
 
 server = MCPServer("features")
 
@@ -56,6 +61,44 @@ async def wait(seconds: float, ctx: Context) -> str:
             log.write(f"cancelled {ctx.request_id}\n")
         raise
     return "waited"
+
+
+CHART = sample_files.png(300, 200, rgb=(220, 80, 40))
+REPORT = sample_files.pdf(["Quarterly report: revenue rose 12%.", "Outlook: calm."])
+CHART_URI = "file:///charts/chart.png"
+REPORT_URI = "file:///reports/report.pdf"
+
+
+@server.resource(CHART_URI, name="chart.png", title="Sales chart", mime_type="image/png")
+def chart() -> bytes:
+    return CHART
+
+
+@server.resource(
+    REPORT_URI, name="report.pdf", title="Quarterly report", mime_type="application/pdf"
+)
+def report() -> bytes:
+    return REPORT
+
+
+@server.resource(
+    "file:///notes/note.txt", name="note.txt", title="Team note", mime_type="text/plain"
+)
+def note() -> str:
+    return "Remember the offsite."
+
+
+@server.tool()
+def snapshot() -> list[TextContent | EmbeddedResource | ResourceLink]:
+    """The chart, embedded, and a link to the report."""
+    blob = BlobResourceContents(
+        uri=CHART_URI, mime_type="image/png", blob=base64.b64encode(CHART).decode("ascii")
+    )
+    return [
+        TextContent(text="Here is the chart and the report."),
+        EmbeddedResource(resource=blob),
+        ResourceLink(uri=REPORT_URI, name="report.pdf", mime_type="application/pdf"),
+    ]
 
 
 if __name__ == "__main__":

@@ -170,7 +170,10 @@ async def test_images_are_stored_after_their_result(store: Store, setup: Setup) 
     result, image = tool_message.parts
     assert result.kind == "tool-result" and "image/png" in result.output
     assert isinstance(image, AttachmentPart) and image.media_type == "image/png"
-    assert image.data_base64
+    # Stored once by sha256 like a person's file (the row holds no bytes), with its size.
+    assert image.sha256 and image.data_base64 is None and (image.width, image.height) == (1, 1)
+    [hydrated] = store.hydrate([tool_message])
+    assert hydrated.parts[1].data_base64
 
 
 async def test_approval_never_refuses_and_disabled_tools_are_not_offered(

@@ -11,9 +11,9 @@ from mcp_host_helpers import BASE_CONFIG
 
 from foldline.chat.service import ChatService
 from foldline.config import parse_config
+from foldline.config_mcp import McpServerConfig
 from foldline.core.messages import ToolSpec
 from foldline.mcp.manager import McpManager
-from foldline.config_mcp import McpServerConfig
 from foldline.mcp.tool_limits import MAX_DESCRIPTION_CHARS, limit_tools, spec_tokens
 from foldline.store import Store
 from foldline.testing import ScriptedModel, text_step

@@ -161,7 +161,13 @@ def test_results_keep_text_structure_resources_and_images() -> None:
     assert "file:///b.bin" in outcome.output
     assert json.loads(outcome.output[outcome.output.index("{") :]) == {"rows": 2}
     assert [a.media_type for a in outcome.attachments] == ["image/png", "application/octet-stream"]
-    assert outcome.attachments[0].data_base64 == "AAAA"
+    # "AAAA" is no PNG: a provider would refuse every later request holding it, so the
+    # model gets the image's name and why it is not shown; the blob is kept.
+    assert outcome.attachments[0].data_base64 is None
+    assert "not shown to the model: declared as image/png but holds bytes of no image" in (
+        outcome.output
+    )
+    assert outcome.attachments[1].data_base64 == "AQID" and outcome.attachments[1].size == 3
     assert not outcome.is_error
 
 

@@ -44,8 +44,8 @@ ANTHROPIC_TOOL_RESULT_TOKENS = 6
 ANTHROPIC_IMAGE_TOKENS = 1600
 """Anthropic documents an image's cost as width x height / 750 after scaling to at most
 about 1.2 megapixels, i.e. at most ~1,600 tokens. An image whose size is unknown (a
-payload counted on its own, a tool's image) is charged the maximum; a person's image is
-counted from its size (`core/tokens/attachments.py`)."""
+payload counted on its own) is charged the maximum; a person's image and a tool's are
+counted from their size (`core/tokens/attachments.py`)."""
 ANTHROPIC_DOCUMENT_TOKENS = 3000
 """A PDF costs 1,500-3,000 tokens per page (Anthropic's PDF support page); a document
 whose pages are unknown is charged one dense page."""
@@ -74,7 +74,9 @@ def _anthropic_block_tokens(
             + ANTHROPIC_TOOL_USE_TOKENS
         )
     if kind == "tool_result":
-        return _anthropic_content_tokens(block.get("content", ""), count_text) + (
+        # A tool's images ride inside its result: counted from their size like a
+        # person's (`files` matches them by their data).
+        return _anthropic_content_tokens(block.get("content", ""), count_text, files) + (
             ANTHROPIC_TOOL_RESULT_TOKENS
         )
     source = block.get("source")

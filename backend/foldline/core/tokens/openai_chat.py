@@ -332,8 +332,8 @@ class OpenAIChatCounter:
         self.encoder = encoder
         self.images = images
         """Whether images go on the wire (a model that accepts image input), as
-        `to_openai_messages(images=...)` sends them. A tool's image counts
-        `OPENAI_IMAGE_PART_TOKENS`; a person's image its tiles."""
+        `to_openai_messages(images=...)` sends them. An image counts its tiles
+        (from its size; `OPENAI_IMAGE_PART_TOKENS` when the size is unknown)."""
         self.documents = documents
         """Whether PDFs go on the wire as `file` parts (OpenAI's own API)."""
 

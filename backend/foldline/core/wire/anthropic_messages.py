@@ -15,23 +15,28 @@ from foldline.core.messages import (
     ToolResultPart,
     ToolSpec,
 )
-from foldline.core.wire.attachments import anthropic_attachment_blocks
+from foldline.core.wire.attachments import PDF_TYPE, anthropic_attachment_blocks
 from foldline.core.wire.common import IMAGE_TYPES, attachment_text, current_loop_start
 
 
-def _anthropic_image_into_result(blocks: list[dict[str, Any]], part: AttachmentPart) -> bool:
-    """Put a tool's image into the tool_result before it, where the Messages API takes
-    images; False when there is no such result or the part is not a usable image."""
-    if not blocks or blocks[-1].get("type") != "tool_result":
+def _anthropic_file_into_result(blocks: list[dict[str, Any]], part: AttachmentPart) -> bool:
+    """Put a tool's image or PDF into the tool_result before it, where the Messages API
+    takes images and documents; False when there is no such result or the part is not
+    one. A PDF goes only with its page count, known when its bytes were checked."""
+    if not blocks or blocks[-1].get("type") != "tool_result" or not part.data_base64:
         return False
-    if part.media_type not in IMAGE_TYPES or not part.data_base64:
+    source = {"type": "base64", "media_type": part.media_type, "data": part.data_base64}
+    if part.media_type in IMAGE_TYPES:
+        block: dict[str, Any] = {"type": "image", "source": source}
+    elif part.media_type == PDF_TYPE and part.pages:
+        block = {"type": "document", "source": source, "title": part.name}
+    else:
         return False
     result = blocks[-1]
     content = result["content"]
     if isinstance(content, str):
         content = [{"type": "text", "text": content}] if content.strip() else []
-    image = {"type": "base64", "media_type": part.media_type, "data": part.data_base64}
-    result["content"] = [*content, {"type": "image", "source": image}]
+    result["content"] = [*content, block]
     return True
 
 
@@ -80,9 +85,9 @@ def _anthropic_blocks(message: Message, *, thinking: bool) -> list[dict[str, Any
             blocks.append(block)
         elif isinstance(part, AttachmentPart) and message.role != "tool":
             blocks.extend(anthropic_attachment_blocks(part))
-        elif isinstance(part, AttachmentPart) and not _anthropic_image_into_result(blocks, part):
-            # A tool's image (in a tool message, after its result) is shown to the model;
-            # its other attachments are described in text.
+        elif isinstance(part, AttachmentPart) and not _anthropic_file_into_result(blocks, part):
+            # A tool's image or PDF (in a tool message, after its result) is shown to the
+            # model; its other attachments are described in text.
             blocks.append({"type": "text", "text": attachment_text(part)})
     return blocks
 

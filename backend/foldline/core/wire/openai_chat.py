@@ -6,31 +6,42 @@ from collections.abc import Sequence
 from typing import Any
 
 from foldline.core.messages import AttachmentPart, Message, TextPart, ToolSpec
-from foldline.core.wire.attachments import openai_chat_attachment_parts
+from foldline.core.wire.attachments import PDF_TYPE, openai_chat_attachment_parts
 from foldline.core.wire.common import IMAGE_TYPES, attachment_text, tool_arguments_json
 
 
-def _openai_tool_images(message: Message) -> dict[str, Any] | None:
-    """The images of one batch of tool results as ONE user message, or None.
+def _openai_tool_files(message: Message, *, images: bool, documents: bool) -> dict[str, Any] | None:
+    """The images (and, with `documents`, the PDFs) of one batch of tool results as ONE
+    user message, or None.
 
-    A `tool` message's content must be text on the Chat Completions wire, so the images
-    follow the batch in a user message of `image_url` parts (base64 data URLs), the
-    shape in which the API accepts images.
+    A `tool` message's content must be text on the Chat Completions wire, so the files
+    follow the batch in a user message of `image_url` and `file` parts (base64 data
+    URLs), the shapes in which the API accepts them. A PDF goes only with its page
+    count, known when its bytes were checked.
     """
-    images = [
+    files = [
         part
         for part in message.parts
-        if isinstance(part, AttachmentPart) and part.media_type in IMAGE_TYPES and part.data_base64
+        if isinstance(part, AttachmentPart)
+        and part.data_base64
+        and (
+            (images and part.media_type in IMAGE_TYPES)
+            or (documents and part.media_type == PDF_TYPE and part.pages)
+        )
     ]
-    if not images:
+    if not files:
         return None
-    names = ", ".join(image.name for image in images)
+    names = ", ".join(file.name for file in files)
+    kind = "Images" if all(file.media_type in IMAGE_TYPES for file in files) else "Files"
     content: list[dict[str, Any]] = [
-        {"type": "text", "text": f"Images returned by the tools above: {names}"}
+        {"type": "text", "text": f"{kind} returned by the tools above: {names}"}
     ]
-    for image in images:
-        url = f"data:{image.media_type};base64,{image.data_base64}"
-        content.append({"type": "image_url", "image_url": {"url": url}})
+    for file in files:
+        url = f"data:{file.media_type};base64,{file.data_base64}"
+        if file.media_type in IMAGE_TYPES:
+            content.append({"type": "image_url", "image_url": {"url": url}})
+        else:
+            content.append({"type": "file", "file": {"filename": file.name, "file_data": url}})
     return {"role": "user", "content": content}
 
 
@@ -40,10 +51,11 @@ def to_openai_messages(
     """Chat Completions `messages`: system first, tool results as `tool` messages.
 
     With `images` (a model that accepts image input), the images tool results returned
-    follow their batch's `tool` messages as one user message each. They wait until the
-    run of `tool` messages has ended, because nothing may come between an assistant's
-    tool calls and their results; each batch still gets a message of its own, so a
-    message's wire form (and its token count) does not depend on its neighbours.
+    follow their batch's `tool` messages as one user message each (with `documents`,
+    their PDFs too). They wait until the run of `tool` messages has ended, because
+    nothing may come between an assistant's tool calls and their results; each batch
+    still gets a message of its own, so a message's wire form (and its token count) does
+    not depend on its neighbours.
 
     The person's files go into their message as content parts: images when `images`,
     PDFs as `file` parts when `documents` (OpenAI's own API), text otherwise.
@@ -58,9 +70,9 @@ def to_openai_messages(
                 out.append(
                     {"role": "tool", "tool_call_id": result.call_id, "content": result.output}
                 )
-            image_message = _openai_tool_images(message) if images else None
-            if image_message is not None:
-                waiting_images.append(image_message)
+            files_message = _openai_tool_files(message, images=images, documents=documents)
+            if files_message is not None:
+                waiting_images.append(files_message)
             continue
         out.extend(waiting_images)
         waiting_images.clear()
