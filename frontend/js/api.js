@@ -266,6 +266,7 @@ export const api = {
   /** `{approval?, timeout?, enabled?, tools?: {TOOL: {approval?, enabled?}}}` */
   updateMcpServer: (name, change) =>
     json("PATCH", `/api/mcp/servers/${enc(name)}`, { body: change }),
+  deleteMcpServer: (name) => json("DELETE", `/api/mcp/servers/${enc(name)}`),
   /** Every configured provider's models (discovered, else the catalog) and its status. */
   listModels: () => json("GET", "/api/models"),
   refreshModels: (provider) =>

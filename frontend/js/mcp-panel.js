@@ -1,11 +1,12 @@
 // The "Tools (MCP)" tab of Settings: each server's state (running, failed and why, its
-// tools) with Restart, per-tool switches and approval, a form that adds a server, and the
-// import of Claude Desktop's `mcpServers`. Environment values and headers arrive masked;
+// tools) with Restart, Edit and Remove, per-tool switches and approval, a form that adds a
+// server, and the import of Claude Desktop's `mcpServers`. Environment values and headers arrive masked;
 // nothing here can reveal them.
 
 import { api } from "./api.js";
 import { h } from "./dom.js";
 import { addServerForm } from "./mcp-add.js";
+import { editServerForm, problemBox, removeServer, withCode } from "./mcp-edit.js";
 import { notifyError } from "./notices.js";
 
 const STATE_TEXT = {
@@ -28,21 +29,50 @@ function serverRow(server, refresh) {
     dataset: { restart: server.name },
     text: "Restart",
   });
+  // A problem with this server is said in its card, next to the button that caused it.
+  const problem = problemBox(`mcp-problem-${server.name}`);
   restart.addEventListener("click", async () => {
     restart.disabled = true;
     restart.textContent = "Restarting…";
     try {
       await api.restartMcpServer(server.name);
     } catch (error) {
-      notifyError(`${server.name} could not be restarted`, error);
+      restart.disabled = false;
+      restart.textContent = "Restart";
+      problem.show(error.message);
+      return;
     }
     await refresh();
+  });
+  const edit = h("button", {
+    type: "button",
+    class: "button small",
+    dataset: { edit: server.name },
+    text: "Edit",
+  });
+  const remove = h("button", {
+    type: "button",
+    class: "button small",
+    dataset: { remove: server.name },
+    text: "Remove",
+  });
+  remove.addEventListener("click", async () => {
+    if (await removeServer(server.name, problem)) {
+      await refresh();
+    }
   });
   const secrets = [
     ...Object.entries(server.env).map(([k, v]) => `${k}=${v}`),
     ...Object.entries(server.headers).map(([k, v]) => `${k}: ${v}`),
   ];
-  return h(
+  const details = h(
+    "div",
+    { class: "mcp-details" },
+    h("div", { class: "mcp-where" }, h("code", { text: where ?? "" })),
+    secrets.length ? h("div", { class: "mcp-secrets", text: secrets.join("  ") }) : null,
+    server.error ? h("div", { class: "mcp-error", role: "alert" }, withCode(server.error)) : null,
+  );
+  const row = h(
     "div",
     { class: "mcp-server", dataset: { server: server.name, state: server.state } },
     h(
@@ -51,11 +81,10 @@ function serverRow(server, refresh) {
       h("strong", { text: server.name }),
       h("span", { class: ["mcp-state", server.state], text: STATE_TEXT[server.state] ?? server.state }),
       h("span", { class: "spacer" }),
-      server.enabled ? restart : null,
+      h("span", { class: "mcp-server-actions" }, server.enabled ? restart : null, edit, remove),
     ),
-    h("div", { class: "mcp-where" }, h("code", { text: where ?? "" })),
-    secrets.length ? h("div", { class: "mcp-secrets", text: secrets.join("  ") }) : null,
-    server.error ? h("div", { class: "mcp-error", role: "alert", text: server.error }) : null,
+    details,
+    problem.element,
     toolTable(server, refresh),
     h("div", {
       class: "mcp-approval",
@@ -64,6 +93,21 @@ function serverRow(server, refresh) {
       }`,
     }),
   );
+  edit.addEventListener("click", () => {
+    const form = editServerForm(server, async (changed) => {
+      if (changed) {
+        await refresh();
+      } else {
+        form.replaceWith(details);
+        edit.disabled = false;
+        edit.focus();
+      }
+    });
+    details.replaceWith(form);
+    edit.disabled = true;
+    form.querySelector("input, textarea")?.focus();
+  });
+  return row;
 }
 
 /**
