@@ -19,8 +19,8 @@ export function withCode(text) {
 }
 
 /** An inline problem box that can be filled and emptied. */
-export function problemBox(id) {
-  const box = h("div", { class: "mcp-error", role: "alert", id, ".hidden": true });
+export function problemBox(id, className = "mcp-error") {
+  const box = h("div", { class: className, role: "alert", id, ".hidden": true });
   return {
     element: box,
     show(message) {
@@ -137,7 +137,7 @@ export function editServerForm(server, done) {
     ),
   );
   const timeout = input("timeout", String(server.timeout));
-  const problem = problemBox(`mcp-edit-error-${server.name}`);
+  const problem = problemBox(`mcp-edit-error-${server.name}`, "mcp-problem");
   const save = h("button", { type: "submit", class: "button primary", text: "Save changes" });
   const cancel = h("button", {
     type: "button",

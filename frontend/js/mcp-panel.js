@@ -30,7 +30,7 @@ function serverRow(server, refresh) {
     text: "Restart",
   });
   // A problem with this server is said in its card, next to the button that caused it.
-  const problem = problemBox(`mcp-problem-${server.name}`);
+  const problem = problemBox(`mcp-problem-${server.name}`, "mcp-problem");
   restart.addEventListener("click", async () => {
     restart.disabled = true;
     restart.textContent = "Restarting…";
