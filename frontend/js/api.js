@@ -203,6 +203,12 @@ export const api = {
     const response = await send("GET", path, { signal, accept: "text/event-stream" });
     return readEvents(response.body);
   },
+  /** Stays open: `turn.started` / `turn.finished` for turns started anywhere (watch.js). */
+  watch: async (id, signal) => {
+    const path = `/api/conversations/${enc(id)}/watch`;
+    const response = await send("GET", path, { signal, accept: "text/event-stream" });
+    return readEvents(response.body);
+  },
   /** `keepRecentTokens` left out: everything before the last exchange folds. */
   compact: (id, instructions, signal, keepRecentTokens) =>
     stream(

@@ -20,6 +20,7 @@ import {
   refreshContext,
   refreshConversation,
   refreshFolds,
+  rereadConversation,
   showEmptyState,
   startApp,
 } from "./opening.js";
@@ -30,6 +31,7 @@ import { deleteConversation, initSidebar, refreshList, renameConversation } from
 import { emit, on, setBusy, state } from "./state.js";
 import { exportConversation, importFile } from "./transfer.js";
 import { initTurns, isRunning, retryLast, sendMessage, stop } from "./turn.js";
+import { initWatch } from "./watch.js";
 
 // ---- the header ---------------------------------------------------------------------
 
@@ -383,7 +385,14 @@ async function main() {
   initModelView();
   initPins();
   initHandoff({ open: (id) => openConversation(id), refreshList });
-  initTurns({ refreshConversation, refreshFolds, refreshContext, refreshList });
+  initTurns({
+    refreshConversation,
+    refreshFolds,
+    refreshContext,
+    refreshList,
+    reopen: () => rereadConversation(),
+  });
+  initWatch({ refresh: rereadConversation });
   initComposer();
   initTopbar();
   initDrawer();

@@ -14,6 +14,7 @@ import { renderPins } from "./pins.js";
 import { refreshList } from "./sidebar.js";
 import { emit, state } from "./state.js";
 import { followRunning, isRunning, stopFollowing } from "./turn.js";
+import { watchConversation } from "./watch.js";
 
 const CURRENT_KEY = "foldline.currentConversation";
 
@@ -140,6 +141,7 @@ export async function openConversation(
       notifyError("Could not open the conversation", error);
     }
     if (error.status === 404) {
+      watchConversation(null);
       state.currentId = null;
       state.conversation = null;
       rememberCurrent(null);
@@ -152,6 +154,7 @@ export async function openConversation(
   if (id !== state.currentId) {
     return;
   }
+  watchConversation(id);
   state.conversation = conversation;
   emit("conversation", conversation);
   emit("context", null);
@@ -174,6 +177,50 @@ export async function openConversation(
   }
 }
 
+/**
+ * Show what is stored now of the open conversation after a turn that ran elsewhere: its
+ * new messages appended when only some were added, else the page drawn again. With
+ * `ifChanged`, nothing is done while the stored history ends where the page's does.
+ */
+export async function rereadConversation({ ifChanged = false } = {}) {
+  const id = state.currentId;
+  if (!id || isRunning()) {
+    return;
+  }
+  let stored;
+  try {
+    stored = await api.getConversation(id);
+  } catch (error) {
+    if (!ifChanged) {
+      notifyError("Could not load the conversation", error);
+    }
+    return;
+  }
+  if (id !== state.currentId || isRunning()) {
+    return;
+  }
+  const shownTotal = chat.totalMessages();
+  const shownLast = chat.messageAt(shownTotal - 1);
+  const same =
+    stored.messageCount === shownTotal && (!shownLast || shownLast.id === stored.activeLeafId);
+  if (ifChanged && same) {
+    return;
+  }
+  state.conversation = stored;
+  emit("conversation", stored);
+  // Added messages only: the ones the page had are still the stored ones if its last one
+  // is still on the path (the server's copy of it is re-read with the new ones).
+  const appended = stored.messageCount > shownTotal && shownTotal > 0 && shownLast;
+  await Promise.all([
+    appended ? chat.reconcileTail(shownTotal - 1) : chat.openConversation(stored, {}),
+    refreshFolds(),
+    refreshContext(),
+    refreshList(),
+  ]);
+  chat.renderFolds();
+  renderPins();
+}
+
 export async function createConversation() {
   try {
     const conversation = await api.createConversation({});
@@ -187,6 +234,7 @@ export async function createConversation() {
 }
 
 export function showEmptyState() {
+  watchConversation(null);
   state.currentId = null;
   state.conversation = null;
   state.context = null;

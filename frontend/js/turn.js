@@ -36,6 +36,7 @@ const app = {
   refreshFolds: async () => {},
   refreshContext: async () => {},
   refreshList: async () => {},
+  reopen: async () => {},
 };
 
 export function initTurns(hooks) {
@@ -104,6 +105,11 @@ function applyEvent(live, name, data) {
   switch (name) {
     case "message.created": {
       const copy = { ...data.message, parts: [...data.message.parts] };
+      if (copy.index > totalMessages()) {
+        // The stored history has messages this page never showed (a turn from another
+        // window it did not hear of): once this one ends, the page is read again.
+        live.stale = true;
+      }
       live.byId.set(copy.id, copy);
       live.firstIndex = Math.min(live.firstIndex, copy.index);
       putMessage(copy, { streaming: copy.status === "streaming" });
@@ -287,6 +293,11 @@ async function finish(live) {
   if (state.currentId !== live.conversationId) {
     announceError(live.error);
     await app.refreshList();
+    return;
+  }
+  if (live.stale) {
+    await Promise.all([app.reopen(), app.refreshList()]);
+    announceError(live.error);
     return;
   }
   await Promise.all([

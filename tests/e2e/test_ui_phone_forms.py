@@ -41,9 +41,7 @@ def reachable(page: Page, locator) -> None:
     expect(locator).to_be_in_viewport(ratio=1)
 
 
-def test_onboarding_on_a_phone_is_one_column_and_every_button_is_reachable(
-    start_foldline, make_ui
-):
+def test_onboarding_on_a_phone_is_one_column_and_every_button_is_reachable(start_foldline, make_ui):
     app = start_foldline("# nothing configured yet\n")
     ui = make_ui(app)
     ui.page.set_viewport_size(PHONE)

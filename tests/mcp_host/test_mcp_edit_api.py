@@ -22,8 +22,7 @@ TOKEN = "mcp-edit-token-0123456789abcdefghijklmnop"
 @pytest.fixture
 def http(tmp_path: Path) -> Iterator[httpx2.Client]:
     (tmp_path / "config.toml").write_text(
-        BASE_CONFIG
-        + stdio_toml("tests", env={"API_TOKEN": "kept-secret", "OLD": "dropped-secret"})
+        BASE_CONFIG + stdio_toml("tests", env={"API_TOKEN": "kept-secret", "OLD": "dropped-secret"})
     )
     server = start_server_in_thread(create_app(data_dir=tmp_path, token=TOKEN), "127.0.0.1", 0)
     client = httpx2.Client(

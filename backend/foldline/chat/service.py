@@ -27,6 +27,7 @@ from foldline.chat.titles import BackgroundTitles
 from foldline.chat.tool_registry import Tool, ToolRegistry, ToolSource
 from foldline.chat.tools import CONTEXT_TOOLS, WorkspaceFiles
 from foldline.chat.turn import TurnRunner, storable
+from foldline.chat.watching import ConversationWatch
 from foldline.config import AppConfig
 from foldline.core.compaction import planned_split
 from foldline.core.messages import HistoryWindow
@@ -119,6 +120,8 @@ class ChatService:
         self.sleep = sleep
         self.breakers: dict[str, BreakerState] = {}
         self.running: dict[str, TurnHandle] = {}
+        self.watch = ConversationWatch()
+        """Wakes the pages that follow a conversation when a turn starts in it."""
         self.background = BackgroundFolds(store, self.is_running)
         self.loader.fold_status = self.background.status
         self.titles = BackgroundTitles(store)
@@ -225,6 +228,7 @@ class ChatService:
                     self.background.idle(conversation_id)
 
         handle.task = asyncio.get_running_loop().create_task(drive())
+        self.watch.started(conversation_id, handle)
         return handle
 
     def _check_idle(self, conversation_id: str) -> None:

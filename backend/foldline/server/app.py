@@ -149,6 +149,8 @@ def create_app(
     )
     app.state.store = store
     app.state.chat_service = chat_service
+    # Called by `RunningServer.stop` (from its thread) before uvicorn's graceful wait.
+    app.state.before_stop = chat_service.watch.close
     app.state.data_dir = data_dir
     app.state.config_source = config_source
     app.state.mcp = mcp_manager
