@@ -383,7 +383,7 @@ async function main() {
   });
   initRetiredNotice();
   initModelView();
-  initPins();
+  initPins({ open: (index) => openConversation(state.currentId, { at: index }) });
   initHandoff({ open: (id) => openConversation(id), refreshList });
   initTurns({
     refreshConversation,

@@ -113,6 +113,7 @@ export {};
  * @property {number} index
  * @property {string} role
  * @property {string} pinnedAt
+ * @property {string} excerpt The start of the message's text (at most 120 characters, on one line), so a pin can be named when its message is not on the loaded page.
  */
 
 /**
@@ -744,7 +745,14 @@ export {};
  */
 
 /**
+ * A change to a configured server (Edit in Settings): only the fields given change. `env` and `headers` are merged: a value sets that name, `null` removes it, names left out keep their stored (hidden) values.
  * @typedef {Object} McpServerPatch
+ * @property {string|null} command
+ * @property {Array<string>|null} args
+ * @property {string|null} cwd
+ * @property {string|null} url
+ * @property {Object<string, string|null>|null} env
+ * @property {Object<string, string|null>|null} headers
  * @property {"ask"|"always"|"never"|null} approval
  * @property {number|null} timeout
  * @property {boolean|null} enabled

@@ -175,6 +175,9 @@ class PinOut(ApiModel):
     index: int
     role: str
     pinned_at: str
+    excerpt: str = ""
+    """The start of the message's text (at most 120 characters, on one line), so a
+    pin can be named when its message is not on the loaded page."""
 
 
 class PinsOut(ApiModel):

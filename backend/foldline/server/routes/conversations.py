@@ -103,9 +103,18 @@ def get_conversation(conversation_id: str, store: StoreDep) -> ConversationOut:
     return out
 
 
+PIN_EXCERPT_CHARS = 120
+
+
 def pin_out(pin: PinRecord) -> PinOut:
+    flat = " ".join(pin.message.text.split())
+    excerpt = flat if len(flat) <= PIN_EXCERPT_CHARS else flat[: PIN_EXCERPT_CHARS - 1] + "…"
     return PinOut(
-        message_id=pin.message_id, index=pin.seq, role=pin.message.role, pinned_at=pin.pinned_at
+        message_id=pin.message_id,
+        index=pin.seq,
+        role=pin.message.role,
+        pinned_at=pin.pinned_at,
+        excerpt=excerpt,
     )
 
 
