@@ -476,6 +476,11 @@ async function runBranch(message, start, { pending = null, failure }) {
   if (!id || running) {
     return false;
   }
+  // The button that started it is redrawn with the new version: keyboard focus goes to
+  // its counterpart there afterwards, not to the page.
+  const control = document.activeElement?.classList?.contains("regenerate-button")
+    ? "regenerate-button"
+    : "edit-button";
   running = { kind: "turn", controller: new AbortController(), conversationId: id };
   setBusy("turn");
   let events;
@@ -503,6 +508,12 @@ async function runBranch(message, start, { pending = null, failure }) {
   }
   await consume("turn", events, live);
   await finish(live);
+  if (!document.activeElement || document.activeElement === document.body) {
+    const again = document.querySelector(
+      `.chat-inner .message[data-index="${message.index}"] .${control}`,
+    );
+    (again ?? byId("composer-input")).focus();
+  }
   return true;
 }
 

@@ -141,7 +141,9 @@ def _branches_markdown(starts: list[MessageRecord]) -> str:
     return "\n".join(lines)
 
 
-def export_markdown(store: Store, conversation_id: str) -> str:
+def export_markdown(store: Store, conversation_id: str, default_model: str | None = None) -> str:
+    """The active path as Markdown. `default_model` names the model a conversation without
+    its own uses (config.toml's default), so the export never says just "default"."""
     conversation, messages, compactions = store.read_conversation(conversation_id)
     # Only the folds of the active path: the others summarize other branches.
     on_path = {record.id for record in messages}
@@ -154,7 +156,10 @@ def export_markdown(store: Store, conversation_id: str) -> str:
         folds_at.setdefault(record.state.api_start_index, []).append(record)
 
     lines = [f"# {conversation.title}", ""]
-    lines.append(f"- Model: {conversation.model or 'default'}")
+    model = conversation.model or (
+        f"{default_model} (the default model)" if default_model else "the default model (none set)"
+    )
+    lines.append(f"- Model: {model}")
     lines.append(f"- Created: {conversation.created_at}")
     lines.append(f"- Updated: {conversation.updated_at}")
     lines.append(f"- Messages: {len(messages)}")
