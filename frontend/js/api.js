@@ -230,6 +230,11 @@ export const api = {
     }),
   /** @returns {Promise<CompactionVersionOut[]>} every fold version, oldest first */
   compactions: async (id) => (await json("GET", `/api/conversations/${enc(id)}/compactions`)).items,
+  /** The whole list: `{items, currentVersion, redoVersion}`. */
+  compactionList: (id) => json("GET", `/api/conversations/${enc(id)}/compactions`),
+  /** Make an undone fold current again (no model call) → the Compaction. */
+  redoCompaction: (id, version) =>
+    json("POST", `/api/conversations/${enc(id)}/compactions/${enc(version)}/redo`, { body: {} }),
   compactionPreview: (id, keepRecentTokens) =>
     json("GET", `/api/conversations/${enc(id)}/compactions/preview`, {
       query: keepRecentTokens ? { keepRecentTokens: String(keepRecentTokens) } : undefined,

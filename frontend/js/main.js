@@ -9,6 +9,7 @@ import { openConversationSettings } from "./conversation-settings.js";
 import { promptDialog } from "./dialog.js";
 import { byId, h } from "./dom.js";
 import { initDrawer, isDrawerOpen, setDrawer } from "./drawer.js";
+import { redoFold } from "./fold-redo.js";
 import { initHandoff } from "./handoff.js";
 import { initMeter } from "./meter.js";
 import { initModelView, isModelViewOpen, toggleModelView } from "./modelview.js";
@@ -134,7 +135,9 @@ function initComposer() {
 // ---- top bar ----------------------------------------------------------------------
 
 function initTopbar() {
-  byId("compact-button").addEventListener("click", () => openCompactDialog());
+  byId("compact-button").addEventListener("click", () =>
+    openCompactDialog({ afterRedo: afterFoldChange }),
+  );
   byId("settings-button").addEventListener("click", () => openSettings());
   const more = byId("more-button");
   const menu = byId("more-menu");
@@ -224,7 +227,7 @@ function initTopbar() {
         await deleteConversation(conversation);
         break;
       case "compact":
-        openCompactDialog();
+        openCompactDialog({ afterRedo: afterFoldChange });
         break;
       case "conversation-settings":
         openConversationSettings({ afterSave: refreshContext });
@@ -321,10 +324,17 @@ async function undoFold(fold) {
       text: previous
         ? `Version ${previous.version} is current again; nothing was deleted.`
         : "The model sees the whole history again; nothing was deleted.",
+      timeout: 20000,
+      action: { label: "Redo", run: () => redoFold(id, fold.version, afterFoldChange) },
     });
   } catch (error) {
     notifyError("The fold could not be undone", error);
   }
+  await afterFoldChange();
+}
+
+/** Redraw what a fold undone or brought back changes. */
+async function afterFoldChange() {
   await refreshFolds();
   await Promise.all([refreshConversation(), refreshContext()]);
   chat.renderFolds();
@@ -377,7 +387,7 @@ async function main() {
     onSwitch: switchVersion,
   });
   initMeter({
-    compactNow: () => openCompactDialog(),
+    compactNow: () => openCompactDialog({ afterRedo: afterFoldChange }),
     refresh: refreshContext,
     foldsChanged: () => refreshFolds().then(() => refreshConversation()),
   });

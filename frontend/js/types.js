@@ -90,6 +90,7 @@ export {};
  * @typedef {Object} CompactionList
  * @property {Array<CompactionVersionOut>} items
  * @property {number} currentVersion 0 when no fold is current (never folded, or every fold undone).
+ * @property {number|null} redoVersion An undone fold that Redo would make current again without a new summary (nothing was folded since and what it summarized is unchanged); null when there is none.
  */
 
 /**

@@ -145,6 +145,9 @@ class CompactionList(ApiModel):
     items: list[CompactionVersionOut]
     current_version: int
     """0 when no fold is current (never folded, or every fold undone)."""
+    redo_version: int | None = None
+    """An undone fold that Redo would make current again without a new summary (nothing
+    was folded since and what it summarized is unchanged); null when there is none."""
 
 
 class UndoResult(ApiModel):

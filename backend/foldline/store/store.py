@@ -54,6 +54,7 @@ from foldline.store.records import (
     new_id,
     utc_timestamp,
 )
+from foldline.store.redo import FoldRedoMethods
 from foldline.store.schema import missing_search_triggers, rebuild_search_index
 from foldline.store.search import fts_query, like_pattern, search_terms
 
@@ -65,7 +66,7 @@ def _check_status(status: str) -> None:
         raise ValueError(f"unknown message status {status!r}; expected one of {MESSAGE_STATUSES}")
 
 
-class Store(HandoffMethods):
+class Store(HandoffMethods, FoldRedoMethods):
     """SQLite persistence for Foldline (one database file).
 
     Opening runs the pending migrations and then startup recovery: a message left
