@@ -266,10 +266,40 @@ function cancelDraw(id) {
 
 // ---- streams -----------------------------------------------------------------------
 
+/** Events that show the model (or a fold) has started: the waiting line goes. */
+const STARTED = new Set(["assistant.delta", "tool.call", "compaction.started", "error", "done"]);
+
+/**
+ * Until the model's first words arrive, say what the turn waits for (on a cold start the
+ * provider's client is still being loaded), rather than showing only Stop.
+ */
+function waitingLine(kind) {
+  if (kind !== "turn") {
+    return () => {};
+  }
+  const model = state.conversation?.model || state.settings?.defaults?.model || "the model";
+  const timer = setTimeout(() => {
+    showProgress(`Waiting for ${model} to start answering…`);
+    byId("composer-status").querySelector(".progress-banner").dataset.waiting = "true";
+  }, 600);
+  return () => {
+    clearTimeout(timer);
+    const banner = byId("composer-status").querySelector(".progress-banner");
+    if (banner?.dataset.waiting) {
+      hideProgress();
+    }
+  };
+}
+
 async function consume(kind, events, live) {
   const controller = running.controller;
+  let stopWaiting = waitingLine(kind);
   try {
     for await (const { name, data } of events) {
+      if (STARTED.has(name)) {
+        stopWaiting();
+        stopWaiting = () => {};
+      }
       applyEvent(live, name, data);
       if (name === "done") {
         break;
@@ -279,6 +309,8 @@ async function consume(kind, events, live) {
     if (error.name !== "AbortError" || !controller.signal.aborted) {
       notifyError(kind === "compact" ? "The fold failed" : "The answer stopped", error);
     }
+  } finally {
+    stopWaiting();
   }
 }
 

@@ -125,3 +125,16 @@ def test_focus_stays_on_regenerate_after_it_ran(ui):
     )
     focused = page.evaluate("`${document.activeElement.id} ${document.activeElement.className}`")
     assert "regenerate-button" in focused, focused
+
+
+def test_a_turn_says_what_it_waits_for_until_the_first_words(ui):
+    ui.open()
+    page = ui.page
+    # The model takes a while to start (a cold provider client, a busy server).
+    ui.app.script.add(Reply(text="Finally here.", chunk_chars=100, delay=2.0))
+    page.locator("#composer-input").fill("Hello?")
+    page.locator("#composer-input").press("Enter")
+    banner = page.locator("#composer-status .progress-banner")
+    expect(banner).to_contain_text("Waiting for fake-model to start answering")
+    expect(page.locator(".message.assistant")).to_contain_text("Finally here.")
+    expect(banner).to_have_count(0)

@@ -38,6 +38,7 @@ from foldline.providers.base import Provider
 from foldline.providers.registry import ModelListing, provider_for_model, resolve_model
 from foldline.store import ConversationRecord, Store
 from foldline.store.records import DISK_FULL_MESSAGE, is_disk_full
+from foldline.tokenizers import encoding_name_for_model, get_encoder
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,16 @@ class TurnHandle:
             await asyncio.shield(self.task)
 
 
+def _touch_sdk_resources(provider: Provider) -> None:
+    """Build the SDK client's request resources now: the SDKs import and construct them
+    on first use (the OpenAI SDK's `chat.completions` is 14 modules)."""
+    client = getattr(provider, "_client", None)
+    for path in ("messages", "chat.completions"):
+        target: object = client
+        for name in path.split("."):
+            target = getattr(target, name, None)
+
+
 class ChatService:
     def __init__(
         self,
@@ -143,6 +154,30 @@ class ChatService:
         if model not in self._providers:
             self._providers[model] = self.provider_factory(config, model)
         return self._providers[model]
+
+    async def warm_up(self) -> None:
+        """Do at launch, in the background, what the first turn would otherwise wait for:
+        import the default model's provider SDK and build its client, and load its
+        tokenizer encoding (seconds on a busy machine; later turns reuse both)."""
+        try:
+            config = self.config_provider()
+        except Exception:  # a broken config.toml is reported where it is used
+            return
+        model = config.default_model
+        if not model:
+            return
+        try:
+            await asyncio.to_thread(get_encoder, encoding_name_for_model(model) or "cl100k_base")
+            provider = await asyncio.to_thread(self.provider_factory, config, model)
+            await asyncio.to_thread(_touch_sdk_resources, provider)
+        except Exception as error:  # the first turn says what is wrong, with context
+            log.debug("warm-up of %s skipped: %s", model, error)
+            return
+        if self._providers_config in (None, config) and model not in self._providers:
+            self._providers_config = config
+            self._providers[model] = provider
+        else:
+            self._close_later(provider)
 
     def tool_registry(self) -> ToolRegistry:
         """The tools offered now: the built-in ones, the workspace reader, then the tool

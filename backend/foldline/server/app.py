@@ -8,6 +8,7 @@ app shuts down (`foldline serve` and the desktop window).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
@@ -120,6 +121,12 @@ def create_app(
         # A broken config.toml is reported where it is used, not at start.
         with suppress(ConfigError):
             schedule_refresh(app)
+        if app.state.discover_models:
+            # The app as launched (not a test's): the first turn should not wait for
+            # the provider SDK's import or the tokenizer's load.
+            warm = asyncio.get_running_loop().create_task(service.warm_up())
+            app.state.background_tasks.add(warm)
+            warm.add_done_callback(app.state.background_tasks.discard)
         yield
         await cancel_refreshes(app)
         # Running turns end as interrupted (partial answers kept) instead of being cut
