@@ -230,6 +230,12 @@ export const api = {
     }),
   /** @returns {Promise<CompactionVersionOut[]>} every fold version, oldest first */
   compactions: async (id) => (await json("GET", `/api/conversations/${enc(id)}/compactions`)).items,
+  /** Every message matching `q` in display order (other versions with `branches`). */
+  find: (id, q, branches) =>
+    json(
+      "GET",
+      `/api/conversations/${enc(id)}/search?q=${encodeURIComponent(q)}${branches ? "&branches=true" : ""}`,
+    ),
   /** The whole list: `{items, currentVersion, redoVersion}`. */
   compactionList: (id) => json("GET", `/api/conversations/${enc(id)}/compactions`),
   /** Make an undone fold current again (no model call) → the Compaction. */

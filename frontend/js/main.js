@@ -9,6 +9,7 @@ import { openConversationSettings } from "./conversation-settings.js";
 import { promptDialog } from "./dialog.js";
 import { byId, h } from "./dom.js";
 import { initDrawer, isDrawerOpen, setDrawer } from "./drawer.js";
+import { initFind } from "./find.js";
 import { redoFold } from "./fold-redo.js";
 import { initHandoff } from "./handoff.js";
 import { initMeter } from "./meter.js";
@@ -403,6 +404,7 @@ async function main() {
     reopen: () => rereadConversation(),
   });
   initWatch({ refresh: rereadConversation });
+  initFind({ open: (id, opening) => openConversation(id, opening) });
   initComposer();
   initTopbar();
   initDrawer();

@@ -171,7 +171,12 @@ export function editServerForm(server, done) {
     { class: "mcp-edit", dataset: { editServer: server.name }, novalidate: true },
     stdio
       ? [
-          h("div", { class: "field-row" }, field("Command", command), field("Working directory", cwd)),
+          h(
+            "div",
+            { class: "field-row" },
+            field("Command", command),
+            field("Working directory", cwd),
+          ),
           field("Arguments", args, "One per line."),
           field("Environment", secrets.element, "Leave a value empty to keep it."),
         ]
@@ -179,7 +184,12 @@ export function editServerForm(server, done) {
           field("URL", url),
           field("Headers", secrets.element, "Leave a value empty to keep it."),
         ],
-    h("div", { class: "field-row" }, field("Approval", approval), field("Timeout per call (s)", timeout)),
+    h(
+      "div",
+      { class: "field-row" },
+      field("Approval", approval),
+      field("Timeout per call (s)", timeout),
+    ),
     problem.element,
     h("div", { class: "card-actions" }, save, cancel),
   );

@@ -105,6 +105,13 @@ export {};
  * @property {string} snippet Its text around the first matching term.
  * @property {string} messageId
  * @property {boolean} onActivePath False when the message is on another branch: `PUT …/active-leaf {messageId}` opens that branch.
+ * @property {number} matchCount How many messages of the conversation match, every branch counted (the sidebar says "N more matches").
+ */
+
+/**
+ * `GET …/search`: every matching message of one conversation, in display order.
+ * @typedef {Object} FindResult
+ * @property {Array<SearchHitOut>} items At most 1000; each snippet shows every term found in its message.
  */
 
 /**

@@ -169,6 +169,16 @@ class SearchHitOut(ApiModel):
     on_active_path: bool
     """False when the message is on another branch: `PUT …/active-leaf {messageId}`
     opens that branch."""
+    match_count: int = 1
+    """How many messages of the conversation match, every branch counted (the sidebar
+    says "N more matches")."""
+
+
+class FindResult(ApiModel):
+    """`GET …/search`: every matching message of one conversation, in display order."""
+
+    items: list[SearchHitOut]
+    """At most 1000; each snippet shows every term found in its message."""
 
 
 class PinOut(ApiModel):

@@ -35,6 +35,7 @@ from foldline.server.routes import (
     context,
     conversations,
     events,
+    find,
     handoffs,
     health,
     mcp,
@@ -171,6 +172,7 @@ def create_app(
     # keeping literal paths first makes the routing order obvious.
     app.include_router(transfer.router)
     app.include_router(conversations.router)
+    app.include_router(find.router)
     app.include_router(messages.router)
     app.include_router(events.router)
     app.include_router(pins.router)

@@ -127,6 +127,8 @@ class SearchHit:
     message_id: str
     on_active_path: bool
     """False when the message is on a branch the person is not on now."""
+    match_count: int = 1
+    """How many messages of the conversation match (every branch)."""
 
 
 @dataclass(frozen=True)

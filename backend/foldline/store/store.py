@@ -188,6 +188,12 @@ class Store(HandoffMethods, FoldRedoMethods):
         """The newest message of the conversation matching `q` (see `lookups`)."""
         return lookups.search_hit(self._pool.get().conn, conversation_id, q)
 
+    def find_in_conversation(
+        self, conversation_id: str, q: str, *, every_branch: bool = False
+    ) -> list[SearchHit]:
+        """Every message matching `q`, in display order (the find bar; see `lookups`)."""
+        return lookups.find_in_conversation(self._pool.get().conn, conversation_id, q, every_branch)
+
     def update_conversation(
         self,
         conversation_id: str,

@@ -67,6 +67,7 @@ def list_conversations(
                     snippet=hit.snippet,
                     message_id=hit.message_id,
                     on_active_path=hit.on_active_path,
+                    match_count=hit.match_count,
                 )
     return ConversationList(items=items, total=len(items))
 
