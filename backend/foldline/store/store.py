@@ -605,6 +605,14 @@ class Store(HandoffMethods, FoldRedoMethods):
         """The learned ratio for this provider and model (ratio 1.0, 0 samples if none)."""
         return queries.get_calibration(self._pool.get().conn, provider, model)
 
+    def counting_calibration(self, provider: str, model: str) -> Calibration:
+        """The ratio to count `model` with: its own once it has samples, else the
+        provider's most-sampled model's (a model just switched to is tokenized like its
+        siblings far more closely than the uncalibrated 1.0 says)."""
+        with self._pool.snapshot() as conn:
+            own = queries.get_calibration(conn, provider, model)
+            return own if own.samples else queries.best_provider_calibration(conn, provider)
+
     def set_calibration(self, provider: str, model: str, calibration: Calibration) -> None:
         with self._pool.write() as conn:
             queries.set_calibration(conn, provider, model, calibration, self._now())
