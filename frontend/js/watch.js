@@ -15,17 +15,32 @@ let reread = async () => {};
 /** `refresh({ifChanged})` re-reads the open conversation (opening.js rereadConversation). */
 export function initWatch({ refresh }) {
   reread = refresh;
-  const check = () => {
-    if (document.visibilityState === "visible") {
+  // A hidden tab lets its stream go (a browser allows six connections per server, and
+  // every open tab would hold one), and picks the conversation up again when shown.
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "hidden") {
+      paused = watching?.id ?? paused;
+      watching?.controller.abort();
+      watching = null;
+    } else if (paused) {
+      const id = paused;
+      paused = null;
+      watchConversation(id);
       refreshIfChanged();
     }
-  };
-  document.addEventListener("visibilitychange", check);
-  window.addEventListener("focus", check);
+  });
+  window.addEventListener("focus", () => refreshIfChanged());
 }
+
+/** The conversation a hidden tab stopped watching, to watch again once shown. */
+let paused = null;
 
 /** Watch conversation `id` (null: none) instead of the one watched so far. */
 export function watchConversation(id) {
+  if (document.visibilityState === "hidden") {
+    paused = id;
+    return;
+  }
   if (watching?.id === id) {
     return;
   }

@@ -79,3 +79,26 @@ def test_a_stale_page_shows_the_stored_history_after_it_sends(ui):
     shown = page.evaluate(TEXTS)
     assert [text[:20] for text in shown] == [text[:20] for text in stored], shown
     ui.allow("ERR_FAILED")
+
+
+SET_VISIBILITY = """(state) => {
+  Object.defineProperty(document, 'visibilityState', { value: state, configurable: true });
+  document.dispatchEvent(new Event('visibilitychange'));
+}"""
+
+
+def test_a_hidden_tab_lets_go_of_its_stream_and_catches_up_when_shown(ui):
+    conversation = ui.app.create_conversation("Background tab")
+    ui.open(f"&c={conversation['id']}")
+    page = ui.page
+    # The watch stream is given up (its request ends, aborted by the page).
+    with page.expect_request_failed(lambda request: request.url.endswith("/watch")):
+        page.evaluate(SET_VISIBILITY, "hidden")
+    ui.app.send(conversation["id"], "sent while hidden")
+    expect(page.locator(".message")).to_have_count(0)
+    page.evaluate(SET_VISIBILITY, "visible")
+    expect(page.locator(".message")).to_have_count(2)
+    expect(page.locator(".message.user")).to_contain_text("sent while hidden")
+    # Watching again: a turn from elsewhere appears live.
+    ui.app.send(conversation["id"], "sent while shown")
+    expect(page.locator(".message")).to_have_count(4)
