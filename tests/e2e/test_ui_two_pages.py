@@ -92,7 +92,7 @@ def test_a_hidden_tab_lets_go_of_its_stream_and_catches_up_when_shown(ui):
     ui.open(f"&c={conversation['id']}")
     page = ui.page
     # The watch stream is given up (its request ends, aborted by the page).
-    with page.expect_request_failed(lambda request: request.url.endswith("/watch")):
+    with page.expect_event("requestfailed", lambda request: request.url.endswith("/watch")):
         page.evaluate(SET_VISIBILITY, "hidden")
     ui.app.send(conversation["id"], "sent while hidden")
     expect(page.locator(".message")).to_have_count(0)
