@@ -4,6 +4,7 @@ the server stops instead of holding it up."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Iterator
 
@@ -107,3 +108,21 @@ def test_stopping_the_server_ends_open_watch_streams(
     # would log "timeout graceful shutdown exceeded").
     assert ended.wait(WAIT_SECONDS)
     assert "graceful shutdown exceeded" not in caplog.text
+
+
+def test_a_turn_that_started_and_ended_between_waits_is_not_missed() -> None:
+    from foldline.chat.watching import ConversationWatch
+
+    async def scenario() -> list[object]:
+        watch = ConversationWatch()
+        seen = watch.starts("c")
+        # A turn starts (and may end) while the stream is busy sending, not waiting.
+        watch.started("c", "turn-1")
+        missed = await asyncio.wait_for(watch.next_start("c", seen), 1)
+        seen = watch.starts("c")
+        waiter = asyncio.ensure_future(watch.next_start("c", seen))
+        await asyncio.sleep(0)
+        watch.started("c", "turn-2")
+        return [missed, await asyncio.wait_for(waiter, 1)]
+
+    assert asyncio.run(scenario()) == [None, "turn-2"]

@@ -21,27 +21,36 @@ class WatchClosed(Exception):
 class ConversationWatch:
     def __init__(self) -> None:
         self._waiting: dict[str, asyncio.Future[Any]] = {}
+        self._starts: dict[str, int] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self.closed = False
 
     def started(self, conversation_id: str, turn: Any) -> None:
-        """A turn or fold started: hand it to everyone waiting on this conversation."""
+        """A turn or fold started: count it, and hand it to everyone waiting."""
+        self._starts[conversation_id] = self.starts(conversation_id) + 1
         waiting = self._waiting.pop(conversation_id, None)
         if waiting is not None and not waiting.done():
             waiting.set_result(turn)
 
-    async def next_start(self, conversation_id: str) -> Any:
-        """The next turn or fold started in the conversation (even one that has ended
-        by the time the waiter runs again); `WatchClosed` once the server stops."""
+    def starts(self, conversation_id: str) -> int:
+        """How many turns or folds have started in the conversation since launch."""
+        return self._starts.get(conversation_id, 0)
+
+    async def next_start(self, conversation_id: str, seen: int) -> Any:
+        """The next turn or fold after the first `seen` ones. When one started while the
+        caller was not waiting (it may have ended already), at once and None: the caller
+        looks for what runs now. `WatchClosed` once the server stops."""
         loop = self._loop = asyncio.get_running_loop()
         if self.closed:
             raise WatchClosed
+        if self.starts(conversation_id) > seen:
+            return None
         waiting = self._waiting.get(conversation_id)
         if waiting is None:
             waiting = self._waiting[conversation_id] = loop.create_future()
         # Shielded: one page going away must not cancel the wait of the others.
         turn = await asyncio.shield(waiting)
-        if turn is None:
+        if self.closed:
             raise WatchClosed
         return turn
 

@@ -68,17 +68,25 @@ def known_conversation(conversation_id: str, store: StoreDep) -> str:
 async def watch_conversation(
     conversation_id: Annotated[str, Depends(known_conversation)], chat: ChatDep
 ) -> AsyncIterator[ServerSentEvent]:
+    watch = chat.watch
+    seen = watch.starts(conversation_id)
     turn = chat.running_turn(conversation_id)
     while True:
         if turn is None:
             try:
-                turn = await chat.watch.next_start(conversation_id)
+                turn = await watch.next_start(conversation_id, seen)
             except WatchClosed:
                 return
+            # A turn that started while this stream was sending may have ended already:
+            # it is still announced, so the page re-reads what it stored.
+            turn = turn or chat.running_turn(conversation_id)
+        seen = watch.starts(conversation_id)
         yield ServerSentEvent(event="turn.started", data={})
-        # Reading the turn's own events waits for its end without being cancelled by it.
-        async for _ in turn.events():
-            pass
+        if turn is not None:
+            # Reading the turn's own events waits for its end without being cancelled
+            # by it.
+            async for _ in turn.events():
+                pass
         yield ServerSentEvent(event="turn.finished", data={})
         # One may have started while this stream was sending.
         turn = chat.running_turn(conversation_id)
