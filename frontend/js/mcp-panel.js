@@ -1,7 +1,7 @@
 // The "Tools (MCP)" tab of Settings: each server's state (running, failed and why, its
-// tools) with Restart, Edit and Remove, per-tool switches and approval, a form that adds a
-// server, and the import of Claude Desktop's `mcpServers`. Environment values and headers arrive masked;
-// nothing here can reveal them.
+// tools) with Restart, Edit and Remove, per-tool switches and approval, a form that adds
+// a server, and the import of Claude Desktop's `mcpServers`. Environment values and
+// headers arrive masked; nothing here can reveal them.
 
 import { api } from "./api.js";
 import { h } from "./dom.js";

@@ -338,8 +338,8 @@ function renderWarning(info) {
   const message =
     over
       ? auto
-        ? "The conversation no longer fits this model's window: it folds before the next answer."
-        : "The conversation no longer fits this model's window and automatic folding is off: compact it, or the next answer is refused."
+        ? "The context no longer fits this model's budget: it folds before the next answer."
+        : "The context no longer fits this model's budget and automatic folding is off: compact it, or the next answer may be refused."
       : info.level === "danger"
         ? auto
           ? `Context ${formatPercent(info.fraction)} full: the conversation folds before the next answer.`

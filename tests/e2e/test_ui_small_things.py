@@ -89,7 +89,7 @@ def test_a_conversation_over_the_window_says_what_happens_next(
     ui = make_ui(app)
     ui.open(f"&c={conversation['id']}")
     warning = ui.page.locator(".auto-fold-warning")
-    expect(warning).to_contain_text("no longer fits this model's window")
+    expect(warning).to_contain_text("no longer fits this model's budget: it folds before")
     expect(warning).not_to_contain_text("%")
 
 
