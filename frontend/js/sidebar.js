@@ -117,7 +117,12 @@ function openingOf(conversation) {
 function renderItem(conversation) {
   const active = conversation.id === state.currentId;
   const title = (active ? state.conversation?.title : null) ?? conversation.title;
-  const meta = [formatWhen(conversation.updatedAt), plural(conversation.messageCount, "message")]
+  // The count is the shown path's; a shorter path after an edit is not a loss.
+  const count = plural(conversation.messageCount, "message");
+  const meta = [
+    formatWhen(conversation.updatedAt),
+    conversation.hasOtherVersions ? `${count} (other versions too)` : count,
+  ]
     .filter(Boolean)
     .join(" · ");
   const item = h(

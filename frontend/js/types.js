@@ -157,7 +157,8 @@ export {};
  * @property {Object<string, *>} settings Free-form on purpose: `compaction` holds this conversation's `[compaction]` overrides (checked against those knobs when saved); any other key is the client's own and is kept as given.
  * @property {string} createdAt
  * @property {string} updatedAt
- * @property {number} messageCount
+ * @property {number} messageCount Messages on the active path (what is shown); other versions are not counted.
+ * @property {boolean} hasOtherVersions Some message has other versions (an edit or a regeneration): the conversation holds more messages than `messageCount`, a version switch away.
  * @property {CompactionOut|null} compaction The current fold; filled by `GET /api/conversations/{id}`, null in lists.
  * @property {SearchHitOut|null} searchHit In a search (`?q=`): the newest matching message, null when only the title matched.
  * @property {Array<PinOut>} pins The pinned messages in display order; filled by `GET /api/conversations/{id}`.

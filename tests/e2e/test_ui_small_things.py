@@ -138,3 +138,15 @@ def test_a_turn_says_what_it_waits_for_until_the_first_words(ui):
     expect(banner).to_contain_text("Waiting for fake-model to start answering")
     expect(page.locator(".message.assistant")).to_contain_text("Finally here.")
     expect(banner).to_have_count(0)
+
+
+def test_the_sidebar_count_says_other_versions_exist(ui):
+    app = ui.app
+    cid = app.create_conversation("Edited")["id"]
+    app.send(cid, "first try")
+    app.send(cid, "second")
+    first = app.api("GET", f"/api/conversations/{cid}/messages?limit=1")["items"][0]
+    app.api("POST", f"/api/conversations/{cid}/messages/{first['id']}/edit", {"content": "again"})
+    ui.open(f"&c={cid}")
+    meta = ui.page.locator(f'.conversation-item[data-id="{cid}"] .item-meta')
+    expect(meta).to_contain_text("2 messages (other versions too)")

@@ -232,6 +232,10 @@ class ConversationOut(ApiModel):
     created_at: str
     updated_at: str
     message_count: int
+    """Messages on the active path (what is shown); other versions are not counted."""
+    has_other_versions: bool = False
+    """Some message has other versions (an edit or a regeneration): the conversation
+    holds more messages than `messageCount`, a version switch away."""
     compaction: CompactionOut | None = None
     """The current fold; filled by `GET /api/conversations/{id}`, null in lists."""
     search_hit: SearchHitOut | None = None

@@ -241,6 +241,13 @@ def m008_message_tree(db: Database) -> None:
     db.execute("CREATE INDEX messages_by_parent ON messages (parent_id)")
 
 
+@migrations(name="m014_off_path_index")
+def m014_off_path_index(db: Database) -> None:
+    # The conversation list says whether a conversation has other versions; with this
+    # partial index that is one lookup per conversation, not a walk over its messages.
+    db.execute("CREATE INDEX messages_off_path ON messages (conversation_id) WHERE on_path = 0")
+
+
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations.pending(Database(memory=True)))
 """The migration names in order: everything an empty database has pending (`pending` is
 read-only, and its list is the registration order)."""

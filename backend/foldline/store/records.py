@@ -98,6 +98,9 @@ class ConversationRecord:
     """Messages on the active path (the display history's length)."""
     active_leaf_id: str | None = None
     """The last message of the active path (None: no message yet)."""
+    has_other_versions: bool = False
+    """Some message is off the active path (an edit or a regeneration made versions):
+    the conversation holds more than `message_count` messages."""
 
 
 @dataclass(frozen=True)
@@ -181,7 +184,9 @@ def dump_json_or_none(value: dict[str, Any] | None) -> str | None:
 CONVERSATION_COLUMNS = (
     "c.id, c.title, c.model, c.system_prompt, c.settings, c.created_at, c.updated_at, "
     "(SELECT coalesce(max(m.seq) + 1, 0) FROM messages AS m "
-    "WHERE m.conversation_id = c.id AND m.on_path = 1), c.active_leaf_id"
+    "WHERE m.conversation_id = c.id AND m.on_path = 1), c.active_leaf_id, "
+    # `on_path = 0` literally, so SQLite reads the partial index of off-path messages.
+    "EXISTS (SELECT 1 FROM messages AS o WHERE o.conversation_id = c.id AND o.on_path = 0)"
 )
 
 # Unqualified, so the same list serves SELECTs and `UPDATE ... RETURNING`.
@@ -209,6 +214,7 @@ def conversation_from_row(row: sqlite3.Row | tuple[Any, ...]) -> ConversationRec
         updated_at=row[6],
         message_count=row[7],
         active_leaf_id=row[8],
+        has_other_versions=bool(row[9]),
     )
 
 

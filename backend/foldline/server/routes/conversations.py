@@ -43,6 +43,7 @@ def conversation_out(
         created_at=record.created_at,
         updated_at=record.updated_at,
         message_count=record.message_count,
+        has_other_versions=record.has_other_versions,
         compaction=compaction,
         pins=pins or [],
         active_leaf_id=record.active_leaf_id,
