@@ -209,14 +209,27 @@ export async function rereadConversation({ ifChanged = false } = {}) {
   state.conversation = stored;
   emit("conversation", stored);
   // Added messages only: the ones the page had are still the stored ones if its last one
-  // is still on the path (the server's copy of it is re-read with the new ones).
+  // is still on the path. They are put in order, as a live turn would put them (at the
+  // end, or counted while the reader is far up); anything else redraws the page.
   const appended = stored.messageCount > shownTotal && shownTotal > 0 && shownLast;
-  await Promise.all([
-    appended ? chat.reconcileTail(shownTotal - 1) : chat.openConversation(stored, {}),
-    refreshFolds(),
-    refreshContext(),
-    refreshList(),
-  ]);
+  const redraw = async () => {
+    if (appended) {
+      try {
+        const page = await api.listMessages(id, {
+          offset: shownTotal - 1,
+          limit: stored.messageCount - shownTotal + 1,
+        });
+        if (page.messages[0]?.id === shownLast.id && id === state.currentId && !isRunning()) {
+          page.messages.forEach((message) => chat.putMessage(message));
+          return;
+        }
+      } catch {
+        // Drawn again below.
+      }
+    }
+    await chat.openConversation(stored, {});
+  };
+  await Promise.all([redraw(), refreshFolds(), refreshContext(), refreshList()]);
   chat.renderFolds();
   renderPins();
 }

@@ -32,6 +32,9 @@ export function initWatch({ refresh }) {
   window.addEventListener("focus", () => refreshIfChanged());
 }
 
+/** Whether the turn announced last was started by this page. */
+let ownTurn = false;
+
 /** The conversation a hidden tab stopped watching, to watch again once shown. */
 let paused = null;
 
@@ -61,10 +64,14 @@ async function run(watch) {
         if (watching !== watch) {
           return;
         }
-        if (name === "turn.started" && !isRunning()) {
-          followRunning(watch.id);
-        } else if (name === "turn.finished" && !isRunning()) {
-          // Usually the page followed (or ran) the turn and shows it already.
+        if (name === "turn.started") {
+          // A turn this page runs is re-read by the page itself when it ends (turn.js);
+          // one from elsewhere is followed live, then checked against the store.
+          ownTurn = isRunning();
+          if (!ownTurn) {
+            followRunning(watch.id).then(() => refreshIfChanged());
+          }
+        } else if (name === "turn.finished" && !ownTurn && !isRunning()) {
           await refreshIfChanged();
         }
       }

@@ -89,8 +89,9 @@ SET_VISIBILITY = """(state) => {
 
 def test_a_hidden_tab_lets_go_of_its_stream_and_catches_up_when_shown(ui):
     conversation = ui.app.create_conversation("Background tab")
-    ui.open(f"&c={conversation['id']}")
     page = ui.page
+    with page.expect_request(lambda request: request.url.endswith("/watch")):
+        ui.open(f"&c={conversation['id']}")
     # The watch stream is given up (its request ends, aborted by the page).
     with page.expect_event("requestfailed", lambda request: request.url.endswith("/watch")):
         page.evaluate(SET_VISIBILITY, "hidden")
