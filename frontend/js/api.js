@@ -216,6 +216,12 @@ export const api = {
     const response = await send("GET", path, { signal, accept: "text/event-stream" });
     return readEvents(response.body);
   },
+  /** Stays open: `turn.started` / `turn.finished` for turns started anywhere (watch.js). */
+  watch: async (id, signal) => {
+    const path = `/api/conversations/${enc(id)}/watch`;
+    const response = await send("GET", path, { signal, accept: "text/event-stream" });
+    return readEvents(response.body);
+  },
   /** `keepRecentTokens` left out: everything before the last exchange folds. */
   compact: (id, instructions, signal, keepRecentTokens) =>
     stream(
@@ -237,6 +243,17 @@ export const api = {
     }),
   /** @returns {Promise<CompactionVersionOut[]>} every fold version, oldest first */
   compactions: async (id) => (await json("GET", `/api/conversations/${enc(id)}/compactions`)).items,
+  /** Every message matching `q` in display order (other versions with `branches`). */
+  find: (id, q, branches) =>
+    json(
+      "GET",
+      `/api/conversations/${enc(id)}/search?q=${encodeURIComponent(q)}${branches ? "&branches=true" : ""}`,
+    ),
+  /** The whole list: `{items, currentVersion, redoVersion}`. */
+  compactionList: (id) => json("GET", `/api/conversations/${enc(id)}/compactions`),
+  /** Make an undone fold current again (no model call) → the Compaction. */
+  redoCompaction: (id, version) =>
+    json("POST", `/api/conversations/${enc(id)}/compactions/${enc(version)}/redo`, { body: {} }),
   compactionPreview: (id, keepRecentTokens) =>
     json("GET", `/api/conversations/${enc(id)}/compactions/preview`, {
       query: keepRecentTokens ? { keepRecentTokens: String(keepRecentTokens) } : undefined,
@@ -326,6 +343,7 @@ export const api = {
   /** `{approval?, timeout?, enabled?, tools?: {TOOL: {approval?, enabled?}}}` */
   updateMcpServer: (name, change) =>
     json("PATCH", `/api/mcp/servers/${enc(name)}`, { body: change }),
+  deleteMcpServer: (name) => json("DELETE", `/api/mcp/servers/${enc(name)}`),
   /** Every configured provider's models (discovered, else the catalog) and its status. */
   listModels: () => json("GET", "/api/models"),
   refreshModels: (provider) =>

@@ -3,6 +3,7 @@
 import { api } from "./api.js";
 import { openModal } from "./dialog.js";
 import { h, icon } from "./dom.js";
+import { redoOffer } from "./fold-redo.js";
 import { formatInteger, formatTokens, plural } from "./format.js";
 import { notify } from "./notices.js";
 import { state } from "./state.js";
@@ -49,8 +50,11 @@ function previewBox(preview) {
   );
 }
 
-/** Open the dialog for the current conversation. */
-export async function openCompactDialog() {
+/**
+ * Open the dialog for the current conversation; `afterRedo` redraws after an undone fold
+ * was brought back from it.
+ */
+export async function openCompactDialog({ afterRedo = async () => {} } = {}) {
   if (!state.currentId) {
     return;
   }
@@ -124,6 +128,11 @@ export async function openCompactDialog() {
     body,
     foot: h("div", { class: "modal-foot" }, cancel, confirm),
   });
+  // An undone fold that still fits comes back without a new summary: offered first.
+  redoOffer(state.currentId, async () => {
+    dialog.close();
+    await afterRedo();
+  }).then((offer) => offer && body.prepend(offer));
   let runningHere = false;
   cancel.addEventListener("click", () => {
     if (runningHere) {

@@ -56,11 +56,15 @@ function consequence(model) {
   if (!model?.contextWindow || !Number.isFinite(tokens)) {
     return "";
   }
-  const budget = model.contextWindow - (model.maxOutputTokens ?? 0);
-  if (tokens >= budget) {
-    return `The context now holds about ${formatTokens(tokens)} tokens, more than this model's ${formatTokens(budget)}-token budget: older messages fold into a summary before its first answer. Nothing is deleted.`;
+  // The budget and threshold the server folds at, so the promise below is what happens:
+  // the count is the server's (a model switched to is counted with its provider's
+  // calibration, so the meter shows the same number after the switch).
+  const budget = model.workingBudget || model.contextWindow - (model.maxOutputTokens ?? 0);
+  const soft = state.context?.thresholds?.soft ?? 0.8;
+  if (tokens >= budget * soft) {
+    return `The context now holds about ${formatTokens(tokens)} tokens, past the fold point of this model's ${formatTokens(budget)}-token budget: older messages fold into a summary before its first answer. Nothing is deleted.`;
   }
-  if (tokens >= budget * 0.8) {
+  if (tokens >= budget * (soft - 0.1)) {
     return `The context (about ${formatTokens(tokens)} tokens) is close to this model's ${formatTokens(budget)}-token budget: expect a fold soon.`;
   }
   return "";

@@ -4,9 +4,25 @@ import { h, icon } from "./dom.js";
 
 /**
  * Open a modal built from `head`, `body` and `foot` nodes. Returns the dialog; it removes
- * itself from the DOM when closed, and `onClose` runs once.
+ * itself from the DOM when closed, and `onClose` runs once. With `mayClose` (an async
+ * function answering true or false), Esc and the × button ask it first; the dialog's
+ * `requestClose()` does the same for other Close buttons.
  */
-export function openModal({ title, subtitle = "", body, foot, wide = false, onClose, id }) {
+export function openModal({
+  title,
+  subtitle = "",
+  body,
+  foot,
+  wide = false,
+  onClose,
+  id,
+  mayClose = null,
+}) {
+  const requestClose = async () => {
+    if (!mayClose || (await mayClose())) {
+      dialog.close();
+    }
+  };
   const dialog = h(
     "dialog",
     { class: ["modal", wide && "wide"], id, "aria-label": title },
@@ -20,7 +36,7 @@ export function openModal({ title, subtitle = "", body, foot, wide = false, onCl
           type: "button",
           class: "icon-button",
           "aria-label": "Close",
-          on: { click: () => dialog.close() },
+          on: { click: requestClose },
         },
         icon("x"),
       ),
@@ -32,6 +48,14 @@ export function openModal({ title, subtitle = "", body, foot, wide = false, onCl
     onClose?.();
     dialog.remove();
   });
+  dialog.requestClose = requestClose;
+  if (mayClose) {
+    dialog.addEventListener("cancel", (event) => {
+      // Esc on this dialog itself (not on one opened above it).
+      event.preventDefault();
+      requestClose();
+    });
+  }
   document.body.appendChild(dialog);
   dialog.showModal();
   return dialog;

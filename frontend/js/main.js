@@ -11,6 +11,8 @@ import { promptDialog } from "./dialog.js";
 import { byId, h } from "./dom.js";
 import { initDrawer, isDrawerOpen, setDrawer } from "./drawer.js";
 import { initEffortControl } from "./effort.js";
+import { initFind } from "./find.js";
+import { redoFold } from "./fold-redo.js";
 import { initHandoff } from "./handoff.js";
 import { initPromptMenu } from "./mcp-prompts.js";
 import { initMeter } from "./meter.js";
@@ -28,6 +30,7 @@ import {
   refreshContext,
   refreshConversation,
   refreshFolds,
+  rereadConversation,
   showEmptyState,
   startApp,
 } from "./opening.js";
@@ -39,6 +42,7 @@ import { deleteConversation, initSidebar, refreshList, renameConversation } from
 import { emit, on, setBusy, state } from "./state.js";
 import { exportConversation, importFile } from "./transfer.js";
 import { initTurns, isRunning, retryLast, sendMessage, stop } from "./turn.js";
+import { initWatch } from "./watch.js";
 
 // ---- the header ---------------------------------------------------------------------
 
@@ -159,7 +163,9 @@ function initComposer() {
 // ---- top bar ----------------------------------------------------------------------
 
 function initTopbar() {
-  byId("compact-button").addEventListener("click", () => openCompactDialog());
+  byId("compact-button").addEventListener("click", () =>
+    openCompactDialog({ afterRedo: afterFoldChange }),
+  );
   byId("settings-button").addEventListener("click", () => openSettings());
   const more = byId("more-button");
   const menu = byId("more-menu");
@@ -252,7 +258,7 @@ function initTopbar() {
         await deleteConversation(conversation);
         break;
       case "compact":
-        openCompactDialog();
+        openCompactDialog({ afterRedo: afterFoldChange });
         break;
       case "conversation-settings":
         openConversationSettings({ afterSave: refreshContext });
@@ -349,10 +355,17 @@ async function undoFold(fold) {
       text: previous
         ? `Version ${previous.version} is current again; nothing was deleted.`
         : "The model sees the whole history again; nothing was deleted.",
+      timeout: 20000,
+      action: { label: "Redo", run: () => redoFold(id, fold.version, afterFoldChange) },
     });
   } catch (error) {
     notifyError("The fold could not be undone", error);
   }
+  await afterFoldChange();
+}
+
+/** Redraw what a fold undone or brought back changes. */
+async function afterFoldChange() {
   await refreshFolds();
   await Promise.all([refreshConversation(), refreshContext()]);
   chat.renderFolds();
@@ -422,15 +435,23 @@ async function main() {
     onSwitch: switchVersion,
   });
   initMeter({
-    compactNow: () => openCompactDialog(),
+    compactNow: () => openCompactDialog({ afterRedo: afterFoldChange }),
     refresh: refreshContext,
     foldsChanged: () => refreshFolds().then(() => refreshConversation()),
   });
   initRetiredNotice();
   initModelView();
-  initPins();
+  initPins({ open: (index) => openConversation(state.currentId, { at: index }) });
   initHandoff({ open: (id) => openConversation(id), refreshList });
-  initTurns({ refreshConversation, refreshFolds, refreshContext, refreshList });
+  initTurns({
+    refreshConversation,
+    refreshFolds,
+    refreshContext,
+    refreshList,
+    reopen: () => rereadConversation(),
+  });
+  initWatch({ refresh: rereadConversation });
+  initFind({ open: (id, opening) => openConversation(id, opening) });
   initComposer();
   initTopbar();
   initDrawer();

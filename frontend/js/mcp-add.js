@@ -7,7 +7,7 @@
 
 import { api } from "./api.js";
 import { h, icon } from "./dom.js";
-import { notifyError } from "./notices.js";
+import { problemBox } from "./mcp-edit.js";
 import { field } from "./settings-fields.js";
 
 /** Rows of name and secret value (environment variables or headers), with an add button. */
@@ -114,16 +114,11 @@ export function addServerForm(onAdded) {
     field("Headers", headers.element, "Sent with every request; values stay hidden."),
   );
 
-  const problem = h("div", {
-    class: "mcp-error",
-    id: "mcp-add-error",
-    role: "alert",
-    ".hidden": true,
-  });
+  const problem = problemBox("mcp-add-error");
   transport.addEventListener("change", () => {
     stdioFields.hidden = transport.value !== "stdio";
     httpFields.hidden = transport.value !== "http";
-    problem.hidden = true; // it spoke of the other transport's fields
+    problem.hide(); // it spoke of the other transport's fields
   });
   const submit = h(
     "button",
@@ -185,7 +180,7 @@ export function addServerForm(onAdded) {
       enabled,
       h("span", { text: "Enabled (starts with the next message that needs it)" }),
     ),
-    problem,
+    problem.element,
     h("div", { class: "card-actions" }, submit),
   );
   form.addEventListener("submit", async (event) => {
@@ -193,7 +188,7 @@ export function addServerForm(onAdded) {
     submit.disabled = true;
     try {
       const added = await api.addMcpServer(body());
-      problem.hidden = true;
+      problem.hide();
       form.reset();
       env.clear();
       headers.clear();
@@ -201,10 +196,9 @@ export function addServerForm(onAdded) {
       card.open = false;
       await onAdded(added.name);
     } catch (error) {
-      // Everything typed stays; the reason is shown next to the button and as a notice.
-      problem.textContent = error.message;
-      problem.hidden = false;
-      notifyError("The server was not added", error);
+      // Everything typed stays; the reason is shown next to the button (a notice would
+      // outlive the mistake it speaks of).
+      problem.show(error.message);
     } finally {
       submit.disabled = false;
     }

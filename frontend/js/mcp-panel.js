@@ -1,12 +1,13 @@
 // The "Tools (MCP)" tab of Settings: each server's state (running, failed and why, its
-// tools) with Restart, per-tool switches and approval, a form that adds a server, and the
-// import of Claude Desktop's `mcpServers`. Environment values and headers arrive masked;
-// nothing here can reveal them.
+// tools) with Restart, Edit and Remove, per-tool switches and approval, a form that adds
+// a server, and the import of Claude Desktop's `mcpServers`. Environment values and
+// headers arrive masked; nothing here can reveal them.
 
 import { api } from "./api.js";
 import { h } from "./dom.js";
 import { addServerForm } from "./mcp-add.js";
 import { rootsEditor, signInLine } from "./mcp-signin.js";
+import { editServerForm, problemBox, removeServer, withCode } from "./mcp-edit.js";
 import { notifyError } from "./notices.js";
 
 const STATE_TEXT = {
@@ -31,18 +32,23 @@ function serverRow(server, refresh) {
     dataset: { restart: server.name },
     text: "Restart",
   });
+  // A problem with this server is said in its card, next to the button that caused it.
+  const problem = problemBox(`mcp-problem-${server.name}`, "mcp-problem");
   restart.addEventListener("click", async () => {
     restart.disabled = true;
     restart.textContent = "Restarting…";
     try {
       await api.restartMcpServer(server.name);
     } catch (error) {
-      notifyError(`${server.name} could not be restarted`, error);
+      restart.disabled = false;
+      restart.textContent = "Restart";
+      problem.show(error.message);
+      return;
     }
     await refresh();
   });
-  // A server added here or by an import starts only once the person, shown its command,
-  // allows it.
+  // A command server added here or by an import starts only once the person, shown its
+  // command, allows it.
   const allow = h("button", {
     type: "button",
     class: "button small primary",
@@ -55,15 +61,46 @@ function serverRow(server, refresh) {
     try {
       await api.allowMcpServer(server.name);
     } catch (error) {
-      notifyError(`${server.name} could not be started`, error);
+      allow.disabled = false;
+      allow.textContent = "Allow and start";
+      problem.show(error.message);
+      return;
     }
     await refresh();
+  });
+  const edit = h("button", {
+    type: "button",
+    class: "button small",
+    dataset: { edit: server.name },
+    text: "Edit",
+  });
+  const remove = h("button", {
+    type: "button",
+    class: "button small",
+    dataset: { remove: server.name },
+    text: "Remove",
+  });
+  remove.addEventListener("click", async () => {
+    if (await removeServer(server.name, problem)) {
+      await refresh();
+    }
   });
   const secrets = [
     ...Object.entries(server.env).map(([k, v]) => `${k}=${v}`),
     ...Object.entries(server.headers).map(([k, v]) => `${k}: ${v}`),
   ];
-  return h(
+  const details = h(
+    "div",
+    { class: "mcp-details" },
+    h("div", { class: "mcp-where" }, h("code", { text: where ?? "" })),
+    secrets.length ? h("div", { class: "mcp-secrets", text: secrets.join("  ") }) : null,
+    server.error && server.state !== "signin_required"
+      ? h("div", { class: "mcp-error", role: "alert" }, withCode(server.error))
+      : null,
+    server.limits ? h("div", { class: "mcp-error", role: "status", text: server.limits }) : null,
+  );
+  const start = server.state === "awaiting_approval" ? allow : server.enabled ? restart : null;
+  const row = h(
     "div",
     { class: "mcp-server", dataset: { server: server.name, state: server.state } },
     h(
@@ -72,14 +109,10 @@ function serverRow(server, refresh) {
       h("strong", { text: server.name }),
       h("span", { class: ["mcp-state", server.state], text: STATE_TEXT[server.state] ?? server.state }),
       h("span", { class: "spacer" }),
-      server.state === "awaiting_approval" ? allow : server.enabled ? restart : null,
+      h("span", { class: "mcp-server-actions" }, start, edit, remove),
     ),
-    h("div", { class: "mcp-where" }, h("code", { text: where ?? "" })),
-    secrets.length ? h("div", { class: "mcp-secrets", text: secrets.join("  ") }) : null,
-    server.error && server.state !== "signin_required"
-      ? h("div", { class: "mcp-error", role: "alert", text: server.error })
-      : null,
-    server.limits ? h("div", { class: "mcp-error", role: "status", text: server.limits }) : null,
+    details,
+    problem.element,
     signInLine(server, refresh),
     toolTable(server, refresh),
     h("div", {
@@ -94,6 +127,21 @@ function serverRow(server, refresh) {
     }),
     rootsEditor(server, refresh),
   );
+  edit.addEventListener("click", () => {
+    const form = editServerForm(server, async (changed) => {
+      if (changed) {
+        await refresh();
+      } else {
+        form.replaceWith(details);
+        edit.disabled = false;
+        edit.focus();
+      }
+    });
+    details.replaceWith(form);
+    edit.disabled = true;
+    form.querySelector("input, textarea")?.focus();
+  });
+  return row;
 }
 
 /**

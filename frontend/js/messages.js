@@ -209,12 +209,16 @@ function statusLine(message, { onRetry, canRetry }) {
       h("span", { class: "badge warn", text: "Interrupted" }),
       h("span", {
         class: "status-text",
+        // Continue is offered on the last message only: elsewhere the text must not
+        // point at a button that is not there.
         text:
           message.role === "tool"
             ? "Stopped while the tools ran; a call that did not finish is marked interrupted."
-            : (message.parts ?? []).some((part) => part.kind === "tool-call")
-              ? "Stopped before the end; the partial answer is kept. Continue answers after it."
-              : "Stopped before the end; the partial answer is kept. Continue finishes it here.",
+            : !(canRetry && onRetry)
+              ? "Stopped before the end; the partial answer is kept."
+              : (message.parts ?? []).some((part) => part.kind === "tool-call")
+                ? "Stopped before the end; the partial answer is kept. Continue answers after it."
+                : "Stopped before the end; the partial answer is kept. Continue finishes it here.",
       }),
       canRetry && onRetry ? retryButton(message, onRetry, "Continue") : null,
     );

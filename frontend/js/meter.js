@@ -9,9 +9,9 @@ import { byId, h, icon } from "./dom.js";
 import { formatInteger, formatPercent, formatTokens } from "./format.js";
 import { emit, on, state } from "./state.js";
 
-/** How far below the fold threshold the warning starts at least (a fraction of the
- * budget). When turns are large the margin is the last turn's growth instead, so the
- * warning comes one turn before the fold whatever the size of a turn. */
+/** How far below the fold threshold the warning starts (a fraction of the budget) while
+ * no turn has been measured yet. Once one has, the margin is two turns' growth, so
+ * "likely within a turn or two" is what the warning says and what happens. */
 const WARNING_MARGIN = 0.1;
 
 /** Growth of the last turn as a fraction of the budget, learned from the meter itself. */
@@ -122,7 +122,7 @@ function formatUsd(value) {
  * What the conversation cost: so far, the last turn, and what the prompt cache saved.
  * @param {ConversationUsageOut} usage
  */
-function costContent(usage) {
+export function costContent(usage) {
   if (!usage?.total?.calls) {
     return [];
   }
@@ -137,10 +137,15 @@ function costContent(usage) {
       h("p", { class: "note", text: "No price is known for this model: tokens only." }),
     ];
   }
+  // Writing the prompt cache costs more than plain input; until later turns read it
+  // back, the "saving" is negative: say what the writes cost instead.
+  const writes = total.saved !== null && total.saved < 0;
   const rows = [
     ["This conversation", formatUsd(total.cost), "cost-total"],
     ["Last turn", formatUsd(lastTurn.cost), "cost-last-turn"],
-    ["Caching saved", formatUsd(total.saved), "cost-saved"],
+    writes
+      ? ["Cache writes cost", formatUsd(-total.saved), "cost-saved"]
+      : ["Caching saved", formatUsd(total.saved), "cost-saved"],
   ];
   return [
     h("h4", { text: "Cost" }),
@@ -153,7 +158,13 @@ function costContent(usage) {
       ]),
     ),
     h("p", { class: "note", text: `${tokens(total)}, summaries included.` }),
-  ];
+    writes
+      ? h("p", {
+          class: "note",
+          text: "More than the cache has saved so far: later turns read the cached prefix back at a fraction of the price.",
+        })
+      : null,
+  ].filter(Boolean);
 }
 
 /**
@@ -183,14 +194,14 @@ function backgroundBadge(fold) {
   });
 }
 
-function meterLevel(fraction, soft, growth = 0) {
+export function meterLevel(fraction, soft, growth = 0) {
   if (fraction === null || fraction === undefined || !soft) {
     return "ok";
   }
   if (fraction >= soft) {
     return "danger";
   }
-  if (fraction >= soft - Math.max(WARNING_MARGIN, growth)) {
+  if (fraction >= soft - (growth > 0 ? 2 * growth : WARNING_MARGIN)) {
     return "warn";
   }
   return "ok";
@@ -266,7 +277,7 @@ function popoverContent(context, { unlimited, fraction, soft, level }) {
   }
   const heading = unlimited
     ? `${formatInteger(context.tokens)} tokens (no limit)`
-    : `${formatInteger(context.tokens)} of ${formatInteger(context.inputBudget)} tokens · ${formatPercent(fraction)}`;
+    : `${formatInteger(context.tokens)} of ${formatInteger(context.inputBudget)} tokens · ${fraction >= 1 ? "more than fits: it folds first" : formatPercent(fraction)}`;
   const notes = [];
   notes.push(
     context.exact === false
@@ -323,14 +334,20 @@ function renderWarning(info) {
     return;
   }
   const auto = autoFoldEnabled();
+  // Past 100% a percentage says nothing useful (1639%): say what happens next.
+  const over = info.fraction >= 1;
   const message =
-    info.level === "danger"
+    over
       ? auto
-        ? `Context ${formatPercent(info.fraction)} full: the conversation folds before the next answer.`
-        : `Context ${formatPercent(info.fraction)} full and automatic folding is off.`
-      : auto
-        ? `Context ${formatPercent(info.fraction)} full: it folds automatically at ${formatPercent(info.soft)}, likely within a turn or two.`
-        : `Context ${formatPercent(info.fraction)} full; automatic folding is off.`;
+        ? "The context no longer fits this model's budget: it folds before the next answer."
+        : "The context no longer fits this model's budget and automatic folding is off: compact it, or the next answer may be refused."
+      : info.level === "danger"
+        ? auto
+          ? `Context ${formatPercent(info.fraction)} full: the conversation folds before the next answer.`
+          : `Context ${formatPercent(info.fraction)} full and automatic folding is off.`
+        : auto
+          ? `Context ${formatPercent(info.fraction)} full: it folds automatically at ${formatPercent(info.soft)}, likely within a turn or two.`
+          : `Context ${formatPercent(info.fraction)} full; automatic folding is off.`;
   const element = h(
     "div",
     { class: "auto-fold-warning", role: "status" },

@@ -14,7 +14,19 @@ export const EMPTY_MODEL = {
   maxOutputTokens: null,
   inputLimit: null,
   workingBudget: null,
+  inputPrice: null,
+  outputPrice: null,
+  cacheReadPrice: null,
+  cacheWritePrice: null,
 };
+
+/** The price fields of a model card: US dollars per million tokens. */
+export const PRICE_FIELDS = [
+  ["inputPrice", "Input $/M"],
+  ["outputPrice", "Output $/M"],
+  ["cacheReadPrice", "Cache read $/M"],
+  ["cacheWritePrice", "Cache write $/M"],
+];
 
 const WORKING_BUDGET_HELP =
   "Where it folds instead of the full window. Every turn sends the whole context, so a 1M-token window filled to 80% costs dollars per turn even at cache prices, and models answer worse on very long inputs. Set it to the window to use all of it.";
@@ -31,10 +43,10 @@ function modelRow(name, model, draft, providerNames, redraw, known) {
   provider.addEventListener("change", () => {
     draft.models[name].provider = provider.value || null;
   });
-  const numberInput = (key, placeholder) => {
+  const numberInput = (key, placeholder, inputmode = "numeric") => {
     const input = h("input", {
       class: "input",
-      inputmode: "numeric",
+      inputmode,
       placeholder,
       ".value": model[key] ?? "",
       dataset: { field: key },
@@ -92,6 +104,17 @@ function modelRow(name, model, draft, providerNames, redraw, known) {
         WORKING_BUDGET_HELP,
       ),
     ),
+    h(
+      "div",
+      { class: "field-row four model-prices" },
+      PRICE_FIELDS.map(([key, label]) =>
+        field(label, numberInput(key, "catalog", "decimal")),
+      ),
+    ),
+    h("p", {
+      class: "settings-foot-note",
+      text: "Prices in US dollars per million tokens; left empty, the catalog's price is used (none for unknown models: the meter then counts tokens only).",
+    }),
   );
 }
 

@@ -14,6 +14,7 @@ import { renderPins } from "./pins.js";
 import { refreshList } from "./sidebar.js";
 import { emit, state } from "./state.js";
 import { followRunning, isRunning, stopFollowing } from "./turn.js";
+import { watchConversation } from "./watch.js";
 
 const CURRENT_KEY = "foldline.currentConversation";
 
@@ -140,6 +141,7 @@ export async function openConversation(
       notifyError("Could not open the conversation", error);
     }
     if (error.status === 404) {
+      watchConversation(null);
       state.currentId = null;
       state.conversation = null;
       rememberCurrent(null);
@@ -152,6 +154,7 @@ export async function openConversation(
   if (id !== state.currentId) {
     return;
   }
+  watchConversation(id);
   state.conversation = conversation;
   emit("conversation", conversation);
   emit("context", null);
@@ -177,6 +180,63 @@ export async function openConversation(
   }
 }
 
+/**
+ * Show what is stored now of the open conversation after a turn that ran elsewhere: its
+ * new messages appended when only some were added, else the page drawn again. With
+ * `ifChanged`, nothing is done while the stored history ends where the page's does.
+ */
+export async function rereadConversation({ ifChanged = false } = {}) {
+  const id = state.currentId;
+  if (!id || isRunning()) {
+    return;
+  }
+  let stored;
+  try {
+    stored = await api.getConversation(id);
+  } catch (error) {
+    if (!ifChanged) {
+      notifyError("Could not load the conversation", error);
+    }
+    return;
+  }
+  if (id !== state.currentId || isRunning()) {
+    return;
+  }
+  const shownTotal = chat.totalMessages();
+  const shownLast = chat.messageAt(shownTotal - 1);
+  const same =
+    stored.messageCount === shownTotal && (!shownLast || shownLast.id === stored.activeLeafId);
+  if (ifChanged && same) {
+    return;
+  }
+  state.conversation = stored;
+  emit("conversation", stored);
+  // Added messages only: the ones the page had are still the stored ones if its last one
+  // is still on the path. They are put in order, as a live turn would put them (at the
+  // end, or counted while the reader is far up); anything else redraws the page.
+  const appended = stored.messageCount > shownTotal && shownTotal > 0 && shownLast;
+  const redraw = async () => {
+    if (appended) {
+      try {
+        const page = await api.listMessages(id, {
+          offset: shownTotal - 1,
+          limit: stored.messageCount - shownTotal + 1,
+        });
+        if (page.messages[0]?.id === shownLast.id && id === state.currentId && !isRunning()) {
+          page.messages.forEach((message) => chat.putMessage(message));
+          return;
+        }
+      } catch {
+        // Drawn again below.
+      }
+    }
+    await chat.openConversation(stored, {});
+  };
+  await Promise.all([redraw(), refreshFolds(), refreshContext(), refreshList()]);
+  chat.renderFolds();
+  renderPins();
+}
+
 export async function createConversation() {
   try {
     const projectId = state.draftProjectId;
@@ -193,6 +253,7 @@ export async function createConversation() {
 
 export function showEmptyState() {
   state.draftProjectId = null;
+  watchConversation(null);
   state.currentId = null;
   state.conversation = null;
   state.context = null;

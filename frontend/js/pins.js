@@ -81,6 +81,20 @@ function messageElement(index) {
   return document.querySelector(`.chat-inner .message[data-index="${index}"]`);
 }
 
+/** Opens the conversation at a message not on the loaded page (set by main.js). */
+let openAt = async () => {};
+
+/** Show a pinned message: on the loaded page, or by loading its page. */
+async function jumpTo(index) {
+  const element = messageElement(index);
+  if (!element) {
+    await openAt(index);
+    return;
+  }
+  element.classList.add("search-hit");
+  element.scrollIntoView({ block: "center" });
+}
+
 /** Redraw the pinned bar and every pin button on screen. */
 export function renderPins() {
   for (const button of document.querySelectorAll(".pin-button")) {
@@ -108,8 +122,9 @@ export function renderPins() {
       "ul",
       { class: "pinned-items" },
       list.map((pin) => {
+        // The server's excerpt names pins outside the loaded page too.
         const element = messageElement(pin.index);
-        const text = element?.querySelector(".bubble, .md")?.textContent ?? "";
+        const text = pin.excerpt || element?.querySelector(".bubble, .md")?.textContent || "";
         return h(
           "li",
           { class: "pinned-item", dataset: { index: pin.index, messageId: pin.messageId } },
@@ -118,7 +133,7 @@ export function renderPins() {
             class: "link-button pinned-jump",
             text: `#${pin.index} ${pin.role}${text ? `: ${excerpt(text)}` : ""}`,
             title: "Show this message",
-            on: { click: () => messageElement(pin.index)?.scrollIntoView({ block: "center" }) },
+            on: { click: () => jumpTo(pin.index) },
           }),
           h(
             "button",
@@ -137,7 +152,10 @@ export function renderPins() {
   );
 }
 
-export function initPins() {
+export function initPins({ open } = {}) {
+  if (open) {
+    openAt = open;
+  }
   on("pins", renderPins);
   on("conversation", renderPins);
 }

@@ -7,10 +7,10 @@
 // back; the server shows whether one is set and a mask.
 
 import { api } from "./api.js";
-import { openModal } from "./dialog.js";
+import { confirmDialog, openModal } from "./dialog.js";
 import { h, icon } from "./dom.js";
 import { mcpPanel } from "./mcp-panel.js";
-import { EMPTY_MODEL, modelsPanel } from "./models-panel.js";
+import { EMPTY_MODEL, modelsPanel, PRICE_FIELDS } from "./models-panel.js";
 import { notifyError } from "./notices.js";
 import { compactionPanel, generalPanel, providersPanel } from "./settings-panels.js";
 import { emit, state } from "./state.js";
@@ -84,6 +84,7 @@ function buildPatch(settings, draft) {
       maxOutputTokens: m.maxOutputTokens ?? null,
       inputLimit: m.inputLimit ?? null,
       workingBudget: m.workingBudget ?? null,
+      ...Object.fromEntries(PRICE_FIELDS.map(([key]) => [key, m[key] ?? null])),
     };
     const changed =
       !original || Object.entries(fields).some(([key, value]) => (original[key] ?? null) !== value);
@@ -167,7 +168,28 @@ export async function openSettings(tab = "general") {
   ];
   const status = h("span", { class: "settings-foot-note", "aria-live": "polite" });
 
-  async function save({ quiet = false } = {}) {
+  /** A default model no provider offers (a typo) is questioned before it is saved. */
+  async function defaultModelAccepted(patch) {
+    const wanted = patch.defaults?.model;
+    const known = new Set([
+      ...Object.keys(settings.models ?? {}),
+      ...(available?.models ?? []).map((model) => model.id),
+    ]);
+    if (!wanted || !available || known.has(wanted)) {
+      return true;
+    }
+    return confirmDialog({
+      title: `Use ${wanted} as the default model?`,
+      text: `${wanted} is not offered by any configured provider and has no settings under Models, so new conversations may fail with it. Check the spelling, or save it anyway.`,
+      confirmLabel: "Save anyway",
+    });
+  }
+
+  /**
+   * Save what changed. `redraw: false` keeps the open section as it is (Test connection
+   * saves first and then shows its result in that section).
+   */
+  async function save({ quiet = false, redraw = true } = {}) {
     const bad = invalidNumbers(draft);
     if (bad.length) {
       status.textContent = `Not a number: ${bad.join(", ")}`;
@@ -180,10 +202,19 @@ export async function openSettings(tab = "general") {
       }
       return true;
     }
+    if (!(await defaultModelAccepted(patch))) {
+      status.textContent = "Not saved: check the default model.";
+      return false;
+    }
     try {
       settings = await saveSettings(patch);
-      draft = newDraft(settings);
-      show(current);
+      if (redraw) {
+        draft = newDraft(settings);
+        show(current);
+      } else {
+        // The section's inputs keep writing into this same draft object.
+        Object.assign(draft, newDraft(settings));
+      }
       status.textContent = "Saved.";
       return true;
     } catch (error) {
@@ -195,7 +226,7 @@ export async function openSettings(tab = "general") {
 
   const hooks = {
     onTest: async (name, model) => {
-      if (!(await save({ quiet: true }))) {
+      if (!(await save({ quiet: true, redraw: false }))) {
         return { ok: false, message: "Fix the settings first." };
       }
       return api.testConnection(model ? { provider: name, model } : { provider: name });
@@ -259,6 +290,15 @@ export async function openSettings(tab = "general") {
     title: "Settings",
     id: "settings-dialog",
     wide: true,
+    // Unsaved edits are not thrown away by Esc or Close without a question.
+    mayClose: async () =>
+      !Object.keys(buildPatch(settings, draft)).length ||
+      confirmDialog({
+        title: "Discard your changes?",
+        text: "Some settings were changed and not saved.",
+        confirmLabel: "Discard",
+        danger: true,
+      }),
     body: h("div", { class: "settings-layout" }, nav, panel),
     foot: h(
       "div",
@@ -269,6 +309,6 @@ export async function openSettings(tab = "general") {
       saveButton,
     ),
   });
-  closeButton.addEventListener("click", () => dialog.close());
+  closeButton.addEventListener("click", () => dialog.requestClose());
   show(tab);
 }

@@ -92,11 +92,18 @@ function snippetOf(conversation) {
   }
   const element = h("span", { class: "item-snippet", text: hit.snippet });
   markTerms(element, searchTerms(state.query));
+  const more = (hit.matchCount ?? 1) - 1;
   if (hit.onActivePath === false) {
     // The match is in a version of a message that is not the one on screen.
     element.prepend(h("span", { class: "badge other-version", text: "other version" }), " ");
   }
-  return element;
+  // The snippet shows the newest match; the find bar (Ctrl+F) walks through the others.
+  return more > 0
+    ? [
+        element,
+        h("span", { class: "more-matches", text: plural(more, "more match", "more matches") }),
+      ]
+    : element;
 }
 
 /**
@@ -117,7 +124,12 @@ function openingOf(conversation) {
 function renderItem(conversation) {
   const active = conversation.id === state.currentId;
   const title = (active ? state.conversation?.title : null) ?? conversation.title;
-  const meta = [formatWhen(conversation.updatedAt), plural(conversation.messageCount, "message")]
+  // The count is the shown path's; a shorter path after an edit is not a loss.
+  const count = plural(conversation.messageCount, "message");
+  const meta = [
+    formatWhen(conversation.updatedAt),
+    conversation.hasOtherVersions ? `${count} (other versions too)` : count,
+  ]
     .filter(Boolean)
     .join(" · ");
   const item = h(

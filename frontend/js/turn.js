@@ -45,6 +45,7 @@ const app = {
   refreshFolds: async () => {},
   refreshContext: async () => {},
   refreshList: async () => {},
+  reopen: async () => {},
 };
 
 export function initTurns(hooks) {
@@ -113,6 +114,11 @@ function applyEvent(live, name, data) {
   switch (name) {
     case "message.created": {
       const copy = { ...data.message, parts: [...data.message.parts] };
+      if (copy.index > totalMessages()) {
+        // The stored history has messages this page never showed (a turn from another
+        // window it did not hear of): once this one ends, the page is read again.
+        live.stale = true;
+      }
       live.byId.set(copy.id, copy);
       live.firstIndex = Math.min(live.firstIndex, copy.index);
       putMessage(copy, { streaming: copy.status === "streaming" });
@@ -282,10 +288,40 @@ function cancelDraw(id) {
 
 // ---- streams -----------------------------------------------------------------------
 
+/** Events that show the model (or a fold) has started: the waiting line goes. */
+const STARTED = new Set(["assistant.delta", "tool.call", "compaction.started", "error", "done"]);
+
+/**
+ * Until the model's first words arrive, say what the turn waits for (on a cold start the
+ * provider's client is still being loaded), rather than showing only Stop.
+ */
+function waitingLine(kind) {
+  if (kind !== "turn") {
+    return () => {};
+  }
+  const model = state.conversation?.model || state.settings?.defaults?.model || "the model";
+  const timer = setTimeout(() => {
+    showProgress(`Waiting for ${model} to start answering…`);
+    byId("composer-status").querySelector(".progress-banner").dataset.waiting = "true";
+  }, 600);
+  return () => {
+    clearTimeout(timer);
+    const banner = byId("composer-status").querySelector(".progress-banner");
+    if (banner?.dataset.waiting) {
+      hideProgress();
+    }
+  };
+}
+
 async function consume(kind, events, live) {
   const controller = running.controller;
+  let stopWaiting = waitingLine(kind);
   try {
     for await (const { name, data } of events) {
+      if (STARTED.has(name)) {
+        stopWaiting();
+        stopWaiting = () => {};
+      }
       applyEvent(live, name, data);
       if (name === "done") {
         break;
@@ -295,6 +331,8 @@ async function consume(kind, events, live) {
     if (error.name !== "AbortError" || !controller.signal.aborted) {
       notifyError(kind === "compact" ? "The fold failed" : "The answer stopped", error);
     }
+  } finally {
+    stopWaiting();
   }
 }
 
@@ -310,6 +348,11 @@ async function finish(live) {
   if (state.currentId !== live.conversationId) {
     announceError(live.error);
     await app.refreshList();
+    return;
+  }
+  if (live.stale) {
+    await Promise.all([app.reopen(), app.refreshList()]);
+    announceError(live.error);
     return;
   }
   await Promise.all([
@@ -496,6 +539,11 @@ async function runBranch(message, start, { pending = null, failure }) {
   if (!id || running) {
     return false;
   }
+  // The button that started it is redrawn with the new version: keyboard focus goes to
+  // its counterpart there afterwards, not to the page.
+  const control = document.activeElement?.classList?.contains("regenerate-button")
+    ? "regenerate-button"
+    : "edit-button";
   running = { kind: "turn", controller: new AbortController(), conversationId: id };
   setBusy("turn");
   let events;
@@ -523,6 +571,12 @@ async function runBranch(message, start, { pending = null, failure }) {
   }
   await consume("turn", events, live);
   await finish(live);
+  if (!document.activeElement || document.activeElement === document.body) {
+    const again = document.querySelector(
+      `.chat-inner .message[data-index="${message.index}"] .${control}`,
+    );
+    (again ?? byId("composer-input")).focus();
+  }
   return true;
 }
 

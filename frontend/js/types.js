@@ -91,6 +91,7 @@ export {};
  * @typedef {Object} CompactionList
  * @property {Array<CompactionVersionOut>} items
  * @property {number} currentVersion 0 when no fold is current (never folded, or every fold undone).
+ * @property {number|null} redoVersion An undone fold that Redo would make current again without a new summary (nothing was folded since and what it summarized is unchanged); null when there is none.
  */
 
 /**
@@ -105,6 +106,13 @@ export {};
  * @property {string} snippet Its text around the first matching term.
  * @property {string} messageId
  * @property {boolean} onActivePath False when the message is on another branch: `PUT …/active-leaf {messageId}` opens that branch.
+ * @property {number} matchCount How many messages of the conversation match, every branch counted (the sidebar says "N more matches").
+ */
+
+/**
+ * `GET …/search`: every matching message of one conversation, in display order.
+ * @typedef {Object} FindResult
+ * @property {Array<SearchHitOut>} items At most 1000; each snippet shows every term found in its message.
  */
 
 /**
@@ -114,6 +122,7 @@ export {};
  * @property {number} index
  * @property {string} role
  * @property {string} pinnedAt
+ * @property {string} excerpt The start of the message's text (at most 120 characters, on one line), so a pin can be named when its message is not on the loaded page.
  */
 
 /**
@@ -149,7 +158,8 @@ export {};
  * @property {Object<string, *>} settings Free-form on purpose: `compaction` holds this conversation's `[compaction]` overrides (checked against those knobs when saved); any other key is the client's own and is kept as given.
  * @property {string} createdAt
  * @property {string} updatedAt
- * @property {number} messageCount
+ * @property {number} messageCount Messages on the active path (what is shown); other versions are not counted.
+ * @property {boolean} hasOtherVersions Some message has other versions (an edit or a regeneration): the conversation holds more messages than `messageCount`, a version switch away.
  * @property {CompactionOut|null} compaction The current fold; filled by `GET /api/conversations/{id}`, null in lists.
  * @property {SearchHitOut|null} searchHit In a search (`?q=`): the newest matching message, null when only the title matched.
  * @property {Array<PinOut>} pins The pinned messages in display order; filled by `GET /api/conversations/{id}`.
@@ -926,7 +936,14 @@ export {};
  */
 
 /**
+ * A change to a configured server (Edit in Settings): only the fields given change. `env` and `headers` are merged: a value sets that name, `null` removes it, names left out keep their stored (hidden) values.
  * @typedef {Object} McpServerPatch
+ * @property {string|null} command
+ * @property {Array<string>|null} args
+ * @property {string|null} cwd
+ * @property {string|null} url
+ * @property {Object<string, string|null>|null} env
+ * @property {Object<string, string|null>|null} headers
  * @property {"ask"|"always"|"never"|null} approval
  * @property {number|null} timeout
  * @property {boolean|null} enabled

@@ -146,7 +146,12 @@ def test_the_fold_list_and_the_meter_follow_the_branch(client: TestClient, store
     store.commit_fold(conversation, fold, expected_version=0)
 
     client.post(f"{base}/messages/{old[0]['id']}/edit", json={"content": "a new start"})
-    assert client.get(f"{base}/compactions").json() == {"items": [], "currentVersion": 0}
+    # The fold of the old branch is not offered for Redo on the new one.
+    assert client.get(f"{base}/compactions").json() == {
+        "items": [],
+        "currentVersion": 0,
+        "redoVersion": None,
+    }
     context = client.get(f"{base}/context").json()
     assert context["compaction"] is None and context["messagesInHistory"] == 2
     assert client.post(f"{base}/compactions/1/undo").status_code == 409
@@ -157,3 +162,17 @@ def test_the_fold_list_and_the_meter_follow_the_branch(client: TestClient, store
     context = client.get(f"{base}/context").json()
     assert context["compaction"]["version"] == 1 and context["messagesInHistory"] == 4
     assert client.post(f"{base}/compactions/1/undo").status_code == 200
+
+
+def test_the_list_says_when_a_conversation_has_other_versions(client: TestClient) -> None:
+    conversation = client.post("/api/conversations", json={"title": "Versions"}).json()["id"]
+    base = f"/api/conversations/{conversation}"
+    client.post(f"{base}/messages", json={"content": "first try"})
+    client.post(f"{base}/messages", json={"content": "second"})
+    listed = client.get("/api/conversations").json()["items"][0]
+    assert (listed["messageCount"], listed["hasOtherVersions"]) == (4, False)
+    first = client.get(f"{base}/messages").json()["items"][0]
+    client.post(f"{base}/messages/{first['id']}/edit", json={"content": "a new start"})
+    # The path is shorter now (2 messages), and the list says the others still exist.
+    listed = client.get("/api/conversations").json()["items"][0]
+    assert (listed["messageCount"], listed["hasOtherVersions"]) == (2, True)

@@ -49,6 +49,12 @@ def api_schema(data_dir: Path, store, chat_service, frontend_dir: Path, model, m
     return schemathesis.openapi.from_asgi("/openapi.json", app), conversation.id
 
 
+def endless(operation) -> bool:  # type: ignore[no-untyped-def]
+    """The watch stream stays open while a page shows the conversation: a generated
+    call on a real id would never end (tests/server/test_watch.py covers it)."""
+    return operation.path.endswith("/watch")
+
+
 def test_no_request_gets_a_server_error(api_schema) -> None:  # type: ignore[no-untyped-def]
     """Every operation, with valid and invalid generated requests, some on a real id.
 
@@ -58,6 +64,7 @@ def test_no_request_gets_a_server_error(api_schema) -> None:  # type: ignore[no-
     schema, seeded_id = api_schema
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) >= 19
+    operations = [operation for operation in operations if not endless(operation)]
     checked: list[str] = []
     for operation in operations:
         strategies = [
@@ -98,6 +105,8 @@ def test_boundary_values_of_every_operation_get_no_server_error(api_schema) -> N
     failures: list[str] = []
     for result in schema.get_all_operations():
         operation = result.ok()
+        if endless(operation):
+            continue
         cases = schema.iter_coverage_cases(
             operation,
             generation_modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE],

@@ -55,6 +55,8 @@ def test_export_markdown(client: TestClient, store: Store) -> None:
     assert exported.headers["content-type"] == "text/markdown; charset=utf-8"
     assert exported.headers["content-disposition"].endswith('.md"')
     assert "It is 42." in exported.text
+    # A conversation without a model of its own names the default it uses.
+    assert "- Model: fake-model (the default model)" in exported.text
     assert (
         client.get(
             f"/api/conversations/{conversation}/export", params={"format": "pdf"}

@@ -150,6 +150,9 @@ class CompactionList(ApiModel):
     items: list[CompactionVersionOut]
     current_version: int
     """0 when no fold is current (never folded, or every fold undone)."""
+    redo_version: int | None = None
+    """An undone fold that Redo would make current again without a new summary (nothing
+    was folded since and what it summarized is unchanged); null when there is none."""
 
 
 class UndoResult(ApiModel):
@@ -171,6 +174,16 @@ class SearchHitOut(ApiModel):
     on_active_path: bool
     """False when the message is on another branch: `PUT …/active-leaf {messageId}`
     opens that branch."""
+    match_count: int = 1
+    """How many messages of the conversation match, every branch counted (the sidebar
+    says "N more matches")."""
+
+
+class FindResult(ApiModel):
+    """`GET …/search`: every matching message of one conversation, in display order."""
+
+    items: list[SearchHitOut]
+    """At most 1000; each snippet shows every term found in its message."""
 
 
 class PinOut(ApiModel):
@@ -180,6 +193,9 @@ class PinOut(ApiModel):
     index: int
     role: str
     pinned_at: str
+    excerpt: str = ""
+    """The start of the message's text (at most 120 characters, on one line), so a
+    pin can be named when its message is not on the loaded page."""
 
 
 class PinsOut(ApiModel):
@@ -221,6 +237,10 @@ class ConversationOut(ApiModel):
     created_at: str
     updated_at: str
     message_count: int
+    """Messages on the active path (what is shown); other versions are not counted."""
+    has_other_versions: bool = False
+    """Some message has other versions (an edit or a regeneration): the conversation
+    holds more messages than `messageCount`, a version switch away."""
     compaction: CompactionOut | None = None
     """The current fold; filled by `GET /api/conversations/{id}`, null in lists."""
     search_hit: SearchHitOut | None = None

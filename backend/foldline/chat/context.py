@@ -309,7 +309,9 @@ class ContextLoader:
         cached = self._cached_counter(resolved, wire)
         if cached.exact:
             return cached, 1.0
-        ratio = self.store.get_calibration(resolved.provider_name, resolved.model).ratio
+        # A model without samples of its own (just switched to) counts with its provider's
+        # learned ratio: the fold before its first send then sees what will be sent.
+        ratio = self.store.counting_calibration(resolved.provider_name, resolved.model).ratio
         return ScaledCounter(cached, ratio), ratio
 
     def load(

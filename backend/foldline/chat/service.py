@@ -34,6 +34,7 @@ from foldline.chat.titles import BackgroundTitles
 from foldline.chat.tool_registry import Tool, ToolRegistry, ToolSource
 from foldline.chat.tools import CONTEXT_TOOLS, WorkspaceFiles
 from foldline.chat.turn import TurnRunner, storable
+from foldline.chat.watching import ConversationWatch
 from foldline.config import AppConfig
 from foldline.core.attachments import AttachmentRefused, settle_pdf_form
 from foldline.core.budget import Budget
@@ -53,6 +54,7 @@ from foldline.providers.registry import (
 )
 from foldline.store import ConversationRecord, Store
 from foldline.store.records import DISK_FULL_MESSAGE, is_disk_full
+from foldline.tokenizers import encoding_name_for_model, get_encoder
 from foldline.uploads import IncomingFile, read_attachments
 
 log = logging.getLogger(__name__)
@@ -129,6 +131,16 @@ def counting_wire(model: ResolvedModel) -> str:
     return "openai-responses" if model.api == "responses" else "openai"
 
 
+def _touch_sdk_resources(provider: Provider) -> None:
+    """Build the SDK client's request resources now: the SDKs import and construct them
+    on first use (the OpenAI SDK's `chat.completions` is 14 modules)."""
+    client = getattr(provider, "_client", None)
+    for path in ("messages", "chat.completions"):
+        target: object = client
+        for name in path.split("."):
+            target = getattr(target, name, None)
+
+
 class ChatService:
     def __init__(
         self,
@@ -152,6 +164,8 @@ class ChatService:
         self.sleep = sleep
         self.breakers: dict[str, BreakerState] = {}
         self.running: dict[str, TurnHandle] = {}
+        self.watch = ConversationWatch()
+        """Wakes the pages that follow a conversation when a turn starts in it."""
         self.background = BackgroundFolds(store, self.is_running)
         self.loader.fold_status = self.background.status
         self.titles = BackgroundTitles(store)
@@ -173,6 +187,30 @@ class ChatService:
         if model not in self._providers:
             self._providers[model] = self.provider_factory(config, model)
         return self._providers[model]
+
+    async def warm_up(self) -> None:
+        """Do at launch, in the background, what the first turn would otherwise wait for:
+        import the default model's provider SDK and build its client, and load its
+        tokenizer encoding (seconds on a busy machine; later turns reuse both)."""
+        try:
+            config = self.config_provider()
+        except Exception:  # a broken config.toml is reported where it is used
+            return
+        model = config.default_model
+        if not model:
+            return
+        try:
+            await asyncio.to_thread(get_encoder, encoding_name_for_model(model) or "cl100k_base")
+            provider = await asyncio.to_thread(self.provider_factory, config, model)
+            await asyncio.to_thread(_touch_sdk_resources, provider)
+        except Exception as error:  # the first turn says what is wrong, with context
+            log.debug("warm-up of %s skipped: %s", model, error)
+            return
+        if self._providers_config in (None, config) and model not in self._providers:
+            self._providers_config = config
+            self._providers[model] = provider
+        else:
+            self._close_later(provider)
 
     def tool_registry(self) -> ToolRegistry:
         """The tools offered now: the built-in ones, the workspace reader, then the tool
@@ -262,6 +300,7 @@ class ChatService:
                     self.background.idle(conversation_id)
 
         handle.task = asyncio.get_running_loop().create_task(drive())
+        self.watch.started(conversation_id, handle)
         return handle
 
     def _check_idle(self, conversation_id: str) -> None:

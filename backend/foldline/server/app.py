@@ -8,6 +8,7 @@ app shuts down (`foldline serve` and the desktop window).
 
 from __future__ import annotations
 
+import asyncio
 import webbrowser
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
@@ -39,6 +40,7 @@ from foldline.server.routes import (
     context,
     conversations,
     events,
+    find,
     handoffs,
     health,
     mcp,
@@ -137,6 +139,12 @@ def create_app(
         # A broken config.toml is reported where it is used, not at start.
         with suppress(ConfigError):
             schedule_refresh(app)
+        if app.state.discover_models:
+            # The app as launched (not a test's): the first turn should not wait for
+            # the provider SDK's import or the tokenizer's load.
+            warm = asyncio.get_running_loop().create_task(service.warm_up())
+            app.state.background_tasks.add(warm)
+            warm.add_done_callback(app.state.background_tasks.discard)
         yield
         await cancel_refreshes(app)
         # Running turns end as interrupted (partial answers kept) instead of being cut
@@ -166,6 +174,8 @@ def create_app(
     )
     app.state.store = store
     app.state.chat_service = chat_service
+    # Called by `RunningServer.stop` (from its thread) before uvicorn's graceful wait.
+    app.state.before_stop = chat_service.watch.close
     app.state.data_dir = data_dir
     app.state.config_source = config_source
     app.state.mcp = mcp_manager
@@ -180,6 +190,7 @@ def create_app(
     app.include_router(transfer.router)
     app.include_router(projects.router)
     app.include_router(conversations.router)
+    app.include_router(find.router)
     app.include_router(messages.router)
     app.include_router(attachments.router)
     app.include_router(events.router)

@@ -64,6 +64,12 @@ class RunningServer:
     thread: threading.Thread = field(repr=False)
 
     def stop(self, timeout: float = 5.0) -> None:
+        # Streams that would stay open (pages watching a conversation) end first, so the
+        # graceful shutdown does not wait for them.
+        state = getattr(self.server.config.app, "state", None)
+        before_stop = getattr(state, "before_stop", None)
+        if callable(before_stop):
+            before_stop()
         self.server.should_exit = True
         self.thread.join(timeout)
         if self.thread.is_alive():

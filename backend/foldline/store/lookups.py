@@ -40,13 +40,46 @@ def search_hit(conn: sqlite3.Connection, conversation_id: str, q: str) -> Search
     ).fetchone()
     if row is None:
         return None
-    parts = json.loads(row[1])
-    text = "\n".join(
+    count = conn.execute(
+        "SELECT count(*) FROM messages_fts JOIN messages AS m ON m.pk = messages_fts.rowid "
+        "WHERE messages_fts MATCH ? AND m.conversation_id = ?",
+        (match, conversation_id),
+    ).fetchone()[0]
+    return SearchHit(row[0], snippet(_parts_text(row[1]), q), row[2], bool(row[3]), count)
+
+
+def _parts_text(parts_json: str) -> str:
+    parts = json.loads(parts_json)
+    return "\n".join(
         str(part.get("text") or part.get("output") or "")
         for part in parts
         if isinstance(part, dict)
     )
-    return SearchHit(row[0], snippet(text, q), row[2], bool(row[3]))
+
+
+FIND_LIMIT = 1000
+
+
+def find_in_conversation(
+    conn: sqlite3.Connection, conversation_id: str, q: str, every_branch: bool
+) -> list[SearchHit]:
+    """Every message of the conversation matching `q`, in display order (the active path,
+    or with `every_branch` every message), each with a snippet; at most FIND_LIMIT."""
+    match = fts_query(q)
+    if match is None:
+        return []
+    on_path = on_path_sql("m")
+    path = "" if every_branch else f"AND {on_path} "
+    rows = conn.execute(
+        f"SELECT m.seq, m.parts, m.id, {on_path} AS on_path FROM messages_fts "
+        "JOIN messages AS m ON m.pk = messages_fts.rowid "
+        f"WHERE messages_fts MATCH ? AND m.conversation_id = ? {path}"
+        "ORDER BY m.seq, on_path DESC, m.pk LIMIT ?",
+        (match, conversation_id, FIND_LIMIT),
+    ).fetchall()
+    return [
+        SearchHit(row[0], snippet(_parts_text(row[1]), q), row[2], bool(row[3])) for row in rows
+    ]
 
 
 def search_messages(

@@ -149,7 +149,9 @@ def _branches_markdown(starts: list[MessageRecord]) -> str:
     return "\n".join(lines)
 
 
-def export_markdown(store: Store, conversation_id: str) -> str:
+def export_markdown(store: Store, conversation_id: str, default_model: str | None = None) -> str:
+    """The active path as Markdown. `default_model` names the model a conversation without
+    its own uses (config.toml's default), so the export never says just "default"."""
     conversation, messages, compactions = store.read_conversation(conversation_id)
     # Only the folds of the active path: the others summarize other branches.
     on_path = {record.id for record in messages}
@@ -162,7 +164,10 @@ def export_markdown(store: Store, conversation_id: str) -> str:
         folds_at.setdefault(record.state.api_start_index, []).append(record)
 
     lines = [f"# {conversation.title}", ""]
-    lines.append(f"- Model: {conversation.model or 'default'}")
+    model = conversation.model or (
+        f"{default_model} (the default model)" if default_model else "the default model (none set)"
+    )
+    lines.append(f"- Model: {model}")
     if conversation.project_id:
         # The project's instructions and files are in its own export (JSON).
         lines.append(f"- Project: {store.get_project(conversation.project_id).name}")

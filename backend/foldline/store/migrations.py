@@ -363,6 +363,14 @@ def m013_person_words(db: Database) -> None:
     db["compactions"].add_column("person_words", str, not_null_default="[]")
 
 
+@migrations(name="m014_conversations_with_versions")
+def m014_conversations_with_versions(db: Database) -> None:
+    # The conversation list says whether a conversation has other versions: it has them
+    # exactly when it has more than one lane (every edit or regeneration starts a lane).
+    # This index makes that one short lookup per conversation.
+    db.execute("CREATE INDEX lanes_by_conversation ON lanes (conversation_id)")
+
+
 @migrations(name="m015_search_skips_reasoning")
 def m015_search_skips_reasoning(db: Database) -> None:
     # The search text no longer holds reasoning. The delete trigger must remove exactly

@@ -133,6 +133,16 @@ def get_calibration(conn: sqlite3.Connection, provider: str, model: str) -> Cali
     return Calibration() if row is None else Calibration(ratio=row[0], samples=row[1])
 
 
+def best_provider_calibration(conn: sqlite3.Connection, provider: str) -> Calibration:
+    """The provider's most-sampled calibration (any model), or the default."""
+    row = conn.execute(
+        "SELECT ratio, samples FROM calibration WHERE provider = ? AND samples > 0 "
+        "ORDER BY samples DESC, updated_at DESC LIMIT 1",
+        (provider,),
+    ).fetchone()
+    return Calibration() if row is None else Calibration(ratio=row[0], samples=row[1])
+
+
 def set_calibration(
     conn: sqlite3.Connection, provider: str, model: str, calibration: Calibration, now: str
 ) -> None:

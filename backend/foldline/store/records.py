@@ -153,6 +153,9 @@ class ConversationRecord:
     settings_unreadable: bool = False
     """The stored settings could not be read back (see `readable_json`): `settings` is
     then empty, and `foldline doctor` resets the row."""
+    has_other_versions: bool = False
+    """Some message is off the active path (an edit or a regeneration made versions):
+    the conversation holds more than `message_count` messages."""
 
 
 @dataclass(frozen=True)
@@ -182,6 +185,8 @@ class SearchHit:
     message_id: str
     on_active_path: bool
     """False when the message is on a branch the person is not on now."""
+    match_count: int = 1
+    """How many messages of the conversation match (every branch)."""
 
 
 @dataclass(frozen=True)
@@ -275,7 +280,9 @@ def dump_json_or_none(value: dict[str, Any] | None) -> str | None:
 CONVERSATION_COLUMNS = (
     "c.id, c.title, c.model, c.system_prompt, c.settings, c.created_at, c.updated_at, "
     "(SELECT coalesce(max(l.path_last) + 1, 0) FROM lanes AS l "
-    "WHERE l.conversation_id = c.id AND l.path_last IS NOT NULL), c.active_leaf_id, c.project_id"
+    "WHERE l.conversation_id = c.id AND l.path_last IS NOT NULL), c.active_leaf_id, c.project_id, "
+    # A second lane means an edit or a regeneration made another version somewhere.
+    "(SELECT count(*) > 1 FROM lanes AS o WHERE o.conversation_id = c.id)"
 )
 
 # The active path as a join: every lane on it (few rows) and, through the index of
@@ -325,6 +332,7 @@ def conversation_from_row(row: sqlite3.Row | tuple[Any, ...]) -> ConversationRec
         active_leaf_id=row[8],
         project_id=row[9],
         settings_unreadable=not readable,
+        has_other_versions=bool(row[10]),
     )
 
 

@@ -8,6 +8,8 @@ prefix so results appear while the person is still typing.
 
 from __future__ import annotations
 
+import re
+
 
 def search_terms(typed: str) -> list[str]:
     """The whitespace-separated terms that contain at least one letter or digit.
@@ -36,15 +38,31 @@ def like_pattern(term: str) -> str:
 
 SNIPPET_CHARS = 140
 
+_FENCE = re.compile(r"^\s*(```|~~~)[^\n]*$", re.MULTILINE)
+_MARKUP = re.compile(r"(\*\*|__|`+|^#{1,6}\s+|^\s*>\s?|^\s*[-*+]\s+(?=\S))", re.MULTILINE)
+
+
+def plain_text(text: str) -> str:
+    """Markdown as a person reads it: code fences, backticks, emphasis marks, heading
+    and quote marks removed (a snippet showing "```python" reads as noise)."""
+    return _MARKUP.sub("", _FENCE.sub("", text))
+
 
 def snippet(text: str, typed: str, width: int = SNIPPET_CHARS) -> str:
-    """About `width` characters of `text` around the first search term found in it,
-    whitespace collapsed, with "…" where it was cut."""
-    flat = " ".join(text.split())
+    """About `width` characters of `text` showing every search term found in it:
+    one window when they fit in it, else a piece around each term, joined by "…";
+    Markdown marks removed, whitespace collapsed, "…" where it was cut."""
+    flat = " ".join(plain_text(text).split())
     lower = flat.lower()
-    found = [lower.find(term.lower()) for term in search_terms(typed)]
-    at = min((position for position in found if position >= 0), default=0)
-    start = max(0, at - width // 3)
+    found = sorted({p for term in search_terms(typed) if (p := lower.find(term.lower())) >= 0})
+    if not found or found[-1] - found[0] < width * 2 // 3:
+        at = found[0] if found else 0
+        return _window(flat, max(0, at - width // 3), width)
+    piece = max(24, width // len(found))
+    return " ".join(_window(flat, max(0, at - piece // 4), piece) for at in found)
+
+
+def _window(flat: str, start: int, width: int) -> str:
     end = min(len(flat), start + width)
     start = max(0, min(start, end - width))
     return ("…" if start else "") + flat[start:end] + ("…" if end < len(flat) else "")

@@ -58,6 +58,7 @@ from foldline.store.records import (
     stored_json,
     utc_timestamp,
 )
+from foldline.store.redo import FoldRedoMethods
 from foldline.store.schema import missing_search_triggers, rebuild_search_index
 from foldline.store.search import fts_query, like_pattern, search_terms
 
@@ -69,7 +70,7 @@ def _check_status(status: str) -> None:
         raise ValueError(f"unknown message status {status!r}; expected one of {MESSAGE_STATUSES}")
 
 
-class Store(HandoffMethods, ProjectMethods, CountMethods):
+class Store(HandoffMethods, ProjectMethods, CountMethods, FoldRedoMethods):
     """SQLite persistence for Foldline (one database file).
 
     Opening runs the pending migrations and then startup recovery: a message left
@@ -208,6 +209,12 @@ class Store(HandoffMethods, ProjectMethods, CountMethods):
     def search_hit(self, conversation_id: str, q: str) -> SearchHit | None:
         """The newest message of the conversation matching `q` (see `lookups`)."""
         return lookups.search_hit(self._pool.get().conn, conversation_id, q)
+
+    def find_in_conversation(
+        self, conversation_id: str, q: str, *, every_branch: bool = False
+    ) -> list[SearchHit]:
+        """Every message matching `q`, in display order (the find bar; see `lookups`)."""
+        return lookups.find_in_conversation(self._pool.get().conn, conversation_id, q, every_branch)
 
     def update_conversation(
         self,
@@ -668,6 +675,14 @@ class Store(HandoffMethods, ProjectMethods, CountMethods):
     def get_calibration(self, provider: str, model: str) -> Calibration:
         """The learned ratio for this provider and model (ratio 1.0, 0 samples if none)."""
         return queries.get_calibration(self._pool.get().conn, provider, model)
+
+    def counting_calibration(self, provider: str, model: str) -> Calibration:
+        """The ratio to count `model` with: its own once it has samples, else the
+        provider's most-sampled model's (a model just switched to is tokenized like its
+        siblings far more closely than the uncalibrated 1.0 says)."""
+        with self._pool.snapshot() as conn:
+            own = queries.get_calibration(conn, provider, model)
+            return own if own.samples else queries.best_provider_calibration(conn, provider)
 
     def set_calibration(self, provider: str, model: str, calibration: Calibration) -> None:
         with self._pool.write() as conn:

@@ -1,4 +1,5 @@
-"""Folds: every version, a preview of the next one, undo, and a manual fold (SSE)."""
+"""Folds: every version, a preview of the next one, undo and redo, and a manual fold
+(SSE)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from foldline.server.deps import ChatDep, StoreDep
 from foldline.server.errors import ApiError
 from foldline.server.routes.messages import SSE_RESPONSES
 from foldline.server.sse import turn_event_stream
+from foldline.store.records import ConcurrentFold, NotFound
+from foldline.store.redo import FoldCannotBeRedone
 
 router = APIRouter(prefix="/api/conversations", tags=["compactions"])
 
@@ -50,7 +53,9 @@ def list_compactions(conversation_id: str, store: StoreDep) -> CompactionList:
         for record in records
     ]
     current = next((item.version for item in items if item.is_current), 0)
-    return CompactionList(items=items, current_version=current)
+    return CompactionList(
+        items=items, current_version=current, redo_version=store.redo_version(conversation_id)
+    )
 
 
 @router.get("/{conversation_id}/compactions/preview", response_model=CompactionPreview)
@@ -103,6 +108,36 @@ def undo_compaction(
         )
     state = store.undo_fold(conversation_id, version)
     return UndoResult(compaction=CompactionOut.from_state(state) if state else None)
+
+
+@router.post("/{conversation_id}/compactions/{version}/redo", response_model=CompactionOut)
+def redo_compaction(
+    conversation_id: str,
+    version: Annotated[int, Path(ge=1, le=2**31)],
+    store: StoreDep,
+    chat: ChatDep,
+) -> CompactionOut:
+    """Make an undone fold current again, summary and all: no model call."""
+    store.get_conversation(conversation_id)
+    if chat.is_running(conversation_id):
+        raise ApiError(
+            409, "turn_in_progress", "Wait for the running reply to finish before redoing a fold."
+        )
+    try:
+        state = store.redo_fold(conversation_id, version)
+    except NotFound as error:
+        raise ApiError(
+            404, "not_found", f"This conversation has no fold version {version}."
+        ) from error
+    except ConcurrentFold as error:
+        raise ApiError(
+            409,
+            "not_redoable",
+            f"Fold {version} is not the one last undone here; fold again instead.",
+        ) from error
+    except FoldCannotBeRedone as error:
+        raise ApiError(409, "history_changed", f"{error} Fold again instead.") from error
+    return CompactionOut.from_state(state)
 
 
 async def start_compaction_turn(

@@ -53,6 +53,7 @@ def conversation_out(
         created_at=record.created_at,
         updated_at=record.updated_at,
         message_count=record.message_count,
+        has_other_versions=record.has_other_versions,
         compaction=compaction,
         pins=pins or [],
         active_leaf_id=record.active_leaf_id,
@@ -94,6 +95,7 @@ def list_conversations(
                     snippet=hit.snippet,
                     message_id=hit.message_id,
                     on_active_path=hit.on_active_path,
+                    match_count=hit.match_count,
                 )
     return ConversationList(items=items, total=len(items))
 
@@ -131,9 +133,18 @@ def get_conversation(conversation_id: str, store: StoreDep) -> ConversationOut:
     return out
 
 
+PIN_EXCERPT_CHARS = 120
+
+
 def pin_out(pin: PinRecord) -> PinOut:
+    flat = " ".join(pin.message.text.split())
+    excerpt = flat if len(flat) <= PIN_EXCERPT_CHARS else flat[: PIN_EXCERPT_CHARS - 1] + "…"
     return PinOut(
-        message_id=pin.message_id, index=pin.seq, role=pin.message.role, pinned_at=pin.pinned_at
+        message_id=pin.message_id,
+        index=pin.seq,
+        role=pin.message.role,
+        pinned_at=pin.pinned_at,
+        excerpt=excerpt,
     )
 
 

@@ -8,6 +8,8 @@ servers they name start at the next turn that needs them.
 
 from __future__ import annotations
 
+import os
+import shutil
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Path, Request
@@ -116,6 +118,16 @@ class McpServerNew(RequestModel):
 
 
 class McpServerPatch(RequestModel):
+    """A change to a configured server (Edit in Settings): only the fields given change.
+    `env` and `headers` are merged: a value sets that name, `null` removes it, names left
+    out keep their stored (hidden) values."""
+
+    command: str | None = None
+    args: list[str] | None = None
+    cwd: str | None = None
+    url: str | None = None
+    env: dict[str, str | None] | None = None
+    headers: dict[str, str | None] | None = None
     approval: Approval | None = None
     timeout: float | None = None
     enabled: bool | None = None
@@ -144,8 +156,27 @@ class PendingApprovals(ApiModel):
     """Each call waiting for the person, as `tool.approval_required` announced it."""
 
 
+def missing_command(config: McpServerConfig) -> str | None:
+    """Why a stdio server's command cannot start, when it is not on PATH or not at its
+    path: said before the first turn tries it, not as "not started yet"."""
+    if config.transport != "stdio" or not config.command:
+        return None
+    command = config.command
+    if config.cwd and os.sep in command and not os.path.isabs(command):
+        command = os.path.join(config.cwd, command)
+    if shutil.which(command) is not None:
+        return None
+    where = "at that path" if os.sep in command else "on PATH"
+    return f"The command `{config.command}` was not found {where}: fix it with Edit."
+
+
 def server_out(status: ServerStatus) -> McpServerOut:
     config = status.config
+    state, error = status.state, status.error
+    if state == "stopped":
+        missing = missing_command(config)
+        if missing:
+            state, error = "failed", missing
     return McpServerOut(
         name=status.name,
         transport=config.transport,
@@ -162,8 +193,8 @@ def server_out(status: ServerStatus) -> McpServerOut:
             tool: McpToolOverrideIn(**override.model_dump())
             for tool, override in config.tools.items()
         },
-        state=status.state,  # type: ignore[arg-type]
-        error=status.error,
+        state=state,  # type: ignore[arg-type]
+        error=error,
         tools=[
             McpToolOut(name=tool.tool, offered_as=tool.spec.name, note=tool.note)
             for tool in status.tools
@@ -259,12 +290,19 @@ async def restart_server(name: Annotated[str, NAME], mcp: McpDep) -> McpServerOu
 async def update_server(
     name: Annotated[str, NAME], body: McpServerPatch, mcp: McpDep, source: ConfigSourceDep
 ) -> McpServerOut:
-    """Approval, timeout, enabled, and per-tool overrides; written to config.toml."""
+    """How to reach it (command, arguments, URL, secrets merged), approval, timeout,
+    enabled, and per-tool overrides; written to config.toml. A running server whose
+    command or URL changed is stopped, and starts again as changed when next needed."""
     config = source()
     server = config.mcp_servers.get(name)
     if server is None:
         raise ApiError(404, "not_found", f"No MCP server named `{name}`.")
-    changes = body.model_dump(exclude_unset=True, exclude={"tools"})
+    changes = body.model_dump(exclude_unset=True, exclude={"tools", "env", "headers"})
+    for kind in ("env", "headers"):
+        given = getattr(body, kind)
+        if given is not None:
+            merged = {**getattr(server, kind), **given}
+            changes[kind] = {key: value for key, value in merged.items() if value is not None}
     try:
         updated = McpServerConfig.model_validate(server.model_dump() | changes)
     except ValueError as error:

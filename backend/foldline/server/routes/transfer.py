@@ -14,10 +14,12 @@ from starlette.concurrency import run_in_threadpool
 
 from foldline.api.schemas import MAX_TITLE_CHARS, ConversationOut
 from foldline.chat.service import ChatService
+from foldline.config import ConfigError
 from foldline.core.pins import pins_over_cap
 from foldline.server.deps import ChatDep, DataDirDep, StoreDep
 from foldline.server.errors import ApiError
 from foldline.server.routes.conversations import conversation_out
+from foldline.server.routes.settings import ConfigSourceDep
 from foldline.server.security import IMPORT_BODY_LIMIT
 from foldline.store import Store
 from foldline.store.export import InvalidJson, export_markdown, import_stream, write_export
@@ -142,13 +144,18 @@ def export_conversation(
     conversation_id: str,
     store: StoreDep,
     data_dir: DataDirDep,
+    source: ConfigSourceDep,
     format: Annotated[Literal["json", "markdown"], Query()] = "json",
 ) -> Response:
     record = store.get_conversation(conversation_id)
     if format == "markdown":
         name = file_name(record.title, "md")
+        try:
+            default_model = source().default_model
+        except ConfigError:  # a broken config.toml does not stop an export
+            default_model = None
         return Response(
-            export_markdown(store, conversation_id),
+            export_markdown(store, conversation_id, default_model),
             media_type="text/markdown; charset=utf-8",
             headers={"content-disposition": f'attachment; filename="{name}"'},
         )
