@@ -107,6 +107,8 @@ def test_a_client_that_disconnects_does_not_lose_the_turn(
     _wait_for(answered, "the turn to finish without its client")
     items = _messages(http, conversation)
     assert items[1]["parts"] == [{"kind": "text", "text": model.reply}]
+    # The answer is stored complete a moment before the turn's task ends.
+    _wait_for(lambda: not chat_service.is_running(conversation), "the turn to end")
     assert http.post(path, json={"content": "next"}).status_code == 200
 
 
