@@ -76,7 +76,7 @@ export function renderFolds() {
   for (const [i, element] of view.elements) {
     element.classList.toggle("folded", i < start);
   }
-  for (const fold of visibleFolds(state.compactions, current)) {
+  for (const [position, fold] of visibleFolds(state.compactions, current).entries()) {
     const at = fold.apiStartIndex;
     let anchor = null;
     if (at >= view.lo && at < view.hi) {
@@ -88,7 +88,9 @@ export function renderFolds() {
       continue;
     }
     const isCurrent = fold.version === current.version;
-    anchor.before(renderFoldLine(fold, { current: isCurrent, onUndo: hooks.onUndo }));
+    anchor.before(
+      renderFoldLine(fold, { current: isCurrent, onUndo: hooks.onUndo, position: position + 1 }),
+    );
   }
 }
 

@@ -123,10 +123,22 @@ function foldCost(usage) {
 }
 
 /**
- * One fold line element. `onUndo(fold)` is offered only on the current fold.
+ * The fold's name on its line: its place in the chain the history shows. After an undo
+ * the stored versions skip a number ("v1, v3"), which reads as a lost fold, so the
+ * version is named only where it differs from the place.
+ * @param {CompactionVersionOut} fold
+ * @param {number} position
+ */
+export function foldTitle(fold, position) {
+  return position === fold.version ? `Fold ${position}` : `Fold ${position} (version ${fold.version})`;
+}
+
+/**
+ * One fold line element. `onUndo(fold)` is offered only on the current fold; `position`
+ * is the fold's place (from 1) in the chain drawn.
  * @param {CompactionVersionOut} fold
  */
-export function renderFoldLine(fold, { current, onUndo }) {
+export function renderFoldLine(fold, { current, onUndo, position = fold.version }) {
   const range = fold.summarizedRange;
   const element = h("div", {
     class: ["fold-line", current ? "current" : "earlier"],
@@ -195,7 +207,7 @@ export function renderFoldLine(fold, { current, onUndo }) {
     h(
       "div",
       { class: "fold-head" },
-      h("span", { class: "fold-title" }, icon("layers", "small"), `Fold v${fold.version}`),
+      h("span", { class: "fold-title" }, icon("layers", "small"), foldTitle(fold, position)),
       h(
         "span",
         { class: "fold-stats" },

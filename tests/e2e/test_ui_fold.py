@@ -393,6 +393,9 @@ def test_a_fold_after_an_undo_draws_only_the_current_chain(ui):
     expect(page.locator(".fold-line.current")).to_have_attribute("data-version", "3")
     expect(lines).to_have_count(2)
     assert lines.evaluate_all("ls => ls.map(l => l.dataset.version)") == ["1", "3"]
+    # Named by their place in the chain, so the undone v2 does not read as a lost fold.
+    titles = page.locator(".fold-line .fold-title")
+    assert [t.strip() for t in titles.all_inner_texts()] == ["Fold 1", "Fold 2 (version 3)"]
     expect(page.locator('.fold-line[data-version="2"]')).to_have_count(0)
     expect(page.locator('.fold-line[data-version="1"]')).to_have_attribute(
         "data-api-start-index", str(by_version[1]["apiStartIndex"])
