@@ -44,6 +44,31 @@ _FINISH_REASONS: dict[str, StopReason] = {
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
+def openai_client(
+    api_key: str | None,
+    base_url: str | None,
+    max_retries: int,
+    timeout: float | httpx2.Timeout,
+    *,
+    compatible: bool,
+    http_client: httpx2.AsyncClient | None,
+) -> openai.AsyncOpenAI | None:
+    """The SDK client both OpenAI wires use; None without a key (a compatible server gets
+    a placeholder: the SDK insists on one and local servers ignore it). `base_url` is
+    always passed so the SDK does not read OPENAI_BASE_URL on its own: the configuration
+    has already applied the environment."""
+    key = api_key or ("not-needed" if compatible else None)
+    if not key:
+        return None
+    return openai.AsyncOpenAI(
+        api_key=key,
+        base_url=base_url or OPENAI_BASE_URL,
+        max_retries=max_retries,
+        timeout=timeout,
+        http_client=http_client,
+    )
+
+
 @dataclass
 class _PendingToolCall:
     """A tool call whose pieces arrive over several chunks, keyed by its `index`."""
@@ -79,18 +104,14 @@ class OpenAIProvider:
         self.base_url = base_url
         self.compatible = compatible
         self.stream_usage = stream_usage
-        self._client: openai.AsyncOpenAI | None = None
-        key = api_key or ("not-needed" if compatible else None)
-        if key:
-            # `base_url` is always passed so the SDK does not read OPENAI_BASE_URL on its
-            # own: the configuration has already applied the environment.
-            self._client = openai.AsyncOpenAI(
-                api_key=key,
-                base_url=base_url or OPENAI_BASE_URL,
-                max_retries=max_retries,
-                timeout=timeout,
-                http_client=http_client,
-            )
+        self._client = openai_client(
+            api_key,
+            base_url,
+            max_retries,
+            timeout,
+            compatible=compatible,
+            http_client=http_client,
+        )
 
     async def aclose(self) -> None:
         """Close the SDK's connection pool."""

@@ -38,7 +38,7 @@ from foldline.providers.base import (
     Usage,
 )
 from foldline.providers.errors import provider_error
-from foldline.providers.openai import OPENAI_BASE_URL
+from foldline.providers.openai import openai_client
 
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
 
@@ -66,16 +66,14 @@ class OpenAIResponsesProvider:
         self.name = name
         self.base_url = base_url
         self.compatible = compatible
-        self._client: openai.AsyncOpenAI | None = None
-        key = api_key or ("not-needed" if compatible else None)
-        if key:
-            self._client = openai.AsyncOpenAI(
-                api_key=key,
-                base_url=base_url or OPENAI_BASE_URL,
-                max_retries=max_retries,
-                timeout=timeout,
-                http_client=http_client,
-            )
+        self._client = openai_client(
+            api_key,
+            base_url,
+            max_retries,
+            timeout,
+            compatible=compatible,
+            http_client=http_client,
+        )
 
     async def aclose(self) -> None:
         if self._client is not None:
