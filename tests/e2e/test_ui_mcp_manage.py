@@ -90,10 +90,10 @@ def test_a_broken_server_is_failed_at_once_then_edited_and_removed(
     edit.locator("[data-edit='command']").fill(sys.executable)
     edit.locator("[data-edit='args']").fill(str(SERVER_SCRIPT))
     edit.locator("button", has_text="Save changes").click()
-    expect(typo).to_have_attribute("data-state", "stopped")
+    expect(typo).to_have_attribute("data-state", "awaiting_approval")
     expect(typo.locator(".mcp-error:visible")).to_have_count(0)
     assert saved_servers(app)["typo"] == {"command": sys.executable, "args": [str(SERVER_SCRIPT)]}
-    typo.locator("[data-restart]").click()
+    typo.locator("[data-allow]").click()
     expect(typo).to_have_attribute("data-state", "running", timeout=60_000)
     expect(typo.locator(".mcp-tools")).to_contain_text("typo__echo")
 

@@ -52,9 +52,10 @@ def test_a_missing_command_is_failed_at_once_and_edit_fixes_it(http: httpx2.Clie
     fixed = http.patch(
         "/api/mcp/servers/typo", json={"command": sys.executable, "args": [SERVER_SCRIPT]}
     ).json()
-    assert fixed["state"] == "stopped" and fixed["error"] is None
+    # Fixed, it still waits for the person's yes to run that command (added in the app).
+    assert fixed["state"] == "awaiting_approval" and fixed["error"] is None
     assert saved(http)["typo"] == {"command": sys.executable, "args": [SERVER_SCRIPT]}
-    started = http.post("/api/mcp/servers/typo/restart").json()
+    started = http.post("/api/mcp/servers/typo/allow").json()
     assert started["state"] == "running"
 
 

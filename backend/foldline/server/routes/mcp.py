@@ -173,7 +173,9 @@ def missing_command(config: McpServerConfig) -> str | None:
 def server_out(status: ServerStatus) -> McpServerOut:
     config = status.config
     state, error = status.state, status.error
-    if state == "stopped":
+    # A command that cannot start is said at once, also while the server waits for the
+    # person's yes: allowing a typo would only fail.
+    if state in ("stopped", "awaiting_approval"):
         missing = missing_command(config)
         if missing:
             state, error = "failed", missing
