@@ -122,6 +122,7 @@ def _message_dict(record: MessageRecord, marks: tuple[str | None, int | None]) -
 
 
 def json_bytes(value: Any) -> bytes:
+    """Compact UTF-8 JSON, as every export (a conversation's, a project's) is written."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
