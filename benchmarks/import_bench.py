@@ -30,7 +30,8 @@ from pathlib import Path
 
 from foldline.core.messages import Message, TextPart, ToolCallPart, ToolResultPart, user
 from foldline.store import Store
-from foldline.store.export import import_stream, write_export
+from foldline.store.export import write_export
+from foldline.store.import_reader import import_stream
 
 BATCH = 1000
 

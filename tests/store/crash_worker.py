@@ -86,7 +86,7 @@ def fold(store: Store) -> None:
 
 def import_big(store: Store, path: str) -> None:
     """Import an export of 20,000 messages; `batch N` after each batch has committed."""
-    from foldline.store import export
+    from foldline.store import export, import_reader
     from foldline.store.importing import ConversationImport
 
     scratch = Store(path + ".source")
@@ -110,7 +110,7 @@ def import_big(store: Store, path: str) -> None:
     ConversationImport.add_messages = add_messages  # type: ignore[method-assign]
     say("begin import")
     with open(exported, "rb") as stream:
-        record = export.import_stream(store, stream)
+        record = import_reader.import_stream(store, stream)
     say(f"imported {record.id}")
 
 

@@ -8,7 +8,8 @@ from store_helpers import exchange, fold_state, rich_history
 
 from foldline.core.messages import assistant, user
 from foldline.store import Store
-from foldline.store.export import export_json, export_markdown, import_json
+from foldline.store.export import export_json, export_markdown
+from foldline.store.import_reader import import_json
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ from store_helpers import exchange, fold_state
 
 from foldline.core.messages import assistant, user
 from foldline.store import Store
-from foldline.store.export import export_json, import_json
+from foldline.store.export import export_json
+from foldline.store.import_reader import import_json
 
 
 def two_branches(store: Store) -> str:

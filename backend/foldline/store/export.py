@@ -1,28 +1,13 @@
-"""Export a conversation to JSON (lossless) or Markdown (readable), and import the JSON.
-
-The JSON format is a public contract (`"format": "foldline.conversation"`,
-`"formatVersion": 2`): camelCase keys like the HTTP API, except inside `parts`, which are
-the engine's own part values (`kind`, `call_id`, `is_error`, ...) so that a part
-round-trips without translation. It is described by the pydantic models below, which
-also validate an import before anything is written.
+"""Export a conversation to JSON (lossless, in the format of `export_format.py`) or
+Markdown (readable); `import_reader.py` reads the JSON back.
 
 Round trip: `export_json(import_json(export_json(c)))` equals `export_json(c)` except for
 the conversation's and the messages' ids, which are new on import. One deliberate change:
 a message exported while it was `streaming` is imported as `interrupted`, because nothing
 will ever finish writing it.
 
-Both directions stream: the export is written message by message from one read
-snapshot, and the import reads one message at a time (`json_stream`) and writes them in
-batches inside one transaction, so a conversation of any length moves in flat memory.
-Every number is range-checked and the folds are checked against the history they
-describe before anything is committed: a crafted file is refused with the field's name,
-never stored to break the conversation later.
-
-Version 2 carries the message tree: every branch's messages, parents first, each with its
-`parentId` (null for a first message) and `index` (its depth); the conversation's
-`activeLeafId`; each fold's `lastMessageId`; and on a leaf the person left, the fold that
-was current there (`leafFoldVersion`). A version 1 file (one path, no parents) imports as
-one path.
+The export is written message by message from one read snapshot, so a conversation of
+any length moves out in flat memory.
 """
 
 from __future__ import annotations
@@ -30,227 +15,32 @@ from __future__ import annotations
 import io
 import json
 import math
-from collections.abc import Iterable, Iterator
-from contextlib import ExitStack
 from dataclasses import replace
-from datetime import datetime
-from functools import partial
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic.alias_generators import to_camel
-
-from foldline.core.json_values import (
-    MAX_DEPTH,
-    MAX_TOOL_INPUT_CHARS,
-    has_lone_surrogate,
-    json_problem,
+from foldline.store.export_format import (
+    FORMAT,
+    FORMAT_VERSION,
+    ExportedConversation,
+    ExportedFold,
+    ExportedMessage,
+    ExportedModelCall,
+    ExportedRange,
+    ExportedSaidWords,
 )
-from foldline.core.messages import Message, Part, Role
-from foldline.core.settings import MAX_TOKENS, InvalidSettings, check_conversation_settings
-from foldline.core.state import CompactionState, SaidWords, Strategy, SummarizedRange, Trigger
-from foldline.store.json_stream import InvalidJson, JsonReader
 from foldline.store.markdown import export_markdown
-from foldline.store.project_json import (
-    ExportedProject,
-    join_or_create,
-    project_json,
-    validated_project,
-)
+from foldline.store.project_json import project_json
 from foldline.store.records import (
     PARTS_ADAPTER,
     CompactionRecord,
     ConversationRecord,
-    Marks,
     MessageRecord,
-    MessageStatus,
 )
-from foldline.store.usage import ModelCall
 
 if TYPE_CHECKING:
     from foldline.store.store import Store
 
-__all__ = [
-    "FORMAT",
-    "FORMAT_VERSION",
-    "InvalidJson",
-    "export_json",
-    "export_markdown",
-    "import_json",
-    "import_stream",
-    "write_export",
-]
-
-FORMAT = "foldline.conversation"
-FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
-
-MAX_INDEX = 2**31 - 1
-"""The largest message index or count an import may claim."""
-MAX_VERSION = 2**31 - 1
-"""The largest fold version: the store numbers the next fold one above the highest, so
-this leaves room for billions more without leaving SQLite's integer range."""
-SQLITE_INTEGER = (-(2**63), 2**63 - 1)
-"""SQLite's signed 64-bit integers: any number stored anywhere must fit."""
-MESSAGE_BATCH = 500
-"""Messages written per statement during an import."""
-
-_Index = Field(ge=0, le=MAX_INDEX)
-_Tokens = Field(ge=0, le=MAX_TOKENS)
-
-
-class _Schema(BaseModel):
-    # Strict and closed: an import with a misspelt or mistyped field is refused with its
-    # path rather than half-understood.
-    # Input is read by its camelCase aliases only; the export code builds instances by
-    # field name.
-    model_config = ConfigDict(
-        extra="forbid",
-        strict=True,
-        frozen=True,
-        alias_generator=to_camel,
-        validate_by_alias=True,
-        validate_by_name=True,
-    )
-
-
-def _check_timestamp(value: str) -> str:
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError(f"not an ISO-8601 timestamp: {value!r}") from None
-    return value
-
-
-class ExportedConversation(_Schema):
-    id: str
-    title: str
-    model: str | None
-    system_prompt: str
-    settings: dict[str, Any]
-    created_at: str
-    updated_at: str
-    active_leaf_id: str | None = None
-
-    check_timestamps = field_validator("created_at", "updated_at")(_check_timestamp)
-
-    @field_validator("settings")
-    @classmethod
-    def _check_settings(cls, value: dict[str, Any]) -> dict[str, Any]:
-        try:
-            check_conversation_settings(value)
-        except InvalidSettings as error:
-            raise ValueError(str(error)) from None
-        return value
-
-
-MAX_USAGE_ENTRIES = 32
-"""A message's usage is a flat record of a few counts; more entries than this is no usage."""
-
-
-def _check_usage_numbers(usage: dict[str, Any] | None) -> None:
-    """A message's usage holds numbers under short names: finite, and integers within
-    SQLite's range. Nothing nested, so nothing a read could choke on."""
-    if usage is None:
-        return
-    if len(usage) > MAX_USAGE_ENTRIES:
-        raise ValueError(f"more than {MAX_USAGE_ENTRIES} entries")
-    for key, value in usage.items():
-        if len(key) > 100 or has_lone_surrogate(key):
-            raise ValueError(f"{key[:100]!r} is not a usage name")
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(f"{key}: expected a number")
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"{key}: {value} is not a finite number")
-        if isinstance(value, int) and not SQLITE_INTEGER[0] <= value <= SQLITE_INTEGER[1]:
-            raise ValueError(f"{key}: {value} is outside the 64-bit integer range")
-
-
-class ExportedMessage(_Schema):
-    id: str
-    index: int = _Index
-    role: Role
-    parts: list[Part] = Field(strict=False)
-    status: MessageStatus
-    usage: dict[str, Any] | None
-    token_count: int | None = _Tokens
-    error: str | None
-    created_at: str
-    updated_at: str
-    pinned_at: str | None = None
-    parent_id: str | None = None
-    leaf_fold_version: int | None = Field(default=None, ge=0, le=MAX_VERSION)
-    continued: bool = False
-    """An answer cut off and then continued in place (absent in older files: false)."""
-
-    check_timestamps = field_validator("created_at", "updated_at")(_check_timestamp)
-
-    @field_validator("usage")
-    @classmethod
-    def _check_usage(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        _check_usage_numbers(value)
-        return value
-
-    @field_validator("pinned_at")
-    @classmethod
-    def _check_pinned_at(cls, value: str | None) -> str | None:
-        return None if value is None else _check_timestamp(value)
-
-
-class ExportedRange(_Schema):
-    from_index: int = _Index
-    to_index: int = _Index
-    message_count: int = _Index
-
-
-class ExportedSaidWords(_Schema):
-    """One of the person's messages a fold keeps after its summary."""
-
-    index: int = _Index
-    text: str
-    condensed: bool = False
-
-
-class ExportedFold(_Schema):
-    version: int = Field(ge=1, le=MAX_VERSION)
-    parent_version: int = Field(ge=0, le=MAX_VERSION)
-    current: bool
-    compacted_at: str
-    summary_message: str
-    api_start_index: int = _Index
-    summarized_range: ExportedRange
-    strategy: Strategy
-    trigger: Trigger
-    tokens_before: int = _Tokens
-    tokens_after: int = _Tokens
-    model: str | None
-    degraded: bool
-    carried_details: list[str] = Field(default_factory=list)
-    person_words: list[ExportedSaidWords] = Field(default_factory=list)
-    details_total: int = Field(default=0, ge=0, le=MAX_INDEX)
-    details_kept: int = Field(default=0, ge=0, le=MAX_INDEX)
-    details_appended: int = Field(default=0, ge=0, le=MAX_INDEX)
-    last_message_id: str | None = None
-
-
-class ExportedModelCall(_Schema):
-    """One model call's usage and cost (chat answers and summarizer calls)."""
-
-    turn: int = _Index
-    purpose: Literal["chat", "summary"]
-    message_id: str | None
-    fold_version: int | None = Field(default=None, ge=1, le=MAX_VERSION)
-    provider: str
-    model: str
-    input_tokens: int = _Tokens
-    output_tokens: int = _Tokens
-    cache_read_tokens: int = _Tokens
-    cache_creation_tokens: int = _Tokens
-    cost: float | None = Field(allow_inf_nan=False)
-    saved: float | None = Field(allow_inf_nan=False)
-    created_at: str
-
-    check_timestamps = field_validator("created_at")(_check_timestamp)
+__all__ = ["export_json", "export_markdown", "json_bytes", "write_export"]
 
 
 def _message_json(
@@ -331,7 +121,8 @@ def _message_dict(record: MessageRecord, marks: tuple[str | None, int | None]) -
     return exported
 
 
-def _dumps(value: Any) -> bytes:
+def json_bytes(value: Any) -> bytes:
+    """Compact UTF-8 JSON, as every export (a conversation's, a project's) is written."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
@@ -359,8 +150,8 @@ def write_export(
         compactions,
         marks,
     ):
-        out.write(b'{"format":' + _dumps(FORMAT))
-        out.write(b',"formatVersion":' + _dumps(FORMAT_VERSION))
+        out.write(b'{"format":' + json_bytes(FORMAT))
+        out.write(b',"formatVersion":' + json_bytes(FORMAT_VERSION))
         if with_project and conversation.project_id:
             project_id = conversation.project_id
             shared = project_json(
@@ -368,8 +159,8 @@ def write_export(
                 store.list_project_files(project_id, content=True),
                 store.list_project_notes(project_id),
             )
-            out.write(b',"project":' + _dumps(shared))
-        out.write(b',"conversation":' + _dumps(_conversation_json(conversation)))
+            out.write(b',"project":' + json_bytes(shared))
+        out.write(b',"conversation":' + json_bytes(_conversation_json(conversation)))
         out.write(b',"messages":[')
         for position, record in enumerate(messages):
             # The export carries every file's bytes (in its part, base64), so an import
@@ -379,15 +170,15 @@ def write_export(
                 record = replace(record, message=message)
             out.write(
                 (b"," if position else b"")
-                + _dumps(_message_dict(record, marks.get(record.id, (None, None))))
+                + json_bytes(_message_dict(record, marks.get(record.id, (None, None))))
             )
         folds = [_fold_json(c).model_dump(mode="json", by_alias=True) for c in compactions]
-        out.write(b'],"compactions":' + _dumps(folds))
+        out.write(b'],"compactions":' + json_bytes(folds))
         calls = [
             ExportedModelCall(**_finite_costs(vars(call))).model_dump(mode="json", by_alias=True)
             for call in store.list_calls(conversation_id)
         ]
-        out.write(b',"modelCalls":' + _dumps(calls) + b"}")
+        out.write(b',"modelCalls":' + json_bytes(calls) + b"}")
 
 
 def export_json(store: Store, conversation_id: str) -> dict[str, Any]:
@@ -395,344 +186,3 @@ def export_json(store: Store, conversation_id: str) -> dict[str, Any]:
     buffer = io.BytesIO()
     write_export(store, conversation_id, buffer)
     return json.loads(buffer.getvalue())
-
-
-def _describe(error: ValidationError, where: str) -> str:
-    lines = []
-    for item in error.errors()[:5]:
-        path = ".".join(str(step) for step in (*where.split("."), *item["loc"]) if step != "")
-        lines.append(f"{path or '(document)'}: {item['msg']}")
-    more = error.error_count() - len(lines)
-    if more > 0:
-        lines.append(f"... and {more} more")
-    return "invalid Foldline export: " + "; ".join(lines)
-
-
-def _validated(schema: type[_Schema], data: Any, where: str) -> Any:
-    try:
-        return schema.model_validate(data, by_alias=True, by_name=False)
-    except ValidationError as error:
-        raise ValueError(_describe(error, where)) from None
-
-
-def _check_folds(folds: list[ExportedFold], count: int, version: int) -> None:
-    """What the field types cannot say: each fold agrees with the history it describes
-    (a range inside it, in order, ending where the model's view starts), comes after its
-    parent, names its last message when it folded any (version 2: which branch it
-    belongs to), and at most one is current."""
-    by_version: dict[int, ExportedFold] = {}
-    for position, fold in enumerate(folds):
-        where = f"compactions[{position}]"
-        span = fold.summarized_range
-        if version >= 2 and fold.last_message_id is None and fold.api_start_index > 0:
-            # Without it a fold would apply to every branch, even one it never folded.
-            # (A hand-off's first fold starts at 0: it folded nothing here, and does
-            # apply to every branch.)
-            raise ValueError(
-                f"{where}: lastMessageId is required in formatVersion 2 when apiStartIndex > 0"
-            )
-        if fold.version in by_version:
-            raise ValueError(f"{where}: version {fold.version} appears twice")
-        parent = by_version.get(fold.parent_version)
-        if fold.parent_version != 0 and parent is None:
-            raise ValueError(
-                f"{where}: parentVersion {fold.parent_version} must be 0 or an earlier "
-                f"version listed before it"
-            )
-        if fold.api_start_index > count:
-            raise ValueError(
-                f"{where}: apiStartIndex {fold.api_start_index} is past the {count} messages"
-            )
-        if not span.from_index <= span.to_index <= count:
-            raise ValueError(
-                f"{where}.summarizedRange: fromIndex {span.from_index} and toIndex "
-                f"{span.to_index} must be in order and within the {count} messages"
-            )
-        if span.message_count != span.to_index - span.from_index:
-            raise ValueError(
-                f"{where}.summarizedRange.messageCount: {span.message_count} is not "
-                f"toIndex - fromIndex ({span.to_index - span.from_index})"
-            )
-        if fold.api_start_index != span.to_index:
-            raise ValueError(
-                f"{where}: apiStartIndex {fold.api_start_index} must equal "
-                f"summarizedRange.toIndex {span.to_index} (the view starts where the fold ends)"
-            )
-        if parent is not None and (
-            fold.version <= parent.version or fold.api_start_index < parent.api_start_index
-        ):
-            raise ValueError(
-                f"{where}: a child fold (version {fold.version}) must come after its parent "
-                f"(version {parent.version}) in number and in the history"
-            )
-        _check_timestamp(fold.compacted_at)
-        by_version[fold.version] = fold
-    current = [fold.version for fold in folds if fold.current]
-    if len(current) > 1:
-        raise ValueError(f"several fold versions are marked current: {current}")
-
-
-def _message_record(message: ExportedMessage, conversation_id: str) -> MessageRecord:
-    return MessageRecord(
-        id=message.id,
-        conversation_id=conversation_id,
-        seq=message.index,
-        message=Message(role=message.role, parts=tuple(message.parts)),
-        status="interrupted" if message.status == "streaming" else message.status,
-        usage=message.usage,
-        token_count=message.token_count,
-        created_at=message.created_at,
-        updated_at=message.updated_at,
-        error=message.error,
-        parent_id=message.parent_id,
-        continued=message.continued,
-    )
-
-
-def _fold_record(fold: ExportedFold) -> CompactionRecord:
-    span = fold.summarized_range
-    return CompactionRecord(
-        state=CompactionState(
-            version=fold.version,
-            compacted_at=fold.compacted_at,
-            summary_message=fold.summary_message,
-            api_start_index=fold.api_start_index,
-            summarized_range=SummarizedRange(
-                from_index=span.from_index,
-                to_index=span.to_index,
-                message_count=span.message_count,
-            ),
-            strategy=fold.strategy,
-            trigger=fold.trigger,
-            tokens_before=fold.tokens_before,
-            tokens_after=fold.tokens_after,
-            model=fold.model,
-            degraded=fold.degraded,
-            carried_details=tuple(fold.carried_details),
-            person_words=tuple(
-                SaidWords(index=w.index, text=w.text, condensed=w.condensed)
-                for w in fold.person_words
-            ),
-            details_total=fold.details_total,
-            details_kept=fold.details_kept,
-            details_appended=fold.details_appended,
-        ),
-        is_current=fold.current,
-        parent_version=fold.parent_version,
-        last_message_id=fold.last_message_id,
-    )
-
-
-def _messages(
-    reader: JsonReader,
-    conversation_id: str,
-    marks: Marks,
-    version: int,
-) -> Iterator[MessageRecord]:
-    """The messages, validated one at a time; pins and remembered fold pointers are
-    collected into `marks` (exported id -> (pinned_at, leaf_fold_version))."""
-    for position, item in enumerate(reader.array_items()):
-        _check_message_values(item, f"messages[{position}]")
-        message = _validated(ExportedMessage, item, f"messages.{position}")
-        if version == 1 and message.index != position:
-            raise ValueError(
-                f"messages[{position}].index is {message.index}; messages must be listed "
-                f"in display order with index 0, 1, 2..."
-            )
-        if message.pinned_at is not None or message.leaf_fold_version is not None:
-            marks[message.id] = (message.pinned_at, message.leaf_fold_version)
-        yield _message_record(message, conversation_id)
-
-
-def _check_values(value: Any, where: str) -> None:
-    """Every value of a section can be stored and served (`json_problem`): valid
-    Unicode, finite numbers, nothing nested past what a tool call's arguments may be (a
-    message nests them three levels down)."""
-    problem = json_problem(value, max_depth=MAX_DEPTH + 3)
-    if problem:
-        raise ValueError(f"invalid Foldline export: {where}: the value {problem}")
-
-
-MAX_PART_CHARS = 4 << 20
-"""The longest text or tool output an imported message may hold (what the model reads of
-it is counted, and a 50-million-character string took minutes): several times the
-longest answer a model writes or message a person sends. A tool's full output, kept
-beside its truncated one and never counted, may be as long as the reader allows."""
-
-
-def _check_size(value: Any, where: str) -> None:
-    """A conversation's row or one fold: its strings (the system prompt, a summary) are
-    read by the model on every turn, so they are held to what one message may hold."""
-    problem = json_problem(value, max_depth=MAX_DEPTH + 3, max_chars=MAX_PART_CHARS)
-    if problem:
-        raise ValueError(f"invalid Foldline export: {where}: the value {problem}")
-
-
-def _check_message_values(item: Any, where: str) -> None:
-    """What a message's types cannot say: every value can be stored and served
-    (`json_problem`: tool arguments nested at most `MAX_DEPTH` deep, no lone surrogate,
-    finite numbers), and what the model reads is of a length it can count."""
-    _check_values(item, where)
-    parts = item.get("parts") if isinstance(item, dict) else None
-    for number, part in enumerate(parts if isinstance(parts, list) else ()):
-        if not isinstance(part, dict):
-            continue
-        for key in ("text", "output"):
-            value = part.get(key)
-            if isinstance(value, str) and len(value) > MAX_PART_CHARS:
-                raise ValueError(
-                    f"invalid Foldline export: {where}.parts[{number}].{key}: longer than "
-                    f"{MAX_PART_CHARS:,} characters"
-                )
-        arguments = part.get("input")
-        problem = json_problem(arguments, max_chars=MAX_TOOL_INPUT_CHARS)
-        if isinstance(arguments, dict) and problem:
-            raise ValueError(f"invalid Foldline export: {where}.parts[{number}].input: {problem}")
-
-
-def _batches(records: Iterable[MessageRecord]) -> Iterator[list[MessageRecord]]:
-    batch: list[MessageRecord] = []
-    for record in records:
-        batch.append(record)
-        if len(batch) == MESSAGE_BATCH:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-_KEYS = ("format", "formatVersion", "conversation", "messages", "compactions")
-_OPTIONAL_KEYS = ("modelCalls", "project")
-"""`modelCalls` is absent from exports made before usage was stored; `project` from
-conversations in no project."""
-
-
-def import_stream(
-    store: Store, stream: IO[bytes] | JsonReader, *, project_id: str | None = None
-) -> ConversationRecord:
-    """Create a new conversation (new ids) from a JSON export read from `stream`.
-
-    With `project_id`, the conversation goes into that project (a project import) and a
-    `project` object in the document is ignored; without, a `project` object (which must
-    come before `conversation`) puts it in the project with that id, created from the
-    object when there is none here.
-
-    Reads one message at a time and writes them in batches inside one transaction, so
-    memory stays flat whatever the length; nothing is committed unless the whole
-    document is valid. `format`, `formatVersion` and `conversation` must come before
-    `messages` (as Foldline writes them). Raises `InvalidJson` for bytes that are not
-    JSON and ValueError naming the field for a document that is not a valid export.
-    """
-    # A reader is a conversation inside a larger document (a project export): it is read
-    # where the reader stands, and what follows it is the caller's.
-    whole = not isinstance(stream, JsonReader)
-    reader = JsonReader(stream) if whole else stream
-    if reader.peek() != "{":
-        raise ValueError("a Foldline export is a JSON object")
-    seen: dict[str, Any] = {}
-    folds: list[ExportedFold] = []
-    calls: list[ExportedModelCall] = []
-    marks: Marks = {}
-    active_leaf: str | None = None
-    project: ExportedProject | None = None
-    with ExitStack() as transaction:
-        writer = None
-        for key in reader.object_keys():
-            if key not in _KEYS and key not in _OPTIONAL_KEYS:
-                raise ValueError(f"invalid Foldline export: {key}: extra inputs are not permitted")
-            if key in seen:
-                raise ValueError(f"invalid Foldline export: {key} appears twice")
-            if key in ("conversation", "messages") and set(seen) < {"format", "formatVersion"}:
-                missing = {"format", "formatVersion"} - set(seen)
-                raise ValueError(
-                    f"not a Foldline conversation export ({', '.join(sorted(missing))} must "
-                    f"come before {key})"
-                )
-            if key == "messages":
-                if writer is None:
-                    raise ValueError(
-                        "invalid Foldline export: conversation must come before messages"
-                    )
-                if reader.peek() != "[":
-                    raise ValueError("invalid Foldline export: messages must be a list")
-                version = seen["formatVersion"]
-                messages = _messages(reader, writer.record.id, marks, version)
-                for batch in _batches(messages):
-                    writer.add_messages(batch)
-                seen[key] = True
-                continue
-            value = reader.value()
-            _check_values(value, key)
-            seen[key] = value
-            if key == "format" and value != FORMAT:
-                raise ValueError(
-                    f'not a Foldline conversation export ("format" must be "{FORMAT}")'
-                )
-            if key == "formatVersion" and (
-                type(value) is not int or value not in READABLE_VERSIONS
-            ):
-                raise ValueError(
-                    f"unsupported formatVersion {value!r}; this version of Foldline reads "
-                    f"{' and '.join(map(str, READABLE_VERSIONS))}"
-                )
-            if key == "conversation":
-                _check_size(value, "conversation")
-                exported = _validated(ExportedConversation, value, "conversation")
-                record = ConversationRecord(
-                    id=exported.id,
-                    title=exported.title,
-                    model=exported.model,
-                    system_prompt=exported.system_prompt,
-                    settings=exported.settings,
-                    created_at=exported.created_at,
-                    updated_at=exported.updated_at,
-                    message_count=0,
-                )
-                active_leaf = exported.active_leaf_id
-                join = None
-                if project_id is not None:
-                    record = replace(record, project_id=project_id)
-                elif project is not None:
-                    join = partial(join_or_create, exported=project)
-                writer = transaction.enter_context(store.import_conversation(record, join))
-            if key == "project" and project_id is None:
-                if writer is not None:
-                    raise ValueError(
-                        "invalid Foldline export: project must come before conversation"
-                    )
-                project = validated_project(value)
-            if key == "modelCalls":
-                if not isinstance(value, list):
-                    raise ValueError("invalid Foldline export: modelCalls must be a list")
-                calls = [
-                    _validated(ExportedModelCall, item, f"modelCalls.{position}")
-                    for position, item in enumerate(value)
-                ]
-            if key == "compactions":
-                if not isinstance(value, list):
-                    raise ValueError("invalid Foldline export: compactions must be a list")
-                for position, item in enumerate(value):
-                    _check_size(item, f"compactions[{position}]")
-                folds = [
-                    _validated(ExportedFold, item, f"compactions.{position}")
-                    for position, item in enumerate(value)
-                ]
-        if whole:
-            reader.end()
-        missing = [key for key in _KEYS if key not in seen]
-        if missing or writer is None:
-            raise ValueError(f"invalid Foldline export: missing {', '.join(missing)}")
-        _check_folds(folds, writer.message_count, seen["formatVersion"])
-        record = writer.finish([_fold_record(fold) for fold in folds], marks, active_leaf)
-    # Calls keep their tokens, cost and fold; their link to a message (whose id is new)
-    # is not kept.
-    store.record_calls(
-        record.id,
-        [ModelCall(**{**call.model_dump(), "message_id": None}) for call in calls],
-    )
-    return record
-
-
-def import_json(store: Store, data: Any) -> ConversationRecord:
-    """`import_stream` for a document already in memory (tests, small files)."""
-    return import_stream(store, io.BytesIO(json.dumps(data).encode("utf-8")))

@@ -16,7 +16,8 @@ import sqlite3
 from functools import partial
 from typing import IO, TYPE_CHECKING
 
-from foldline.store.export import _dumps, import_stream, write_export
+from foldline.store.export import json_bytes, write_export
+from foldline.store.import_reader import import_stream
 from foldline.store.json_stream import JsonReader
 from foldline.store.project_json import (
     ExportedProject,
@@ -39,9 +40,9 @@ def write_project_export(store: Store, project_id: str, out: IO[bytes]) -> None:
     project = store.get_project(project_id)
     files = store.list_project_files(project_id, content=True)
     shared = project_json(project, files, store.list_project_notes(project_id))
-    out.write(b'{"format":' + _dumps(PROJECT_FORMAT))
-    out.write(b',"formatVersion":' + _dumps(PROJECT_FORMAT_VERSION))
-    out.write(b',"project":' + _dumps(shared))
+    out.write(b'{"format":' + json_bytes(PROJECT_FORMAT))
+    out.write(b',"formatVersion":' + json_bytes(PROJECT_FORMAT_VERSION))
+    out.write(b',"project":' + json_bytes(shared))
     out.write(b',"conversations":[')
     for position, conversation_id in enumerate(store.project_conversation_ids(project_id)):
         out.write(b"," if position else b"")

@@ -13,8 +13,7 @@ SQLite connection (see `connection.py`).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,21 +26,18 @@ from foldline.paths import make_private_files
 from foldline.store import attachments, branches, handoffs, lookups, projects, queries, usage
 from foldline.store.connection import ConnectionPool
 from foldline.store.counts import CountMethods, restore_count_triggers, with_files
+from foldline.store.folds import FoldMethods
 from foldline.store.handoffs import HandoffMethods
-from foldline.store.importing import ConversationImport, delete_unfinished_imports
+from foldline.store.importing import delete_unfinished_imports
 from foldline.store.migrations import migrations
 from foldline.store.projects import ProjectMethods
 from foldline.store.records import (
-    COMPACTION_INSERT,
     CONVERSATION_COLUMNS,
     MESSAGE_COLUMNS,
     MESSAGE_STATUSES,
     ON_PATH_FILTER,
     PATH_MESSAGE_COLUMNS,
     PATH_MESSAGES,
-    CompactionRecord,
-    ConcurrentFold,
-    ConversationRead,
     ConversationRecord,
     CorruptDatabase,
     MessageRecord,
@@ -49,7 +45,6 @@ from foldline.store.records import (
     NotFound,
     PinRecord,
     SearchHit,
-    compaction_values,
     conversation_from_row,
     dump_json_or_none,
     is_corruption,
@@ -61,6 +56,7 @@ from foldline.store.records import (
 from foldline.store.redo import FoldRedoMethods
 from foldline.store.schema import missing_search_triggers, rebuild_search_index
 from foldline.store.search import fts_query, like_pattern, search_terms
+from foldline.store.transfer import TransferMethods
 
 RECOVERED_ERROR = "The app stopped before this answer was finished; the text so far is kept."
 
@@ -70,7 +66,14 @@ def _check_status(status: str) -> None:
         raise ValueError(f"unknown message status {status!r}; expected one of {MESSAGE_STATUSES}")
 
 
-class Store(HandoffMethods, ProjectMethods, CountMethods, FoldRedoMethods):
+class Store(
+    HandoffMethods,
+    ProjectMethods,
+    CountMethods,
+    FoldMethods,
+    FoldRedoMethods,
+    TransferMethods,
+):
     """SQLite persistence for Foldline (one database file).
 
     Opening runs the pending migrations and then startup recovery: a message left
@@ -477,169 +480,6 @@ class Store(HandoffMethods, ProjectMethods, CountMethods, FoldRedoMethods):
         """Pin or unpin a message; returns its `pinned_at` (None when unpinned)."""
         with self._pool.write() as conn:
             return lookups.set_pinned(conn, conversation_id, message_id, pinned, self._now())
-
-    # -- folds ---------------------------------------------------------------------------
-
-    def current_compaction(self, conversation_id: str) -> CompactionState | None:
-        return queries.current_compaction(self._pool.get().conn, conversation_id)
-
-    def list_compactions(
-        self, conversation_id: str, *, active_path_only: bool = False
-    ) -> list[CompactionRecord]:
-        """Every fold version, oldest first, with which one is current; with
-        `active_path_only`, only the folds that apply to the active path."""
-        with self._pool.snapshot() as conn:
-            records = queries.list_compactions(conn, conversation_id)
-            if active_path_only:
-                return branches.applying_to_path(conn, conversation_id, records)
-            return records
-
-    def commit_fold(
-        self,
-        conversation_id: str,
-        state: CompactionState,
-        *,
-        expected_version: int,
-        pruned: Mapping[str, Message] | None = None,
-    ) -> CompactionState:
-        """Make `state` the current fold, in one transaction, and return it as stored.
-
-        `expected_version` is the version current when the fold was planned (0 = none);
-        if another fold or an undo happened since, nothing is written and ConcurrentFold
-        is raised so the caller recomputes. Messages appended meanwhile do not conflict:
-        the fold covers only earlier ones. `pruned` (message id -> replacement, e.g. tool
-        outputs marked `compacted_at`) is written in the same transaction.
-
-        The stored version is one more than the highest version ever stored for the
-        conversation. That equals `state.version` unless a fold was undone: undone versions
-        are kept, so their numbers are not reused, and the returned state says which
-        number this fold got.
-        """
-        with self._pool.write() as conn:
-            current_version = queries.fold_version(conn, conversation_id)
-            if current_version != expected_version:
-                raise ConcurrentFold(conversation_id, expected_version, current_version)
-            count = queries.next_seq(conn, conversation_id)
-            if not 0 <= state.api_start_index <= count:
-                raise ValueError(
-                    f"api_start_index {state.api_start_index} is outside the history "
-                    f"of {count} messages"
-                )
-            current = queries.current_compaction(conn, conversation_id)
-            if current is not None and state.api_start_index < current.api_start_index:
-                raise ValueError(
-                    f"a fold cannot move api_start_index back from "
-                    f"{current.api_start_index} to {state.api_start_index}; undo instead"
-                )
-            version = conn.execute(
-                "SELECT coalesce(max(version), 0) + 1 FROM compactions WHERE conversation_id = ?",
-                (conversation_id,),
-            ).fetchone()[0]
-            last_id = branches.last_folded_id(conn, conversation_id, state.api_start_index)
-            conn.execute(
-                COMPACTION_INSERT,
-                compaction_values(conversation_id, state, version, current_version, last_id),
-            )
-            conn.execute(
-                "UPDATE conversations SET fold_version = ?, updated_at = ? WHERE id = ?",
-                (version, self._now(), conversation_id),
-            )
-            queries.replace_messages(conn, conversation_id, pruned or {}, self._now())
-        return state if state.version == version else state.model_copy(update={"version": version})
-
-    def commit_prune(self, conversation_id: str, replacements: Mapping[str, Message]) -> None:
-        """Replace several messages (pruning marks) in one transaction, all or none."""
-        with self._pool.write() as conn:
-            queries.replace_messages(conn, conversation_id, replacements, self._now())
-
-    def undo_fold(self, conversation_id: str, version: int) -> CompactionState | None:
-        """Make the fold that preceded `version` current again (None = no fold).
-
-        `version` must be the current one, so an undo clicked on a stale screen cannot
-        undo a newer fold (ConcurrentFold). Nothing is deleted: the undone version stays
-        in `list_compactions`.
-        """
-        with self._pool.write() as conn:
-            current_version = queries.fold_version(conn, conversation_id)
-            row = conn.execute(
-                "SELECT parent_version FROM compactions WHERE conversation_id = ? AND version = ?",
-                (conversation_id, version),
-            ).fetchone()
-            if row is None:
-                raise NotFound(f"conversation {conversation_id!r} has no fold version {version}")
-            if current_version != version:
-                raise ConcurrentFold(conversation_id, version, current_version)
-            # Walked back to the first fold of the chain that applies to the active path:
-            # the parent itself, unless it lies on another branch (a forged or damaged
-            # chain), which must never be current here.
-            branches.repoint_fold(conn, conversation_id, row[0])
-            conn.execute(
-                "UPDATE conversations SET updated_at = ? WHERE id = ?",
-                (self._now(), conversation_id),
-            )
-            return queries.current_compaction(conn, conversation_id)
-
-    def read_conversation(
-        self, conversation_id: str
-    ) -> tuple[ConversationRecord, list[MessageRecord], list[CompactionRecord]]:
-        """The whole conversation from one read snapshot (for export)."""
-        with self.reading_conversation(conversation_id) as (conversation, messages, folds, _):
-            return conversation, list(messages), folds
-
-    @contextmanager
-    def reading_conversation(
-        self, conversation_id: str, *, every_branch: bool = False
-    ) -> Iterator[ConversationRead]:
-        """The conversation, its messages one at a time (the active path in display
-        order; with `every_branch`, every message, parents first), its folds and the
-        messages' marks (id -> (pinned_at, leaf_fold_version), for the marked ones), all
-        from one read snapshot: an export of any size reads in constant memory."""
-        with self._pool.snapshot() as conn:
-            conversation = queries.get_conversation(conn, conversation_id)
-            compactions = queries.list_compactions(conn, conversation_id)
-            marks = lookups.message_marks(conn, conversation_id)
-            cursor = conn.execute(
-                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY seq, pk"
-                if every_branch
-                else f"SELECT {PATH_MESSAGE_COLUMNS} FROM {PATH_MESSAGES} "
-                f"WHERE {ON_PATH_FILTER} ORDER BY m.seq",
-                (conversation_id,),
-            )
-            yield conversation, (message_from_row(row) for row in cursor), compactions, marks
-
-    @contextmanager
-    def import_conversation(
-        self,
-        conversation: ConversationRecord,
-        project: Callable[[sqlite3.Connection, str], str] | None = None,
-    ) -> Iterator[ConversationImport]:
-        """A new conversation (new ids): messages are added in batches, each its own
-        transaction, then `finish` writes the folds and makes the conversation visible;
-        until then no read shows it. An exception inside deletes what was written.
-        Titles, settings, timestamps, statuses and fold versions are kept as given.
-        `project(conn, now)` gives the project it joins (created first, in a transaction
-        of its own, when the file brings one that is not here)."""
-        if project is not None:
-            with self._pool.write() as conn:
-                conversation = replace(conversation, project_id=project(conn, self._now()))
-        writer = ConversationImport(self._pool.write, replace(conversation, id=new_id()), new_id)
-        try:
-            yield writer
-        except BaseException:
-            writer.discard()
-            raise
-
-    def restore_conversation(
-        self,
-        conversation: ConversationRecord,
-        messages: Sequence[MessageRecord],
-        compactions: Sequence[CompactionRecord],
-    ) -> ConversationRecord:
-        """Write a whole conversation under new ids in one transaction (see
-        `import_conversation`); `messages` in display order with `seq` 0, 1, 2..."""
-        with self.import_conversation(conversation) as writer:
-            writer.add_messages(messages)
-            return writer.finish(compactions)
 
     # -- usage and cost ------------------------------------------------------------------
 

@@ -22,7 +22,9 @@ from foldline.server.routes.conversations import conversation_out
 from foldline.server.routes.settings import ConfigSourceDep
 from foldline.server.security import IMPORT_BODY_LIMIT
 from foldline.store import Store
-from foldline.store.export import InvalidJson, export_markdown, import_stream, write_export
+from foldline.store.export import export_markdown, write_export
+from foldline.store.import_reader import import_stream
+from foldline.store.json_stream import InvalidJson
 
 SPOOL_IN_MEMORY = 1024 * 1024
 """A body up to this size stays in memory; a larger one goes to a private temporary file."""
