@@ -1,5 +1,6 @@
-// Running a turn (send, retry, edit, regenerate) and a manual fold, and applying their
-// events to the views.
+// Running a turn (send, retry, edit, regenerate) and a manual fold: starting its stream,
+// reading it (its events are applied to the views by `turn-events.js`) and settling the
+// screen when it ends.
 //
 // The server persists everything it streams, so the events only make the screen live;
 // when a stream ends the newest messages, the folds and the meter are re-read from the
@@ -13,28 +14,25 @@ import {
   jumpToLatest,
   messageAt,
   putMessage,
-  putToolResult,
   reconcileTail,
   renderFolds,
   totalMessages,
 } from "./chat.js";
-import { byId, h, icon } from "./dom.js";
+import { byId } from "./dom.js";
 import { foldKeptAt } from "./fold.js";
-import { formatTokens, plural } from "./format.js";
-import { clearApprovals, hideApproval, showApproval } from "./mcp.js";
-import { clearQuestions, hideQuestion, showQuestion, showToolProgress } from "./mcp-questions.js";
-import { updateContext } from "./meter.js";
-import { DISK_FULL_TITLE, notify, notifyError } from "./notices.js";
+import { clearApprovals } from "./mcp.js";
+import { clearQuestions } from "./mcp-questions.js";
+import { notifyError } from "./notices.js";
 import { currentFold, emit, setBusy, state } from "./state.js";
 import { nameIfNew, watchForMadeTitle } from "./titles.js";
-
-/** The title of each `notice` a turn can send (the message says the rest). */
-const NOTICE_TITLES = {
-  mcp_server_failed: "A tool server is unavailable",
-  mcp_tools_limited: "Some tools are left out",
-  mcp_server_awaiting_approval: "A new tool server waits for your yes",
-  mcp_sign_in_required: "A tool server needs you to sign in",
-};
+import {
+  announceError,
+  applyEvent,
+  cancelDraws,
+  hideProgress,
+  newLiveState,
+  showProgress,
+} from "./turn-events.js";
 
 /** The stream being read, so Stop and Esc can reach it. */
 let running = null;
@@ -54,236 +52,6 @@ export function initTurns(hooks) {
 
 export function isRunning() {
   return running !== null;
-}
-
-// ---- the progress banner above the composer --------------------------------------------
-
-function showProgress(text) {
-  const status = byId("composer-status");
-  status.querySelector(".auto-fold-warning")?.remove();
-  let banner = status.querySelector(".progress-banner");
-  if (!banner) {
-    banner = h("div", { class: "progress-banner", role: "status" });
-    status.prepend(banner);
-  }
-  banner.replaceChildren(icon("loader", "small spin"), h("span", { text }));
-}
-
-function hideProgress() {
-  byId("composer-status").querySelector(".progress-banner")?.remove();
-}
-
-// ---- applying events ---------------------------------------------------------------
-
-/** Live copies of the messages of the running stream, by id. */
-function newLiveState() {
-  return {
-    conversationId: state.currentId,
-    byId: new Map(),
-    firstIndex: totalMessages(),
-  };
-}
-
-/** Events of a turn draw only while its conversation is the one on screen. */
-const VIEW_EVENTS = new Set([
-  "message.created",
-  "assistant.delta",
-  "tool.call",
-  "tool.result",
-  "message.completed",
-  "context.stats",
-  "compaction.started",
-  "compaction.completed",
-]);
-
-/**
- * Apply one event of the running stream to the views.
- * @param {object} live the stream's live state (`newLiveState`)
- * @param {keyof EventBodies} name
- * @param {EventBodies[keyof EventBodies]} data the event's body, as types.js defines it
- */
-function applyEvent(live, name, data) {
-  if (VIEW_EVENTS.has(name) && state.currentId !== live.conversationId) {
-    // The person opened another conversation; the turn goes on and is saved, and what it
-    // did shows when they come back. Only the notices below still apply.
-    if (name === "compaction.completed") {
-      announceFold(data);
-    }
-    return;
-  }
-  switch (name) {
-    case "message.created": {
-      const copy = { ...data.message, parts: [...data.message.parts] };
-      if (copy.index > totalMessages()) {
-        // The stored history has messages this page never showed (a turn from another
-        // window it did not hear of): once this one ends, the page is read again.
-        live.stale = true;
-      }
-      live.byId.set(copy.id, copy);
-      live.firstIndex = Math.min(live.firstIndex, copy.index);
-      putMessage(copy, { streaming: copy.status === "streaming" });
-      break;
-    }
-    case "assistant.delta": {
-      const message = live.byId.get(data.messageId);
-      if (!message) {
-        break;
-      }
-      const last = message.parts.at(-1);
-      if (last && last.kind === data.kind) {
-        message.parts[message.parts.length - 1] = { ...last, text: last.text + data.text };
-      } else {
-        message.parts.push({ kind: data.kind, text: data.text });
-      }
-      scheduleDraw(message);
-      break;
-    }
-    case "tool.call": {
-      const message = live.byId.get(data.messageId);
-      if (message) {
-        message.parts.push({
-          kind: "tool-call",
-          id: data.id,
-          name: data.name,
-          input: data.input,
-        });
-        scheduleDraw(message);
-      }
-      break;
-    }
-    case "tool.result":
-      putToolResult({ ...data });
-      break;
-    case "message.completed": {
-      const message = data.message;
-      live.byId.set(message.id, message);
-      cancelDraw(message.id);
-      putMessage(message);
-      break;
-    }
-    case "context.stats":
-      updateContext(data);
-      break;
-    case "compaction.started":
-      showProgress(
-        data.trigger === "manual"
-          ? "Summarizing…"
-          : `Folding the conversation (${data.trigger}): summarizing…`,
-      );
-      setBusy(state.busy === "compact" ? "compact" : "turn");
-      break;
-    case "compaction.completed":
-      hideProgress();
-      announceFold(data);
-      app.refreshFolds().then(() => app.refreshConversation());
-      break;
-    case "compaction.failed":
-      hideProgress();
-      notify({
-        kind: "warn",
-        title: "The fold did not happen",
-        text: data.reason,
-      });
-      break;
-    case "prune.completed":
-      notify({
-        kind: "info",
-        title: "Old tool outputs pruned",
-        text: `${plural(data.prunedCalls, "tool output")} replaced by placeholders in the model's view (about ${formatTokens(data.reclaimedTokens)} tokens freed). The outputs stay in the history.`,
-      });
-      break;
-    case "tool.approval_required":
-      showApproval(live.conversationId, data);
-      break;
-    case "tool.approval_resolved":
-      hideApproval(data.callId);
-      break;
-    case "tool.elicitation_required":
-      showQuestion(live.conversationId, data);
-      break;
-    case "tool.elicitation_resolved":
-      hideQuestion(data.elicitationId);
-      break;
-    case "tool.progress":
-      showToolProgress(data);
-      break;
-    case "notice":
-      notify({
-        kind: "warn",
-        title: NOTICE_TITLES[data.code] ?? "A tool server is unavailable",
-        text: data.message,
-      });
-      break;
-    case "error":
-      // Shown when the stream ends, unless the failed answer already says it inline.
-      live.error = data;
-      break;
-    default:
-      break;
-  }
-}
-
-function errorTitle(code) {
-  switch (code) {
-    case "auth":
-      return "The provider refused the API key";
-    case "rate_limited":
-      return "Rate limited by the provider";
-    case "overloaded":
-      return "The provider is overloaded";
-    case "unavailable":
-      return "The provider cannot be reached";
-    case "context_overflow":
-      return "The request was too large for the model";
-    case "disk_full":
-      return DISK_FULL_TITLE;
-    default:
-      return "The model call failed";
-  }
-}
-
-/** @param {CompactionCompleted} data */
-function announceFold(data) {
-  const text = `${plural(data.summarizedRange.messageCount, "message")} folded, ${formatTokens(data.tokensBefore)} → ${formatTokens(data.tokensAfter)} tokens.`;
-  if (data.degraded) {
-    notify({
-      kind: "warn",
-      title: `Emergency fold v${data.version}`,
-      text: `${text} The summarizer could not be used, so an extractive digest stands in for the summary; it is re-summarized later.`,
-    });
-  } else if (data.strategy === "free-form") {
-    notify({
-      kind: "info",
-      title: `Folded (v${data.version}, ${data.trigger}), free-form`,
-      text: `${text} The summarizer ignored the requested sections; its summary is kept as written, and your own words stay beside it.`,
-    });
-  } else {
-    notify({ kind: "success", title: `Folded (v${data.version}, ${data.trigger})`, text });
-  }
-}
-
-// Streaming text is redrawn at most once per frame, whatever the delta rate.
-const pendingDraws = new Map();
-
-function scheduleDraw(message) {
-  if (pendingDraws.has(message.id)) {
-    return;
-  }
-  pendingDraws.set(
-    message.id,
-    requestAnimationFrame(() => {
-      pendingDraws.delete(message.id);
-      putMessage(message, { streaming: true });
-    }),
-  );
-}
-
-function cancelDraw(id) {
-  const frame = pendingDraws.get(id);
-  if (frame !== undefined) {
-    cancelAnimationFrame(frame);
-    pendingDraws.delete(id);
-  }
 }
 
 // ---- streams -----------------------------------------------------------------------
@@ -322,7 +90,7 @@ async function consume(kind, events, live) {
         stopWaiting();
         stopWaiting = () => {};
       }
-      applyEvent(live, name, data);
+      applyEvent(live, name, data, app);
       if (name === "done") {
         break;
       }
@@ -337,9 +105,7 @@ async function consume(kind, events, live) {
 }
 
 async function finish(live) {
-  for (const id of pendingDraws.keys()) {
-    cancelDraw(id);
-  }
+  cancelDraws();
   hideProgress();
   clearApprovals();
   clearQuestions();
@@ -365,17 +131,6 @@ async function finish(live) {
   // A failed answer on screen explains itself (with Retry); a toast would repeat it.
   if (messageAt(totalMessages() - 1)?.status !== "error") {
     announceError(live.error);
-  }
-}
-
-/** @param {ErrorEvent|undefined} error */
-function announceError(error) {
-  if (error) {
-    notify({
-      kind: "error",
-      title: errorTitle(error.code),
-      text: error.message,
-    });
   }
 }
 
@@ -610,7 +365,7 @@ export async function compactNow(instructions, { onEvent, keepRecentTokens } = {
       } else if (name === "error") {
         outcome.error = data;
       }
-      applyEvent(live, name, data);
+      applyEvent(live, name, data, app);
       if (name === "done") {
         break;
       }

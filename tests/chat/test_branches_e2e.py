@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from fake_sessions import MODEL, WIRES, chat_requests, fake_server, filler, make_service, run
 
-from foldline.api.schemas import BackgroundFoldOut
+from foldline.api.schemas_context import BackgroundFoldOut
 from foldline.chat.events import ChatEvent
 from foldline.chat.service import ChatService, TurnHandle, TurnInProgress, WrongMessage
 from foldline.store import NotOnPath, Store

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from foldline.api.events import ApprovalRequired
-from foldline.api.schemas import (
+from foldline.api.schemas import UsageOut
+from foldline.api.schemas_context import (
     ContextBreakdown,
     ContextStatsOut,
     ConversationUsageOut,
     Thresholds,
-    UsageOut,
 )
 from foldline.chat.events import ChatEvent
 from foldline.chat.service import ChatService

@@ -163,8 +163,8 @@ def test_every_field_the_ui_reads_is_defined_by_the_schemas() -> None:
 
 
 def test_every_event_the_ui_handles_exists() -> None:
-    turn = _ui_sources()["turn.js"]
-    handled = set(_CASE.findall(_function_body(turn, turn.index("function applyEvent("))))
+    events = _ui_sources()["turn-events.js"]
+    handled = set(_CASE.findall(_function_body(events, events.index("function applyEvent("))))
     assert handled <= set(EVENT_BODIES), handled - set(EVENT_BODIES)
     assert {"message.created", "assistant.delta", "compaction.completed"} <= handled
 

@@ -16,7 +16,7 @@ import anthropic as anthropic_sdk
 import openai
 import pytest
 
-from foldline.chat.turn import StreamedAnswer
+from foldline.chat.answer import StreamedAnswer
 from foldline.core.messages import (
     Message,
     ReasoningPart,

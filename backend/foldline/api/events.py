@@ -14,7 +14,6 @@ from pydantic import SerializerFunctionWrapHandler, model_serializer
 
 from foldline.api.schemas import (
     ApiModel,
-    ContextStatsOut,
     MessageOut,
     StoredMessage,
     SummarizedRangeOut,
@@ -22,6 +21,7 @@ from foldline.api.schemas import (
     ToolResultPartOut,
     part_out,
 )
+from foldline.api.schemas_context import ContextStatsOut
 from foldline.core.messages import ToolCallPart, ToolResultPart
 from foldline.core.state import CompactionState
 

@@ -43,7 +43,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from foldline.api.events import CompactionCompleted, CompactionFailed, CompactionStarted
-from foldline.api.schemas import BackgroundFoldOut
+from foldline.api.schemas_context import BackgroundFoldOut
 from foldline.chat.context import ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.folding import (

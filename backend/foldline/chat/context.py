@@ -12,19 +12,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from foldline.api.schemas import (
-    ApiMessageOut,
     AttachmentPartOut,
-    BackgroundFoldOut,
     CompactionOut,
+    PartOut,
+    UsageOut,
+    part_out,
+)
+from foldline.api.schemas_context import (
+    ApiMessageOut,
+    BackgroundFoldOut,
     ContextBreakdown,
     ContextOut,
     ContextStatsOut,
     ConversationUsageOut,
-    PartOut,
     ProjectInViewOut,
     Thresholds,
-    UsageOut,
-    part_out,
 )
 from foldline.chat.counting import CachedCounter, TailEntry, tail_counts
 from foldline.chat.projects import (

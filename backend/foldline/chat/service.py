@@ -16,7 +16,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 
 from foldline.api.events import Done, ErrorEvent
-from foldline.api.schemas import CompactionPreview, ContextOut, EditPreview
+from foldline.api.schemas import EditPreview
+from foldline.api.schemas_context import CompactionPreview, ContextOut
+from foldline.chat.answer import storable
 from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
@@ -33,7 +35,7 @@ from foldline.chat.store_writer import StoreWriter
 from foldline.chat.titles import BackgroundTitles
 from foldline.chat.tool_registry import Tool, ToolRegistry, ToolSource
 from foldline.chat.tools import CONTEXT_TOOLS, WorkspaceFiles
-from foldline.chat.turn import TurnRunner, storable
+from foldline.chat.turn import TurnRunner
 from foldline.chat.watching import ConversationWatch
 from foldline.config import AppConfig
 from foldline.core.attachments import AttachmentRefused, settle_pdf_form

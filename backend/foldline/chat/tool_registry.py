@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from foldline.api.schemas import ContextStatsOut
+from foldline.api.schemas_context import ContextStatsOut
 from foldline.chat.events import ChatEvent
 from foldline.core.json_values import refused_arguments
 from foldline.core.messages import AttachmentPart, Part, ToolCallPart, ToolResultPart, ToolSpec

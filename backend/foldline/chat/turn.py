@@ -18,22 +18,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from foldline.api.events import (
     AssistantDelta,
-    CallUsageOut,
     ErrorEvent,
     MessageEvent,
     ToolCallEventOut,
     ToolResultEventOut,
     UsageEvent,
 )
+from foldline.chat.answer import StreamedAnswer, answer_usage, call_usage, continuable, storable
 from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
@@ -49,8 +48,6 @@ from foldline.core.messages import (
     AttachmentPart,
     Message,
     Part,
-    ReasoningPart,
-    TextPart,
     ToolCallPart,
     ToolResultPart,
 )
@@ -83,115 +80,9 @@ FLUSH_INTERVAL = 0.25
 """Seconds between writes of a streaming answer: a crash loses at most this much text."""
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _file_names(message: Message) -> str:
     """A message of files only is titled by their names."""
     return ", ".join(p.name for p in message.parts if isinstance(p, AttachmentPart))
-
-
-def storable(text: str) -> str:
-    """`text` with each lone UTF-16 surrogate replaced by U+FFFD.
-
-    A model (or a client) can send one as a JSON escape; it cannot be encoded as UTF-8,
-    so SQLite and every JSON answer would refuse the whole message.
-    """
-    return _LONE_SURROGATE.sub("\ufffd", text)
-
-
-@dataclass
-class StreamedAnswer:
-    """An assistant message being assembled from provider events."""
-
-    text: str = ""
-    reasoning: str = ""
-    """The reasoning block being streamed (not yet closed by its provider's proof)."""
-    thoughts: list[ReasoningPart] = field(default_factory=list)
-    """The reasoning blocks already closed, in order."""
-    reasoning_started: float | None = None
-    reasoning_seconds: float | None = None
-    """How long the model reasoned: from its first reasoning delta to its first answer
-    delta (text or tool call), or to the end of the call."""
-    calls: list[ToolCallPart] = field(default_factory=list)
-    usage: Usage | None = None
-    stop: Stop | None = None
-    before: tuple[Part, ...] = ()
-    """The parts of the cut-off answer this one continues in place (Continue)."""
-
-    def add_reasoning(self, delta: ReasoningDelta, now: float) -> None:
-        if self.reasoning_started is None:
-            self.reasoning_started = now
-        self.reasoning += delta.text
-        if delta.closes:
-            self.thoughts.append(
-                ReasoningPart(
-                    text=self.reasoning,
-                    signature=delta.signature,
-                    redacted=delta.redacted,
-                    item_id=delta.item_id,
-                    encrypted_content=delta.encrypted_content,
-                )
-            )
-            self.reasoning = ""
-
-    def end_reasoning(self, now: float) -> None:
-        """The answer itself began (or the call ended): the thinking time is known."""
-        if self.reasoning_started is not None and self.reasoning_seconds is None:
-            self.reasoning_seconds = round(now - self.reasoning_started, 1)
-
-    def message(self) -> Message:
-        parts: list[Part] = list(self.before)
-        thoughts = list(self.thoughts)
-        if self.reasoning:
-            thoughts.append(ReasoningPart(text=self.reasoning))
-        parts.extend(thoughts)
-        if self.text:
-            # The continuation goes on the same text: one text part, so the wire (which
-            # joins separate parts with a blank line on OpenAI) reads it as one answer.
-            last = parts[-1] if parts else None
-            if isinstance(last, TextPart) and not thoughts:
-                parts[-1] = TextPart(text=last.text + self.text)
-            else:
-                parts.append(TextPart(text=self.text))
-        parts.extend(self.calls)
-        return Message(role="assistant", parts=tuple(parts))
-
-    @property
-    def empty(self) -> bool:
-        return not (self.text or self.reasoning or self.thoughts or self.calls)
-
-
-def call_usage(usage: Usage) -> CallUsageOut:
-    """A call's usage as the API shows it (in the `usage` event and on its message)."""
-    return CallUsageOut.model_validate(usage, from_attributes=True)
-
-
-def answer_usage(
-    usage: Usage, earlier: dict[str, Any] | None, reasoning_seconds: float | None = None
-) -> dict[str, Any]:
-    """The usage stored on an answer: its last call's, with `outputTokens` counting every
-    call that wrote it (an answer continued in place was written by two or more), and
-    `reasoningSeconds`, how long the model reasoned, when it did."""
-    stored = call_usage(usage).model_dump()
-    if earlier:
-        stored["outputTokens"] += int(earlier.get("outputTokens") or 0)
-    if reasoning_seconds is not None:
-        stored["reasoningSeconds"] = reasoning_seconds
-    return stored
-
-
-def continuable(record: MessageRecord) -> bool:
-    """An answer Continue extends in place: cut off (stopped, stream broken) with text
-    and without tool calls. An answer that made calls is followed by their results and a
-    new answer instead, and an empty failed one is simply answered again."""
-    message = record.message
-    return (
-        message.role == "assistant"
-        and record.status in ("interrupted", "error")
-        and bool(message.text.strip())
-        and not message.tool_calls
-    )
 
 
 class TurnRunner:

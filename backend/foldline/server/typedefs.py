@@ -19,12 +19,20 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from foldline.api import events, schemas, schemas_models, schemas_projects, schemas_settings
+from foldline.api import (
+    events,
+    schemas,
+    schemas_context,
+    schemas_models,
+    schemas_projects,
+    schemas_settings,
+)
 from foldline.api.schemas import ApiModel, RequestModel
 from foldline.server.routes import mcp, mcp_catalog, mcp_interaction
 
 SOURCES = (
     schemas,
+    schemas_context,
     schemas_models,
     schemas_settings,
     schemas_projects,

@@ -12,11 +12,11 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from foldline.api.schemas import (
     CompactionList,
     CompactionOut,
-    CompactionPreview,
     CompactionVersionOut,
     CompactRequest,
     UndoResult,
 )
+from foldline.api.schemas_context import CompactionPreview
 from foldline.chat.service import TurnHandle
 from foldline.core.settings import MAX_TOKENS
 from foldline.server.deps import ChatDep, StoreDep

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from foldline.api.schemas import ContextOut
+from foldline.api.schemas_context import ContextOut
 from foldline.server.deps import ChatDep, StoreDep
 
 router = APIRouter(prefix="/api/conversations", tags=["context"])

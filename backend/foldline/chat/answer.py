@@ -1,0 +1,119 @@
+"""An assistant answer as a turn assembles it: the streamed text, reasoning and tool
+calls gathered into one message, the usage stored on it, and whether Continue may extend
+it in place. The turn loop (`chat/turn.py`) drives these; they hold no I/O of their own."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from foldline.api.events import CallUsageOut
+from foldline.core.messages import Message, Part, ReasoningPart, TextPart, ToolCallPart
+from foldline.providers.base import ReasoningDelta, Stop, Usage
+from foldline.store import MessageRecord
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable(text: str) -> str:
+    """`text` with each lone UTF-16 surrogate replaced by U+FFFD.
+
+    A model (or a client) can send one as a JSON escape; it cannot be encoded as UTF-8,
+    so SQLite and every JSON answer would refuse the whole message.
+    """
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+@dataclass
+class StreamedAnswer:
+    """An assistant message being assembled from provider events."""
+
+    text: str = ""
+    reasoning: str = ""
+    """The reasoning block being streamed (not yet closed by its provider's proof)."""
+    thoughts: list[ReasoningPart] = field(default_factory=list)
+    """The reasoning blocks already closed, in order."""
+    reasoning_started: float | None = None
+    reasoning_seconds: float | None = None
+    """How long the model reasoned: from its first reasoning delta to its first answer
+    delta (text or tool call), or to the end of the call."""
+    calls: list[ToolCallPart] = field(default_factory=list)
+    usage: Usage | None = None
+    stop: Stop | None = None
+    before: tuple[Part, ...] = ()
+    """The parts of the cut-off answer this one continues in place (Continue)."""
+
+    def add_reasoning(self, delta: ReasoningDelta, now: float) -> None:
+        if self.reasoning_started is None:
+            self.reasoning_started = now
+        self.reasoning += delta.text
+        if delta.closes:
+            self.thoughts.append(
+                ReasoningPart(
+                    text=self.reasoning,
+                    signature=delta.signature,
+                    redacted=delta.redacted,
+                    item_id=delta.item_id,
+                    encrypted_content=delta.encrypted_content,
+                )
+            )
+            self.reasoning = ""
+
+    def end_reasoning(self, now: float) -> None:
+        """The answer itself began (or the call ended): the thinking time is known."""
+        if self.reasoning_started is not None and self.reasoning_seconds is None:
+            self.reasoning_seconds = round(now - self.reasoning_started, 1)
+
+    def message(self) -> Message:
+        parts: list[Part] = list(self.before)
+        thoughts = list(self.thoughts)
+        if self.reasoning:
+            thoughts.append(ReasoningPart(text=self.reasoning))
+        parts.extend(thoughts)
+        if self.text:
+            # The continuation goes on the same text: one text part, so the wire (which
+            # joins separate parts with a blank line on OpenAI) reads it as one answer.
+            last = parts[-1] if parts else None
+            if isinstance(last, TextPart) and not thoughts:
+                parts[-1] = TextPart(text=last.text + self.text)
+            else:
+                parts.append(TextPart(text=self.text))
+        parts.extend(self.calls)
+        return Message(role="assistant", parts=tuple(parts))
+
+    @property
+    def empty(self) -> bool:
+        return not (self.text or self.reasoning or self.thoughts or self.calls)
+
+
+def call_usage(usage: Usage) -> CallUsageOut:
+    """A call's usage as the API shows it (in the `usage` event and on its message)."""
+    return CallUsageOut.model_validate(usage, from_attributes=True)
+
+
+def answer_usage(
+    usage: Usage, earlier: dict[str, Any] | None, reasoning_seconds: float | None = None
+) -> dict[str, Any]:
+    """The usage stored on an answer: its last call's, with `outputTokens` counting every
+    call that wrote it (an answer continued in place was written by two or more), and
+    `reasoningSeconds`, how long the model reasoned, when it did."""
+    stored = call_usage(usage).model_dump()
+    if earlier:
+        stored["outputTokens"] += int(earlier.get("outputTokens") or 0)
+    if reasoning_seconds is not None:
+        stored["reasoningSeconds"] = reasoning_seconds
+    return stored
+
+
+def continuable(record: MessageRecord) -> bool:
+    """An answer Continue extends in place: cut off (stopped, stream broken) with text
+    and without tool calls. An answer that made calls is followed by their results and a
+    new answer instead, and an empty failed one is simply answered again."""
+    message = record.message
+    return (
+        message.role == "assistant"
+        and record.status in ("interrupted", "error")
+        and bool(message.text.strip())
+        and not message.tool_calls
+    )
