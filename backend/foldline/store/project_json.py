@@ -13,61 +13,40 @@ from __future__ import annotations
 
 import base64
 import sqlite3
-from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, PrivateAttr, ValidationError, field_validator
 
 from foldline.core.attachments import AttachmentRefused
 from foldline.core.messages import AttachmentPart
 from foldline.core.settings import InvalidSettings, check_conversation_settings
 from foldline.store import projects
+from foldline.store.export_format import ExportSchema, check_timestamp
 from foldline.store.projects import ProjectFileRecord, ProjectNoteRecord, ProjectRecord
 from foldline.store.records import NotFound, new_id
 from foldline.uploads import IncomingFile, read_project_file
 
 
-class _Schema(BaseModel):
-    # Strict and closed, read by camelCase aliases, like the conversation export's.
-    model_config = ConfigDict(
-        extra="forbid",
-        strict=True,
-        frozen=True,
-        alias_generator=to_camel,
-        validate_by_alias=True,
-        validate_by_name=True,
-    )
-
-
-def _check_timestamp(value: str) -> str:
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError(f"not an ISO-8601 timestamp: {value!r}") from None
-    return value
-
-
-class ExportedFile(_Schema):
+class ExportedFile(ExportSchema):
     name: str = Field(min_length=1, max_length=255)
     media_type: str = Field(max_length=255)
     created_at: str
     data: str
     """base64 of the file's bytes."""
 
-    check_timestamps = field_validator("created_at")(_check_timestamp)
+    check_timestamps = field_validator("created_at")(check_timestamp)
 
 
-class ExportedNote(_Schema):
+class ExportedNote(ExportSchema):
     title: str = Field(min_length=1)
     text: str = Field(min_length=1)
     created_at: str
     updated_at: str
 
-    check_timestamps = field_validator("created_at", "updated_at")(_check_timestamp)
+    check_timestamps = field_validator("created_at", "updated_at")(check_timestamp)
 
 
-class ExportedProject(_Schema):
+class ExportedProject(ExportSchema):
     id: str = Field(min_length=1, max_length=64)
     name: str = Field(min_length=1, max_length=200)
     instructions: str
@@ -75,13 +54,13 @@ class ExportedProject(_Schema):
     settings: dict[str, Any]
     created_at: str
     updated_at: str
-    files: list[ExportedFile] = []
-    notes: list[ExportedNote] = []
+    files: list[ExportedFile] = Field(default_factory=list)
+    notes: list[ExportedNote] = Field(default_factory=list)
     _checked_files: list[AttachmentPart] = PrivateAttr(default_factory=list)
     """The files as `read_project_file` checked them (set by `validated_project`, never
     read from the document)."""
 
-    check_timestamps = field_validator("created_at", "updated_at")(_check_timestamp)
+    check_timestamps = field_validator("created_at", "updated_at")(check_timestamp)
 
     @field_validator("settings")
     @classmethod
