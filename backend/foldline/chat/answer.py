@@ -4,7 +4,6 @@ it in place. The turn loop (`chat/turn.py`) drives these; they hold no I/O of th
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,17 +11,6 @@ from foldline.api.events import CallUsageOut
 from foldline.core.messages import Message, Part, ReasoningPart, TextPart, ToolCallPart
 from foldline.providers.base import ReasoningDelta, Stop, Usage
 from foldline.store import MessageRecord
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def storable(text: str) -> str:
-    """`text` with each lone UTF-16 surrogate replaced by U+FFFD.
-
-    A model (or a client) can send one as a JSON escape; it cannot be encoded as UTF-8,
-    so SQLite and every JSON answer would refuse the whole message.
-    """
-    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 @dataclass

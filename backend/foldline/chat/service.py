@@ -18,7 +18,6 @@ from pathlib import Path
 from foldline.api.events import Done, ErrorEvent
 from foldline.api.schemas import EditPreview
 from foldline.api.schemas_context import CompactionPreview, ContextOut
-from foldline.chat.answer import storable
 from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
@@ -41,6 +40,7 @@ from foldline.config import AppConfig
 from foldline.core.attachments import AttachmentRefused, settle_pdf_form
 from foldline.core.budget import Budget
 from foldline.core.compaction import planned_split
+from foldline.core.json_values import without_lone_surrogates
 from foldline.core.messages import AttachmentPart, HistoryWindow, Message, TextPart
 from foldline.core.policy import BreakerState
 from foldline.core.projects import compose_system, project_cap
@@ -332,7 +332,7 @@ class ChatService:
         sent at all, before anything is stored."""
         if not content.strip() and not files and not kept:
             raise ChatUnavailable("The message is empty.")
-        text = (TextPart(text=storable(content)),) if content.strip() else ()
+        text = (TextPart(text=without_lone_surrogates(content)),) if content.strip() else ()
         if not files and not kept:
             return Message(role="user", parts=text)
         ctx = self._load(conversation_id)

@@ -32,7 +32,7 @@ from foldline.api.events import (
     ToolResultEventOut,
     UsageEvent,
 )
-from foldline.chat.answer import StreamedAnswer, answer_usage, call_usage, continuable, storable
+from foldline.chat.answer import StreamedAnswer, answer_usage, call_usage, continuable
 from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
@@ -43,7 +43,7 @@ from foldline.chat.tool_registry import BatchRun, ToolBatch, ToolRegistry, Trunc
 from foldline.chat.usage import Billing, model_call
 from foldline.config import AppConfig
 from foldline.core.calibration import update_calibration
-from foldline.core.json_values import storable_tool_call
+from foldline.core.json_values import storable_tool_call, without_lone_surrogates
 from foldline.core.messages import (
     AttachmentPart,
     Message,
@@ -455,14 +455,14 @@ class TurnRunner:
         flush: Future[MessageRecord] | None = None
         async for event in self.provider.stream(request):
             if isinstance(event, TextDelta):
-                text = storable(event.text)
+                text = without_lone_surrogates(event.text)
                 answer.text += text
                 answer.end_reasoning(time.monotonic())
                 yield ChatEvent(
                     "assistant.delta", AssistantDelta(message_id=record.id, kind="text", text=text)
                 )
             elif isinstance(event, ReasoningDelta):
-                text = storable(event.text)
+                text = without_lone_surrogates(event.text)
                 answer.add_reasoning(replace(event, text=text), time.monotonic())
                 if text:
                     yield ChatEvent(
