@@ -14,7 +14,7 @@ from fastapi.sse import ServerSentEvent
 
 from foldline.api.events import ErrorEvent
 from foldline.chat.events import ChatEvent
-from foldline.chat.service import TurnHandle
+from foldline.chat.turn_handle import TurnHandle
 
 log = logging.getLogger("foldline.server")
 

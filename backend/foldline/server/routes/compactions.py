@@ -17,7 +17,7 @@ from foldline.api.schemas import (
     UndoResult,
 )
 from foldline.api.schemas_context import CompactionPreview
-from foldline.chat.service import TurnHandle
+from foldline.chat.turn_handle import TurnHandle
 from foldline.core.settings import MAX_TOKENS
 from foldline.server.deps import ChatDep, StoreDep
 from foldline.server.errors import ApiError

@@ -10,7 +10,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from foldline.chat.service import TurnHandle
+from foldline.chat.turn_handle import TurnHandle
 from foldline.chat.watching import WatchClosed
 from foldline.server.deps import ChatDep, StoreDep
 from foldline.server.sse import turn_event_stream

@@ -17,7 +17,7 @@ from foldline.api.schemas import (
     MessagePage,
     SendMessage,
 )
-from foldline.chat.service import TurnHandle
+from foldline.chat.turn_handle import TurnHandle
 from foldline.core.messages import ToolResultPart
 from foldline.server.deps import ChatDep, StoreDep
 from foldline.server.errors import ApiError
