@@ -66,22 +66,7 @@ def server() -> Iterator[FakeProviderServer]:
 
 def config_for(server: FakeProviderServer) -> AppConfig:
     return parse_config(f"""
-[providers.fake-anthropic]
-kind = "anthropic"
-base_url = "{server.anthropic_url}"
-api_key = "k"
-
-[providers.fake-openai]
-kind = "openai"
-base_url = "{server.openai_url}"
-api_key = "k"
-
-[providers.fake-compat]
-kind = "openai-compatible"
-base_url = "{server.openai_url}"
-api_key = "k"
-
-[models."{MODELS["anthropic"]}"]
+{server.providers_toml()}[models."{MODELS["anthropic"]}"]
 provider = "fake-anthropic"
 context_window = 200000
 max_output_tokens = 4096

@@ -201,6 +201,20 @@ class FakeProviderServer:
     def base_url(self, wire: Wire) -> str:
         return self.anthropic_url if wire == "anthropic" else self.openai_url
 
+    def providers_toml(self, api_key: str = "k") -> str:
+        """config.toml tables of three providers on this server: `fake-anthropic`
+        (Anthropic Messages), `fake-openai` (OpenAI's own API: Chat Completions and the
+        Responses API) and `fake-compat` (an OpenAI-compatible server), for the
+        `[models."…"]` tables of a test to name."""
+        return "".join(
+            f'[providers.{name}]\nkind = "{kind}"\nbase_url = "{url}"\napi_key = "{api_key}"\n\n'
+            for name, kind, url in (
+                ("fake-anthropic", "anthropic", self.anthropic_url),
+                ("fake-openai", "openai", self.openai_url),
+                ("fake-compat", "openai-compatible", self.openai_url),
+            )
+        )
+
     # --- configuration and failures --------------------------------------------------
 
     @property
