@@ -9,43 +9,11 @@ import re
 import sys
 import time
 import tomllib
-from pathlib import Path
 
+from mcp_ui_setup import CONFIG, SERVER_SCRIPT, start
 from playwright.sync_api import expect
 
 from foldline.testing import call, text_step, tool_step
-
-SERVER_SCRIPT = Path(__file__).resolve().parents[1] / "mcp_host" / "mcp_test_server.py"
-CONFIG = """\
-[defaults]
-model = "fake-model"
-
-[providers.fake]
-kind = "openai-compatible"
-base_url = "{base_url}"
-
-[models."fake-model"]
-provider = "fake"
-context_window = 200000
-max_output_tokens = 500
-
-# A title is made by a model call of its own, which would take a scripted answer.
-[compaction]
-auto_title = false
-
-[mcp_servers.tests]
-command = "{python}"
-args = ["{script}"]
-env = {{ API_TOKEN = "ui-secret-value" }}
-"""
-
-
-def start(start_foldline, fake_provider):
-    return start_foldline(
-        CONFIG.format(
-            base_url=fake_provider.openai_url, python=sys.executable, script=SERVER_SCRIPT
-        )
-    )
 
 
 def open_mcp_settings(ui):

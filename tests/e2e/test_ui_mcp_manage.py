@@ -6,40 +6,9 @@ from __future__ import annotations
 
 import sys
 import tomllib
-from pathlib import Path
 
+from mcp_ui_setup import SERVER_SCRIPT, start
 from playwright.sync_api import expect
-
-SERVER_SCRIPT = Path(__file__).resolve().parents[1] / "mcp_host" / "mcp_test_server.py"
-CONFIG = """\
-[defaults]
-model = "fake-model"
-
-[providers.fake]
-kind = "openai-compatible"
-base_url = "{base_url}"
-
-[models."fake-model"]
-provider = "fake"
-context_window = 200000
-max_output_tokens = 500
-
-[compaction]
-auto_title = false
-
-[mcp_servers.tests]
-command = "{python}"
-args = ["{script}"]
-env = {{ API_TOKEN = "ui-secret-value" }}
-"""
-
-
-def start(start_foldline, fake_provider):
-    return start_foldline(
-        CONFIG.format(
-            base_url=fake_provider.openai_url, python=sys.executable, script=SERVER_SCRIPT
-        )
-    )
 
 
 def saved_servers(app) -> dict:
