@@ -87,11 +87,10 @@ def test_a_long_never_folded_conversation_hands_off_through_a_smaller_summarizer
     assert client.get(f"/api/conversations/{conversation}").json()["compaction"] is None
     made = client.post(f"/api/conversations/{conversation}/handoff", json={"keepLast": 2})
     assert made.status_code == 201, made.text
-    # The first request overflowed the summarizer's window; the summary was then
-    # written in parts that fit.
+    # The summarizer's window is known: the summary was written in parts that fit it,
+    # and none of its requests was refused.
     statuses = [r.status for r in fake.requests if r.is_summary]
-    assert statuses[0] == 400 and statuses[-1] == 200
-    assert statuses.count(200) >= 3
+    assert statuses.count(200) >= 3 and 400 not in statuses, statuses
     new = made.json()
     assert new["compaction"]["trigger"] == "handoff"
     assert new["messageCount"] == 2

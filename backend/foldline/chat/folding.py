@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from foldline.api.events import (
     CompactionCompleted,
@@ -24,15 +25,24 @@ from foldline.chat.context import ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.store_writer import StoreWriter
 from foldline.chat.usage import Billing, SummaryUsage
-from foldline.core.budget import on_meter_scale
-from foldline.core.compaction import SummaryRequest, fold, resummarize
+from foldline.core.budget import Budget, on_meter_scale
+from foldline.core.compaction import (
+    FoldOutcome,
+    Summarizer,
+    SummaryRequest,
+    fold,
+    resummarize,
+    summarizer_capacity,
+    summary_output_tokens,
+)
 from foldline.core.digest import emergency_fold
+from foldline.core.fold_inputs import FoldInputs
 from foldline.core.policy import BreakerState, Decision, decide, record_fold
 from foldline.core.pruning import apply_prune, plan_prune
 from foldline.core.reasoning import Effort
 from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState, Trigger
-from foldline.providers.base import ModelRequest, Provider, TextDelta, Usage
+from foldline.providers.base import ModelRequest, Provider, ProviderError, TextDelta, Usage
 from foldline.store import CompactionRecord, ConcurrentFold, Store
 
 log = logging.getLogger(__name__)
@@ -41,6 +51,11 @@ FOLD_FAILED = "The fold failed inside Foldline; the details are in the log."
 """What the person reads when a fold raised: the exception itself goes to the log."""
 MAX_FOLD_ATTEMPTS = 3
 """A fold that loses the optimistic version check is recomputed at most this often."""
+OVERFLOW_ATTEMPTS = 5
+"""Summaries tried after the summarizer refused a request as larger than its window,
+each within a smaller budget (so in more, smaller parts)."""
+
+T = TypeVar("T")
 
 
 def utc_now() -> str:
@@ -61,7 +76,7 @@ def make_summarizer(
     model: str,
     on_usage: Callable[[Usage], None] | None = None,
     effort: Effort = "off",
-) -> Callable[[SummaryRequest], object]:
+) -> Summarizer:
     """An engine `Summarizer` that asks the provider with a tool-less request; each
     call's usage goes to `on_usage` (so a fold's cost can be stored with it). `effort`
     is `[compaction] reasoning_effort`: summaries are made without reasoning by default."""
@@ -86,6 +101,46 @@ def make_summarizer(
         return "".join(chunks)
 
     return summarize
+
+
+async def within_summarizer_window(
+    write: Callable[[FoldInputs, Summarizer], Awaitable[T]],
+    inputs: FoldInputs,
+    summarize: Summarizer,
+    failed: Callable[[T], bool],
+) -> T:
+    """`write(inputs, summarize)`, written again within a smaller summarizer budget
+    while it `failed` because the summarizer refused a request as larger than its window
+    (a summarizer whose window is smaller than known, or an estimate that ran low): the
+    room the error names, else half the budget before. The last result is returned."""
+    overflows: list[ProviderError] = []
+
+    async def noting_overflows(request: SummaryRequest) -> str:
+        try:
+            return await summarize(request)
+        except ProviderError as error:
+            if error.code == "context_overflow":
+                overflows.append(error)
+            raise
+
+    summary_max = summary_output_tokens(inputs.budget)
+    capacity = inputs.summarizer_budget
+    if capacity is None and inputs.budget.input_budget is not None:
+        capacity = inputs.budget.input_budget - summary_max
+    result = await write(inputs, noting_overflows)
+    for _attempt in range(OVERFLOW_ATTEMPTS - 1):
+        if not overflows or not failed(result):
+            return result
+        smaller = (capacity or 1 << 20) // 2
+        limit = overflows[-1].context_limit
+        if limit:
+            smaller = min(smaller, (limit - summary_max) * 3 // 4)
+        if smaller < 1024:
+            return result
+        capacity = smaller
+        overflows.clear()
+        result = await write(replace(inputs, summarizer_budget=capacity), noting_overflows)
+    return result
 
 
 def resummary_base(
@@ -195,6 +250,7 @@ class Gate:
         summarizer_model: str,
         on_prune: Callable[[str], None] = lambda _conversation_id: None,
         summary_billing: Billing | None = None,
+        summarizer_limits: Budget | None = None,
     ) -> None:
         self.store = store
         self.writes = writes
@@ -202,6 +258,9 @@ class Gate:
         self.reload = reload
         self.summarizer_provider = summarizer_provider
         self.summarizer_model = summarizer_model
+        self.summarizer_limits = summarizer_limits
+        """The limits of `[compaction] model`: when it is another model than the
+        conversation's, a summary request must fit its window."""
         self.summary_billing = summary_billing or Billing(
             summarizer_provider.name, summarizer_model, None
         )
@@ -403,16 +462,15 @@ class Gate:
         folded = self.store.list_messages(
             conversation_id, offset=start, limit=degraded.api_start_index - start
         )
-        return await resummarize(
-            ctx.fold_inputs(now=utc_now(), model=self.summarizer_model),
-            folded=[record.message for record in folded],
-            previous=previous,
-            summarize=make_summarizer(
-                self.summarizer_provider,
-                self.summarizer_model,
-                usage.add,
-                ctx.settings.reasoning_effort,
-            ),
+        messages = [record.message for record in folded]
+
+        async def write(inputs: FoldInputs, summarize: Summarizer) -> CompactionState | None:
+            return await resummarize(
+                inputs, folded=messages, previous=previous, summarize=summarize
+            )
+
+        return await within_summarizer_window(
+            write, self.fold_inputs(ctx), self._summarizer(ctx, usage), lambda state: state is None
         )
 
     def commit_resummary(
@@ -442,16 +500,36 @@ class Gate:
         usage: SummaryUsage,
     ) -> CompactionState | None:
         """The fold for `ctx`, not committed; its summarizer calls' usage goes to `usage`."""
-        inputs = ctx.fold_inputs(now=utc_now(), model=self.summarizer_model)
+        inputs = self.fold_inputs(ctx)
         if emergency:  # no model call, but the whole view is counted: in a worker thread
             return await asyncio.to_thread(emergency_fold, inputs, trigger=trigger, reason=reason)
-        summarize = make_summarizer(
+
+        async def write(inputs: FoldInputs, summarize: Summarizer) -> FoldOutcome:
+            return await fold(
+                inputs, summarize=summarize, trigger=trigger, instructions=instructions
+            )
+
+        def fell_back_to_digest(outcome: FoldOutcome) -> bool:
+            return outcome.state is not None and outcome.state.degraded
+
+        outcome = await within_summarizer_window(
+            write, inputs, self._summarizer(ctx, usage), fell_back_to_digest
+        )
+        return outcome.state
+
+    def fold_inputs(self, ctx: ConversationContext) -> FoldInputs:
+        """What a fold of `ctx` reads, within the summarizer's own window when that is
+        smaller than the conversation model's."""
+        capacity = None
+        if self.summarizer_limits is not None and self.summarizer_model != ctx.model.model:
+            capacity = summarizer_capacity(ctx.budget, self.summarizer_limits)
+        inputs = ctx.fold_inputs(now=utc_now(), model=self.summarizer_model)
+        return replace(inputs, summarizer_budget=capacity)
+
+    def _summarizer(self, ctx: ConversationContext, usage: SummaryUsage) -> Summarizer:
+        return make_summarizer(
             self.summarizer_provider,
             self.summarizer_model,
             usage.add,
             ctx.settings.reasoning_effort,
         )
-        outcome = await fold(
-            inputs, summarize=summarize, trigger=trigger, instructions=instructions
-        )
-        return outcome.state

@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 
 from foldline.api.schemas import MAX_TITLE_CHARS
 from foldline.chat.context import ConversationContext
-from foldline.chat.folding import make_summarizer, utc_now
-from foldline.chat.usage import Billing, SummaryUsage
-from foldline.core.compaction import SummaryRequest, summary_output_tokens
+from foldline.chat.folding import Gate, make_summarizer, utc_now, within_summarizer_window
+from foldline.chat.usage import SummaryUsage
+from foldline.core.compaction import Summarizer
 from foldline.core.fold_inputs import FoldInputs
 from foldline.core.handoff import (
     base_fold,
@@ -28,7 +28,6 @@ from foldline.core.handoff import (
 )
 from foldline.core.messages import HistoryWindow
 from foldline.core.state import CompactionState
-from foldline.providers.base import Provider, ProviderError
 from foldline.store import CompactionRecord, ConversationRecord, NotFound, Store
 
 LOOK_AROUND = 64
@@ -94,58 +93,23 @@ def _point(store: Store, conversation: ConversationRecord, message_id: str | Non
     return record.seq
 
 
-OVERFLOW_ATTEMPTS = 5
-"""Summaries tried after the summarizer refused a request as larger than its window,
-each within a smaller budget (so in more, smaller parts)."""
-
-
 async def _fresh_summary(
     old: FoldInputs,
     new: FoldInputs,
     cut: int,
     instructions: str | None,
-    summarizer: tuple[Provider, str],
+    gate: Gate,
     usage: SummaryUsage,
 ) -> CompactionState | None:
-    """`fresh_handoff_state`, with the overflow fallback a fold has: when the summarizer
-    refuses a request as too large (its window is smaller than the conversation's model's,
-    or the estimate ran low), the summary is written again within a smaller budget, in
-    parts that fit: the window the error names, else half the budget before."""
-    provider, model = summarizer
-    summarize = make_summarizer(provider, model, usage.add)
-    overflows: list[ProviderError] = []
+    """`fresh_handoff_state`, within the summarizer's window as a fold's summary is."""
 
-    async def noting_overflows(request: SummaryRequest) -> object:
-        try:
-            return await summarize(request)
-        except ProviderError as error:
-            if error.code == "context_overflow":
-                overflows.append(error)
-            raise
-
-    budget = old.budget.input_budget
-    capacity = None if budget is None else budget - summary_output_tokens(old.budget)
-    inputs = old
-    for _attempt in range(OVERFLOW_ATTEMPTS):
-        state = await fresh_handoff_state(
-            inputs,
-            new,
-            cut=cut,
-            summarize=noting_overflows,  # type: ignore[arg-type]
-            instructions=instructions,
+    async def write(inputs: FoldInputs, summarize: Summarizer) -> CompactionState | None:
+        return await fresh_handoff_state(
+            inputs, new, cut=cut, summarize=summarize, instructions=instructions
         )
-        if state is not None or not overflows:
-            return state
-        limit = overflows[-1].context_limit
-        smaller = (capacity or 1 << 20) // 2
-        if limit:
-            smaller = min(smaller, (limit - summary_output_tokens(old.budget)) * 3 // 4)
-        if smaller < 1024:
-            return None
-        capacity = smaller
-        inputs = replace(old, summarizer_budget=capacity)
-        overflows.clear()
-    return None
+
+    summarize = make_summarizer(gate.summarizer_provider, gate.summarizer_model, usage.add)
+    return await within_summarizer_window(write, old, summarize, lambda state: state is None)
 
 
 async def hand_off(
@@ -153,10 +117,10 @@ async def hand_off(
     ctx: ConversationContext,
     request: HandoffRequest,
     *,
-    summarizer: tuple[Provider, str],
-    billing: Billing,
+    gate: Gate,
 ) -> ConversationRecord:
-    """Create the new conversation; `ctx` is the old one's context as loaded now."""
+    """Create the new conversation; `ctx` is the old one's context as loaded now; its
+    summary is written by `gate`'s summarizer, billed as the gate's."""
     conversation = ctx.conversation
     point = _point(store, conversation, request.message_id)
     low = max(point + 1 - request.keep_last - LOOK_AROUND, 0)
@@ -178,7 +142,7 @@ async def hand_off(
         settings=ctx.settings,
         now=now,
     )
-    usage = SummaryUsage(billing)
+    usage = gate.summary_usage()
     reusable = None if request.instructions else reusable_fold(chain, bounds.cut)
     state: CompactionState | None = None
     if reusable is not None:
@@ -190,13 +154,12 @@ async def hand_off(
             store.list_messages, conversation.id, offset=start, limit=bounds.cut - start
         )
         old = replace(
-            new,
+            gate.fold_inputs(ctx),
             window=HistoryWindow(start, tuple(record.message for record in folded)),
             state=base,
-            model=summarizer[1],
-            pins=ctx.pins,
+            now=now,
         )
-        state = await _fresh_summary(old, new, bounds.cut, request.instructions, summarizer, usage)
+        state = await _fresh_summary(old, new, bounds.cut, request.instructions, gate, usage)
         if state is None:
             raise HandoffFailed(
                 "The summary for the new conversation could not be written (the summarizer "

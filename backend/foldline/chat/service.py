@@ -411,8 +411,7 @@ class ChatService:
                     self.store,
                     ctx,
                     request,
-                    summarizer=runner.summarizer,
-                    billing=runner.summary_billing,
+                    gate=runner.gate,
                 )
             )
             try:

@@ -42,6 +42,7 @@ from foldline.chat.titles import DEFAULT_TITLE, BackgroundTitles, first_message_
 from foldline.chat.tool_registry import BatchRun, ToolBatch, ToolRegistry, Truncation
 from foldline.chat.usage import Billing, model_call
 from foldline.config import AppConfig
+from foldline.core.budget import Budget
 from foldline.core.calibration import update_calibration
 from foldline.core.json_values import storable_tool_call, without_lone_surrogates
 from foldline.core.messages import (
@@ -118,7 +119,7 @@ class TurnRunner:
         self.background = background
         self.titles = titles
         self.summarizer = summarizer
-        summary_model = resolve_model(config, summarizer[1])
+        summary_model = resolve_model(config, summarizer[1], listing=loader.listing)
         self.summary_billing = Billing(
             summary_model.provider_name, summary_model.model, summary_model.prices
         )
@@ -130,6 +131,11 @@ class TurnRunner:
             summarizer[1],
             loader.drop_anchor,
             self.summary_billing,
+            summarizer_limits=Budget(
+                context_window=summary_model.context_window,
+                max_output_tokens=summary_model.output_reserve,
+                input_limit=summary_model.input_limit,
+            ),
         )
         self.gate.breaker = breakers.get(conversation_id, BreakerState())
         self.fresh: ConversationContext | None = None

@@ -111,6 +111,30 @@ def summary_output_tokens(budget: Budget) -> int:
     return max(tokens, 1)
 
 
+SUMMARIZER_COUNT_MARGIN = 0.9
+"""The share of another summarizer model's room a summary request is planned to fill:
+the request is counted with the conversation's tokenizer, which may count the
+summarizer's text a little low."""
+
+
+def summarizer_capacity(budget: Budget, summarizer: Budget) -> int | None:
+    """The input tokens a summary request may hold when the summarizer (`[compaction]
+    model`) is another model than the conversation's: its own window less the summary's
+    output, with a margin for the other tokenizer. None when that is no limit beyond the
+    conversation's own budget, or the summarizer's window is unlimited."""
+    room = summarizer.window_budget
+    if room is None:
+        return None
+    if summarizer.input_limit is None:
+        # The window holds the request and its answer: the summary's output, not the
+        # summarizer's default answer reserve, is what must stay free.
+        room = summarizer.context_window - summary_output_tokens(budget)
+    input_budget = budget.input_budget
+    if input_budget is not None and room >= input_budget - summary_output_tokens(budget):
+        return None
+    return max(int(room * SUMMARIZER_COUNT_MARGIN), 1)
+
+
 def _last_user_request(messages: Sequence[Message]) -> str | None:
     for message in reversed(messages):
         if message.role == "user" and message.text.strip():

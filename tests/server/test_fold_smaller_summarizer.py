@@ -1,0 +1,120 @@
+"""Folds written by a `[compaction] model` whose window is smaller than the
+conversation's, over the real SDKs against the fake provider server (which refuses a
+request larger than a model's window, as the real APIs do)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from foldline.chat.service import ChatService
+from foldline.server.config_source import ConfigSource
+from foldline.store import Store
+from foldline.testing import FakeProviderServer, ModelLimits, ScriptedModel, structured_summary
+
+BIG, SMALL = "gpt-fake-128k", "gpt-fake-16k"
+FILLER = " ".join(f"Background sentence {n} about the storage layer." for n in range(60))
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeProviderServer]:
+    model = ScriptedModel(when_empty="echo", summaries=structured_summary)
+    models = {
+        BIG: ModelLimits(context_window=131072, max_output_tokens=2048),
+        SMALL: ModelLimits(context_window=16384, max_output_tokens=2048),
+    }
+    with FakeProviderServer(model, models=models, api_key="k") as server:
+        yield server
+
+
+def _config(fake: FakeProviderServer, *, small_window_known: bool) -> str:
+    # A config can overstate a model's window (a local server loaded with a shorter
+    # context, say): only the provider's refusal then tells the real one.
+    small_window = 16384 if small_window_known else 65536
+    return f"""
+[defaults]
+model = "{BIG}"
+
+[providers.fake-openai]
+kind = "openai-compatible"
+base_url = "{fake.openai_url}"
+api_key = "k"
+
+[models."{BIG}"]
+provider = "fake-openai"
+context_window = 131072
+max_output_tokens = 2048
+
+[models."{SMALL}"]
+provider = "fake-openai"
+context_window = {small_window}
+max_output_tokens = 2048
+
+[compaction]
+auto_title = false
+model = "{SMALL}"
+"""
+
+
+@pytest.fixture(params=[True, False], ids=["window-known", "window-overstated"])
+def small_window_known(request: pytest.FixtureRequest) -> bool:
+    return request.param
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, fake: FakeProviderServer, small_window_known: bool) -> Path:
+    path = tmp_path / "data"
+    path.mkdir()
+    (path / "config.toml").write_text(
+        _config(fake, small_window_known=small_window_known), encoding="utf-8"
+    )
+    return path
+
+
+@pytest.fixture
+def chat_service(store: Store, data_dir: Path) -> ChatService:
+    return ChatService(store, ConfigSource(data_dir))
+
+
+def _long_conversation(client: TestClient, turns: int) -> str:
+    conversation = client.post("/api/conversations", json={}).json()["id"]
+    for turn in range(turns):
+        reply = client.post(
+            f"/api/conversations/{conversation}/messages",
+            json={"content": f"Question {turn}: the port is 80{turn}.\n\n{FILLER}"},
+        )
+        assert reply.status_code == 200 and "event: error" not in reply.text, reply.text
+    return conversation
+
+
+def test_a_fold_through_a_smaller_summarizer_is_a_model_summary_not_a_digest(
+    client: TestClient, fake: FakeProviderServer, small_window_known: bool, parse_sse
+) -> None:
+    # About 20k tokens on the 128k model, more than the 16k summarizer reads at once.
+    conversation = _long_conversation(client, 30)
+    reply = client.post(f"/api/conversations/{conversation}/compact", json={})
+    assert reply.status_code == 200, reply.text
+    names = [event.name for event in parse_sse(reply.text)]
+    assert "compaction.completed" in names, names
+
+    fold = client.get(f"/api/conversations/{conversation}").json()["compaction"]
+    assert fold is not None and fold["trigger"] == "manual"
+    # Written by the summarizer in parts that fit its window, not the extractive digest
+    # a failed summary falls back to.
+    assert not fold["degraded"], fold["summaryMessage"][:300]
+    assert fold["model"] == SMALL
+    statuses = [r.status for r in fake.requests if r.is_summary]
+    assert statuses.count(200) >= 3, statuses
+    if small_window_known:
+        # The window is known: every request was planned to fit, none was refused.
+        assert 400 not in statuses, statuses
+    else:
+        # Only the refusal told the real window; the summary was then written again in
+        # parts that fit it.
+        assert statuses[0] == 400 and statuses[-1] == 200, statuses
+    # The person's words survive the fold either way (the last exchange stays verbatim).
+    kept = fold["summaryMessage"] + str(fold["carriedDetails"])
+    assert "the port is 800." in kept and "the port is 8028." in kept
