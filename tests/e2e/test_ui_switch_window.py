@@ -146,8 +146,10 @@ def test_a_smaller_window_folds_before_the_send_with_one_number(
     expect(meter).to_have_attribute("aria-valuenow", str(exact))
 
     ui.send("Now on the smaller model: what is still open?")
-    expect(page.locator(".fold-line.current")).to_have_count(1)
-    expect(page.locator(".fold-line.current .fold-trigger")).to_have_text("auto")
+    line = page.locator(".fold-line.current")
+    expect(line).to_have_count(1)
+    expect(line.locator(".fold-trigger")).to_have_text("auto")
+    line.scroll_into_view_if_needed()
     ui.shot(f"switch-window-folded-{old}-to-{new}")
 
     after = fake.requests[before_switch:]
