@@ -74,7 +74,7 @@ function consequence(context) {
     return `${of}: older messages fold into a summary before its first answer. Nothing is deleted.`;
   }
   if (context.tokens >= budget * soft) {
-    return `${of}, past its fold point: its first answer fits, and older messages fold into a summary right after it. Nothing is deleted.`;
+    return `${of}, past its fold point: its first answer fits as it is, and older messages fold into a summary soon after (written in the background meanwhile). Nothing is deleted.`;
   }
   return `${of}, close to its fold point: expect a fold soon.`;
 }
