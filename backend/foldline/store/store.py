@@ -520,11 +520,8 @@ class Store(
         """The ratio to count `model` with: its own once it has samples, else its
         provider's, else a guess that errs high (`core.calibration.counting_calibration`)."""
         with self._pool.snapshot() as conn:
-            own = queries.get_calibration(conn, provider, model)
-            if own.samples:
-                return own
             return counting_calibration(
-                own,
+                queries.get_calibration(conn, provider, model),
                 queries.best_provider_calibration(conn, provider),
                 queries.highest_learned_ratio(conn),
             )
