@@ -9,8 +9,12 @@ across providers (the new model's tokenizer and calibration are not the old one'
 
 The fake provider is strict like the real APIs: a request over a model's window is a 400
 (`prompt is too long` / `context_length_exceeded`), and it bills with its own tokenizer,
-about a third more tokens than the local estimate on this prose, so a count that forgot
-the calibration would send a request it refuses.
+about half again as many tokens as the local estimate (cl100k_base) on this prose, so a
+count that forgot the calibration learned on the old model (for the new provider, more
+than the cautious 1.25 a provider with no samples gets) would send a request it refuses.
+
+Between the fold point and the hard threshold the dialog says the first answer goes as it
+is (it fits) and the fold follows, written in the background: that is checked too.
 """
 
 from __future__ import annotations
@@ -93,6 +97,56 @@ def chat_requests(requests: list[RecordedRequest]) -> list[RecordedRequest]:
     return [r for r in requests if not r.is_summary]
 
 
+def grow(app, fake: FakeProviderServer, tokens: int, *, fine: bool = False) -> tuple[str, int]:
+    """A conversation grown by turns over the API until its meter reaches `tokens` (`fine`:
+    in small steps near the end); returns its id and its meter's count."""
+    fake.reset()
+    fake.script.reset()
+    conversation = app.create_conversation("A long one")["id"]
+    context = f"/api/conversations/{conversation}/context?messages=false"
+    turn, now = 0, 0
+    while now < tokens:
+        app.send(conversation, prose(turn, 2 if fine and tokens - now < 1500 else 9))
+        turn += 1
+        now = app.api("GET", context)["tokens"]
+    assert not [r for r in fake.requests if r.status != 200], "no refusal before the switch"
+    return conversation, now
+
+
+def switch_in_dialog(ui, old: str, new: str, promise: str) -> int:
+    """Pick `new` in "Model and instructions", check what the dialog says (its count and
+    `promise`), save, and check the meter then shows the dialog's number. Returns it."""
+    page = ui.page
+    page.locator("#more-button").click()
+    page.get_by_role("menuitem", name="Model and instructions").click()
+    dialog = page.locator("#conversation-settings")
+    dialog.locator("#conversation-model").select_option(new)
+    note = dialog.locator("#conversation-model-note")
+    expect(note).to_contain_text("budget")
+    stated = re.search(r"(\d+(?:\.\d)?k?) tokens", note.inner_text())
+    assert stated is not None, note.inner_text()
+    expect(note).to_contain_text(f"{format_tokens(SMALL_BUDGET)}-token budget")
+    expect(note).to_contain_text(promise)
+    exact = note.get_attribute("data-tokens")
+    ui.shot(f"switch-window-dialog-{old}-to-{new}")
+    dialog.locator("#conversation-settings-save").click()
+    expect(dialog).to_have_count(0)
+    expect(page.locator("#model-label")).to_have_text(new)
+    # The meter shows the number the dialog stated: one computation, not two.
+    expect(page.locator("#meter-text")).to_have_text(
+        f"≈{stated.group(1)} / {format_tokens(SMALL_BUDGET)}"
+    )
+    expect(page.locator("#meter")).to_have_attribute("aria-valuenow", str(exact))
+    return int(str(exact))
+
+
+def open_on(make_ui, app, conversation: str, tokens: int):
+    ui = make_ui(app)
+    ui.open(f"&c={conversation}")
+    expect(ui.page.locator("#meter")).to_have_attribute("aria-valuenow", str(tokens))
+    return ui
+
+
 @pytest.mark.parametrize(
     ("old", "new"),
     [
@@ -105,51 +159,19 @@ def test_a_smaller_window_folds_before_the_send_with_one_number(
     start_foldline, make_ui, windows_fake, old, new
 ):
     fake = windows_fake
-    fake.reset()
-    fake.script.reset()
     app = start_foldline(config(fake, old))
-    conversation = app.create_conversation("A long one")["id"]
-    context = f"/api/conversations/{conversation}/context?messages=false"
-    turn = 0
-    while app.api("GET", context)["tokens"] < GROWN_TO:
-        app.send(conversation, prose(turn))
-        turn += 1
-    assert not [r for r in fake.requests if r.status != 200], "no refusal before the switch"
-    grown = app.api("GET", context)["tokens"]
+    conversation, grown = grow(app, fake, GROWN_TO)
     before_switch = len(fake.requests)
-
-    ui = make_ui(app)
-    ui.open(f"&c={conversation}")
-    page = ui.page
-    meter = page.locator("#meter")
-    expect(meter).to_have_attribute("aria-valuenow", str(grown))
-
-    page.locator("#more-button").click()
-    page.get_by_role("menuitem", name="Model and instructions").click()
-    dialog = page.locator("#conversation-settings")
-    dialog.locator("#conversation-model").select_option(new)
-    note = dialog.locator("#conversation-model-note")
-    expect(note).to_contain_text("budget")
-    stated = re.search(r"(\d+(?:\.\d)?k?) tokens", note.inner_text())
-    assert stated is not None, note.inner_text()
-    said = stated.group(1)
-    expect(note).to_contain_text(f"{format_tokens(SMALL_BUDGET)}-token budget")
-    expect(note).to_contain_text("fold into a summary before its first answer")
-    exact = note.get_attribute("data-tokens")
-    ui.shot(f"switch-window-dialog-{old}-to-{new}")
-    dialog.locator("#conversation-settings-save").click()
-    expect(dialog).to_have_count(0)
-    expect(page.locator("#model-label")).to_have_text(new)
-
-    # The meter shows the number the dialog stated: one computation, not two.
-    expect(page.locator("#meter-text")).to_have_text(f"≈{said} / {format_tokens(SMALL_BUDGET)}")
-    expect(meter).to_have_attribute("aria-valuenow", str(exact))
+    ui = open_on(make_ui, app, conversation, grown)
+    said = switch_in_dialog(ui, old, new, "fold into a summary before its first answer")
 
     ui.send("Now on the smaller model: what is still open?")
-    line = page.locator(".fold-line.current")
+    line = ui.page.locator(".fold-line.current")
     expect(line).to_have_count(1)
     expect(line.locator(".fold-trigger")).to_have_text("auto")
-    line.scroll_into_view_if_needed()
+    # The list redraws after a fold: scroll to whichever line is current when this runs.
+    ui.page.evaluate("document.querySelector('.fold-line.current').scrollIntoView()")
+    expect(line).to_be_in_viewport()
     ui.shot(f"switch-window-folded-{old}-to-{new}")
 
     after = fake.requests[before_switch:]
@@ -162,8 +184,7 @@ def test_a_smaller_window_folds_before_the_send_with_one_number(
     assert sent.input_tokens is not None
     assert sent.input_tokens + sent.model_request.max_output_tokens <= 8_000
     # The fold's summary was written before the answer's request went out.
-    first_chat = after.index(sent)
-    assert any(r.is_summary for r in after[:first_chat]), "no fold before the send"
+    assert any(r.is_summary for r in after[: after.index(sent)]), "no fold before the send"
     folds = app.api("GET", f"/api/conversations/{conversation}/compactions")["items"]
     assert [f["trigger"] for f in folds] == ["auto"]
     usage = sent.usage
@@ -177,7 +198,7 @@ def test_a_smaller_window_folds_before_the_send_with_one_number(
                 "from": old,
                 "to": new,
                 "meterBefore": grown,
-                "dialog": int(str(exact)),
+                "dialog": said,
                 "sentInputTokens": sent.input_tokens,
                 "billedInput": billed,
                 "foldTokensBefore": folds[0]["tokensBefore"],
@@ -185,3 +206,29 @@ def test_a_smaller_window_folds_before_the_send_with_one_number(
             }
         ),
     )
+
+
+def test_past_the_fold_point_but_under_the_hard_threshold_the_first_answer_goes_as_it_is(
+    start_foldline, make_ui, windows_fake
+):
+    fake = windows_fake
+    app = start_foldline(config(fake, "claude-big"))
+    # 86% of the small model's budget: past its fold point (80%), under the hard 95%.
+    conversation, grown = grow(app, fake, round(SMALL_BUDGET * 0.86), fine=True)
+    before_switch = len(fake.requests)
+    ui = open_on(make_ui, app, conversation, grown)
+    said = switch_in_dialog(ui, "claude-big", "local-small", "its first answer fits as it is")
+    assert 0.8 * SMALL_BUDGET <= said < 0.95 * SMALL_BUDGET
+
+    ui.send("Still fits?")
+    expect(ui.page.locator(".fold-line")).to_have_count(0)
+    # Sent unfolded (the background summary may start first, but nothing was folded),
+    # and it fit.
+    first = chat_requests(fake.requests[before_switch:])[0]
+    assert first.status == 200 and first.model_request is not None
+    assert first.input_tokens is not None and first.input_tokens > 0.8 * SMALL_BUDGET
+    assert first.input_tokens + first.model_request.max_output_tokens <= 8_000
+    # The summary written in the background meanwhile folds at the next message.
+    ui.send("And now?")
+    expect(ui.page.locator(".fold-line.current .fold-trigger")).to_have_text("auto")
+    assert all(r.status == 200 for r in fake.requests[before_switch:])
