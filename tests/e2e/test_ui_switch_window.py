@@ -170,7 +170,9 @@ def test_a_smaller_window_folds_before_the_send_with_one_number(
     expect(line).to_have_count(1)
     expect(line.locator(".fold-trigger")).to_have_text("auto")
     # The list redraws after a fold: scroll to whichever line is current when this runs.
-    ui.page.evaluate("document.querySelector('.fold-line.current').scrollIntoView()")
+    ui.page.evaluate(
+        "document.querySelector('.fold-line.current').scrollIntoView({block: 'center'})"
+    )
     expect(line).to_be_in_viewport()
     ui.shot(f"switch-window-folded-{old}-to-{new}")
 
