@@ -236,10 +236,11 @@ export const api = {
   /**
    * What the model sees now. `messages: false` leaves out the view's messages (the meter
    * needs only the numbers; the messages can be megabytes on a long conversation).
+   * `model` counts the view for another model: what switching to it would show.
    */
-  context: (id, { messages = true } = {}) =>
+  context: (id, { messages = true, model = undefined } = {}) =>
     json("GET", `/api/conversations/${enc(id)}/context`, {
-      query: messages ? undefined : { messages: "false" },
+      query: { messages: messages ? undefined : "false", model },
     }),
   /** @returns {Promise<CompactionVersionOut[]>} every fold version, oldest first */
   compactions: async (id) => (await json("GET", `/api/conversations/${enc(id)}/compactions`)).items,

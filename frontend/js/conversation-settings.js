@@ -1,7 +1,7 @@
 // The open conversation's own model and system prompt (the ⋯ menu's "Model and
 // instructions"). The models are the providers' lists and the configured ones, grouped by
-// provider with each model's context window; choosing a smaller window says what will
-// happen to the context before it is saved.
+// provider with each model's context window; choosing another model says what will happen
+// to the context before it is saved, from the server's count of the view for that model.
 
 import { api } from "./api.js";
 import { openModal } from "./dialog.js";
@@ -48,26 +48,35 @@ function windowOf(model) {
 }
 
 /**
- * What switching to `model` does to the context, in words (or "" when nothing changes).
- * @param {ModelOut} model
+ * What switching to the model `context` was counted for does to the conversation, in
+ * words. `context` is the server's count of the view for that model (`GET …/context?model=`):
+ * the same computation the meter shows once the switch is saved and the next turn's gate
+ * folds by, so the number here is the number there.
+ * @param {ContextOut} context
  */
-function consequence(model) {
-  const tokens = state.context?.tokens;
-  if (!model?.contextWindow || !Number.isFinite(tokens)) {
-    return "";
+function consequence(context) {
+  const approx = context.exact ? "" : "≈";
+  const holds = `On this model the context comes to ${approx}${formatTokens(context.tokens)} tokens`;
+  const budget = context.inputBudget;
+  if (!budget) {
+    return `${holds}; its window has no limit, so nothing folds automatically.`;
   }
-  // The budget and threshold the server folds at, so the promise below is what happens:
-  // the count is the server's (a model switched to is counted with its provider's
-  // calibration, so the meter shows the same number after the switch).
-  const budget = model.workingBudget || model.contextWindow - (model.maxOutputTokens ?? 0);
-  const soft = state.context?.thresholds?.soft ?? 0.8;
-  if (tokens >= budget * soft) {
-    return `The context now holds about ${formatTokens(tokens)} tokens, past the fold point of this model's ${formatTokens(budget)}-token budget: older messages fold into a summary before its first answer. Nothing is deleted.`;
+  const unknown = context.modelKnown ? "" : " (its window is unknown: a cautious size is assumed)";
+  const of = `${holds} of its ${formatTokens(budget)}-token budget${unknown}`;
+  const { soft, hard } = context.thresholds;
+  if (context.tokens < budget * (soft - 0.1)) {
+    return `${of}.`;
   }
-  if (tokens >= budget * (soft - 0.1)) {
-    return `The context (about ${formatTokens(tokens)} tokens) is close to this model's ${formatTokens(budget)}-token budget: expect a fold soon.`;
+  if (state.settings?.compaction?.auto === false) {
+    return `${of}. Automatic folding is off: use Compact before sending if it does not fit.`;
   }
-  return "";
+  if (context.tokens >= budget * hard) {
+    return `${of}: older messages fold into a summary before its first answer. Nothing is deleted.`;
+  }
+  if (context.tokens >= budget * soft) {
+    return `${of}, past its fold point: its first answer fits as it is, and older messages fold into a summary soon after (written in the background meanwhile). Nothing is deleted.`;
+  }
+  return `${of}, close to its fold point: expect a fold soon.`;
 }
 
 export async function openConversationSettings({ afterSave }) {
@@ -77,12 +86,10 @@ export async function openConversationSettings({ afterSave }) {
   }
   const current = conversation.model ?? state.settings?.defaults?.model ?? "";
   const groups = await modelsByProvider(current);
-  const models = new Map();
   const select = h("select", { class: "select", id: "conversation-model" });
   for (const [provider, list] of groups) {
     const group = h("optgroup", { label: provider });
     for (const model of list) {
-      models.set(model.name, model);
       group.append(
         h("option", {
           value: model.name,
@@ -94,11 +101,29 @@ export async function openConversationSettings({ afterSave }) {
     select.append(group);
   }
   const note = h("p", { class: "field-help", id: "conversation-model-note", "aria-live": "polite" });
-  const showNote = () => {
-    note.textContent = consequence(models.get(select.value));
+  let asked = 0;
+  const showNote = async () => {
+    const model = select.value;
+    const ask = ++asked;
+    delete note.dataset.tokens;
+    note.textContent = "";
+    if (!model || model === current) {
+      return;
+    }
+    note.textContent = "Counting the conversation for this model…";
+    try {
+      const context = await api.context(conversation.id, { messages: false, model });
+      if (ask === asked) {
+        note.dataset.tokens = String(context.tokens);
+        note.textContent = consequence(context);
+      }
+    } catch (error) {
+      if (ask === asked) {
+        note.textContent = `The conversation could not be counted for this model: ${error.message}`;
+      }
+    }
   };
   select.addEventListener("change", showNote);
-  showNote();
   const prompt = h("textarea", {
     class: "textarea",
     id: "conversation-system-prompt",

@@ -4,7 +4,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from foldline.core.calibration import Calibration, update_calibration
+from foldline.core.calibration import (
+    UNSAMPLED_RATIO,
+    Calibration,
+    counting_calibration,
+    update_calibration,
+)
 
 
 def test_default_is_neutral() -> None:
@@ -74,3 +79,18 @@ def test_ratio_always_stays_within_bounds(observations: list[tuple[int, int]]) -
         assert 0.5 <= cal.ratio <= 3.0
     informative = sum(1 for actual, estimate in observations if actual > 0 and estimate > 0)
     assert cal.samples == informative
+
+
+def test_a_model_counts_with_its_own_then_its_providers_then_an_upper_guess() -> None:
+    own = Calibration(ratio=1.1, samples=3)
+    sibling = Calibration(ratio=1.4, samples=9)
+    nothing = Calibration()
+    assert counting_calibration(own, sibling, 2.0) == own
+    # Borrowed ratios keep samples=0: the model's first call replaces them outright.
+    assert counting_calibration(nothing, sibling, 2.0) == Calibration(1.4, 0)
+    # A provider that taught nothing yet: the highest ratio learned anywhere, and never
+    # under the cautious default, so the gate folds rather than the provider refusing.
+    assert counting_calibration(nothing, nothing, 1.6) == Calibration(1.6, 0)
+    assert counting_calibration(nothing, nothing, 0.9) == Calibration(UNSAMPLED_RATIO, 0)
+    assert counting_calibration(nothing, nothing, None) == Calibration(UNSAMPLED_RATIO, 0)
+    assert UNSAMPLED_RATIO > 1.0

@@ -252,9 +252,9 @@ def test_the_dialog_can_keep_more_of_the_recent_messages(
     conversation = _plain_conversation(client, store, pairs=8, words=60)
     base = f"/api/conversations/{conversation}"
     default = client.get(f"{base}/compactions/preview").json()
-    keep_more = client.get(f"{base}/compactions/preview", params={"keepRecentTokens": 400}).json()
+    keep_more = client.get(f"{base}/compactions/preview", params={"keepRecentTokens": 600}).json()
     assert 0 < keep_more["messages"] < default["messages"]
-    reply = client.post(f"{base}/compact", json={"keepRecentTokens": 400})
+    reply = client.post(f"{base}/compact", json={"keepRecentTokens": 600})
     completed = next(e for e in parse_sse(reply.text) if e.name == "compaction.completed").data
     assert completed["apiStartIndex"] == keep_more["toIndex"]
     bad = client.get(f"{base}/compactions/preview", params={"keepRecentTokens": 2**63})

@@ -323,15 +323,17 @@ class ContextLoader:
         *,
         wire: str,
         with_messages: bool = True,
+        model_override: str | None = None,
     ) -> ConversationContext:
         """The model's view, counted. Without messages (the meter) nothing of the view
         is decoded: the count is the framing, the head and a sum of stored counts, and
-        the context's `records` and `view` are empty."""
+        the context's `records` and `view` are empty. `model_override` counts the view
+        for another model than the conversation's (what switching to it would show):
+        the same computation the meter and the gate then make for it."""
         conversation = self.store.get_conversation(conversation_id)
         project = conversation_project(self.store, conversation)
-        model = resolve_model(
-            config, model_name(config, conversation, project), listing=self.listing
-        )
+        name = model_override or model_name(config, conversation, project)
+        model = resolve_model(config, name, listing=self.listing)
         budget = Budget(
             context_window=model.context_window,
             max_output_tokens=model.output_reserve,

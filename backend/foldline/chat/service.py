@@ -463,13 +463,17 @@ class ChatService:
 
     # --- reading --------------------------------------------------------------------
 
-    def _load(self, conversation_id: str, *, with_messages: bool = True) -> ConversationContext:
+    def _load(
+        self, conversation_id: str, *, with_messages: bool = True, model: str | None = None
+    ) -> ConversationContext:
         config = self.config_provider()
         conversation = self.store.get_conversation(conversation_id)
         project = conversation_project(self.store, conversation)
-        model = resolve_model(config, model_name(config, conversation, project))
-        wire = counting_wire(model)
-        return self.loader.load(config, conversation_id, wire=wire, with_messages=with_messages)
+        name = model or model_name(config, conversation, project)
+        wire = counting_wire(resolve_model(config, name))
+        return self.loader.load(
+            config, conversation_id, wire=wire, with_messages=with_messages, model_override=model
+        )
 
     def check_project_cap(self, conversation_id: str) -> None:
         """ProjectOverCap when the conversation's project sends more than its cap for the
@@ -506,8 +510,12 @@ class ChatService:
         """The model's view of the conversation as the next call would see it."""
         return self._load(conversation_id)
 
-    def context(self, conversation_id: str, *, include_messages: bool = True) -> ContextOut:
-        ctx = self._load(conversation_id, with_messages=include_messages)
+    def context(
+        self, conversation_id: str, *, include_messages: bool = True, model: str | None = None
+    ) -> ContextOut:
+        """The model's view and its numbers; with `model`, as they would be after switching
+        the conversation to that model (the count its first turn's gate will make)."""
+        ctx = self._load(conversation_id, with_messages=include_messages, model=model)
         return ctx.context_out(include_messages=include_messages)
 
     def edit_preview(self, conversation_id: str, message_id: str) -> EditPreview:

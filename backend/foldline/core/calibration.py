@@ -67,3 +67,33 @@ def update_calibration(
     observed = actual / estimate
     ratio = observed if cal.samples == 0 else (1 - alpha) * cal.ratio + alpha * observed
     return Calibration(ratio=min(max(ratio, low), high), samples=cal.samples + 1)
+
+
+UNSAMPLED_RATIO = 1.25
+"""The ratio of a model that nothing has been learned for yet (no samples of its own, none
+from its provider): the estimate's base encoding is cl100k_base, and the tokenizers people
+switch to count English prose up to about a quarter higher than it (Claude's, sentencepiece
+models'), more for code. A count that errs high folds a little early; one that errs low
+sends a request the provider refuses. The first call replaces it with a measured ratio."""
+
+
+def counting_calibration(
+    own: Calibration, provider_best: Calibration, highest_learned: float | None
+) -> Calibration:
+    """The calibration to count a model with before and after it has samples of its own.
+
+    `own` is the model's, `provider_best` its provider's most-sampled model's (siblings
+    share a tokenizer far more often than not), and `highest_learned` the highest ratio
+    learned for any model of any provider (None: none yet). A model of a provider that
+    has taught nothing (a switch across providers) is counted with the higher of that
+    and `UNSAMPLED_RATIO`: the learned ratios also say how this person's text (its
+    languages, its code) tokenizes against the estimate's encoding, which a new tokenizer
+    shares to a good degree, and the higher guess errs on the side of folding.
+    The result keeps `samples=0` unless it is the model's own, so the first call of the
+    model replaces it outright (`update_calibration`).
+    """
+    if own.samples:
+        return own
+    if provider_best.samples:
+        return Calibration(ratio=provider_best.ratio, samples=0)
+    return Calibration(ratio=max(UNSAMPLED_RATIO, highest_learned or 0.0), samples=0)

@@ -143,6 +143,12 @@ def best_provider_calibration(conn: sqlite3.Connection, provider: str) -> Calibr
     return Calibration() if row is None else Calibration(ratio=row[0], samples=row[1])
 
 
+def highest_learned_ratio(conn: sqlite3.Connection) -> float | None:
+    """The highest ratio learned for any model of any provider (None: none learned)."""
+    row = conn.execute("SELECT MAX(ratio) FROM calibration WHERE samples > 0").fetchone()
+    return None if row is None or row[0] is None else float(row[0])
+
+
 def set_calibration(
     conn: sqlite3.Connection, provider: str, model: str, calibration: Calibration, now: str
 ) -> None:

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from foldline.core.calibration import Calibration
+from foldline.core.calibration import Calibration, counting_calibration
 from foldline.core.messages import Message
 from foldline.core.state import CompactionState
 from foldline.paths import make_private_files
@@ -517,12 +517,14 @@ class Store(
         return queries.get_calibration(self._pool.get().conn, provider, model)
 
     def counting_calibration(self, provider: str, model: str) -> Calibration:
-        """The ratio to count `model` with: its own once it has samples, else the
-        provider's most-sampled model's (a model just switched to is tokenized like its
-        siblings far more closely than the uncalibrated 1.0 says)."""
+        """The ratio to count `model` with: its own once it has samples, else its
+        provider's, else a guess that errs high (`core.calibration.counting_calibration`)."""
         with self._pool.snapshot() as conn:
-            own = queries.get_calibration(conn, provider, model)
-            return own if own.samples else queries.best_provider_calibration(conn, provider)
+            return counting_calibration(
+                queries.get_calibration(conn, provider, model),
+                queries.best_provider_calibration(conn, provider),
+                queries.highest_learned_ratio(conn),
+            )
 
     def set_calibration(self, provider: str, model: str, calibration: Calibration) -> None:
         with self._pool.write() as conn:

@@ -20,10 +20,19 @@ def get_context(
     messages: Annotated[
         bool, Query(description="include the view's messages (`apiMessages`)")
     ] = True,
+    model: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=200,
+            description="count the view for this model instead of the conversation's "
+            "(what switching to it would show: the same numbers the meter then shows)",
+        ),
+    ] = None,
 ) -> ContextOut:
     # A plain `def`: counting a long view takes milliseconds, so FastAPI runs it in its
     # thread pool instead of stalling the event loop that carries open streams.
     # `messages=false` is for the meter: the numbers are the same, but the view's
     # messages (megabytes on a long conversation) are neither serialized nor sent.
     store.get_conversation(conversation_id)
-    return chat.context(conversation_id, include_messages=messages)
+    return chat.context(conversation_id, include_messages=messages, model=model)
