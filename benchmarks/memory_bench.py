@@ -47,13 +47,26 @@ def children(pid: int) -> list[int]:
     return found
 
 
+def process_type(pid: int) -> str:
+    command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    return next((part.decode() for part in command if part.startswith(b"--type=")), "")
+
+
+def parent(pid: int) -> int:
+    # The fields after the command name, which is in parentheses and may hold spaces.
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
 def memory(pid: int) -> dict[str, Any]:
     fields = {}
     for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
         name, value, *_ = line.split()
         fields[name.rstrip(":")] = int(value) / 1024
     command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    kind = next((part.decode() for part in command if part.startswith(b"--type=")), "")
+    kind = process_type(pid)
+    if kind == "--type=zygote" and process_type(parent(pid)) == "--type=zygote":
+        # Renderers are forked from a zygote and keep its command line.
+        kind = "renderer (forked from a zygote)"
     name = Path(command[0].decode()).name
     return {
         "pid": pid,
