@@ -28,11 +28,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from startup_bench import FOLDLINE, _free_port, _wait, close_window
+from startup_bench import FOLDLINE, _free_port, _wait
 from ui_bench import CONFIG, seed
 
 from foldline_desktop.instance import ControlError, read_instance_record, send_command
-from foldline_desktop.xvfb import VirtualDisplay, list_windows
+from foldline_desktop.xvfb import VirtualDisplay, list_windows, request_close
 
 
 def children(pid: int) -> list[int]:
@@ -137,7 +137,11 @@ def measure_once(messages: int, rest: float) -> tuple[float, list[dict[str, Any]
             rows = [memory(pid) for pid in pids]
             others = others_mapping_qt(set(pids))
             window = next(w for w in list_windows(display.name) if w.title == "Foldline")
-            close_window(display, window.window_id, process, data_dir)
+            request_close(display.name, window.window_id)
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                print("the window did not close within 30 s; killed", file=sys.stderr)
         finally:
             if process.poll() is None:
                 process.kill()

@@ -74,40 +74,6 @@ def _page_running(data_dir: Path) -> bool:
     )
 
 
-CLOSE_RETRY_SECONDS = 10.0
-
-
-def close_window(
-    display: VirtualDisplay, window_id: int, process: subprocess.Popen[bytes], data_dir: Path
-) -> tuple[float, int]:
-    """Close the window as its close button does; seconds from the close that was taken
-    to the process' exit, and how many closes before it Qt dropped.
-
-    Without a window manager Qt now and then drops a `WM_DELETE_WINDOW` (a few percent
-    of launches here): the app never hears of it, so its log has no "window closing".
-    Such a close is sent again, as a person would click again, and counted.
-    """
-    log = data_dir / "logs" / "foldline.log"
-
-    def closings() -> int:
-        return log.read_text(encoding="utf-8").count("window closing") if log.exists() else 0
-
-    before = closings()
-    dropped = 0
-    while True:
-        closed_at = time.monotonic()
-        request_close(display.name, window_id)
-        try:
-            process.wait(CLOSE_RETRY_SECONDS)
-            return time.monotonic() - closed_at, dropped
-        except subprocess.TimeoutExpired:
-            if closings() > before or dropped >= 3:
-                # The app heard the close and is still exiting: that is its own delay.
-                process.wait(TIMEOUT)
-                return time.monotonic() - closed_at, dropped
-            dropped += 1
-
-
 def desktop_run(display: VirtualDisplay, data_dir: Path) -> dict[str, float]:
     port = _free_port()
     state_path = data_dir / "window.json"
@@ -135,10 +101,12 @@ def desktop_run(display: VirtualDisplay, data_dir: Path) -> dict[str, float]:
         )
         page_loaded = _wait(lambda: _page_running(data_dir), "page", started)
         window = next(w for w in list_windows(display.name) if w.title == "Foldline")
-        # Qt without a window manager can drop a close that arrives while the page is
-        # still rendering (see tests/e2e/test_desktop_window.py); let it settle first.
+        # A person closes a window that has finished drawing.
         time.sleep(1.0)
-        exit_after_close, dropped = close_window(display, window.window_id, process, data_dir)
+        closed_at = time.monotonic()
+        request_close(display.name, window.window_id)
+        process.wait(TIMEOUT)
+        exit_after_close = time.monotonic() - closed_at
     finally:
         if process.poll() is None:
             process.kill()
@@ -148,7 +116,6 @@ def desktop_run(display: VirtualDisplay, data_dir: Path) -> dict[str, float]:
         "window shown": window_shown,
         "page loaded": page_loaded,
         "exit after close": exit_after_close,
-        "closes dropped by Qt": dropped,
     }
 
 
@@ -211,10 +178,6 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- |")
     for launch, runs in results.items():
         for milestone, (median, low, high) in _summary(runs).items():
-            if milestone == "closes dropped by Qt":
-                total = sum(run[milestone] for run in runs)
-                print(f"| {launch} | {milestone} | {total:g} in {len(runs)} runs | | |")
-                continue
             print(f"| {launch} | {milestone} | {median:.2f} s | {low:.2f} s | {high:.2f} s |")
 
 

@@ -143,23 +143,9 @@ class RunningApp:
                     pending.append(child)
         return found
 
-    def close_window(self, window: WindowInfo, attempts: int = 2) -> None:
-        """Click the close button, and once more if nothing happened.
-
-        Seen here without a window manager: Qt drops a WM_DELETE_WINDOW that arrives in
-        the second after the page has rendered a conversation (a later one always
-        works), so, like a person, try again; the assertions on exit are unchanged.
-        """
-        # The log is shared with earlier launches on the same data dir: count, don't search.
-        closings_before = self.log().count("window closing")
-        for _ in range(attempts):
-            request_close(self.display.name, window.window_id)
-            deadline = time.monotonic() + 3
-            while time.monotonic() < deadline:
-                closing = self.log().count("window closing") > closings_before
-                if closing or self.process.poll() is not None:
-                    return
-                time.sleep(0.1)
+    def close_window(self, window: WindowInfo) -> None:
+        """Click the close button (`WM_DELETE_WINDOW`, as a window manager sends it)."""
+        request_close(self.display.name, window.window_id)
 
     def kill(self) -> None:
         if self.process.poll() is None:
