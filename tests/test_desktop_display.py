@@ -189,12 +189,18 @@ def test_with_a_gpu_the_drawing_is_left_to_qt(monkeypatch: pytest.MonkeyPatch) -
     assert "QTWEBENGINE_CHROMIUM_FLAGS" not in environ
 
 
-def test_a_gpu_is_a_render_node_under_dev_dri(tmp_path: Path) -> None:
+def test_a_gpu_is_a_render_node_or_nvidia_s_driver(tmp_path: Path) -> None:
     assert not has_gpu_device(tmp_path / "missing")
-    (tmp_path / "card0").touch()
+    (tmp_path / "dri").mkdir()
+    (tmp_path / "dri" / "card0").touch()
     assert not has_gpu_device(tmp_path)
-    (tmp_path / "renderD128").touch()
+    (tmp_path / "dri" / "renderD128").touch()
     assert has_gpu_device(tmp_path)
+    nvidia = tmp_path / "nvidia"
+    nvidia.mkdir()
+    assert not has_gpu_device(nvidia)
+    (nvidia / "nvidiactl").touch()
+    assert has_gpu_device(nvidia)
 
 
 def test_a_sandbox_turned_off_by_the_person_also_runs_chromium_in_one_process(

@@ -83,10 +83,13 @@ def prepare_qt_environment(
     environ.setdefault("PYWEBVIEW_GUI", "qt")
 
 
-def has_gpu_device(dri: Path = Path("/dev/dri")) -> bool:
-    """True when Linux exposes a GPU render node (`/dev/dri/renderD*`) to this process."""
+def has_gpu_device(dev: Path = Path("/dev")) -> bool:
+    """True when Linux exposes a GPU to this process: a render node
+    (`/dev/dri/renderD*`), or NVIDIA's own driver (`/dev/nvidiactl`) without one."""
+    if (dev / "nvidiactl").exists():
+        return True
     try:
-        return any(node.name.startswith("renderD") for node in dri.iterdir())
+        return any(node.name.startswith("renderD") for node in (dev / "dri").iterdir())
     except OSError:
         return False
 
