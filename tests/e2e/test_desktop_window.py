@@ -365,7 +365,7 @@ def test_the_window_streams_an_answer_and_closes_while_idle(
     data_dir.mkdir()
     devtools_port = _free_port()
     monkeypatch.setenv("QTWEBENGINE_REMOTE_DEBUGGING", f"127.0.0.1:{devtools_port}")
-    with FakeProviderServer(delta_delay=0.02) as fake:
+    with FakeProviderServer(delta_delay=0.3) as fake:
         (data_dir / "config.toml").write_text(
             '[defaults]\nmodel = "window-model"\n\n'
             + fake.providers_toml()
@@ -384,6 +384,8 @@ def test_the_window_streams_an_answer_and_closes_while_idle(
                 " box.dispatchEvent(new Event('input', {bubbles: true}));"
                 " document.querySelector('#composer-form').requestSubmit(); })()"
             )
+            # The answer is drawn while it streams (the fake sends a piece every 0.3 s).
+            page.wait_for("document.querySelector('.message.assistant.streaming') !== null")
             answer = page.wait_for(
                 "(() => { const all = document.querySelectorAll('.message.assistant');"
                 " const last = all[all.length - 1];"
