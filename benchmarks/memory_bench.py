@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pwd
 import statistics
 import subprocess
 import sys
@@ -107,7 +108,9 @@ def others_mapping_qt(own: set[int]) -> int:
     return count
 
 
-def measure_once(messages: int, rest: float) -> tuple[float, list[dict[str, Any]], int]:
+def measure_once(
+    messages: int, rest: float, user: str | None = None
+) -> tuple[float, list[dict[str, Any]], int]:
     """One launch: seconds until the newest page was served, each process' memory, and
     how many processes outside the window mapped Qt WebEngine meanwhile."""
     with (
@@ -123,9 +126,25 @@ def measure_once(messages: int, rest: float) -> tuple[float, list[dict[str, Any]
         )
         environ = {k: v for k, v in os.environ.items() if k != "WAYLAND_DISPLAY"}
         environ["DISPLAY"] = display.name
+        command = [str(FOLDLINE), "--data-dir", str(data_dir)]
+        if user is not None:
+            # Not root, so Chromium keeps its sandbox (and its separate renderer).
+            os.chmod(folder, 0o755)
+            account = pwd.getpwnam(user)
+            subprocess.run(
+                ["chown", "-R", f"{account.pw_uid}:{account.pw_gid}", str(data_dir)], check=True
+            )
+            environ["HOME"] = str(data_dir)
+            command = [
+                "setpriv",
+                f"--reuid={account.pw_uid}",
+                f"--regid={account.pw_gid}",
+                "--clear-groups",
+                *command,
+            ]
         started = time.monotonic()
         process = subprocess.Popen(
-            [str(FOLDLINE), "--data-dir", str(data_dir)],
+            command,
             env=environ,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -169,6 +188,7 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=2000)
     parser.add_argument("--rest", type=float, default=15.0, help="seconds at rest before reading")
     parser.add_argument("--runs", type=int, default=1, help="launches; the median is reported")
+    parser.add_argument("--as-user", help="launch as this (non-root) user; needs root")
     args = parser.parse_args()
     print(
         f"{args.messages:,} messages open, {args.rest:g} s at rest, load average "
@@ -176,7 +196,7 @@ def main() -> None:
     )
     totals = []
     for run in range(args.runs):
-        shown, rows, others = measure_once(args.messages, args.rest)
+        shown, rows, others = measure_once(args.messages, args.rest, args.as_user)
         print(
             f"run {run + 1}: newest page served after {shown:.1f} s; "
             f"{others} other processes mapped Qt WebEngine"
