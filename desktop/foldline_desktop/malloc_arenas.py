@@ -4,8 +4,8 @@ glibc gives each thread that contends for the heap an arena of its own, up to ei
 core, and memory freed in one arena serves only that one. The window's process runs
 Chromium's browser (and, without a sandbox, its renderer) next to the server, so dozens
 of threads allocate through glibc. Two arenas measured 12 MB less at rest
-(`benchmarks/memory_bench.py`), the same effect as `MALLOC_ARENA_MAX=2`; the threads that
-allocate often (Chromium's) have their own allocator for most of their work.
+(`benchmarks/memory_bench.py`), the same effect as `MALLOC_ARENA_MAX=2`, and no slower
+start (`benchmarks/startup_bench.py`): the window's threads mostly wait.
 """
 
 from __future__ import annotations
