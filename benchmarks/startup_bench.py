@@ -101,8 +101,7 @@ def desktop_run(display: VirtualDisplay, data_dir: Path) -> dict[str, float]:
         )
         page_loaded = _wait(lambda: _page_running(data_dir), "page", started)
         window = next(w for w in list_windows(display.name) if w.title == "Foldline")
-        # Qt without a window manager can drop a close that arrives while the page is
-        # still rendering (see tests/e2e/test_desktop_window.py); let it settle first.
+        # A person closes a window that has finished drawing.
         time.sleep(1.0)
         closed_at = time.monotonic()
         request_close(display.name, window.window_id)

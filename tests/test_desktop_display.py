@@ -14,7 +14,12 @@ from foldline_desktop.display import (
     probe_qt,
     x_display_problem,
 )
-from foldline_desktop.window import page_url, prepare_qt_environment, restore_user_environment
+from foldline_desktop.window import (
+    has_gpu_device,
+    page_url,
+    prepare_qt_environment,
+    restore_user_environment,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -127,15 +132,19 @@ def test_no_sandbox_is_added_as_root_without_dropping_user_flags(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr("os.geteuid", lambda: 0)
+    monkeypatch.setattr("foldline_desktop.window.has_gpu_device", lambda: True)
     environ = {"QTWEBENGINE_CHROMIUM_FLAGS": "--force-dark-mode"}
     prepare_qt_environment(environ)
     prepare_qt_environment(environ)
-    assert environ["QTWEBENGINE_CHROMIUM_FLAGS"] == "--force-dark-mode --no-sandbox"
+    # Without the sandbox, Chromium also runs in the app's own process.
+    flags = environ["QTWEBENGINE_CHROMIUM_FLAGS"]
+    assert flags == "--force-dark-mode --no-sandbox --single-process"
     assert environ["PYWEBVIEW_GUI"] == "qt"
 
 
 def test_no_sandbox_is_not_forced_on_a_normal_user(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("os.geteuid", lambda: 1000)
+    monkeypatch.setattr("foldline_desktop.window.has_gpu_device", lambda: True)
     environ: dict[str, str] = {}
     prepare_qt_environment(environ)
     assert "QTWEBENGINE_CHROMIUM_FLAGS" not in environ
@@ -152,3 +161,53 @@ def test_qt_storage_goes_under_the_data_dir_and_the_person_s_own_comes_back(
     assert environ["XDG_CACHE_HOME"] == "/home/me/.cache"
     assert "XDG_DATA_HOME" not in environ
     assert not any(key.startswith("FOLDLINE_ORIGINAL_") for key in environ)
+
+
+def test_without_a_gpu_qt_and_chromium_draw_in_software(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    monkeypatch.setattr("sys.platform", "linux")
+    monkeypatch.setattr("foldline_desktop.window.has_gpu_device", lambda: False)
+    environ = {"QTWEBENGINE_CHROMIUM_FLAGS": "--force-dark-mode", "QT_QUICK_BACKEND": "rhi"}
+    prepare_qt_environment(environ)
+    prepare_qt_environment(environ)
+    assert environ["QT_XCB_GL_INTEGRATION"] == "none"
+    # The person's own choice is kept.
+    assert environ["QT_QUICK_BACKEND"] == "rhi"
+    assert environ["QTWEBENGINE_CHROMIUM_FLAGS"] == "--force-dark-mode --disable-gpu"
+
+
+def test_with_a_gpu_the_drawing_is_left_to_qt(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    monkeypatch.setattr("sys.platform", "linux")
+    monkeypatch.setattr("foldline_desktop.window.has_gpu_device", lambda: True)
+    environ: dict[str, str] = {}
+    prepare_qt_environment(environ)
+    assert "QT_XCB_GL_INTEGRATION" not in environ
+    assert "QT_QUICK_BACKEND" not in environ
+    assert "QTWEBENGINE_CHROMIUM_FLAGS" not in environ
+
+
+def test_a_gpu_is_a_render_node_or_nvidia_s_driver(tmp_path: Path) -> None:
+    assert not has_gpu_device(tmp_path / "missing")
+    (tmp_path / "dri").mkdir()
+    (tmp_path / "dri" / "card0").touch()
+    assert not has_gpu_device(tmp_path)
+    (tmp_path / "dri" / "renderD128").touch()
+    assert has_gpu_device(tmp_path)
+    nvidia = tmp_path / "nvidia"
+    nvidia.mkdir()
+    assert not has_gpu_device(nvidia)
+    (nvidia / "nvidiactl").touch()
+    assert has_gpu_device(nvidia)
+
+
+def test_a_sandbox_turned_off_by_the_person_also_runs_chromium_in_one_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    monkeypatch.setattr("foldline_desktop.window.has_gpu_device", lambda: True)
+    environ = {"QTWEBENGINE_DISABLE_SANDBOX": "1"}
+    prepare_qt_environment(environ)
+    assert environ["QTWEBENGINE_CHROMIUM_FLAGS"] == "--single-process"

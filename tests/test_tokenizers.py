@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tiktoken
 import tiktoken.load
 import tiktoken_ext.openai_public as openai_public
 
@@ -249,3 +250,47 @@ def test_loading_writes_no_cache_file(
     encoding = load_encoding("o200k_base")
     assert encoding.encode_ordinary("hello world") == [24912, 2375]
     assert list(cache.iterdir()) == []
+
+
+# Text that exercises every path of the BPE: special tokens written as text, unicode of
+# several scripts, emoji (multi-byte merges), code, long whitespace and digit runs.
+COUNTING_CORPUS = [
+    "",
+    "hello world",
+    "<|endoftext|>",
+    "a <|fim_prefix|> b <|fim_middle|> c <|fim_suffix|> d <|endofprompt|>",
+    "お誕生日おめでとう 生日快乐 생일 축하해 С днём рождения عيد ميلاد سعيد",
+    "🦊🦊 emoji 👩‍👩‍👧‍👦 and flags 🇫🇷🇯🇵",
+    "def f(x: int) -> int:\n    return x ** 2  # squares\n\n\n\tif x != 0: pass\n",
+    " " * 50 + "\n" * 7 + "\t\t end",
+    "1234567890 3.14159 1e-10 0xdeadbeef",
+    "Don't you'll they're I'VE WE'LL",
+    "\u00e9\u0301 \u200b zero-width \ufeff bom",
+    "x" * 3000,
+]
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_encoding_without_its_python_ranks_counts_as_tiktoken_does(
+    name: str, fresh_caches: None
+) -> None:
+    """The encoding Foldline keeps dropped tiktoken's Python dict of ranks (memory); its
+    counts must be those of an encoding built the usual way, which keeps it."""
+    rank_file = Path(tokenizers.__file__).parent / "encodings" / f"{name}.tiktoken"
+    kept = tiktoken.Encoding(
+        name=name,
+        pat_str=tokenizers._PATTERNS[name],  # type: ignore[index]
+        mergeable_ranks=tokenizers._parse_rank_file(rank_file.read_bytes(), name),
+        special_tokens=tokenizers._SPECIAL_TOKENS[name],  # type: ignore[index]
+    )
+    released = load_encoding(name)  # type: ignore[arg-type]
+    assert not hasattr(released, "_mergeable_ranks")
+    assert hasattr(kept, "_mergeable_ranks")
+    for text in COUNTING_CORPUS:
+        expected = kept.encode_ordinary(text)
+        assert get_encoder(name).encode(text) == expected  # type: ignore[arg-type]
+        assert released.encode_ordinary(text) == expected
+        assert released.encode(text, allowed_special="all") == kept.encode(
+            text, allowed_special="all"
+        )
+        assert released.decode(expected) == text

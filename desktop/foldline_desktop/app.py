@@ -35,6 +35,7 @@ from foldline_desktop.instance import (
     ask_to_raise,
     read_instance_record,
 )
+from foldline_desktop.malloc_arenas import limit_malloc_arenas
 from foldline_desktop.server_handle import ServerDidNotStart, start_local_server
 from foldline_desktop.window import DesktopWindow, prepare_qt_environment
 from foldline_desktop.window_state import load_window_state, save_window_state
@@ -145,6 +146,8 @@ def _run_desktop_in(data_dir: Path, started_at: float) -> int:
         print(NO_DISPLAY_LINE, flush=True)
         return _serve_in_browser(data_dir)
 
+    # Before Qt and the server start their threads: arenas are made per thread.
+    limit_malloc_arenas()
     prepare_qt_environment(os.environ, data_dir)
     problem = probe_qt(os.environ)
     if problem is not None:

@@ -198,7 +198,9 @@ def request_close(display_name: str, window_id: int) -> None:
             window=window, client_type=protocols, data=(32, [delete, X.CurrentTime, 0, 0, 0])
         )
         window.send_event(message, event_mask=X.NoEventMask)
-        connection.flush()
+        # A round trip, not a flush: the server has handled the event before this
+        # connection closes.
+        connection.sync()
     finally:
         connection.close()
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
@@ -11,6 +10,7 @@ import httpx2
 
 from foldline.core.reasoning import anthropic_thinking_fields
 from foldline.providers.base import (
+    DEFAULT_TIMEOUT_SECONDS,
     ModelRequest,
     ProviderError,
     ProviderEvent,
@@ -20,13 +20,11 @@ from foldline.providers.base import (
     TextDelta,
     ToolCallEvent,
     Usage,
+    parse_tool_input,
 )
 from foldline.providers.caching import anthropic_prompt_fields
 from foldline.providers.errors import provider_error
 from foldline.providers.image_fit import fit_anthropic_images
-
-DEFAULT_TIMEOUT_SECONDS = 600.0
-"""Long answers from large models can take minutes; the SDK's own default is the same."""
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -36,25 +34,6 @@ _STOP_REASONS: dict[str, StopReason] = {
     "max_tokens": "max_tokens",
     "model_context_window_exceeded": "context_window_exceeded",
 }
-
-
-def parse_tool_input(raw: str) -> dict[str, Any]:
-    """A tool call's streamed JSON arguments as a dict.
-
-    An empty string means no arguments. Arguments that are not a JSON object (a model
-    cut off by `max_tokens` mid-call, or a local model writing broken JSON) are kept
-    verbatim under `_invalid_arguments` rather than dropped: the call must still get a
-    result so the pair stays whole, and the tool can tell the model what went wrong.
-    """
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError):  # nested past the parser's limit, too
-        return {"_invalid_arguments": raw}
-    if not isinstance(value, dict):
-        return {"_invalid_arguments": raw}
-    return value
 
 
 class AnthropicProvider:

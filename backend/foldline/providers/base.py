@@ -8,12 +8,35 @@ own wire format, streams the answer and yields `ProviderEvent`s. Failures are ra
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from foldline.core.messages import Message, ToolSpec
 from foldline.core.reasoning import Effort
+
+DEFAULT_TIMEOUT_SECONDS = 600.0
+"""Long answers from large models can take minutes; the SDK's own default is the same."""
+
+
+def parse_tool_input(raw: str) -> dict[str, Any]:
+    """A tool call's streamed JSON arguments as a dict.
+
+    An empty string means no arguments. Arguments that are not a JSON object (a model
+    cut off by `max_tokens` mid-call, or a local model writing broken JSON) are kept
+    verbatim under `_invalid_arguments` rather than dropped: the call must still get a
+    result so the pair stays whole, and the tool can tell the model what went wrong.
+    """
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):  # nested past the parser's limit, too
+        return {"_invalid_arguments": raw}
+    if not isinstance(value, dict):
+        return {"_invalid_arguments": raw}
+    return value
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 import httpx2
 
-from foldline.providers.anthropic import DEFAULT_TIMEOUT_SECONDS
+from foldline.providers.base import DEFAULT_TIMEOUT_SECONDS
 from foldline.providers.openai import OpenAIProvider
 
 DISCOVERY_TIMEOUT_SECONDS = 2.0

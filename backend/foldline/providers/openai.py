@@ -16,8 +16,8 @@ from foldline.core.reasoning import (
     reasoning_support,
 )
 from foldline.core.wire import to_openai_messages, to_openai_tools
-from foldline.providers.anthropic import DEFAULT_TIMEOUT_SECONDS, parse_tool_input
 from foldline.providers.base import (
+    DEFAULT_TIMEOUT_SECONDS,
     ModelRequest,
     ProviderError,
     ProviderEvent,
@@ -27,6 +27,7 @@ from foldline.providers.base import (
     TextDelta,
     ToolCallEvent,
     Usage,
+    parse_tool_input,
 )
 from foldline.providers.errors import provider_error
 

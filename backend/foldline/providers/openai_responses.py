@@ -26,8 +26,8 @@ import openai
 
 from foldline.core.reasoning import openai_effort, reasoning_support
 from foldline.core.wire import to_responses_input, to_responses_tools
-from foldline.providers.anthropic import DEFAULT_TIMEOUT_SECONDS, parse_tool_input
 from foldline.providers.base import (
+    DEFAULT_TIMEOUT_SECONDS,
     ModelRequest,
     ProviderError,
     ProviderEvent,
@@ -36,6 +36,7 @@ from foldline.providers.base import (
     TextDelta,
     ToolCallEvent,
     Usage,
+    parse_tool_input,
 )
 from foldline.providers.errors import provider_error
 from foldline.providers.openai import openai_client
