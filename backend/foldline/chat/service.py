@@ -126,7 +126,7 @@ class ChatService:
         self.breakers: dict[str, BreakerState] = {}
         self.running: dict[str, TurnHandle] = {}
         self.watch = ConversationWatch()
-        """Wakes the pages that follow a conversation when a turn starts in it."""
+        """Tells the pages that show a conversation of every turn and change in it."""
         self.background = BackgroundFolds(store, self.is_running)
         self.loader.fold_status = self.background.status
         self.titles = BackgroundTitles(store)
@@ -259,9 +259,10 @@ class ChatService:
                 if self.running.get(conversation_id) is handle:
                     del self.running[conversation_id]
                     self.background.idle(conversation_id)
+                self.watch.finished(conversation_id)
 
         handle.task = asyncio.get_running_loop().create_task(drive())
-        self.watch.started(conversation_id, handle)
+        self.watch.started(conversation_id)
         return handle
 
     def _check_idle(self, conversation_id: str) -> None:
