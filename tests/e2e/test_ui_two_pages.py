@@ -174,7 +174,7 @@ def test_versions_switched_and_edits_made_in_one_page_appear_live_in_the_other(u
     app = ui.app
     cid = app.create_conversation("Versions")["id"]
     for text in ("Apples are red", "Pears are green", "Plums are purple"):
-        app.send(cid, text)
+        app.send(cid, f"{text}. {LONG * 3}")
     answer = app.api("GET", f"/api/conversations/{cid}/messages")["items"][5]
     app.script.add(Reply(text="Purple plums are sweet."))
     app.api("POST", f"/api/conversations/{cid}/messages/{answer['id']}/regenerate", {})
@@ -182,13 +182,20 @@ def test_versions_switched_and_edits_made_in_one_page_appear_live_in_the_other(u
     first = ui.page
     second = open_second(ui, cid)
     expect(message(second, 5)).to_contain_text("Purple plums are sweet.")
+    # B is reading further up.
+    message(second, 1).scroll_into_view_if_needed()
+    second.locator("#chat-scroll").evaluate("(el) => el.scrollBy(0, 40)")
+    place = second.evaluate(PLACE)
+    assert place[0] <= 1, place
 
-    # A shows the first answer again: so does B.
+    # A shows the first answer again: so does B, where B was reading.
     message(first, 5).locator(".version-switcher").get_by_role(
         "button", name="Previous version"
     ).click()
     expect(message(second, 5)).to_contain_text("echo: Plums are purple")
     expect(message(second, 5).locator(".version-position")).to_have_text("1 / 2")
+    index, offset = second.evaluate(PLACE)
+    assert index == place[0] and abs(offset - place[1]) <= 2, (place, index, offset)
 
     # B is editing its first message; A edits the second one. B keeps its editor and
     # what it typed while A's edit runs, and shows A's version once it closes its own.
