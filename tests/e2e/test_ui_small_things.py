@@ -4,6 +4,8 @@ after Regenerate."""
 
 from __future__ import annotations
 
+import re
+
 from playwright.sync_api import expect
 
 from foldline.testing import Reply
@@ -150,3 +152,37 @@ def test_the_sidebar_count_says_other_versions_exist(ui):
     ui.open(f"&c={cid}")
     meta = ui.page.locator(f'.conversation-item[data-id="{cid}"] .item-meta')
     expect(meta).to_contain_text("2 messages (other versions too)")
+
+
+def test_a_continued_answer_counts_the_tokens_of_every_part(ui):
+    """Stopped mid-answer, then continued: the answer's footer counts what was written
+    before the stop too (the provider reports no usage for a stopped call, so those are
+    counted, and marked ≈), live and after a reload."""
+    full = "".join(f"word{i} " for i in range(300))
+    ui.app.script.add(Reply(text=full, chunk_chars=6, delay=0.05))
+    ui.open()
+    page = ui.page
+    page.locator("#composer-input").fill("Write a lot")
+    page.locator("#composer-input").press("Enter")
+    expect(page.locator(".message.assistant.streaming")).to_contain_text("word30 ")
+    page.locator("#stop-button").click()
+    ui.idle()
+    answer = page.locator(".message.assistant")
+    words_before = len(answer.locator(".content").inner_text().split())
+    stopped = answer.locator(".message-meta .usage-text")
+    expect(stopped).to_have_text(re.compile(r"^≈\d+ tokens out$"))
+    counted = int(stopped.inner_text().strip("≈").split()[0])
+    assert counted >= words_before
+
+    ui.app.script.add(Reply(text=" and the rest." * 20))
+    answer.locator(".retry-button").click()
+    ui.idle()
+    expect(answer.locator(".continued-mark")).to_have_text("continued")
+    conversation = ui.app.api("GET", "/api/conversations")["items"][0]["id"]
+    # The one call the provider reported usage for: the continuation's.
+    usage = ui.app.api("GET", f"/api/conversations/{conversation}/context")["usage"]
+    continuation = usage["total"]["outputTokens"]
+    whole = f"≈{continuation + counted} tokens out"
+    expect(answer.locator(".usage-text")).to_have_text(whole)
+    page.reload()
+    expect(page.locator(".message.assistant .usage-text")).to_have_text(whole)
