@@ -129,7 +129,10 @@ class ChatService:
         """Tells the pages that show a conversation of every turn and change in it."""
         self.background = BackgroundFolds(store, self.is_running)
         self.loader.fold_status = self.background.status
-        self.titles = BackgroundTitles(store)
+        # A made title changes what every page's list shows.
+        self.titles = BackgroundTitles(
+            store, on_titled=lambda conversation_id: self.watch.changed(conversation_id, "updated")
+        )
         self._providers: dict[str, Provider] = {}
         self._providers_config: AppConfig | None = None
 
