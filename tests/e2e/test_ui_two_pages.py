@@ -130,6 +130,10 @@ def message(page: Page, index: int):
     return page.locator(f'.message[data-index="{index}"]')
 
 
+def shot(ui, page: Page, name: str) -> None:
+    page.screenshot(path=str(ui.shot("x").parent / f"{name}.png"))
+
+
 def test_pins_folds_and_renames_in_one_page_appear_live_in_the_other(ui):
     app = ui.app
     cid = app.create_conversation("Shared")["id"]
@@ -167,6 +171,7 @@ def test_pins_folds_and_renames_in_one_page_appear_live_in_the_other(ui):
     expect(second.locator("#composer-input")).to_have_value("a draft in B")
     index, offset = second.evaluate(PLACE)
     assert index == place[0] and abs(offset - place[1]) <= 2, (place, index, offset)
+    shot(ui, second, "two-pages-changed-elsewhere-wide")
     second.close()
 
 
@@ -237,6 +242,8 @@ def test_hand_offs_deletions_and_new_conversations_appear_live_in_the_other_page
     ui.open(f"&c={cid}")
     first = ui.page
     second = open_second(ui, cid)
+    # B is a phone.
+    second.set_viewport_size({"width": 390, "height": 844})
     expect(second.locator(".conversation-item")).to_have_count(1)
 
     # A conversation started elsewhere is listed in B.
@@ -251,6 +258,7 @@ def test_hand_offs_deletions_and_new_conversations_appear_live_in_the_other_page
     expect(first.locator("#handoff-origin")).to_be_visible()
     expect(second.locator("#handoff-links")).to_contain_text("Continued in")
     expect(second.locator(".conversation-item")).to_have_count(3)
+    shot(ui, second, "two-pages-handed-off-elsewhere-phone")
 
     # A deletes the conversation B shows: B says so and leaves it.
     item = first.locator(".conversation-item").filter(
@@ -262,4 +270,5 @@ def test_hand_offs_deletions_and_new_conversations_appear_live_in_the_other_page
     expect(second.locator("#app")).to_have_attribute("data-state", "empty")
     expect(second.locator("#notices")).to_contain_text("deleted")
     expect(second.locator(".conversation-item")).to_have_count(2)
+    shot(ui, second, "two-pages-deleted-elsewhere-phone")
     second.close()

@@ -107,10 +107,11 @@ async def watch_conversation(
     conversation_id: Annotated[str, Depends(known_conversation)], chat: ChatDep
 ) -> AsyncIterator[ServerSentEvent]:
     watch = chat.watch
+    # Read together, before the first yield: a turn starting from here on is in the log.
     seen = watch.revision
     revision = watch.revision_of(conversation_id)
-    yield ServerSentEvent(event="watch.opened", data={"revision": revision})
     running = chat.running_turn(conversation_id)
+    yield ServerSentEvent(event="watch.opened", data={"revision": revision})
     if running is not None and running.kind == "turn":
         yield ServerSentEvent(event=TURN_STARTED, data={"revision": revision})
     while True:
