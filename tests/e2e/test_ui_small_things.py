@@ -184,6 +184,8 @@ def test_a_continued_answer_counts_the_tokens_of_every_part(ui):
     continuation = usage["total"]["outputTokens"]
     whole = f"≈{continuation + counted} tokens out"
     expect(answer.locator(".usage-text")).to_have_text(whole)
+    answer.hover()
+    ui.shot("continued-answer-tokens")
     page.reload()
     expect(page.locator(".message.assistant .usage-text")).to_have_text(whole)
 
@@ -233,3 +235,4 @@ def test_on_a_phone_pins_hand_offs_and_the_warning_leave_the_chat_most_of_the_sc
     page.locator("#pinned-list .pinned-toggle").click()
     expect(page.locator("#pinned-list .pinned-item")).to_have_count(2)
     expect(page.locator("#pinned-list .pinned-item").first).to_be_visible()
+    ui.shot("phone-bars-expanded")
