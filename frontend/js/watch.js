@@ -8,8 +8,9 @@
 // sidebar is re-read. Changes this page made itself (the stream names the page, see
 // api.js pageId) are already on screen.
 //
-// A change is held back while a turn runs here or a message is being edited, and drawn
-// once that is over, so neither is disturbed; the composer is never touched. Each change
+// A change is held back while a turn runs here, and one that redraws the messages while
+// a message is being edited, until that is over, so neither is disturbed; the composer
+// is never touched. Each change
 // has a revision: the stream's first event gives the conversation's newest, and a page
 // that drew an older one (it was hidden, or the stream broke) catches up.
 
@@ -115,7 +116,7 @@ async function heard(id, name, data) {
     // A turn this page runs is re-read by the page itself when it ends (turn.js); one
     // from elsewhere is followed live, then checked against the store.
     ownTurn = isRunning();
-    if (!ownTurn && quiet({ turns: true })) {
+    if (!ownTurn && !editing()) {
       followRunning(id).then(() => refreshIfChanged());
     } else if (!ownTurn) {
       hold("turn");
@@ -155,10 +156,9 @@ let pending = null;
 let timer = 0;
 let drawing = false;
 
-/** Nothing the person is doing here would be disturbed by a redraw. */
-function quiet({ turns = false } = {}) {
-  const editing = document.querySelector("#chat-inner .message-editor");
-  return !editing && (turns || (!isRunning() && !state.busy));
+/** A message is being edited here (a redraw of the messages would take the editor away). */
+function editing() {
+  return document.querySelector("#chat-inner .message-editor") !== null;
 }
 
 /** Draw a change once the page is quiet (at once when it is). */
@@ -174,7 +174,8 @@ async function drawPending() {
   if (!pending) {
     return;
   }
-  if (drawing || !quiet()) {
+  const redraws = [...pending].some((kind) => REDRAWN.has(kind));
+  if (drawing || isRunning() || state.busy || (redraws && editing())) {
     timer = setTimeout(drawPending, 300);
     return;
   }
