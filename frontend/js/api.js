@@ -223,9 +223,11 @@ export const api = {
     const response = await send("GET", path, { signal, accept: "text/event-stream" });
     return readEvents(response.body);
   },
-  /** Stays open: the conversation's turns and changes, made anywhere (watch.js). */
+  /** Stays open: the conversation's turns and changes, made anywhere (watch.js); with
+   * `id` null, the list's changes. */
   watch: async (id, signal) => {
-    const path = `/api/conversations/${enc(id)}/watch`;
+    // No conversation shown: the list alone.
+    const path = id === null ? "/api/watch" : `/api/conversations/${enc(id)}/watch`;
     const response = await send("GET", path, { signal, accept: "text/event-stream" });
     return readEvents(response.body);
   },

@@ -40,11 +40,11 @@ export function initWatch(hooks) {
   // stream's first event says whether it changed meanwhile.
   document.addEventListener("visibilitychange", () => {
     if (document.visibilityState === "hidden") {
-      paused = watching?.id ?? paused;
+      paused = watching ? { id: watching.id } : paused;
       watching?.controller.abort();
       watching = null;
     } else if (paused) {
-      const id = paused;
+      const { id } = paused;
       paused = null;
       watchConversation(id);
     }
@@ -55,26 +55,27 @@ export function initWatch(hooks) {
 /** Whether the turn announced last was started by this page. */
 let ownTurn = false;
 
-/** The conversation a hidden tab stopped watching, to watch again once shown. */
+/** What a hidden tab stopped watching (`{id}`), to watch again once shown. */
 let paused = null;
 
 /** The conversation drawn and the revision of its newest change drawn. */
 let drawn = { id: null, revision: -1 };
 
-/** Watch conversation `id` (null: none) instead of the one watched so far. */
+/**
+ * Watch conversation `id` instead of what was watched so far; null: no conversation is
+ * shown, and only the list is watched.
+ */
 export function watchConversation(id) {
   if (document.visibilityState === "hidden") {
-    paused = id;
+    paused = { id };
     return;
   }
-  if (watching?.id === id) {
+  if (watching && watching.id === id) {
     return;
   }
   watching?.controller.abort();
-  watching = id ? { id, controller: new AbortController() } : null;
-  if (watching) {
-    run(watching);
-  }
+  watching = { id, controller: new AbortController(), opened: false };
+  run(watching);
 }
 
 async function run(watch) {
@@ -87,7 +88,7 @@ async function run(watch) {
         if (watching !== watch) {
           return;
         }
-        await heard(watch.id, name, data ?? {});
+        await heard(watch, name, data ?? {});
       }
     } catch (error) {
       if (watching !== watch || error.name === "AbortError" || error.status === 404) {
@@ -101,9 +102,16 @@ async function run(watch) {
   }
 }
 
-/** Act on one event of the watch stream of conversation `id`. */
-async function heard(id, name, data) {
-  if (name === "watch.opened") {
+/** Act on one event of the watch stream `watch`. */
+async function heard(watch, name, data) {
+  const id = watch.id;
+  if (name === "watch.opened" && id === null) {
+    if (watch.opened) {
+      // Back after a break: the list may have changed meanwhile.
+      listChanged("missed");
+    }
+    watch.opened = true;
+  } else if (name === "watch.opened") {
     if (drawn.id !== id) {
       // Just opened: what is on screen was read at the conversation's revision then.
       const shown = state.conversation?.id === id ? state.conversation.revision : -1;

@@ -276,4 +276,8 @@ def test_hand_offs_deletions_and_new_conversations_appear_live_in_the_other_page
     expect(second.locator("#notices")).to_contain_text("deleted")
     expect(second.locator(".conversation-item")).to_have_count(2)
     shot(ui, second, "two-pages-deleted-elsewhere-phone")
+
+    # Showing no conversation, B still follows the list.
+    app.create_conversation("Started after the deletion")
+    expect(second.locator(".conversation-item")).to_have_count(3)
     second.close()

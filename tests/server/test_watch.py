@@ -282,3 +282,18 @@ def test_every_route_that_changes_a_conversation_is_announced(app: FastAPI) -> N
     unannounced = {(method, path) for method, path in changing if change_of(method, path) is None}
     assert unannounced == TURN_OR_NO_CHANGE
     assert change_of("DELETE", "/api/projects/{project_id}/notes/{note_id}") == "project"
+
+
+def test_a_page_showing_no_conversation_hears_of_the_list_changing(http: httpx2.Client) -> None:
+    with http.stream("GET", "/api/watch") as watch:
+        lines = watch.iter_lines()
+        assert announced(lines, 1) == [("watch.opened", {})]
+        created = http.post("/api/conversations", json={}).json()["id"]
+        assert http.patch(f"/api/conversations/{created}", json={"title": "Named"}).is_success
+        assert http.delete(f"/api/conversations/{created}").status_code == 204
+        events = announced(lines, 3)
+    assert [(name, data["kind"]) for name, data in events] == [
+        ("conversations.changed", "created"),
+        ("conversations.changed", "updated"),
+        ("conversations.changed", "deleted"),
+    ]

@@ -197,6 +197,7 @@ def create_app(
     app.include_router(messages.router)
     app.include_router(attachments.router)
     app.include_router(events.router)
+    app.include_router(events.list_router)
     app.include_router(pins.router)
     app.include_router(handoffs.router)
     app.include_router(compactions.router)

@@ -58,15 +58,15 @@ LIST_KINDS = frozenset(
 order, projects): the page re-reads its list."""
 
 
-def watch_event(change: Change, conversation_id: str) -> ServerSentEvent | None:
-    """What a page showing `conversation_id` is told of a change, if anything."""
-    if change.kind == MISSED:
+def watch_event(change: Change, conversation_id: str | None) -> ServerSentEvent | None:
+    """What a page showing `conversation_id` (None: none) is told of a change, if anything."""
+    if change.kind == MISSED and conversation_id is not None:
         # Anything may have changed: the page re-reads its conversation and its list.
         return ServerSentEvent(
             event="conversation.changed",
             data={"kind": MISSED, "revision": change.revision, "origin": ""},
         )
-    if change.conversation_id == conversation_id:
+    if conversation_id is not None and change.conversation_id == conversation_id:
         if change.kind in (TURN_STARTED, TURN_FINISHED):
             return ServerSentEvent(event=change.kind, data={"revision": change.revision})
         return ServerSentEvent(
@@ -114,9 +114,18 @@ async def watch_conversation(
     yield ServerSentEvent(event="watch.opened", data={"revision": revision})
     if running is not None and running.kind == "turn":
         yield ServerSentEvent(event=TURN_STARTED, data={"revision": revision})
+    async for event in watch_events(chat, seen, conversation_id):
+        yield event
+
+
+async def watch_events(
+    chat: ChatDep, seen: int, conversation_id: str | None
+) -> AsyncIterator[ServerSentEvent]:
+    """The events for a page showing `conversation_id` (None: none) after revision `seen`,
+    until the server stops."""
     while True:
         try:
-            changes = await watch.changes_after(seen)
+            changes = await chat.watch.changes_after(seen)
         except WatchClosed:
             return
         for change in changes:
@@ -124,3 +133,25 @@ async def watch_conversation(
             event = watch_event(change, conversation_id)
             if event is not None:
                 yield event
+
+
+list_router = APIRouter(prefix="/api", tags=["events"])
+
+
+@list_router.get(
+    "/watch",
+    response_class=EventSourceResponse,
+    responses={
+        200: {
+            "description": "`text/event-stream` that stays open while a page shows no "
+            "conversation: `watch.opened`, then `conversations.changed` (`kind`, "
+            "`conversationId`, `origin`) whenever a change anywhere changes the list.",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        },
+    },
+)
+async def watch_list(chat: ChatDep) -> AsyncIterator[ServerSentEvent]:
+    seen = chat.watch.revision
+    yield ServerSentEvent(event="watch.opened", data={})
+    async for event in watch_events(chat, seen, None):
+        yield event
