@@ -459,8 +459,13 @@ class TurnRunner:
         failed)."""
         if created.exception() is None:
             record = created.result()
+            try:
+                so_far = usage(record.usage)
+            except Exception:  # the answer is kept whatever its count does
+                log.exception("the usage of an interrupted answer could not be counted")
+                so_far = None
             self.store.update_message(
-                record.id, message=message, status="interrupted", usage=usage(record.usage)
+                record.id, message=message, status="interrupted", usage=so_far
             )
 
     @staticmethod
