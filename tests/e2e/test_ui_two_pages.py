@@ -100,6 +100,8 @@ SET_VISIBILITY = """(state) => {
 def test_a_hidden_tab_lets_go_of_its_stream_and_catches_up_when_shown(ui):
     conversation = ui.app.create_conversation("Background tab")
     page = ui.page
+    # A hidden tab gets no focus; a stray one from the test browser would re-read it.
+    page.add_init_script(NO_FOCUS)
     with page.expect_request(lambda request: request.url.endswith("/watch")):
         ui.open(f"&c={conversation['id']}")
     # The watch stream is given up (its request ends, aborted by the page).
