@@ -118,7 +118,7 @@ async function heard(watch, name, data) {
       drawn = { id, revision: shown ?? -1 };
     }
     if (data.revision !== drawn.revision) {
-      hold("missed");
+      hold(id, "missed");
     }
   } else if (name === "turn.started") {
     // A turn this page runs is re-read by the page itself when it ends (turn.js); one
@@ -127,17 +127,17 @@ async function heard(watch, name, data) {
     if (!ownTurn && !editing()) {
       followRunning(id).then(() => refreshIfChanged());
     } else if (!ownTurn) {
-      hold("turn");
+      hold(id, "turn");
     }
   } else if (name === "turn.finished") {
     if (!ownTurn && pending) {
-      hold("turn");
+      hold(id, "turn");
     } else if (!ownTurn && !isRunning()) {
       await refreshIfChanged();
     }
   } else if (name === "conversation.changed") {
     if (data.origin !== pageId) {
-      hold(data.kind);
+      hold(id, data.kind);
     }
   } else if (name === "conversations.changed") {
     if (data.origin !== pageId) {
@@ -159,7 +159,7 @@ function refreshIfChanged() {
 /** Changes that redraw the messages (the others leave them as they are). */
 const REDRAWN = new Set(["branch", "turn", "missed"]);
 
-/** The kinds of change not drawn yet, or null. */
+/** The changes not drawn yet (`{id, kinds}`: the conversation and the kinds), or null. */
 let pending = null;
 let timer = 0;
 let drawing = false;
@@ -170,8 +170,12 @@ function editing() {
 }
 
 /** Draw a change once the page is quiet (at once when it is). */
-function hold(kind) {
-  (pending ??= new Set()).add(kind);
+function hold(id, kind) {
+  if (pending?.id !== id) {
+    // Those of a conversation no longer shown are dropped: it is read afresh when opened.
+    pending = { id, kinds: new Set() };
+  }
+  pending.kinds.add(kind);
   if (!timer) {
     timer = setTimeout(drawPending, 0);
   }
@@ -182,25 +186,24 @@ async function drawPending() {
   if (!pending) {
     return;
   }
-  const redraws = [...pending].some((kind) => REDRAWN.has(kind));
+  const redraws = [...pending.kinds].some((kind) => REDRAWN.has(kind));
   if (drawing || isRunning() || state.busy || (redraws && editing())) {
     timer = setTimeout(drawPending, 300);
     return;
   }
-  const kinds = pending;
+  const { id, kinds } = pending;
   pending = null;
   drawing = true;
   try {
-    await catchUp(kinds);
+    await catchUp(id, kinds);
   } finally {
     drawing = false;
   }
 }
 
-/** Show what is stored now of the open conversation after changes of `kinds`. */
-async function catchUp(kinds) {
-  const id = state.currentId;
-  if (!id) {
+/** Show what is stored now of conversation `id` after changes of `kinds`, if still open. */
+async function catchUp(id, kinds) {
+  if (!id || id !== state.currentId) {
     return;
   }
   if (kinds.has("deleted")) {
@@ -276,6 +279,6 @@ function listChanged(kind) {
   if (kind === "project" && state.conversation?.projectId) {
     // Its project's instructions, files or notes may have changed, or the project (and
     // so this conversation) was deleted.
-    hold("updated");
+    hold(state.currentId, "updated");
   }
 }
