@@ -128,6 +128,10 @@ class ChatService:
         self.watch = ConversationWatch()
         """Tells the pages that show a conversation of every turn and change in it."""
         self.background = BackgroundFolds(store, self.is_running)
+        # A re-summary committed while the conversation is idle changes its fold.
+        self.background.on_idle_commit = lambda conversation_id: self.watch.changed(
+            conversation_id, "fold"
+        )
         self.loader.fold_status = self.background.status
         # A made title changes what every page's list shows.
         self.titles = BackgroundTitles(
