@@ -70,8 +70,15 @@ async function errorFrom(response) {
   });
 }
 
+/**
+ * This page's own name, sent with every request: the watch stream says which page made
+ * each change, so a page skips its own and redraws for everyone else's (watch.js).
+ */
+export const pageId =
+  globalThis.crypto?.randomUUID?.() ?? `page-${Math.random().toString(36).slice(2)}`;
+
 function headers(extra = {}) {
-  const result = { ...extra };
+  const result = { ...extra, "X-Foldline-Page": pageId };
   if (token) {
     result.Authorization = `Bearer ${token}`;
   }
@@ -216,9 +223,11 @@ export const api = {
     const response = await send("GET", path, { signal, accept: "text/event-stream" });
     return readEvents(response.body);
   },
-  /** Stays open: `turn.started` / `turn.finished` for turns started anywhere (watch.js). */
+  /** Stays open: the conversation's turns and changes, made anywhere (watch.js); with
+   * `id` null, the list's changes. */
   watch: async (id, signal) => {
-    const path = `/api/conversations/${enc(id)}/watch`;
+    // No conversation shown: the list alone.
+    const path = id === null ? "/api/watch" : `/api/conversations/${enc(id)}/watch`;
     const response = await send("GET", path, { signal, accept: "text/event-stream" });
     return readEvents(response.body);
   },

@@ -233,7 +233,28 @@ export function renderHandoffLinks() {
   origin.replaceChildren(...(from ? [link(from, "Continued from")] : []));
   const to = conversation?.handoffs ?? [];
   handoffs.hidden = to.length === 0;
-  handoffs.replaceChildren(...to.map((item) => link(item, "Continued in")));
+  handoffs.classList.remove("expanded");
+  // On a phone only the newest shows, with a button for the earlier ones (handoff.css).
+  const more =
+    to.length > 1
+      ? h("button", {
+          type: "button",
+          class: "link-button handoff-more",
+          "aria-expanded": "false",
+          text: `+${to.length - 1} earlier`,
+          title: "Show every conversation that continues this one",
+          on: {
+            click: (event) => {
+              const open = handoffs.classList.toggle("expanded");
+              event.currentTarget.setAttribute("aria-expanded", String(open));
+              event.currentTarget.textContent = open ? "Fewer" : `+${to.length - 1} earlier`;
+            },
+          },
+        })
+      : null;
+  const links = to.map((item) => link(item, "Continued in"));
+  links.at(-1)?.classList.add("newest");
+  handoffs.replaceChildren(...links, ...(more ? [more] : []));
 }
 
 export function initHandoff({ open, refreshList }) {

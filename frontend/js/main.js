@@ -450,7 +450,13 @@ async function main() {
     refreshList,
     reopen: () => rereadConversation(),
   });
-  initWatch({ refresh: rereadConversation });
+  initWatch({
+    refresh: rereadConversation,
+    refreshFolds,
+    refreshContext,
+    refreshList,
+    showEmptyState,
+  });
   initFind({ open: (id, opening) => openConversation(id, opening) });
   initComposer();
   initTopbar();

@@ -261,8 +261,10 @@ function metaRow(message, { onEdit, onRegenerate, onSwitch }) {
   const outputTokens = message.usage?.outputTokens;
   // Reasoning is billed as output; where the provider says how much of it, so does this.
   const reasoningTokens = message.usage?.reasoningTokens;
+  // A call stopped before its end reported nothing: its words were counted instead.
+  const estimated = message.usage?.estimatedOutputTokens;
   const usageText = outputTokens
-    ? `${formatTokens(outputTokens)} tokens out` +
+    ? `${estimated ? "≈" : ""}${formatTokens(outputTokens)} tokens out` +
       (reasoningTokens ? ` (${formatTokens(reasoningTokens)} reasoning)` : "")
     : "";
   const switcher = versionSwitcher(message, onSwitch);
@@ -272,7 +274,15 @@ function metaRow(message, { onEdit, onRegenerate, onSwitch }) {
     switcher,
     h("span", { class: "message-index", text: `#${message.index}` }),
     message.createdAt ? h("span", { text: formatWhen(message.createdAt) }) : null,
-    usageText ? h("span", { text: usageText }) : null,
+    usageText
+      ? h("span", {
+          class: "usage-text",
+          text: usageText,
+          title: estimated
+            ? `Every part of this answer; ${formatTokens(estimated)} of them counted here, as the provider reports no usage for a stopped call.`
+            : null,
+        })
+      : null,
     message.continued
       ? h("span", {
           class: "badge continued-mark",

@@ -95,6 +95,9 @@ async function jumpTo(index) {
   element.scrollIntoView({ block: "center" });
 }
 
+/** Whether a phone shows the pinned messages (it shows only their count until asked). */
+let pinsShown = false;
+
 /** Redraw the pinned bar and every pin button on screen. */
 export function renderPins() {
   for (const button of document.querySelectorAll(".pin-button")) {
@@ -110,6 +113,7 @@ export function renderPins() {
     bar.replaceChildren();
     return;
   }
+  bar.classList.toggle("expanded", pinsShown);
   bar.replaceChildren(
     h(
       "div",
@@ -117,6 +121,19 @@ export function renderPins() {
       icon("pin", "small"),
       h("span", { text: `Pinned by you (${list.length})` }),
       h("span", { class: "pinned-hint", text: "always sent to the model, word for word" }),
+      // On a phone the list folds away behind this (handoff.css).
+      h("button", {
+        type: "button",
+        class: "link-button pinned-toggle",
+        "aria-expanded": String(pinsShown),
+        text: pinsShown ? "Hide" : "Show",
+        on: {
+          click: () => {
+            pinsShown = !pinsShown;
+            renderPins();
+          },
+        },
+      }),
     ),
     h(
       "ul",

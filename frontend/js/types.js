@@ -168,6 +168,7 @@ export {};
  * @property {Array<HandoffOut>} handoffs The conversations handed off from this one, oldest first; filled by `GET …/{id}`.
  * @property {string|null} projectId The project the conversation belongs to (null: no project).
  * @property {string|null} notice Set when part of the stored row could not be read back (it is then served as empty, e.g. `settings: {}`), saying what and how to repair it.
+ * @property {number} revision Filled by `GET …/{id}`: the revision of the conversation's newest change since the server started (0: none), as the watch stream (`GET …/watch`) numbers them; a page that drew this conversation compares it with the stream's to know it is current.
  */
 
 /**

@@ -129,6 +129,28 @@ async def test_a_continuation_cut_again_keeps_both_pieces(
     assert history[1].message.text == FIRST[:10] + " and" + REST
 
 
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_continued_answer_counts_the_output_of_the_cut_call_too(
+    wire: str, server: FakeProviderServer, store: Store, tmp_path: Path
+) -> None:
+    """The cut call reported no usage (providers report it at the end of a stream): its
+    text is counted, marked estimated, and the continuation adds to it."""
+    service = make_service(server, store, tmp_path)
+    conversation = store.create_conversation(model=MODEL[wire])
+    server.responder = ScriptedModel(Reply(text=FIRST, chunk_chars=5), text_step(REST))
+    server.fail_next("disconnect", after_deltas=3, on="chat")
+    await run(service, conversation.id, "Tell me the answer.")
+    cut = store.list_messages(conversation.id)[1]
+    counted = cut.usage["outputTokens"]
+    assert counted > 0 and cut.usage == {"outputTokens": counted, "estimatedOutputTokens": counted}
+
+    events = await _retry(service, conversation.id)
+    [reported] = [e.data["outputTokens"] for e in events if e.name == "usage"]
+    answer = store.list_messages(conversation.id)[1]
+    assert answer.usage["outputTokens"] == reported + counted
+    assert answer.usage["estimatedOutputTokens"] == counted
+
+
 async def test_retry_after_an_error_with_no_text_still_answers_anew(
     server: FakeProviderServer, store: Store, tmp_path: Path
 ) -> None:

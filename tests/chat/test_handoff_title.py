@@ -14,3 +14,10 @@ def test_a_long_title_is_cut_to_leave_room_for_the_suffix():
     title = continued_title("x" * MAX_TITLE_CHARS)
     assert len(title) == MAX_TITLE_CHARS
     assert title.endswith(" (continued)")
+
+
+def test_a_second_hand_off_of_one_conversation_gets_a_title_of_its_own():
+    taken = {"Parser (continued)"}
+    assert continued_title("Parser", taken) == "Parser (continued 2)"
+    taken = {"Parser (continued 2)", "Parser (continued 3)"}
+    assert continued_title("Parser (continued)", taken) == "Parser (continued 4)"

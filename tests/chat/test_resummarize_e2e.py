@@ -94,6 +94,9 @@ async def test_the_digest_is_resummarized_after_the_next_turn(
     assert current.version == degraded.version + 1
     assert current.trigger == "manual"
     assert service.background.status(conversation_id) is None
+    # Committed after the turn ended: the pages showing the conversation are told.
+    kinds = [c.kind for c in await service.watch.changes_after(0)]
+    assert kinds[-2:] == ["turn.finished", "fold"]
     # Its summarizer call is billed to the new version.
     assert set(store.fold_usage(conversation_id)) == {current.version}
     records = {r.state.version: r for r in store.list_compactions(conversation_id)}

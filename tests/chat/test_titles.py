@@ -57,6 +57,12 @@ async def test_a_title_is_made_after_the_first_exchange(store: Store, config: Ap
     # At `done` the title is the first message's; the made one follows in the background.
     await service.titles.wait(conversation_id)
     assert store.get_conversation(conversation_id).title == "Why Paris is the capital of France"
+    # Pages watching are told, so their lists show it.
+    assert [c.kind for c in await service.watch.changes_after(0)] == [
+        "turn.started",
+        "turn.finished",
+        "updated",
+    ]
     model.assert_complete()
     title_request = model.calls[1]
     assert title_request.tools == [] and title_request.system == TITLE_SYSTEM
@@ -87,6 +93,7 @@ async def test_a_rename_before_the_title_lands_wins(store: Store, config: AppCon
     await service.titles.wait(conversation_id)
     model.assert_complete()  # the title was asked for, and then not used
     assert store.get_conversation(conversation_id).title == "My own name"
+    assert "updated" not in [c.kind for c in await service.watch.changes_after(0)]
     await service.shutdown()
 
 

@@ -4,6 +4,8 @@ after Regenerate."""
 
 from __future__ import annotations
 
+import re
+
 from playwright.sync_api import expect
 
 from foldline.testing import Reply
@@ -150,3 +152,87 @@ def test_the_sidebar_count_says_other_versions_exist(ui):
     ui.open(f"&c={cid}")
     meta = ui.page.locator(f'.conversation-item[data-id="{cid}"] .item-meta')
     expect(meta).to_contain_text("2 messages (other versions too)")
+
+
+def test_a_continued_answer_counts_the_tokens_of_every_part(ui):
+    """Stopped mid-answer, then continued: the answer's footer counts what was written
+    before the stop too (the provider reports no usage for a stopped call, so those are
+    counted, and marked ≈), live and after a reload."""
+    full = "".join(f"word{i} " for i in range(300))
+    ui.app.script.add(Reply(text=full, chunk_chars=6, delay=0.05))
+    ui.open()
+    page = ui.page
+    page.locator("#composer-input").fill("Write a lot")
+    page.locator("#composer-input").press("Enter")
+    expect(page.locator(".message.assistant.streaming")).to_contain_text("word30 ")
+    page.locator("#stop-button").click()
+    ui.idle()
+    answer = page.locator(".message.assistant")
+    words_before = len(answer.locator(".content").inner_text().split())
+    stopped = answer.locator(".message-meta .usage-text")
+    expect(stopped).to_have_text(re.compile(r"^≈\d+ tokens out$"))
+    counted = int(stopped.inner_text().strip("≈").split()[0])
+    assert counted >= words_before
+
+    ui.app.script.add(Reply(text=" and the rest." * 20))
+    answer.locator(".retry-button").click()
+    ui.idle()
+    expect(answer.locator(".continued-mark")).to_have_text("continued")
+    conversation = ui.app.api("GET", "/api/conversations")["items"][0]["id"]
+    # The one call the provider reported usage for: the continuation's.
+    usage = ui.app.api("GET", f"/api/conversations/{conversation}/context")["usage"]
+    continuation = usage["total"]["outputTokens"]
+    whole = f"≈{continuation + counted} tokens out"
+    expect(answer.locator(".usage-text")).to_have_text(whole)
+    answer.hover()
+    ui.shot("continued-answer-tokens")
+    page.reload()
+    expect(page.locator(".message.assistant .usage-text")).to_have_text(whole)
+
+
+LONG = "Here is a long paragraph about the design of the storage layer. " * 6
+
+
+def test_on_a_phone_pins_hand_offs_and_the_warning_leave_the_chat_most_of_the_screen(ui):
+    """A conversation continued from another, with two pins, handed off twice (once after
+    a version switch) and close to its fold: at 390 × 844 the bars around the chat take
+    a line each, and the two hand-offs are told apart."""
+    app = ui.app
+    origin = app.create_conversation("Trip planning: Lisbon in May")["id"]
+    app.send(origin, "Two rules: vegetarian, no flights before 9 am.")
+    cid = app.api("POST", f"/api/conversations/{origin}/handoff", {})["id"]
+    for step in range(7):
+        app.send(cid, f"Step {step}. {LONG}")
+    items = app.api("GET", f"/api/conversations/{cid}/messages?limit=100")["items"]
+    for pinned in (items[0], items[2]):
+        app.api("POST", f"/api/conversations/{cid}/messages/{pinned['id']}/pin")
+    app.api("POST", f"/api/conversations/{cid}/handoff", {})
+    app.script.add(Reply(text="Another version."))
+    app.api("POST", f"/api/conversations/{cid}/messages/{items[-1]['id']}/regenerate", {})
+    app.api("PUT", f"/api/conversations/{cid}/active-leaf", {"messageId": items[-1]["id"]})
+    app.api("POST", f"/api/conversations/{cid}/handoff", {})
+
+    page = ui.page
+    height = 844
+    page.set_viewport_size({"width": 390, "height": height})
+    ui.open(f"&c={cid}")
+    expect(page.locator("#composer-status")).to_contain_text("folds automatically")
+    links = page.locator("#handoff-links .handoff-link")
+    expect(links).to_have_count(2)
+    assert links.nth(0).inner_text() != links.nth(1).inner_text()
+    bars = sum(
+        page.locator(selector).bounding_box()["height"]
+        for selector in ("#handoff-origin", "#pinned-list", "#handoff-links", "#composer-status")
+    )
+    assert bars <= 0.2 * height, bars
+    ui.shot("phone-bars")
+
+    # Everything folded away is a tap away.
+    expect(links.nth(0)).to_be_hidden()
+    page.locator("#handoff-links .handoff-more").click()
+    expect(links.nth(0)).to_be_visible()
+    expect(page.locator("#pinned-list .pinned-item").first).to_be_hidden()
+    page.locator("#pinned-list .pinned-toggle").click()
+    expect(page.locator("#pinned-list .pinned-item")).to_have_count(2)
+    expect(page.locator("#pinned-list .pinned-item").first).to_be_visible()
+    ui.shot("phone-bars-expanded")

@@ -18,8 +18,11 @@ auto_title = true
 
 def test_the_sidebar_shows_the_made_title(start_foldline, make_ui, fake_provider):
     app = start_foldline(CONFIG.format(base_url=fake_provider.openai_url))
+    # The made title comes a few seconds after the answer, so the first message's title
+    # is seen first (the page is told of the made one as soon as it is stored).
     app.script.add(
-        Reply(text="Paris, since the tenth century."), Reply(text='"Capital of France."')
+        Reply(text="Paris, since the tenth century."),
+        Reply(text='"Capital of France."', chunk_chars=4, delay=0.5),
     )
     ui = make_ui(app)
     ui.open()

@@ -259,6 +259,10 @@ class ConversationOut(ApiModel):
     notice: str | None = None
     """Set when part of the stored row could not be read back (it is then served as
     empty, e.g. `settings: {}`), saying what and how to repair it."""
+    revision: int = 0
+    """Filled by `GET …/{id}`: the revision of the conversation's newest change since the
+    server started (0: none), as the watch stream (`GET …/watch`) numbers them; a page
+    that drew this conversation compares it with the stream's to know it is current."""
 
 
 class ConversationList(ApiModel):

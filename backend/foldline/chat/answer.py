@@ -89,8 +89,29 @@ def answer_usage(
     stored = call_usage(usage).model_dump()
     if earlier:
         stored["outputTokens"] += int(earlier.get("outputTokens") or 0)
+        if earlier.get(ESTIMATED_OUTPUT):
+            stored[ESTIMATED_OUTPUT] = int(earlier[ESTIMATED_OUTPUT])
     if reasoning_seconds is not None:
         stored["reasoningSeconds"] = reasoning_seconds
+    return stored
+
+
+ESTIMATED_OUTPUT = "estimatedOutputTokens"
+"""In a stored usage: how many of `outputTokens` were counted with the tokenizer, not
+reported by the provider (a call stopped before the end of its stream, where providers
+report usage)."""
+
+
+def stopped_usage(earlier: dict[str, Any] | None, counted_output: int) -> dict[str, Any] | None:
+    """The usage stored on an answer stopped before its call's usage was reported: the
+    earlier calls' (an answer continued, then stopped again) plus this call's output as
+    counted (`counted_output`), so a later Continue adds to the whole answer's tokens, not
+    only its own. None when there is nothing to say."""
+    if not counted_output:
+        return None
+    stored = dict(earlier or {})
+    stored["outputTokens"] = int(stored.get("outputTokens") or 0) + counted_output
+    stored[ESTIMATED_OUTPUT] = int(stored.get(ESTIMATED_OUTPUT) or 0) + counted_output
     return stored
 
 

@@ -192,6 +192,9 @@ class BackgroundFolds:
     """Each conversation's observed growth (for `pace`)."""
     summary_seconds: float | None = None
     """How long the background summaries took, a moving average (None: none timed yet)."""
+    on_idle_commit: Callable[[str], None] = lambda _conversation_id: None
+    """Called (on the event loop) when a fold was committed outside any turn, so the
+    pages showing the conversation hear of it."""
 
     # --- the pace -------------------------------------------------------------------
 
@@ -350,6 +353,7 @@ class BackgroundFolds:
             return
         del self.prepared[conversation_id]
         entry.gate.record_summary_calls(conversation_id, entry.usage, entry.turn, state.version)
+        self.on_idle_commit(conversation_id)
 
     def _finished(self, conversation_id: str, entry: PreparedFold) -> None:
         if self.prepared.get(conversation_id) is not entry or entry.task.cancelled():

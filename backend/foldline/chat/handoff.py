@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from foldline.api.schemas import MAX_TITLE_CHARS
@@ -56,16 +57,21 @@ class HandoffRequest:
 _CONTINUED = re.compile(r" \(continued(?: (\d+))?\)$")
 
 
-def continued_title(title: str) -> str:
+def continued_title(title: str, taken: Collection[str] = ()) -> str:
     """`Title (continued)`, then `Title (continued 2)`... for a hand-off of a hand-off, so
-    a chain of them does not pile up suffixes."""
+    a chain of them does not pile up suffixes; never one of the `taken` titles (the
+    conversation's earlier hand-offs), so two hand-offs of one conversation are told
+    apart."""
     found = _CONTINUED.search(title)
-    if found is None:
-        suffix = " (continued)"
-    else:
+    number = 1 if found is None else int(found.group(1) or 1) + 1
+    if found is not None:
         title = title[: found.start()]
-        suffix = f" (continued {int(found.group(1) or 1) + 1})"
-    return title[: MAX_TITLE_CHARS - len(suffix)] + suffix
+    while True:
+        suffix = " (continued)" if number == 1 else f" (continued {number})"
+        candidate = title[: MAX_TITLE_CHARS - len(suffix)] + suffix
+        if candidate not in taken:
+            return candidate
+        number += 1
 
 
 def fold_chain(records: list[CompactionRecord]) -> list[CompactionState]:
@@ -178,9 +184,11 @@ async def hand_off(
         offset: pinned[record.seq] for offset, record in enumerate(kept) if record.seq in pinned
     }
     origin_message = around[bounds.end - 1 - low].id
+    _, earlier = await asyncio.to_thread(store.conversation_links, conversation.id)
+    title = continued_title(conversation.title, {link.title for link in earlier})
     created = await asyncio.to_thread(
         store.create_handoff,
-        replace(conversation, title=continued_title(conversation.title)),
+        replace(conversation, title=title),
         origin_message,
         copies,
         state,

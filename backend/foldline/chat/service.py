@@ -126,10 +126,17 @@ class ChatService:
         self.breakers: dict[str, BreakerState] = {}
         self.running: dict[str, TurnHandle] = {}
         self.watch = ConversationWatch()
-        """Wakes the pages that follow a conversation when a turn starts in it."""
+        """Tells the pages that show a conversation of every turn and change in it."""
         self.background = BackgroundFolds(store, self.is_running)
+        # A re-summary committed while the conversation is idle changes its fold.
+        self.background.on_idle_commit = lambda conversation_id: self.watch.changed(
+            conversation_id, "fold"
+        )
         self.loader.fold_status = self.background.status
-        self.titles = BackgroundTitles(store)
+        # A made title changes what every page's list shows.
+        self.titles = BackgroundTitles(
+            store, on_titled=lambda conversation_id: self.watch.changed(conversation_id, "updated")
+        )
         self._providers: dict[str, Provider] = {}
         self._providers_config: AppConfig | None = None
 
@@ -259,9 +266,10 @@ class ChatService:
                 if self.running.get(conversation_id) is handle:
                     del self.running[conversation_id]
                     self.background.idle(conversation_id)
+                self.watch.finished(conversation_id)
 
         handle.task = asyncio.get_running_loop().create_task(drive())
-        self.watch.started(conversation_id, handle)
+        self.watch.started(conversation_id)
         return handle
 
     def _check_idle(self, conversation_id: str) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from foldline.chat.usage import Billing, model_call
@@ -83,6 +84,8 @@ class BackgroundTitles:
     """The title requests running in the background, one per conversation at most."""
 
     store: Store
+    on_titled: Callable[[str], None] = lambda _conversation_id: None
+    """Called (on the event loop) with a conversation that got its made title."""
     tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
 
     def after_turn(
@@ -160,9 +163,11 @@ class BackgroundTitles:
             calls = [model_call(u, billing, purpose="summary", turn=turn) for u in usages]
             await asyncio.to_thread(self.store.record_calls, conversation_id, calls)
         title = clean_title("".join(chunks))
-        if title and not await asyncio.to_thread(
-            self.store.replace_title, conversation_id, expected, title
-        ):
+        if not title:
+            return
+        if await asyncio.to_thread(self.store.replace_title, conversation_id, expected, title):
+            self.on_titled(conversation_id)
+        else:
             log.info("the made title of %s was dropped: renamed meanwhile", conversation_id)
 
     def cancel(self, conversation_id: str) -> None:

@@ -32,7 +32,13 @@ from foldline.api.events import (
     ToolResultEventOut,
     UsageEvent,
 )
-from foldline.chat.answer import StreamedAnswer, answer_usage, call_usage, continuable
+from foldline.chat.answer import (
+    StreamedAnswer,
+    answer_usage,
+    call_usage,
+    continuable,
+    stopped_usage,
+)
 from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
@@ -390,6 +396,7 @@ class TurnRunner:
                         message=answer.message(),
                         status="error" if answer.empty and not answer.before else "interrupted",
                         error=error.message,
+                        usage=self._usage_so_far(ctx, answer, record.usage),
                     )
                     yield ChatEvent(
                         "error",
@@ -406,7 +413,12 @@ class TurnRunner:
             # is kept, marked. Queued after the row's append and after every flush, so it
             # lands last; when the store itself failed, this write may fail too, and the
             # first failure is the one reported.
-            interrupt = self.writes.submit(self._interrupt, created, answer.message())
+            interrupt = self.writes.submit(
+                self._interrupt,
+                created,
+                answer.message(),
+                lambda earlier: self._usage_so_far(ctx, answer, earlier),
+            )
             with contextlib.suppress(Exception):
                 await self.writes.wait(interrupt)
             raise
@@ -442,11 +454,37 @@ class TurnRunner:
             write.result()  # done before `completed`; a failure (a full disk) ends the turn
         yield ChatEvent("message.completed", self._message_event(final, ctx))
 
-    def _interrupt(self, created: Future[MessageRecord], message: Message) -> None:
+    def _interrupt(
+        self,
+        created: Future[MessageRecord],
+        message: Message,
+        usage: Callable[[dict[str, Any] | None], dict[str, Any] | None],
+    ) -> None:
         """In the writer, after the append `created`: keep the answer so far, marked
-        `interrupted` (nothing to keep when the append itself failed)."""
+        `interrupted`, with its `usage` so far (nothing to keep when the append itself
+        failed)."""
         if created.exception() is None:
-            self.store.update_message(created.result().id, message=message, status="interrupted")
+            record = created.result()
+            try:
+                so_far = usage(record.usage)
+            except Exception:  # the answer is kept whatever its count does
+                log.exception("the usage of an interrupted answer could not be counted")
+                so_far = None
+            self.store.update_message(
+                record.id, message=message, status="interrupted", usage=so_far
+            )
+
+    @staticmethod
+    def _usage_so_far(
+        ctx: ConversationContext, answer: StreamedAnswer, earlier: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
+        """The usage of an answer cut off (Stop, a failed stream): its call's as reported,
+        else what it wrote counted with the tokenizer (providers report usage at the end
+        of a stream), added to `earlier`, the usage of the answer it continues."""
+        if answer.usage is not None:
+            return answer_usage(answer.usage, earlier, answer.reasoning_seconds)
+        written = answer.text + answer.reasoning + "".join(part.text for part in answer.thoughts)
+        return stopped_usage(earlier, ctx.counter.count_text(written) if written else 0)
 
     @staticmethod
     def _delay(error: ProviderError, attempt: int) -> float:

@@ -27,6 +27,7 @@ from foldline.core.attachments import AttachmentRefused
 from foldline.mcp.first_start import FIRST_START_FILE, FirstStarts
 from foldline.mcp.manager import McpManager
 from foldline.providers.listing import ModelDirectory
+from foldline.server.announce import ChangeAnnouncer
 from foldline.server.config_source import ConfigSource
 from foldline.server.errors import (
     ExceptionMapping,
@@ -170,6 +171,8 @@ def create_app(
             ),
             Middleware(UnexpectedErrorMiddleware),
             Middleware(BodyLimitMiddleware),
+            # Innermost: only requests that passed the checks and succeeded are announced.
+            Middleware(ChangeAnnouncer, watch=chat_service.watch),
         ],
     )
     app.state.store = store
@@ -194,6 +197,7 @@ def create_app(
     app.include_router(messages.router)
     app.include_router(attachments.router)
     app.include_router(events.router)
+    app.include_router(events.list_router)
     app.include_router(pins.router)
     app.include_router(handoffs.router)
     app.include_router(compactions.router)

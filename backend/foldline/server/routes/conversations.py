@@ -114,7 +114,10 @@ def create_conversation(store: StoreDep, body: ConversationCreate | None = None)
 
 
 @router.get("/{conversation_id}", response_model=ConversationOut)
-def get_conversation(conversation_id: str, store: StoreDep) -> ConversationOut:
+def get_conversation(conversation_id: str, store: StoreDep, chat: ChatDep) -> ConversationOut:
+    # Read before the store: a change landing meanwhile leaves the page a revision behind,
+    # so it re-reads once more rather than miss the change.
+    revision = chat.watch.revision_of(conversation_id)
     record = store.get_conversation(conversation_id)
     state = store.current_compaction(conversation_id)
     pins = [pin_out(pin) for pin in store.list_pins(conversation_id)]
@@ -130,6 +133,7 @@ def get_conversation(conversation_id: str, store: StoreDep) -> ConversationOut:
         HandoffOut(conversation_id=h.conversation_id, title=h.title, created_at=h.created_at)
         for h in handoffs
     ]
+    out.revision = revision
     return out
 
 
@@ -189,7 +193,7 @@ def put_active_leaf(
     `messageId` (where that branch was last left), and the fold current on that path."""
     store.get_conversation(conversation_id)
     chat.switch_branch(conversation_id, body.message_id)
-    return get_conversation(conversation_id, store)
+    return get_conversation(conversation_id, store, chat)
 
 
 @router.delete(

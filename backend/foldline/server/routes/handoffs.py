@@ -35,4 +35,4 @@ async def hand_off(
         conversation_id,
         Handoff(body.message_id, (body.instructions or "").strip() or None, body.keep_last),
     )
-    return get_conversation(created.id, store)
+    return get_conversation(created.id, store, chat)
