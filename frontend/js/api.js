@@ -151,10 +151,11 @@ export const api = {
   deleteConversation: (id) => json("DELETE", `/api/conversations/${enc(id)}`),
 
   /** One page of the display history: `{messages, total}`. */
-  listMessages: async (id, { offset, limit }) => {
+  /** A page of messages from `offset`, or with `newest` the last `limit` of them. */
+  listMessages: async (id, { offset = 0, limit, newest = false }) => {
     /** @type {MessagePage} */
     const page = await json("GET", `/api/conversations/${enc(id)}/messages`, {
-      query: { offset, limit },
+      query: newest ? { limit, newest } : { offset, limit },
     });
     return { messages: page.items, total: page.total };
   },

@@ -227,28 +227,40 @@ function keepingPosition(change) {
 }
 
 export async function fetchPage(offset, limit) {
-  const generation = view.generation;
-  const { messages, total } = await api.listMessages(view.conversationId, { offset, limit });
-  if (generation !== view.generation) {
-    return null;
-  }
-  return { messages, total };
+  return pageOfThisOpen(api.listMessages(view.conversationId, { offset, limit }));
 }
 
-/** The first page to open on, or null if another open came first. */
-async function firstPage(conversation, at) {
-  const first = at !== null ? at - PAGE_SIZE / 2 : conversation.messageCount - PAGE_SIZE;
-  return fetchPage(Math.max(0, first), PAGE_SIZE);
+/** The newest page of a conversation (opening.js asks for it with the conversation). */
+export function fetchNewest(conversationId) {
+  return api.listMessages(conversationId, { limit: PAGE_SIZE, newest: true });
+}
+
+/** A page being fetched, or null once it arrives if another open came first. */
+async function pageOfThisOpen(fetching) {
+  const generation = view.generation;
+  const { messages, total } = await fetching;
+  return generation === view.generation ? { messages, total } : null;
+}
+
+/** The first page to open on (`newest`: the newest page, already asked for), or null. */
+async function firstPage(conversation, at, newest) {
+  if (at === null) {
+    return pageOfThisOpen(newest ?? fetchNewest(conversation.id));
+  }
+  return fetchPage(Math.max(0, at - PAGE_SIZE / 2), PAGE_SIZE);
 }
 
 /**
  * Open a conversation on its newest page, or on the page around message `at`: a search
  * result is scrolled to the middle with the search `terms` marked; with `offset` (another
  * version of a message was chosen) message `at` is put that far below the top of the view,
- * where the person was looking.
+ * where the person was looking. `newest`: the newest page, when it was already asked for.
  * @param {ConversationOut} conversation
  */
-export async function openWindow(conversation, { at = null, terms = [], offset = null } = {}) {
+export async function openWindow(
+  conversation,
+  { at = null, terms = [], offset = null, newest = null } = {},
+) {
   view.generation++;
   const generation = view.generation;
   view.conversationId = conversation.id;
@@ -268,7 +280,7 @@ export async function openWindow(conversation, { at = null, terms = [], offset =
   setLoading(true);
   let page;
   try {
-    page = await firstPage(conversation, at);
+    page = await firstPage(conversation, at, newest);
   } finally {
     if (generation === view.generation) {
       setLoading(false);
@@ -491,5 +503,5 @@ export async function jumpToLatest() {
     scrollToBottom();
     return;
   }
-  await openWindow({ id: view.conversationId, messageCount: view.total });
+  await openWindow({ id: view.conversationId });
 }
