@@ -344,11 +344,16 @@ function drawRest(generation) {
   }
   const chunk = view.rest.slice(-FIRST_SCREEN);
   view.rest = view.rest.slice(0, -FIRST_SCREEN);
-  if (chunk.length) {
-    keepingPosition(() => {
-      topEdge.after(buildAll(chunk));
-      hooks.afterPage();
-    });
+  const drawChunk = () => {
+    topEdge.after(buildAll(chunk));
+    hooks.afterPage();
+  };
+  if (chunk.length && view.stickToBottom) {
+    // At the end the end is kept, whatever else changed height meanwhile (a font).
+    drawChunk();
+    scrollToBottom();
+  } else if (chunk.length) {
+    keepingPosition(drawChunk);
   }
   if (view.rest.length) {
     setTimeout(() => drawRest(generation), 0);
