@@ -5,7 +5,8 @@ with code blocks, tool calls and results, a fold in the middle), a real Foldline
 runs in-process, and Debian's Chromium (headless, through Playwright) opens it:
 
 - *cold open*: navigation until the newest message is on screen (page load, scripts,
-  settings, conversation list, the newest page of messages, rendering);
+  settings, conversation list, the newest page of messages, rendering), and until the
+  whole first page of 50 messages is drawn;
 - *switch*: with the app loaded, a click on the conversation in the sidebar until its
   newest message is on screen;
 - *older page*: scrolling to the top until the previous page is drawn (one per step);
@@ -19,7 +20,14 @@ runs in-process, and Debian's Chromium (headless, through Playwright) opens it:
   a word only message 2's holds, and a click on the result (on that other version) until
   it is on screen; a click on its `‹` until the long branch is back (both move the whole
   history's path); on the last question, a click on `›` until its second version is on
-  screen (a move of two messages).
+  screen (a move of two messages); for each, also until the meter shows the new path's
+  count (its token count differs from the one before the click).
+
+Times marked *(frame)* are read in the page: a probe runs in every animation frame (just
+before it is painted) and notes the first frame in which its condition holds, counted
+from the navigation's start or from the click event. The *driver* rows are the same
+moments as Playwright's waits see them from Python; their polling adds up to ~100 ms, and
+they are kept to compare with earlier runs.
 
     .venv/bin/python benchmarks/ui_bench.py --messages 10000 --repeat 5
 """
