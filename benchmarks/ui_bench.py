@@ -245,9 +245,12 @@ def clicked(
     )
     probe(page, f"{name}_meter", counted)
     driver = timed(action, done)
+    drawn = probed(page, name)
+    meter_drawn = probed(page, f"{name}_meter")
     return {
-        name: probed(page, name),
-        f"{name}_meter": probed(page, f"{name}_meter"),
+        name: drawn,
+        f"{name}_meter": meter_drawn,
+        f"{name}_meter_lag": meter_drawn - drawn,
         f"{name}_driver": driver,
     }
 
@@ -424,6 +427,9 @@ def main(argv: list[str] | None = None) -> int:
         "version_back_meter": "back to the long branch: click → meter shows its count",
         "version_end": "version of the last question: `›` click → shown (frame)",
         "version_end_meter": "version of the last question: click → meter shows its count",
+        "version_start_meter_lag": "meter after the drawn switch: message 2's version",
+        "version_back_meter_lag": "meter after the drawn switch: back to the long branch",
+        "version_end_meter_lag": "meter after the drawn switch: the last question's version",
         "older_median": "older page: scroll to top → page drawn (median of the run)",
         "older_max": "older page: slowest of the run",
         "longest_task": "longest main-thread task of the run",

@@ -357,7 +357,8 @@ function drawRest(generation) {
   }
   if (view.rest.length) {
     setTimeout(() => drawRest(generation), 0);
-  } else if (view.hi - view.lo < PAGE_SIZE && view.lo > 0) {
+  } else if (view.lo > 0 && (view.hi - view.lo < PAGE_SIZE || scroller.scrollTop < EDGE_PX)) {
+    // A short page, or a reader who reached the top meanwhile: no scroll will ask for it.
     loadOlder();
   }
 }

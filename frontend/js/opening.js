@@ -167,7 +167,10 @@ export async function openConversation(
   // The meter's numbers come with the messages: the server sums stored per-message
   // counts, so the count costs milliseconds at any length and never waits for the page.
   const counted = refreshContext();
-  await Promise.all([refreshFolds(), chat.openConversation(conversation, { at, terms, offset, newest })]);
+  await Promise.all([
+    refreshFolds(),
+    chat.openConversation(conversation, { at, terms, offset, newest }),
+  ]);
   chat.renderFolds();
   renderPins();
   // An answer still being written (this page was reloaded, or another window sent it):
