@@ -12,6 +12,8 @@ from fastapi.testclient import TestClient
 from foldline.server.static import find_frontend_dir
 
 IMPORT = re.compile(r'^\s*(?:import|export)\s[^;]*?\sfrom\s+"([^"]+)"', re.MULTILINE | re.DOTALL)
+# A module loaded beside the page (`import("...")`) is preloaded too, so it is there early.
+DYNAMIC_IMPORT = re.compile(r'\bimport\(\s*"([^"]+)"\s*\)')
 
 
 def test_a_file_is_revalidated_and_a_changed_file_is_served_changed(
@@ -39,7 +41,8 @@ def test_a_file_is_revalidated_and_a_changed_file_is_served_changed(
 
 
 def static_imports(frontend: Path, entry: str) -> list[str]:
-    """Every module `entry` imports, directly or not, as paths under `frontend`."""
+    """Every module `entry` imports (or loads with `import()`), directly or not, as paths
+    under `frontend`."""
     seen: list[str] = []
     waiting = [entry]
     while waiting:
@@ -47,7 +50,8 @@ def static_imports(frontend: Path, entry: str) -> list[str]:
         if module in seen:
             continue
         seen.append(module)
-        for target in IMPORT.findall((frontend / module).read_text(encoding="utf-8")):
+        source = (frontend / module).read_text(encoding="utf-8")
+        for target in IMPORT.findall(source) + DYNAMIC_IMPORT.findall(source):
             waiting.append(os.path.normpath(PurePosixPath(module).parent / target))
     return seen[1:]
 
@@ -61,5 +65,6 @@ def test_every_module_of_the_page_is_preloaded() -> None:
     preloaded = re.findall(r'<link rel="modulepreload" href="([^"]+)"', page)
     imported = static_imports(frontend, "js/main.js")
     assert len(imported) > 40 and "vendor/marked/marked.esm.js" in imported
+    assert "vendor/highlight/highlight.min.js" in imported
     assert sorted(set(imported) - set(preloaded)) == []
     assert sorted(set(preloaded) - set(imported)) == []
