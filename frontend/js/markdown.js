@@ -216,21 +216,48 @@ export function plainText(text, reason) {
   return fragment;
 }
 
+// Parsing and sanitizing is most of a message's drawing time, and the same texts are drawn
+// again and again: switching back to a conversation, another version of a message (the
+// page around it is re-read), a page dropped and loaded again. So the sanitized fragment
+// of each recent text is kept and cloned; code frames, copy buttons and highlighting are
+// added to each copy.
+const PARSED_KEPT = 600;
+const parsed = new Map();
+
+/** A sanitized fragment of `source`, the caller's own; kept for next time if `keep`. */
+function sanitized(source, keep) {
+  const kept = parsed.get(source);
+  if (kept) {
+    // Most recently used last, so the oldest is dropped first.
+    parsed.delete(source);
+    parsed.set(source, kept);
+    return kept.cloneNode(true);
+  }
+  const fragment = purifier.sanitize(marked.parse(source), PURIFY_CONFIG);
+  replaceRemoteImages(fragment);
+  if (keep) {
+    if (parsed.size >= PARSED_KEPT) {
+      parsed.delete(parsed.keys().next().value);
+    }
+    parsed.set(source, fragment.cloneNode(true));
+  }
+  return fragment;
+}
+
 /**
  * Render untrusted Markdown to a sanitized DocumentFragment. `highlight`: "lazy" (code is
- * highlighted when it nears the screen) or false (never). Never throws: text out of
- * bounds, or that the renderer fails on, comes back as plain text.
+ * highlighted when it nears the screen) or false (never); `keep`: false for a text that
+ * will not be drawn again (an answer still streaming). Never throws: text out of bounds,
+ * or that the renderer fails on, comes back as plain text.
  */
-export function renderMarkdown(text, { highlight = "lazy" } = {}) {
+export function renderMarkdown(text, { highlight = "lazy", keep = true } = {}) {
   const source = String(text ?? "");
   const reason = outOfBounds(source);
   if (reason) {
     return plainText(source, reason);
   }
   try {
-    const html = marked.parse(source);
-    const fragment = purifier.sanitize(html, PURIFY_CONFIG);
-    replaceRemoteImages(fragment);
+    const fragment = sanitized(source, keep);
     frameCodeBlocks(fragment, highlight);
     return fragment;
   } catch (error) {

@@ -115,3 +115,36 @@ def test_the_rest_of_the_first_page_arrives_in_order_without_moving_the_newest_m
     expect(inner).to_have_attribute("data-loading", "false")
     lo = int(inner.get_attribute("data-lo") or "-1")
     assert page.evaluate(DRAWN_INDICES) == list(range(lo, COUNT))
+
+
+def test_the_same_text_drawn_again_and_in_two_places_is_drawn_whole(
+    start_foldline, make_ui, tmp_path
+):
+    """Parsed Markdown is kept per text and copied for every message that shows it."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir(parents=True)
+    same = f"The same answer, with code.\n\n{CODE}"
+    with Store(data_dir / "foldline.db") as store:
+        repeated = store.create_conversation(title="Repeated")
+        store.append_messages(
+            repeated.id,
+            [user("First"), assistant(same), user("Second"), assistant(same)],
+        )
+        other = store.create_conversation(title="Other")
+        store.append_messages(other.id, [user("Elsewhere"), assistant("Nothing to see.")])
+    ui = make_ui(start_foldline(None, data_dir=data_dir))
+    page = ui.page
+    ui.open(f"&c={repeated.id}")
+
+    def both_whole() -> None:
+        for index in (1, 3):
+            answer = page.locator(f'.message[data-index="{index}"]')
+            expect(answer.locator(".md p")).to_have_text("The same answer, with code.")
+            expect(answer.locator(".code-frame .copy-button")).to_have_count(1)
+            expect(answer.locator(".code-frame code.hljs span").first).to_be_visible()
+
+    both_whole()
+    page.locator(f'.conversation-item[data-id="{other.id}"]').click()
+    expect(page.locator('.message[data-index="1"]')).to_contain_text("Nothing to see.")
+    page.locator(f'.conversation-item[data-id="{repeated.id}"]').click()
+    both_whole()
