@@ -268,7 +268,7 @@ def versions(page: Page, count: int) -> dict[str, float]:
     """Switch versions at the start of the history and at its end (see the docstring)."""
     page.locator("#search").fill("zanzibar")
     result = page.locator(".conversation-item", has=page.locator(".other-version"))
-    result.wait_for()
+    result.wait_for(timeout=60_000)
     second = page.locator('.message[data-index="2"]')
     start = clicked(
         page,
