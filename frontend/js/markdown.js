@@ -220,8 +220,9 @@ export function plainText(text, reason) {
 // again and again: switching back to a conversation, another version of a message (the
 // page around it is re-read), a page dropped and loaded again. So the sanitized fragment
 // of each recent text is kept and cloned; code frames, copy buttons and highlighting are
-// added to each copy.
-const PARSED_KEPT = 600;
+// added to each copy. Four pages' worth: the pages just left and the one around a switched
+// version, without doubling what the page itself holds (at most 400 messages).
+const PARSED_KEPT = 200;
 const parsed = new Map();
 
 /** A sanitized fragment of `source`, the caller's own; kept for next time if `keep`. */
