@@ -40,6 +40,17 @@ def test_a_file_is_revalidated_and_a_changed_file_is_served_changed(
     assert anonymous.get("/missing.js").status_code == 404
 
 
+def test_a_file_added_after_start_is_served_and_the_api_still_answers(
+    anonymous: TestClient, frontend_dir: Path
+) -> None:
+    """The files present at start are matched before the API's routes; the rest after."""
+    (frontend_dir / "later.js").write_text("export const later = 1;\n")
+    assert anonymous.get("/later.js").text == "export const later = 1;\n"
+    assert anonymous.get("/").status_code == 200
+    assert anonymous.get("/api/health").json()["status"] == "ok"
+    assert anonymous.get("/api/conversations").status_code == 401
+
+
 def static_imports(frontend: Path, entry: str) -> list[str]:
     """Every module `entry` imports (or loads with `import()`), directly or not, as paths
     under `frontend`."""
