@@ -85,7 +85,9 @@ class _UncachedStaticFiles(StaticFiles):
 
 
 def mount_frontend(app: FastAPI, frontend_dir: Path | None) -> None:
-    """Mount the UI at `/` (after every API route, so the API always wins)."""
+    """Mount the UI at `/`: its files present now by their exact paths before the API's
+    routes (none is under `/api`), and the whole directory after every API route, so the
+    API always wins."""
     if frontend_dir is None or not (frontend_dir / "index.html").is_file():
 
         @app.get("/", include_in_schema=False)
