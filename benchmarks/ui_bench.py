@@ -5,7 +5,8 @@ with code blocks, tool calls and results, a fold in the middle), a real Foldline
 runs in-process, and Debian's Chromium (headless, through Playwright) opens it:
 
 - *cold open*: navigation until the newest message is on screen (page load, scripts,
-  settings, conversation list, the newest page of messages, rendering);
+  settings, conversation list, the newest page of messages, rendering), and until the
+  whole first page of 50 messages is drawn;
 - *switch*: with the app loaded, a click on the conversation in the sidebar until its
   newest message is on screen;
 - *older page*: scrolling to the top until the previous page is drawn (one per step);
@@ -19,7 +20,14 @@ runs in-process, and Debian's Chromium (headless, through Playwright) opens it:
   a word only message 2's holds, and a click on the result (on that other version) until
   it is on screen; a click on its `‹` until the long branch is back (both move the whole
   history's path); on the last question, a click on `›` until its second version is on
-  screen (a move of two messages).
+  screen (a move of two messages); for each, also until the meter shows the new path's
+  count (its token count differs from the one before the click).
+
+Times marked *(frame)* are read in the page: a probe runs in every animation frame (just
+before it is painted) and notes the first frame in which its condition holds, counted
+from the navigation's start or from the click event. The *driver* rows are the same
+moments as Playwright's waits see them from Python; their polling adds up to ~100 ms, and
+they are kept to compare with earlier runs.
 
     .venv/bin/python benchmarks/ui_bench.py --messages 10000 --repeat 5
 """
@@ -55,6 +63,8 @@ from foldline.server.runner import start_server_in_thread
 from foldline.store import Store
 
 TOKEN = "bench-token-0123456789abcdefghijklmnopqrstuvwxyz"
+PAGE_SIZE = 50
+"""Messages in a page of the UI (`PAGE_SIZE` in frontend/js/chat-window.js)."""
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -93,16 +103,36 @@ That keeps it under the limit; see the notes above for the edge cases.
 """
 LONG_TASK_OBSERVER = """
 window.__frames = null;
-const tick = (now) => {
-  if (window.__frames) window.__frames.push(now);
-  requestAnimationFrame(tick);
-};
-requestAnimationFrame(tick);
 window.__longTasks = [];
 new PerformanceObserver(list => {
   for (const entry of list.getEntries()) window.__longTasks.push(entry.duration);
 }).observe({ type: 'longtask', buffered: true });
+// Probes: a test run in every animation frame (just before it is painted) until it holds;
+// `at` is then the page's clock (ms since the navigation started). The last click's time
+// is kept, so a probe can be read from the click on.
+window.__probes = {};
+window.__clickAt = null;
+addEventListener('click', event => { window.__clickAt = event.timeStamp; }, true);
+window.__onScreen = element => {
+  if (!element) return false;
+  const box = element.getBoundingClientRect();
+  return box.height > 0 && box.bottom > 0 && box.top < innerHeight;
+};
+window.__probe = (name, test) => { window.__probes[name] = { test, at: null }; };
+const tick = (now) => {
+  if (window.__frames) window.__frames.push(now);
+  for (const probe of Object.values(window.__probes)) {
+    if (probe.at === null && probe.test()) probe.at = performance.now();
+  }
+  requestAnimationFrame(tick);
+};
+requestAnimationFrame(tick);
 """
+OPEN_PROBES = """
+window.__probe('newest', () => window.__onScreen(document.querySelector('{newest}')));
+window.__probe('page', () => document.querySelectorAll('#chat-inner .message').length >= {page});
+"""
+METER_TEXT = "document.getElementById('meter-text').textContent"
 
 
 def history(count: int) -> list[Message]:
@@ -179,35 +209,95 @@ def scroll_frames(page: Page, steps: int) -> list[float]:
 
 
 def timed(action: Callable[[], None], done: Locator) -> float:
-    """Seconds from `action` until `done` is on the page."""
+    """Seconds from `action` until `done` is on the page, as the test driver sees it (its
+    polling adds up to ~100 ms; the probes below time the frame in the page)."""
     started = time.perf_counter()
     action()
     done.wait_for(state="attached", timeout=60_000)
     return time.perf_counter() - started
 
 
+def probe(page: Page, name: str, test: str) -> None:
+    """Start probe `name`: `test` (a JavaScript function) is checked in every frame."""
+    page.evaluate(f"window.__probe({json.dumps(name)}, {test})")
+
+
+def probed(page: Page, name: str, *, since_click: bool = True) -> float:
+    """Seconds from the last click (or the navigation) to the first frame where `name` held."""
+    page.wait_for_function(
+        "name => window.__probes[name].at !== null", arg=name, timeout=60_000, polling=50
+    )
+    at, click = page.evaluate(f"[window.__probes[{json.dumps(name)}].at, window.__clickAt]")
+    return (at - (click if since_click else 0)) / 1000
+
+
+def clicked(
+    page: Page, name: str, action: Callable[[], None], done: Locator, drawn: str
+) -> dict[str, float]:
+    """A click timed until `drawn` holds, and until the meter shows the new count."""
+    meter = "document.getElementById('meter')"
+    before = page.evaluate(f"{meter}.getAttribute('aria-valuenow')")
+    page.evaluate("window.__clickAt = null")
+    probe(page, name, drawn)
+    counted = (
+        f"() => {METER_TEXT} !== '—' "
+        f"&& {meter}.getAttribute('aria-valuenow') !== {json.dumps(before)}"
+    )
+    probe(page, f"{name}_meter", counted)
+    driver = timed(action, done)
+    drawn = probed(page, name)
+    meter_drawn = probed(page, f"{name}_meter")
+    return {
+        name: drawn,
+        f"{name}_meter": meter_drawn,
+        f"{name}_meter_lag": meter_drawn - drawn,
+        f"{name}_driver": driver,
+    }
+
+
+def shown(selector: str, text: str = "", *, without: str = "") -> str:
+    """A probe: the element is on screen (and holds `text`, and not `without`)."""
+    return (
+        f"() => {{ const e = document.querySelector({json.dumps(selector)}); "
+        f"return window.__onScreen(e) && e.textContent.includes({json.dumps(text)}) "
+        f"&& !({json.dumps(without)} && e.textContent.includes({json.dumps(without)})); }}"
+    )
+
+
 def versions(page: Page, count: int) -> dict[str, float]:
     """Switch versions at the start of the history and at its end (see the docstring)."""
     page.locator("#search").fill("zanzibar")
     result = page.locator(".conversation-item", has=page.locator(".other-version"))
-    result.wait_for()
+    result.wait_for(timeout=60_000)
     second = page.locator('.message[data-index="2"]')
-    start = timed(result.click, second.locator(".bubble", has_text="zanzibar"))
+    start = clicked(
+        page,
+        "version_start",
+        result.click,
+        second.locator(".bubble", has_text="zanzibar"),
+        shown('.message[data-index="2"]', "zanzibar"),
+    )
     # Back on the long branch, where it was left: its newest message (leaving a leaf
     # stamps it, so the leaf left last is the one a switch returns to).
-    back = timed(
+    back = clicked(
+        page,
+        "version_back",
         lambda: second.locator(".version-step.previous").click(),
         page.locator(f'#chat-inner[data-total="{count}"]'),
+        shown(f'#chat-inner[data-total="{count}"] .message[data-index="2"]', without="zanzibar"),
     )
     page.locator("#search").fill("")
     page.locator("#jump-latest").click()
     last = page.locator(f'.message[data-index="{count - 2}"]')
     last.wait_for(timeout=60_000)
-    end = timed(
+    end = clicked(
+        page,
+        "version_end",
         lambda: last.locator(".version-step.next").click(),
         last.locator(".bubble", has_text="The last question, edited"),
+        shown(f'.message[data-index="{count - 2}"]', "The last question, edited"),
     )
-    return {"version_start": start, "version_back": back, "version_end": end}
+    return {**start, **back, **end}
 
 
 def measure(
@@ -229,19 +319,26 @@ def measure(
         context = browser.new_context(viewport={"width": 1280, "height": 800})
         context.add_init_script(LONG_TASK_OBSERVER)
         page = context.new_page()
+        # Only for the first navigation: later documents (none here) would not need them.
+        page.add_init_script(OPEN_PROBES.format(newest=newest, page=PAGE_SIZE))
 
         started = time.perf_counter()
         page.goto(f"{url}/#token={TOKEN}&c={conversation_id}")
         page.locator(newest).wait_for(state="visible", timeout=60_000)
-        cold_open = time.perf_counter() - started
+        cold_open_driver = time.perf_counter() - started
+        cold_open = probed(page, "newest", since_click=False)
+        first_page = probed(page, "page", since_click=False)
 
         # Switch away (to the empty screen) and back through the sidebar.
         page.locator("#new-conversation").click()
         page.locator('#app[data-state="empty"]').wait_for(state="attached", timeout=60_000)
-        started = time.perf_counter()
-        page.locator(f'.conversation-item[data-id="{conversation_id}"]').click()
-        page.locator(newest).wait_for(state="visible", timeout=60_000)
-        switch = time.perf_counter() - started
+        page.evaluate("window.__clickAt = null")
+        probe(page, "switch", f"() => window.__onScreen(document.querySelector('{newest}'))")
+        switch_driver = timed(
+            lambda: page.locator(f'.conversation-item[data-id="{conversation_id}"]').click(),
+            page.locator(newest),
+        )
+        switch = probed(page, "switch")
 
         switched = versions(page, count)
 
@@ -269,7 +366,10 @@ def measure(
         "frame_p99": frames[int(len(frames) * 0.99)],
         "frame_max": frames[-1],
         "cold_open": cold_open,
+        "first_page": first_page,
+        "cold_open_driver": cold_open_driver,
         "switch": switch,
+        "switch_driver": switch_driver,
         "older_median": statistics.median(older),
         "older_max": max(older),
         "longest_task": max(long_tasks) / 1000 if long_tasks else 0.0,
@@ -316,11 +416,20 @@ def main(argv: list[str] | None = None) -> int:
     print("| measurement | median | min | max |")
     print("| --- | --- | --- | --- |")
     labels = {
-        "cold_open": "cold open: navigation → newest message on screen",
-        "switch": "switch: sidebar click → newest message on screen",
-        "version_start": "version of message 2: search result click → shown",
-        "version_back": "message 2 back to the long branch: `‹` click → drawn",
-        "version_end": "version of the last question: `›` click → shown",
+        "cold_open": "cold open: navigation → newest message on screen (frame)",
+        "first_page": "cold open: navigation → first page of 50 drawn (frame)",
+        "cold_open_driver": "cold open, as the driver sees it (polls)",
+        "switch": "switch: sidebar click → newest message on screen (frame)",
+        "switch_driver": "switch, as the driver sees it (polls)",
+        "version_start": "version of message 2: search result click → shown (frame)",
+        "version_start_meter": "version of message 2: click → meter shows its count",
+        "version_back": "message 2 back to the long branch: `‹` click → drawn (frame)",
+        "version_back_meter": "back to the long branch: click → meter shows its count",
+        "version_end": "version of the last question: `›` click → shown (frame)",
+        "version_end_meter": "version of the last question: click → meter shows its count",
+        "version_start_meter_lag": "meter after the drawn switch: message 2's version",
+        "version_back_meter_lag": "meter after the drawn switch: back to the long branch",
+        "version_end_meter_lag": "meter after the drawn switch: the last question's version",
         "older_median": "older page: scroll to top → page drawn (median of the run)",
         "older_max": "older page: slowest of the run",
         "longest_task": "longest main-thread task of the run",

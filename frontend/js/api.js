@@ -157,11 +157,14 @@ export const api = {
     json("PATCH", `/api/conversations/${enc(id)}`, { body: fields }),
   deleteConversation: (id) => json("DELETE", `/api/conversations/${enc(id)}`),
 
-  /** One page of the display history: `{messages, total}`. */
-  listMessages: async (id, { offset, limit }) => {
+  /**
+   * A page of the display history from `offset` (with `newest`: its last `limit`
+   * messages), as `{messages, total}`.
+   */
+  listMessages: async (id, { offset = 0, limit, newest = false }) => {
     /** @type {MessagePage} */
     const page = await json("GET", `/api/conversations/${enc(id)}/messages`, {
-      query: { offset, limit },
+      query: newest ? { limit, newest } : { offset, limit },
     });
     return { messages: page.items, total: page.total };
   },

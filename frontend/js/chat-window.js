@@ -17,6 +17,8 @@ import { byId, h, icon, markTerms } from "./dom.js";
 import { notifyError } from "./notices.js";
 
 export const PAGE_SIZE = 50;
+/** Messages drawn before the first paint when a conversation opens at its newest message. */
+const FIRST_SCREEN = 10;
 const MAX_LOADED = 400;
 const EDGE_PX = 800;
 
@@ -40,6 +42,8 @@ export const view = {
   anchor: null,
   lastScrollTop: 0,
   streamingIndex: null,
+  /** Messages of the first page loaded but not drawn yet (drawn after the first paint). */
+  rest: [],
 };
 
 let scroller;
@@ -112,6 +116,7 @@ export function showEmpty() {
   view.results.clear();
   view.calls.clear();
   view.lo = view.hi = view.total = 0;
+  view.rest = [];
   inner.replaceChildren(
     h(
       "div",
@@ -222,28 +227,40 @@ function keepingPosition(change) {
 }
 
 export async function fetchPage(offset, limit) {
-  const generation = view.generation;
-  const { messages, total } = await api.listMessages(view.conversationId, { offset, limit });
-  if (generation !== view.generation) {
-    return null;
-  }
-  return { messages, total };
+  return pageOfThisOpen(api.listMessages(view.conversationId, { offset, limit }));
 }
 
-/** The first page to open on, or null if another open came first. */
-async function firstPage(conversation, at) {
-  const first = at !== null ? at - PAGE_SIZE / 2 : conversation.messageCount - PAGE_SIZE;
-  return fetchPage(Math.max(0, first), PAGE_SIZE);
+/** The newest page of a conversation (opening.js asks for it with the conversation). */
+export function fetchNewest(conversationId) {
+  return api.listMessages(conversationId, { limit: PAGE_SIZE, newest: true });
+}
+
+/** A page being fetched, or null once it arrives if another open came first. */
+async function pageOfThisOpen(fetching) {
+  const generation = view.generation;
+  const { messages, total } = await fetching;
+  return generation === view.generation ? { messages, total } : null;
+}
+
+/** The first page to open on (`newest`: the newest page, already asked for), or null. */
+async function firstPage(conversation, at, newest) {
+  if (at === null) {
+    return pageOfThisOpen(newest ?? fetchNewest(conversation.id));
+  }
+  return fetchPage(Math.max(0, at - PAGE_SIZE / 2), PAGE_SIZE);
 }
 
 /**
  * Open a conversation on its newest page, or on the page around message `at`: a search
  * result is scrolled to the middle with the search `terms` marked; with `offset` (another
  * version of a message was chosen) message `at` is put that far below the top of the view,
- * where the person was looking.
+ * where the person was looking. `newest`: the newest page, when it was already asked for.
  * @param {ConversationOut} conversation
  */
-export async function openWindow(conversation, { at = null, terms = [], offset = null } = {}) {
+export async function openWindow(
+  conversation,
+  { at = null, terms = [], offset = null, newest = null } = {},
+) {
   view.generation++;
   const generation = view.generation;
   view.conversationId = conversation.id;
@@ -252,6 +269,7 @@ export async function openWindow(conversation, { at = null, terms = [], offset =
   view.results.clear();
   view.calls.clear();
   view.streamingIndex = null;
+  view.rest = [];
   if (offset === null) {
     inner.replaceChildren(
       h("div", { class: "page-edge" }, icon("loader", "small spin"), "Loading…"),
@@ -262,7 +280,7 @@ export async function openWindow(conversation, { at = null, terms = [], offset =
   setLoading(true);
   let page;
   try {
-    page = await firstPage(conversation, at);
+    page = await firstPage(conversation, at, newest);
   } finally {
     if (generation === view.generation) {
       setLoading(false);
@@ -280,13 +298,17 @@ export async function openWindow(conversation, { at = null, terms = [], offset =
     view.messages.set(message.index, message);
     index(message);
   }
-  const fragment = document.createDocumentFragment();
-  fragment.append(topEdge);
-  for (const message of messages) {
-    fragment.append(hooks.build(message));
+  // At the newest message only what fills the screen is drawn before the first paint;
+  // the rest of the page follows after it, above the screen (see `drawRest`).
+  const drawn = at === null ? messages.slice(-FIRST_SCREEN) : messages;
+  view.rest = messages.slice(0, messages.length - drawn.length);
+  inner.replaceChildren(topEdge, buildAll(drawn), bottomEdge);
+  // Short messages may not fill the screen: more are drawn until they do, so no empty
+  // space is ever painted above them.
+  while (view.rest.length && inner.offsetHeight < scroller.clientHeight * 2) {
+    topEdge.after(buildAll(view.rest.slice(-FIRST_SCREEN)));
+    view.rest = view.rest.slice(0, -FIRST_SCREEN);
   }
-  fragment.append(bottomEdge);
-  inner.replaceChildren(fragment);
   hooks.afterPage();
   updateEdges();
   const target = at === null ? null : view.elements.get(at);
@@ -301,15 +323,53 @@ export async function openWindow(conversation, { at = null, terms = [], offset =
     return;
   }
   scrollToBottom();
-  // Images, fonts and highlighting can change heights after the first layout.
+  // Images, fonts and highlighting can change heights after the first layout. The rest
+  // of the page is drawn after the frame is painted (a timer set in the frame runs after it).
   requestAnimationFrame(() => {
     if (view.stickToBottom) {
       scrollToBottom();
     }
+    setTimeout(() => drawRest(generation), 0);
   });
-  if (view.hi - view.lo < PAGE_SIZE && view.lo > 0) {
+}
+
+/**
+ * The older messages of the first page, drawn above the ones on screen once those are
+ * painted, a screenful per task (the page stays responsive meanwhile) and with the
+ * reader's place kept. Until all are drawn no older page is fetched.
+ */
+function drawRest(generation) {
+  if (generation !== view.generation) {
+    return;
+  }
+  const chunk = view.rest.slice(-FIRST_SCREEN);
+  view.rest = view.rest.slice(0, -FIRST_SCREEN);
+  const drawChunk = () => {
+    topEdge.after(buildAll(chunk));
+    hooks.afterPage();
+  };
+  if (chunk.length && view.stickToBottom) {
+    // At the end the end is kept, whatever else changed height meanwhile (a font).
+    drawChunk();
+    scrollToBottom();
+  } else if (chunk.length) {
+    keepingPosition(drawChunk);
+  }
+  if (view.rest.length) {
+    setTimeout(() => drawRest(generation), 0);
+  } else if (view.lo > 0 && (view.hi - view.lo < PAGE_SIZE || scroller.scrollTop < EDGE_PX)) {
+    // A short page, or a reader who reached the top meanwhile: no scroll will ask for it.
     loadOlder();
   }
+}
+
+/** The elements of `messages`, in order, in a fragment. */
+function buildAll(messages) {
+  const fragment = document.createDocumentFragment();
+  for (const message of messages) {
+    fragment.append(hooks.build(message));
+  }
+  return fragment;
 }
 
 /** A page is being fetched (also marked on the list, for the browser tests). */
@@ -328,7 +388,7 @@ function showMatch(element, terms) {
 }
 
 async function loadOlder() {
-  if (view.loading || view.lo === 0 || !view.conversationId) {
+  if (view.loading || view.rest.length || view.lo === 0 || !view.conversationId) {
     return;
   }
   setLoading(true);
@@ -360,15 +420,11 @@ async function loadOlder() {
 
 /** Record a fetched page's messages in the view and build their elements, in order. */
 function pageFragment(messages) {
-  const fragment = document.createDocumentFragment();
   for (const message of messages) {
     view.messages.set(message.index, message);
     index(message);
   }
-  for (const message of messages) {
-    fragment.append(hooks.build(message));
-  }
-  return fragment;
+  return buildAll(messages);
 }
 
 async function loadNewer() {
@@ -453,5 +509,5 @@ export async function jumpToLatest() {
     scrollToBottom();
     return;
   }
-  await openWindow({ id: view.conversationId, messageCount: view.total });
+  await openWindow({ id: view.conversationId });
 }

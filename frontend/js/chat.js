@@ -23,7 +23,7 @@ import { fillMessage, renderMessage } from "./messages.js";
 import { notifyError } from "./notices.js";
 import { apiStartIndex, currentFold, state } from "./state.js";
 
-export { jumpToLatest, openWindow as openConversation } from "./chat-window.js";
+export { fetchNewest, jumpToLatest, openWindow as openConversation } from "./chat-window.js";
 
 /** What a message's buttons and the fold lines call (set by main.js). */
 const hooks = { onRetry: null, onUndo: null, onEdit: null, onRegenerate: null, onSwitch: null };

@@ -16,8 +16,15 @@ export function formatTokens(value) {
   return `${(n / 1_000_000).toFixed(2).replace(/\.?0+$/, "")}M`;
 }
 
+// Formatters are made once: `toLocaleString` with a locale builds a new one on every
+// call, and a page of messages formats hundreds of numbers and times.
+const INTEGER = new Intl.NumberFormat("en-US");
+const TIME = new Intl.DateTimeFormat([], { hour: "2-digit", minute: "2-digit" });
+const WEEKDAY = new Intl.DateTimeFormat([], { weekday: "short" });
+const DAY = new Intl.DateTimeFormat([], { day: "numeric", month: "short" });
+
 export function formatInteger(value) {
-  return Number(value ?? 0).toLocaleString("en-US");
+  return INTEGER.format(Number(value ?? 0));
 }
 
 export function formatPercent(fraction) {
@@ -44,13 +51,13 @@ export function formatWhen(iso) {
   const now = new Date();
   const sameDay = date.toDateString() === now.toDateString();
   if (sameDay) {
-    return date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+    return TIME.format(date);
   }
   const days = (now - date) / 86_400_000;
   if (days < 6) {
-    return date.toLocaleDateString([], { weekday: "short" });
+    return WEEKDAY.format(date);
   }
-  return date.toLocaleDateString([], { day: "numeric", month: "short" });
+  return DAY.format(date);
 }
 
 /** Which sidebar group a conversation's last activity falls in. */

@@ -9,8 +9,14 @@
 
 import { Marked } from "../vendor/marked/marked.esm.js";
 import DOMPurify from "../vendor/dompurify/purify.es.js";
-import hljs from "../vendor/highlight/highlight.min.js";
 import { copyText, flashCopied, h, icon } from "./dom.js";
+
+// The highlighter is the largest module (130 kB, about 30 ms to compile and set up its
+// languages) and no block is highlighted before it nears the screen, so it loads beside
+// the page (index.html preloads it) instead of before the app's first request.
+const highlighter = import("../vendor/highlight/highlight.min.js").then(
+  (module) => module.default,
+);
 
 const marked = new Marked({ gfm: true, breaks: false, async: false });
 
@@ -77,7 +83,7 @@ function replaceRemoteImages(fragment) {
   }
 }
 
-function highlightInto(code, language) {
+function highlightInto(hljs, code, language) {
   const text = code.textContent;
   let result = null;
   try {
@@ -93,7 +99,6 @@ function highlightInto(code, language) {
     code.replaceChildren(codePurifier.sanitize(result.value, CODE_CONFIG));
     code.classList.add("hljs");
   }
-  return result?.language ?? language;
 }
 
 // Highlighting is the costly part of rendering (about 7 ms per block against 1 ms for the
@@ -110,7 +115,8 @@ function lazyObserver() {
           if (entry.isIntersecting) {
             observer.unobserve(entry.target);
             waiting.delete(entry.target);
-            highlightInto(entry.target, entry.target.dataset.language ?? "");
+            const code = entry.target;
+            highlighter.then((hljs) => highlightInto(hljs, code, code.dataset.language ?? ""));
           }
         }
         // Blocks of messages dropped from the page before they were seen.
@@ -140,11 +146,9 @@ function frameCodeBlocks(fragment, highlight) {
       continue;
     }
     const languageClass = [...code.classList].find((name) => name.startsWith("language-"));
-    let language = languageClass ? languageClass.slice("language-".length) : "";
-    if (highlight === "lazy") {
+    const language = languageClass ? languageClass.slice("language-".length) : "";
+    if (highlight) {
       highlightLater(code, language);
-    } else if (highlight) {
-      language = highlightInto(code, language) || language;
     }
     const copy = h(
       "button",
@@ -212,21 +216,49 @@ export function plainText(text, reason) {
   return fragment;
 }
 
+// Parsing and sanitizing is most of a message's drawing time, and the same texts are drawn
+// again and again: switching back to a conversation, another version of a message (the
+// page around it is re-read), a page dropped and loaded again. So the sanitized fragment
+// of each recent text is kept and cloned; code frames, copy buttons and highlighting are
+// added to each copy. Four pages' worth: the pages just left and the one around a switched
+// version, without doubling what the page itself holds (at most 400 messages).
+const PARSED_KEPT = 200;
+const parsed = new Map();
+
+/** A sanitized fragment of `source`, the caller's own; kept for next time if `keep`. */
+function sanitized(source, keep) {
+  const kept = parsed.get(source);
+  if (kept) {
+    // Most recently used last, so the oldest is dropped first.
+    parsed.delete(source);
+    parsed.set(source, kept);
+    return kept.cloneNode(true);
+  }
+  const fragment = purifier.sanitize(marked.parse(source), PURIFY_CONFIG);
+  replaceRemoteImages(fragment);
+  if (keep) {
+    if (parsed.size >= PARSED_KEPT) {
+      parsed.delete(parsed.keys().next().value);
+    }
+    parsed.set(source, fragment.cloneNode(true));
+  }
+  return fragment;
+}
+
 /**
  * Render untrusted Markdown to a sanitized DocumentFragment. `highlight`: "lazy" (code is
- * highlighted when it nears the screen), true (now) or false (never). Never throws: text
- * out of bounds, or that the renderer fails on, comes back as plain text.
+ * highlighted when it nears the screen) or false (never); `keep`: false for a text that
+ * will not be drawn again (an answer still streaming). Never throws: text out of bounds,
+ * or that the renderer fails on, comes back as plain text.
  */
-export function renderMarkdown(text, { highlight = "lazy" } = {}) {
+export function renderMarkdown(text, { highlight = "lazy", keep = true } = {}) {
   const source = String(text ?? "");
   const reason = outOfBounds(source);
   if (reason) {
     return plainText(source, reason);
   }
   try {
-    const html = marked.parse(source);
-    const fragment = purifier.sanitize(html, PURIFY_CONFIG);
-    replaceRemoteImages(fragment);
+    const fragment = sanitized(source, keep);
     frameCodeBlocks(fragment, highlight);
     return fragment;
   } catch (error) {

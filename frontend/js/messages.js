@@ -378,9 +378,11 @@ function drawMessage(element, message, options) {
     const flushText = () => {
       if (textRun) {
         // A long answer still streaming is redrawn every frame; highlighting it each
-        // time would be the slowest part, so it waits for the final text.
+        // time would be the slowest part, so it waits for the final text. Its passing
+        // texts are not kept for a redraw either (only final texts are drawn again).
         const highlight = streaming && textRun.length > 20000 ? false : "lazy";
-        content.push(h("div", { class: "md" }, renderMarkdown(textRun, { highlight })));
+        const rendered = renderMarkdown(textRun, { highlight, keep: !streaming });
+        content.push(h("div", { class: "md" }, rendered));
         textRun = "";
       }
     };

@@ -133,6 +133,10 @@ export async function openConversation(
       notifyError("Could not show the version with the match", error);
     }
   }
+  // The newest page needs only the id, so it is asked for with the conversation, not
+  // after it (a failure is reported once, by the conversation's own request or the page's).
+  const newest = at === null ? chat.fetchNewest(id) : null;
+  newest?.catch(() => {});
   let conversation;
   try {
     conversation = await api.getConversation(id);
@@ -163,7 +167,10 @@ export async function openConversation(
   // The meter's numbers come with the messages: the server sums stored per-message
   // counts, so the count costs milliseconds at any length and never waits for the page.
   const counted = refreshContext();
-  await Promise.all([refreshFolds(), chat.openConversation(conversation, { at, terms, offset })]);
+  await Promise.all([
+    refreshFolds(),
+    chat.openConversation(conversation, { at, terms, offset, newest }),
+  ]);
   chat.renderFolds();
   renderPins();
   // An answer still being written (this page was reloaded, or another window sent it):

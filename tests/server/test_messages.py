@@ -93,6 +93,11 @@ def test_pages_of_a_long_history(client: TestClient, store: Store) -> None:
     assert last["items"][0]["parts"][0]["text"] == "message 200"
     beyond = client.get(path, params={"offset": 1000}).json()
     assert beyond["items"] == [] and beyond["total"] == 250
+    newest = client.get(path, params={"newest": "true", "limit": 30, "offset": 7}).json()
+    assert (newest["total"], newest["offset"], newest["limit"]) == (250, 220, 30)
+    assert [m["index"] for m in newest["items"]] == list(range(220, 250))
+    everything = client.get(path, params={"newest": "true", "limit": 500}).json()
+    assert (everything["offset"], len(everything["items"])) == (0, 250)
 
 
 def _tool_messages(full_output: str | None) -> list[Message]:

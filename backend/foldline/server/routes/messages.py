@@ -44,8 +44,14 @@ def list_messages(
     offset: Annotated[int, Query(ge=0, le=2**31)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
     full: Annotated[bool, Query(description="include tool results' full outputs")] = False,
+    newest: Annotated[
+        bool, Query(description="the newest `limit` messages (`offset` is ignored)")
+    ] = False,
 ) -> MessagePage:
     conversation = store.get_conversation(conversation_id)
+    if newest:
+        # Opening at the end then needs no count first: the page comes with the conversation.
+        offset = max(0, conversation.message_count - limit)
     state = store.current_compaction(conversation_id)
     api_start = state.api_start_index if state else 0
     records = store.list_messages(conversation_id, offset=offset, limit=limit)
