@@ -127,22 +127,32 @@ export function costContent(usage) {
     return [];
   }
   const { total, lastTurn } = usage;
+  // Calls stopped before their provider reported usage are counted here: their
+  // figures, and every sum holding them, are estimates.
+  const about = (u) => (u.estimatedCalls ? "≈" : "");
   const tokens = (u) =>
-    `${formatTokens(u.inputTokens + u.cacheReadTokens + u.cacheCreationTokens)} in (${formatTokens(u.cacheReadTokens)} from cache) · ${formatTokens(u.outputTokens)} out`;
+    `${about(u)}${formatTokens(u.inputTokens + u.cacheReadTokens + u.cacheCreationTokens)} in (${formatTokens(u.cacheReadTokens)} from cache) · ${formatTokens(u.outputTokens)} out`;
+  const estimated = total.estimatedCalls
+    ? h("p", {
+        class: "note cost-estimated",
+        text: `${total.estimatedCalls === 1 ? "One answer was" : `${total.estimatedCalls} answers were`} stopped before the provider reported its usage: counted by Foldline, so ≈.`,
+      })
+    : null;
   if (!usage.priced || total.cost === null) {
     return [
       h("h4", { text: "Usage" }),
       h("p", { class: "note cost-total", text: `This conversation: ${tokens(total)}` }),
       h("p", { class: "note cost-last-turn", text: `Last turn: ${tokens(lastTurn)}` }),
       h("p", { class: "note", text: "No price is known for this model: tokens only." }),
-    ];
+      estimated,
+    ].filter(Boolean);
   }
   // Writing the prompt cache costs more than plain input; until later turns read it
   // back, the "saving" is negative: say what the writes cost instead.
   const writes = total.saved !== null && total.saved < 0;
   const rows = [
-    ["This conversation", formatUsd(total.cost), "cost-total"],
-    ["Last turn", formatUsd(lastTurn.cost), "cost-last-turn"],
+    ["This conversation", about(total) + formatUsd(total.cost), "cost-total"],
+    ["Last turn", about(lastTurn) + formatUsd(lastTurn.cost), "cost-last-turn"],
     writes
       ? ["Cache writes cost", formatUsd(-total.saved), "cost-saved"]
       : ["Caching saved", formatUsd(total.saved), "cost-saved"],
@@ -158,6 +168,7 @@ export function costContent(usage) {
       ]),
     ),
     h("p", { class: "note", text: `${tokens(total)}, summaries included.` }),
+    estimated,
     writes
       ? h("p", {
           class: "note",

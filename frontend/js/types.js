@@ -62,6 +62,7 @@ export {};
  * @property {number} cacheCreationTokens
  * @property {number|null} cost
  * @property {number|null} saved
+ * @property {number} estimatedCalls How many of the calls the provider reported no usage for (stopped, or their stream broke, before its end): their tokens were counted by Foldline, so the figures are estimates.
  */
 
 /**

@@ -144,11 +144,57 @@ async def test_a_continued_answer_counts_the_output_of_the_cut_call_too(
     counted = cut.usage["outputTokens"]
     assert counted > 0 and cut.usage == {"outputTokens": counted, "estimatedOutputTokens": counted}
 
+    # The cut call is billed all the same: it is in the conversation's calls, counted.
+    [cut_call] = store.list_calls(conversation.id)
+    assert cut_call.estimated and cut_call.message_id == cut.id
+    assert cut_call.output_tokens == counted
+    assert cut_call.input_tokens + cut_call.cache_read_tokens > 0
+
     events = await _retry(service, conversation.id)
     [reported] = [e.data["outputTokens"] for e in events if e.name == "usage"]
     answer = store.list_messages(conversation.id)[1]
     assert answer.usage["outputTokens"] == reported + counted
     assert answer.usage["estimatedOutputTokens"] == counted
+    total, _last_turn = store.usage_totals(conversation.id)
+    assert (total.calls, total.estimated_calls) == (2, 1)
+    assert total.output_tokens == reported + counted
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_stopped_answer_is_billed_as_counted(
+    wire: str, server: FakeProviderServer, store: Store, tmp_path: Path
+) -> None:
+    """Stop ends the stream before the provider reports usage; the call is recorded with
+    the view it was sent and what it wrote, both counted, its cached share as the last
+    call's."""
+    service = make_service(server, store, tmp_path)
+    conversation = store.create_conversation(model=MODEL[wire])
+    server.responder = ScriptedModel(
+        text_step("A first answer, whole."),
+        Reply(text=FIRST + REST, chunk_chars=4, delay=0.05),
+    )
+    await run(service, conversation.id, "First question.")
+    [first] = store.list_calls(conversation.id)
+    handle = service.start_turn(conversation.id, "Second question.")
+    async for event in handle.events():
+        if event.name == "assistant.delta":
+            break
+    await asyncio.sleep(0.2)
+    assert service.cancel(conversation.id)
+    await handle.wait()
+
+    stopped = store.list_messages(conversation.id)[-1]
+    assert stopped.status == "interrupted" and stopped.message.text
+    first_again, cut = store.list_calls(conversation.id)
+    assert first_again == first and not first.estimated
+    assert cut.estimated and cut.message_id == stopped.id
+    assert cut.output_tokens == stopped.usage["estimatedOutputTokens"] > 0
+    sent = cut.input_tokens + cut.cache_read_tokens
+    assert sent > first.input_tokens + first.cache_read_tokens + first.cache_creation_tokens
+    assert cut.cache_read_tokens == first.cache_read_tokens + first.cache_creation_tokens
+    total, last_turn = store.usage_totals(conversation.id)
+    assert (total.calls, total.estimated_calls, last_turn.estimated_calls) == (2, 1, 1)
+    await service.shutdown()
 
 
 async def test_retry_after_an_error_with_no_text_still_answers_anew(

@@ -57,12 +57,11 @@ async def test_a_title_is_made_after_the_first_exchange(store: Store, config: Ap
     # At `done` the title is the first message's; the made one follows in the background.
     await service.titles.wait(conversation_id)
     assert store.get_conversation(conversation_id).title == "Why Paris is the capital of France"
-    # Pages watching are told, so their lists show it.
-    assert [c.kind for c in await service.watch.changes_after(0)] == [
-        "turn.started",
-        "turn.finished",
-        "updated",
-    ]
+    # Pages watching are told, so their lists show it (the title is made in the
+    # background, so it may be announced before the turn's end is).
+    kinds = [c.kind for c in await service.watch.changes_after(0)]
+    assert kinds[0] == "turn.started"
+    assert sorted(kinds[1:]) == ["turn.finished", "updated"]
     model.assert_complete()
     title_request = model.calls[1]
     assert title_request.tools == [] and title_request.system == TITLE_SYSTEM

@@ -179,15 +179,25 @@ def test_a_continued_answer_counts_the_tokens_of_every_part(ui):
     ui.idle()
     expect(answer.locator(".continued-mark")).to_have_text("continued")
     conversation = ui.app.api("GET", "/api/conversations")["items"][0]["id"]
-    # The one call the provider reported usage for: the continuation's.
+    # Two calls: the stopped one, counted (the provider bills it all the same), and the
+    # continuation, as reported.
     usage = ui.app.api("GET", f"/api/conversations/{conversation}/context")["usage"]
-    continuation = usage["total"]["outputTokens"]
-    whole = f"≈{continuation + counted} tokens out"
+    assert (usage["total"]["calls"], usage["total"]["estimatedCalls"]) == (2, 1)
+    whole_tokens = usage["total"]["outputTokens"]
+    assert whole_tokens > counted
+    whole = f"≈{whole_tokens} tokens out"
     expect(answer.locator(".usage-text")).to_have_text(whole)
     answer.hover()
     ui.shot("continued-answer-tokens")
     page.reload()
     expect(page.locator(".message.assistant .usage-text")).to_have_text(whole)
+    # The meter's usage says its sums hold a counted call.
+    page.locator("#meter").hover()
+    popover = page.locator("#meter-popover")
+    expect(popover.locator(".cost-total")).to_contain_text("≈")
+    expect(popover.locator(".cost-estimated")).to_contain_text("One answer was stopped")
+    expect(popover).to_have_css("opacity", "1")  # faded in, for the screenshot
+    ui.shot("meter-usage-estimated")
 
 
 LONG = "Here is a long paragraph about the design of the storage layer. " * 6

@@ -130,6 +130,10 @@ class UsageOut(ApiModel):
     cache_creation_tokens: int
     cost: float | None
     saved: float | None
+    estimated_calls: int = 0
+    """How many of the calls the provider reported no usage for (stopped, or their
+    stream broke, before its end): their tokens were counted by Foldline, so the
+    figures are estimates."""
 
 
 class CompactionVersionOut(CompactionOut):

@@ -4,13 +4,16 @@ it in place. The turn loop (`chat/turn.py`) drives these; they hold no I/O of th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from foldline.api.events import CallUsageOut
+from foldline.chat.usage import Billing, cut_off_call, model_call
 from foldline.core.messages import Message, Part, ReasoningPart, TextPart, ToolCallPart
 from foldline.providers.base import ReasoningDelta, Stop, Usage
 from foldline.store import MessageRecord
+from foldline.store.usage import ModelCall
 
 
 @dataclass
@@ -113,6 +116,40 @@ def stopped_usage(earlier: dict[str, Any] | None, counted_output: int) -> dict[s
     stored["outputTokens"] = int(stored.get("outputTokens") or 0) + counted_output
     stored[ESTIMATED_OUTPUT] = int(stored.get(ESTIMATED_OUTPUT) or 0) + counted_output
     return stored
+
+
+def cut_off_usage(
+    answer: StreamedAnswer,
+    record: MessageRecord,
+    count_text: Callable[[str], int],
+    billing: Billing,
+    *,
+    turn: int,
+    view_tokens: int,
+    last_call: Callable[[], ModelCall | None],
+) -> tuple[dict[str, Any] | None, ModelCall | None]:
+    """The usage to store on `record`, an answer cut off (Stop, a broken stream), and
+    the call to record for it (None when it had none to bill). A call that got as far as
+    its usage stored it as reported; one cut before it is counted (`estimated`): the
+    view it was sent (`view_tokens`) and what it wrote, which the provider bills."""
+    if answer.usage is not None:
+        stored = answer_usage(answer.usage, record.usage, answer.reasoning_seconds)
+        return stored, model_call(
+            answer.usage, billing, purpose="chat", turn=turn, message_id=record.id
+        )
+    written = answer.text + answer.reasoning + "".join(part.text for part in answer.thoughts)
+    if not written:  # refused or stopped before a word: nothing to bill that is known
+        return None, None
+    output = count_text(written)
+    call = cut_off_call(
+        billing,
+        turn=turn,
+        message_id=record.id,
+        input_tokens=view_tokens,
+        output_tokens=output,
+        last_call=last_call(),
+    )
+    return stopped_usage(record.usage, output), call
 
 
 def continuable(record: MessageRecord) -> bool:

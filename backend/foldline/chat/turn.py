@@ -37,7 +37,7 @@ from foldline.chat.answer import (
     answer_usage,
     call_usage,
     continuable,
-    stopped_usage,
+    cut_off_usage,
 )
 from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
@@ -71,7 +71,7 @@ from foldline.providers.base import (
     Usage,
 )
 from foldline.providers.registry import resolve_model
-from foldline.store import MessageRecord, Store
+from foldline.store import MessageRecord, MessageStatus, Store
 
 log = logging.getLogger(__name__)
 
@@ -126,9 +126,7 @@ class TurnRunner:
         self.titles = titles
         self.summarizer = summarizer
         summary_model = resolve_model(config, summarizer[1], listing=loader.listing)
-        self.summary_billing = Billing(
-            summary_model.provider_name, summary_model.model, summary_model.prices
-        )
+        self.summary_billing = Billing.of(summary_model)
         self.gate = Gate(
             store,
             writes,
@@ -391,12 +389,13 @@ class TurnRunner:
                         await self.sleep(self._delay(error, attempt))
                         continue
                     final = await self.writes.run(
-                        self.store.update_message,
-                        record.id,
-                        message=answer.message(),
+                        self._keep_cut_off,
+                        ctx,
+                        answer,
+                        turn,
+                        record,
                         status="error" if answer.empty and not answer.before else "interrupted",
                         error=error.message,
-                        usage=self._usage_so_far(ctx, answer, record.usage),
                     )
                     yield ChatEvent(
                         "error",
@@ -413,12 +412,7 @@ class TurnRunner:
             # is kept, marked. Queued after the row's append and after every flush, so it
             # lands last; when the store itself failed, this write may fail too, and the
             # first failure is the one reported.
-            interrupt = self.writes.submit(
-                self._interrupt,
-                created,
-                answer.message(),
-                lambda earlier: self._usage_so_far(ctx, answer, earlier),
-            )
+            interrupt = self.writes.submit(self._interrupt, ctx, answer, turn, created)
             with contextlib.suppress(Exception):
                 await self.writes.wait(interrupt)
             raise
@@ -433,9 +427,8 @@ class TurnRunner:
             # this call would miss the growth, and a sample would count the prompt.
             self.loader.drop_anchor(self.conversation_id)
         if answer.usage is not None:
-            billing = Billing(ctx.model.provider_name, ctx.model.model, ctx.model.prices)
             call = model_call(
-                answer.usage, billing, purpose="chat", turn=turn, message_id=record.id
+                answer.usage, Billing.of(ctx.model), purpose="chat", turn=turn, message_id=record.id
             )
             queued.append(self.writes.submit(self.store.record_calls, self.conversation_id, [call]))
         completed = self.writes.submit(
@@ -456,35 +449,47 @@ class TurnRunner:
 
     def _interrupt(
         self,
+        ctx: ConversationContext,
+        answer: StreamedAnswer,
+        turn: int,
         created: Future[MessageRecord],
-        message: Message,
-        usage: Callable[[dict[str, Any] | None], dict[str, Any] | None],
     ) -> None:
         """In the writer, after the append `created`: keep the answer so far, marked
-        `interrupted`, with its `usage` so far (nothing to keep when the append itself
-        failed)."""
+        `interrupted` (nothing to keep when the append itself failed)."""
         if created.exception() is None:
-            record = created.result()
-            try:
-                so_far = usage(record.usage)
-            except Exception:  # the answer is kept whatever its count does
-                log.exception("the usage of an interrupted answer could not be counted")
-                so_far = None
-            self.store.update_message(
-                record.id, message=message, status="interrupted", usage=so_far
-            )
+            self._keep_cut_off(ctx, answer, turn, created.result(), status="interrupted")
 
-    @staticmethod
-    def _usage_so_far(
-        ctx: ConversationContext, answer: StreamedAnswer, earlier: dict[str, Any] | None
-    ) -> dict[str, Any] | None:
-        """The usage of an answer cut off (Stop, a failed stream): its call's as reported,
-        else what it wrote counted with the tokenizer (providers report usage at the end
-        of a stream), added to `earlier`, the usage of the answer it continues."""
-        if answer.usage is not None:
-            return answer_usage(answer.usage, earlier, answer.reasoning_seconds)
-        written = answer.text + answer.reasoning + "".join(part.text for part in answer.thoughts)
-        return stopped_usage(earlier, ctx.counter.count_text(written) if written else 0)
+    def _keep_cut_off(
+        self,
+        ctx: ConversationContext,
+        answer: StreamedAnswer,
+        turn: int,
+        record: MessageRecord,
+        *,
+        status: MessageStatus,
+        error: str | None = None,
+    ) -> MessageRecord:
+        """In the writer: store an answer cut off (Stop, a failed stream) as it stands,
+        with its usage so far, and its call, which the provider bills all the same."""
+        usage, call = None, None
+        try:  # the answer is kept whatever its count does
+            usage, call = cut_off_usage(
+                answer,
+                record,
+                ctx.counter.count_text,
+                Billing.of(ctx.model),
+                turn=turn,
+                view_tokens=ctx.tokens,
+                last_call=lambda: self.store.last_chat_call(self.conversation_id),
+            )
+        except Exception:
+            log.exception("the usage of an interrupted answer could not be counted")
+        final = self.store.update_message(
+            record.id, message=answer.message(), status=status, error=error, usage=usage
+        )
+        if call is not None:
+            self.store.record_calls(self.conversation_id, [call])
+        return final
 
     @staticmethod
     def _delay(error: ProviderError, attempt: int) -> float:

@@ -7,10 +7,11 @@ price (a local server, a model the catalog does not know) is stored in tokens on
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from foldline.core.pricing import ModelPrices, call_cost
 from foldline.providers.base import Usage
+from foldline.providers.registry import ResolvedModel
 from foldline.store.usage import CallPurpose, ModelCall
 
 
@@ -21,6 +22,10 @@ class Billing:
     provider: str
     model: str
     prices: ModelPrices | None
+
+    @classmethod
+    def of(cls, model: ResolvedModel) -> Billing:
+        return cls(model.provider_name, model.model, model.prices)
 
 
 def model_call(
@@ -56,6 +61,31 @@ def model_call(
         message_id=message_id,
         fold_version=fold_version,
     )
+
+
+def cut_off_call(
+    billing: Billing,
+    *,
+    turn: int,
+    message_id: str,
+    input_tokens: int,
+    output_tokens: int,
+    last_call: ModelCall | None,
+) -> ModelCall:
+    """The call of an answer cut off before its provider reported usage (Stop, a broken
+    stream), which the provider bills all the same: `input_tokens` is the view as counted,
+    `output_tokens` what was written, counted. The input's cached share is the one the
+    conversation's last chat call reported, at most: its prefix is likely still cached."""
+    cached = 0
+    if last_call is not None:
+        cached = min(last_call.cache_read_tokens + last_call.cache_creation_tokens, input_tokens)
+    usage = Usage(
+        input_tokens=input_tokens - cached,
+        output_tokens=output_tokens,
+        cache_read_tokens=cached,
+    )
+    call = model_call(usage, billing, purpose="chat", turn=turn, message_id=message_id)
+    return replace(call, estimated=True)
 
 
 @dataclass

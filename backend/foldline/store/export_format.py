@@ -194,5 +194,7 @@ class ExportedModelCall(ExportSchema):
     cost: float | None = Field(allow_inf_nan=False)
     saved: float | None = Field(allow_inf_nan=False)
     created_at: str
+    estimated: bool = False
+    """Counted by Foldline: the provider reported no usage for this call."""
 
     check_timestamps = field_validator("created_at")(check_timestamp)

@@ -381,6 +381,12 @@ def m015_search_skips_reasoning(db: Database) -> None:
     rebuild_search_index(db)
 
 
+@migrations(name="m016_estimated_calls")
+def m016_estimated_calls(db: Database) -> None:
+    # Calls recorded before it all had the usage their provider reported.
+    db["model_calls"].add_column("estimated", int, not_null_default=0)
+
+
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations.pending(Database(memory=True)))
 """The migration names in order: everything an empty database has pending (`pending` is
 read-only, and its list is the registration order)."""

@@ -154,6 +154,9 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "saved": "Dollars the prompt cache saved on this call, net of the write premium "
         "(NULL without prices).",
         "created_at": "When the call finished (ISO-8601 UTC).",
+        "estimated": "1 when the provider reported no usage for the call (an answer stopped, "
+        "or its stream broken, before the end where usage comes) and its tokens were counted "
+        "by Foldline; else 0.",
     },
     "projects": {
         "id": "Stable public id (32 hex digits); kept by an import when unused here, so "

@@ -505,6 +505,10 @@ class Store(
     def list_calls(self, conversation_id: str) -> list[usage.ModelCall]:
         return usage.list_calls(self._pool.get().conn, conversation_id)
 
+    def last_chat_call(self, conversation_id: str) -> usage.ModelCall | None:
+        """The conversation's latest answer's call (None: never)."""
+        return usage.last_chat_call(self._pool.get().conn, conversation_id)
+
     def last_chat_call_at(self, conversation_id: str) -> datetime | None:
         """When the conversation's last answer finished (None: never)."""
         stamp = usage.last_call_at(self._pool.get().conn, conversation_id)

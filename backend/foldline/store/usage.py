@@ -34,6 +34,9 @@ class ModelCall:
     message_id: str | None = None
     fold_version: int | None = None
     created_at: str = ""
+    estimated: bool = False
+    """The provider reported no usage (the answer was stopped, or its stream broke,
+    before the end where providers report it): the tokens were counted by Foldline."""
 
 
 @dataclass(frozen=True)
@@ -48,16 +51,18 @@ class UsageTotals:
     cache_creation_tokens: int = 0
     cost: float | None = None
     saved: float | None = None
+    estimated_calls: int = 0
+    """How many of the calls were counted by Foldline, not reported (`ModelCall.estimated`)."""
 
 
 CALL_COLUMNS = (
     "turn, purpose, provider, model, input_tokens, output_tokens, cache_read_tokens, "
-    "cache_creation_tokens, cost, saved, message_id, fold_version, created_at"
+    "cache_creation_tokens, cost, saved, message_id, fold_version, created_at, estimated"
 )
 _SUMS = (
     "count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0), "
     "coalesce(sum(cache_read_tokens), 0), coalesce(sum(cache_creation_tokens), 0), "
-    "sum(cost), sum(saved)"
+    "sum(cost), sum(saved), coalesce(sum(estimated), 0)"
 )
 
 
@@ -66,7 +71,7 @@ def insert_calls(
 ) -> None:
     conn.executemany(
         f"INSERT INTO model_calls (conversation_id, {CALL_COLUMNS}) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 conversation_id,
@@ -83,6 +88,7 @@ def insert_calls(
                 c.message_id,
                 c.fold_version,
                 c.created_at,
+                int(c.estimated),
             )
             for c in calls
         ],
@@ -124,7 +130,16 @@ def list_calls(conn: sqlite3.Connection, conversation_id: str) -> list[ModelCall
         f"SELECT {CALL_COLUMNS} FROM model_calls WHERE conversation_id = ? ORDER BY id",
         (conversation_id,),
     ).fetchall()
-    return [ModelCall(*row) for row in rows]
+    return [ModelCall(*row[:-1], estimated=bool(row[-1])) for row in rows]
+
+
+def last_chat_call(conn: sqlite3.Connection, conversation_id: str) -> ModelCall | None:
+    row = conn.execute(
+        f"SELECT {CALL_COLUMNS} FROM model_calls WHERE conversation_id = ? AND purpose = 'chat' "
+        "ORDER BY id DESC LIMIT 1",
+        (conversation_id,),
+    ).fetchone()
+    return None if row is None else ModelCall(*row[:-1], estimated=bool(row[-1]))
 
 
 def last_call_at(conn: sqlite3.Connection, conversation_id: str) -> str | None:
