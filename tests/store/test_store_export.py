@@ -10,6 +10,7 @@ from foldline.core.messages import assistant, user
 from foldline.store import Store
 from foldline.store.export import export_json, export_markdown
 from foldline.store.import_reader import import_json
+from foldline.store.usage import ModelCall
 
 
 @pytest.fixture
@@ -320,3 +321,27 @@ def test_reasoning_travels_with_its_proofs_through_export_and_import(store: Stor
     markdown = export_markdown(store, conversation.id)
     assert "**Reasoning**" in markdown and "Weigh both." in markdown
     assert "**Reasoning** (encrypted by the provider)" in markdown
+
+
+def test_a_counted_call_stays_counted_through_export_and_import(store: Store) -> None:
+    conversation = store.create_conversation(title="Stopped once")
+    store.append_messages(conversation.id, exchange(0))
+    reported = ModelCall(
+        turn=0, purpose="chat", provider="p", model="m", input_tokens=10, output_tokens=5
+    )
+    counted = ModelCall(
+        turn=2,
+        purpose="chat",
+        provider="p",
+        model="m",
+        input_tokens=12,
+        output_tokens=3,
+        estimated=True,
+    )
+    store.record_calls(conversation.id, [reported, counted])
+    document = export_json(store, conversation.id)
+    assert [call["estimated"] for call in document["modelCalls"]] == [False, True]
+    imported = import_json(store, json.loads(json.dumps(document)))
+    assert [call.estimated for call in store.list_calls(imported.id)] == [False, True]
+    total, _last = store.usage_totals(imported.id)
+    assert (total.calls, total.estimated_calls) == (2, 1)
