@@ -1,6 +1,7 @@
-"""Hand-offs of long conversations and hand-offs racing other work, over the real SDKs
-against the fake provider server (which refuses a request larger than a model's window,
-as the real APIs do)."""
+"""Hand-offs and folds of long conversations through a `[compaction] model` with a
+smaller window, and hand-offs racing other work, over the real SDKs against the fake
+provider server (which refuses a request larger than a model's window, as the real APIs
+do)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,13 @@ def fake() -> Iterator[FakeProviderServer]:
 
 
 @pytest.fixture
-def data_dir(tmp_path: Path, fake: FakeProviderServer) -> Path:
+def small_window() -> int:
+    """The window `config.toml` states for the summarizer, which really has 16k."""
+    return 16384
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, fake: FakeProviderServer, small_window: int) -> Path:
     path = tmp_path / "data"
     path.mkdir()
     (path / "config.toml").write_text(
@@ -51,7 +58,7 @@ max_output_tokens = 2048
 
 [models."{SMALL}"]
 provider = "fake-openai"
-context_window = 16384
+context_window = {small_window}
 max_output_tokens = 2048
 
 [compaction]
@@ -94,3 +101,36 @@ def test_a_long_never_folded_conversation_hands_off_through_a_smaller_summarizer
     new = made.json()
     assert new["compaction"]["trigger"] == "handoff"
     assert new["messageCount"] == 2
+
+
+# A config can overstate a model's window (a local server loaded with a shorter context,
+# say): only the provider's refusal then tells the real one.
+@pytest.mark.parametrize("small_window", [16384, 65536], ids=["window-known", "overstated"])
+def test_a_fold_through_a_smaller_summarizer_is_a_model_summary_not_a_digest(
+    client: TestClient, fake: FakeProviderServer, small_window: int, parse_sse
+) -> None:
+    # About 20k tokens on the 128k model, more than the 16k summarizer reads at once.
+    conversation = _long_conversation(client, 30)
+    reply = client.post(f"/api/conversations/{conversation}/compact", json={})
+    assert reply.status_code == 200, reply.text
+    names = [event.name for event in parse_sse(reply.text)]
+    assert "compaction.completed" in names, names
+
+    fold = client.get(f"/api/conversations/{conversation}").json()["compaction"]
+    assert fold is not None and fold["trigger"] == "manual"
+    # Written by the summarizer in parts that fit its window, not the extractive digest
+    # a failed summary falls back to.
+    assert not fold["degraded"], fold["summaryMessage"][:300]
+    assert fold["model"] == SMALL
+    statuses = [r.status for r in fake.requests if r.is_summary]
+    assert statuses.count(200) >= 3, statuses
+    if small_window == 16384:
+        # The window is known: every request was planned to fit, none was refused.
+        assert 400 not in statuses, statuses
+    else:
+        # Only the refusal told the real window; the summary was then written again in
+        # parts that fit it.
+        assert statuses[0] == 400 and statuses[-1] == 200, statuses
+    # The person's words survive the fold either way (the last exchange stays verbatim).
+    kept = fold["summaryMessage"] + str(fold["carriedDetails"])
+    assert "the port is 800." in kept and "the port is 8028." in kept
