@@ -24,7 +24,7 @@ FILLER = " ".join(f"Background sentence {n} about the storage layer." for n in r
 def fake() -> Iterator[FakeProviderServer]:
     model = ScriptedModel(when_empty="echo", summaries=structured_summary)
     models = {
-        BIG: ModelLimits(context_window=131072, max_output_tokens=2048),
+        BIG: ModelLimits(context_window=131072, max_output_tokens=32768),
         SMALL: ModelLimits(context_window=16384, max_output_tokens=2048),
     }
     with FakeProviderServer(model, models=models, api_key="k") as server:
@@ -38,7 +38,13 @@ def small_window() -> int:
 
 
 @pytest.fixture
-def data_dir(tmp_path: Path, fake: FakeProviderServer, small_window: int) -> Path:
+def big_output() -> int:
+    """The conversation's model's output cap, which sizes a summary's."""
+    return 2048
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, fake: FakeProviderServer, small_window: int, big_output: int) -> Path:
     path = tmp_path / "data"
     path.mkdir()
     (path / "config.toml").write_text(
@@ -54,7 +60,7 @@ api_key = "k"
 [models."{BIG}"]
 provider = "fake-openai"
 context_window = 131072
-max_output_tokens = 2048
+max_output_tokens = {big_output}
 
 [models."{SMALL}"]
 provider = "fake-openai"
@@ -134,3 +140,18 @@ def test_a_fold_through_a_smaller_summarizer_is_a_model_summary_not_a_digest(
     # The person's words survive the fold either way (the last exchange stays verbatim).
     kept = fold["summaryMessage"] + str(fold["carriedDetails"])
     assert "the port is 800." in kept and "the port is 8028." in kept
+
+
+@pytest.mark.parametrize("big_output", [32768])
+def test_a_summary_asks_no_more_than_the_smaller_summarizer_may_write(
+    client: TestClient, fake: FakeProviderServer, parse_sse
+) -> None:
+    # The 128k model's budget sizes a summary at 8,000 tokens; the 16k summarizer writes
+    # at most 2,048 in one answer, and the fake refuses a request asking for more.
+    conversation = _long_conversation(client, 30)
+    reply = client.post(f"/api/conversations/{conversation}/compact", json={})
+    assert reply.status_code == 200, reply.text
+    fold = client.get(f"/api/conversations/{conversation}").json()["compaction"]
+    assert fold is not None and not fold["degraded"], fold
+    summaries = [r for r in fake.requests if r.is_summary]
+    assert summaries and all(r.status == 200 for r in summaries), [r.status for r in summaries]

@@ -33,7 +33,7 @@ from foldline.core.compaction import (
     fold,
     resummarize,
     summarizer_capacity,
-    summary_output_tokens,
+    summary_max_tokens,
 )
 from foldline.core.digest import emergency_fold
 from foldline.core.fold_inputs import FoldInputs
@@ -123,7 +123,7 @@ async def within_summarizer_window(
                 overflows.append(error)
             raise
 
-    summary_max = summary_output_tokens(inputs.budget)
+    summary_max = summary_max_tokens(inputs)
     capacity = inputs.summarizer_budget
     if capacity is None and inputs.budget.input_budget is not None:
         capacity = inputs.budget.input_budget - summary_max
@@ -518,13 +518,17 @@ class Gate:
         return outcome.state
 
     def fold_inputs(self, ctx: ConversationContext) -> FoldInputs:
-        """What a fold of `ctx` reads, within the summarizer's own window when that is
-        smaller than the conversation model's."""
-        capacity = None
-        if self.summarizer_limits is not None and self.summarizer_model != ctx.model.model:
-            capacity = summarizer_capacity(ctx.budget, self.summarizer_limits)
+        """What a fold of `ctx` reads: when the summarizer is another model, its
+        requests fit that model's window and its summary that model's output cap."""
         inputs = ctx.fold_inputs(now=utc_now(), model=self.summarizer_model)
-        return replace(inputs, summarizer_budget=capacity)
+        limits = self.summarizer_limits
+        if limits is None or self.summarizer_model == ctx.model.model:
+            return inputs
+        return replace(
+            inputs,
+            summarizer_budget=summarizer_capacity(ctx.budget, limits),
+            summarizer_max_output=limits.max_output_tokens or None,
+        )
 
     def _summarizer(self, ctx: ConversationContext, usage: SummaryUsage) -> Summarizer:
         return make_summarizer(

@@ -135,6 +135,15 @@ def summarizer_capacity(budget: Budget, summarizer: Budget) -> int | None:
     return max(int(room * SUMMARIZER_COUNT_MARGIN), 1)
 
 
+def summary_max_tokens(inputs: FoldInputs) -> int:
+    """The `max_output_tokens` of this fold's summary: the budget's share, within what the
+    summarizer may write in one answer."""
+    tokens = summary_output_tokens(inputs.budget)
+    if inputs.summarizer_max_output:
+        tokens = min(tokens, inputs.summarizer_max_output)
+    return tokens
+
+
 def _last_user_request(messages: Sequence[Message]) -> str | None:
     for message in reversed(messages):
         if message.role == "user" and message.text.strip():
@@ -397,7 +406,7 @@ async def summarize_range(
     Returns the summary (None when the summarizer failed) and the run, for its calls,
     the problem it met and whether the summary is free-form."""
     budget = inputs.budget
-    summary_max = summary_output_tokens(budget)
+    summary_max = summary_max_tokens(inputs)
     capacity = inputs.summarizer_budget
     if capacity is None:
         input_budget = budget.input_budget

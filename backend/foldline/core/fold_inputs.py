@@ -42,6 +42,9 @@ class FoldInputs:
     now: str
     model: str | None = None
     summarizer_budget: int | None = None
+    summarizer_max_output: int | None = None
+    """The most the summarizer (`[compaction] model`, when another model) may write in one
+    answer: a summary asked for more would be refused."""
     pins: tuple[Pin, ...] = field(default=())
     summarizer_reads_files: bool = False
     """The summarizer takes images and PDFs: the folded files go to it as files (when they
