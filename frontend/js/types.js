@@ -203,6 +203,20 @@ export {};
  */
 
 /**
+ * @typedef {Object} CompactRequest
+ * @property {string|null} instructions
+ * @property {number|null} keepRecentTokens Keep the recent messages holding this many tokens verbatim. Left out: only the last exchange is kept (everything before it folds).
+ */
+
+/**
+ * `POST …/handoff`: a new conversation that continues this one from a message.
+ * @typedef {Object} HandoffRequest
+ * @property {string|null} messageId The last message the new conversation continues from (left out: the last one).
+ * @property {string|null} instructions What the summary should keep or stress, as for a manual fold.
+ * @property {number} keepLast Copy this many messages before the point verbatim into the new conversation.
+ */
+
+/**
  * @typedef {Object} TextPartOut
  * @property {"text"} kind
  * @property {string} text
@@ -323,20 +337,6 @@ export {};
  * @property {number} foldsDropped Folds of the current stack that summarize the edited message or later ones.
  * @property {number} viewTokens Tokens of the new branch's view before the edited message is added.
  * @property {number} contextWindow
- */
-
-/**
- * @typedef {Object} CompactRequest
- * @property {string|null} instructions
- * @property {number|null} keepRecentTokens Keep the recent messages holding this many tokens verbatim. Left out: only the last exchange is kept (everything before it folds).
- */
-
-/**
- * `POST …/handoff`: a new conversation that continues this one from a message.
- * @typedef {Object} HandoffRequest
- * @property {string|null} messageId The last message the new conversation continues from (left out: the last one).
- * @property {string|null} instructions What the summary should keep or stress, as for a manual fold.
- * @property {number} keepLast Copy this many messages before the point verbatim into the new conversation.
  */
 
 /**

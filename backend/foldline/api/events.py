@@ -12,16 +12,15 @@ from typing import Any, Literal
 
 from pydantic import SerializerFunctionWrapHandler, model_serializer
 
-from foldline.api.schemas import (
-    ApiModel,
+from foldline.api.schemas import ApiModel, SummarizedRangeOut
+from foldline.api.schemas_context import ContextStatsOut
+from foldline.api.schemas_messages import (
     MessageOut,
     StoredMessage,
-    SummarizedRangeOut,
     ToolCallPartOut,
     ToolResultPartOut,
     part_out,
 )
-from foldline.api.schemas_context import ContextStatsOut
 from foldline.core.messages import ToolCallPart, ToolResultPart
 from foldline.core.state import CompactionState
 

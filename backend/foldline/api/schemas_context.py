@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from foldline.api.schemas import ApiModel, CompactionOut, PartOut, UsageOut
+from foldline.api.schemas import ApiModel, CompactionOut, UsageOut
+from foldline.api.schemas_messages import PartOut
 
 
 class ContextBreakdown(ApiModel):

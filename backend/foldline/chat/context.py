@@ -11,13 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from foldline.api.schemas import (
-    AttachmentPartOut,
-    CompactionOut,
-    PartOut,
-    UsageOut,
-    part_out,
-)
+from foldline.api.schemas import CompactionOut, UsageOut
 from foldline.api.schemas_context import (
     ApiMessageOut,
     BackgroundFoldOut,
@@ -28,6 +22,7 @@ from foldline.api.schemas_context import (
     ProjectInViewOut,
     Thresholds,
 )
+from foldline.api.schemas_messages import AttachmentPartOut, PartOut, part_out
 from foldline.chat.counting import CachedCounter, TailEntry, tail_counts
 from foldline.chat.projects import (
     conversation_project,

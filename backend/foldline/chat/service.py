@@ -16,8 +16,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 
 from foldline.api.events import Done, ErrorEvent
-from foldline.api.schemas import EditPreview
 from foldline.api.schemas_context import CompactionPreview, ContextOut
+from foldline.api.schemas_messages import EditPreview
 from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent

@@ -23,6 +23,7 @@ from foldline.api import (
     events,
     schemas,
     schemas_context,
+    schemas_messages,
     schemas_models,
     schemas_projects,
     schemas_settings,
@@ -32,6 +33,7 @@ from foldline.server.routes import mcp, mcp_catalog, mcp_interaction
 
 SOURCES = (
     schemas,
+    schemas_messages,
     schemas_context,
     schemas_models,
     schemas_settings,
@@ -136,7 +138,7 @@ def render() -> str:
     blocks = [HEADER]
     for model in api_models():
         blocks.append("\n".join(typedef(model)) + "\n")
-    parts = "|".join(js_type(a) for a in get_args(get_args(schemas.PartOut)[0]))
+    parts = "|".join(js_type(a) for a in get_args(get_args(schemas_messages.PartOut)[0]))
     blocks.append(f"/** @typedef {{{parts}}} PartOut One part of a message, by `kind`. */\n")
     lines = ["/**", " * The body of each server-sent event, by event name.", " * @typedef {{"]
     entries = [f' *   "{name}": {body.__name__},' for name, body in events.EVENT_BODIES.items()]

@@ -9,7 +9,6 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 
 from foldline.api.schemas import (
-    ActiveLeaf,
     CancelResult,
     CompactionOut,
     ConversationCreate,
@@ -21,6 +20,7 @@ from foldline.api.schemas import (
     PinOut,
     SearchHitOut,
 )
+from foldline.api.schemas_messages import ActiveLeaf
 from foldline.chat.projects import ProjectOverCap
 from foldline.chat.titles import DEFAULT_TITLE
 from foldline.server.deps import ChatDep, StoreDep

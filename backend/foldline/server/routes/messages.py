@@ -9,7 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Query
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from foldline.api.schemas import (
+from foldline.api.schemas_messages import (
     EditMessage,
     EditPreview,
     FullPartOut,
