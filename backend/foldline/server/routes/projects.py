@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Iterator
-from pathlib import Path
 from typing import IO, Annotated, Literal
 
 from fastapi import APIRouter, Query, Request, Response, status
@@ -32,7 +30,12 @@ from foldline.core.attachments import PDF_TYPE, AttachmentRefused
 from foldline.server.deps import ChatDep, DataDirDep, StoreDep
 from foldline.server.errors import ApiError
 from foldline.server.routes.conversations import delete_conversation, list_conversations
-from foldline.server.routes.transfer import READ_CHUNK, SPOOL_IN_MEMORY, file_name, read_body
+from foldline.server.routes.transfer import (
+    SPOOL_IN_MEMORY,
+    export_chunks,
+    file_name,
+    read_body,
+)
 from foldline.store import Store
 from foldline.store.json_stream import InvalidJson
 from foldline.store.project_export import import_project, write_project_export
@@ -329,14 +332,6 @@ def search_project(
 # --- export and import ---------------------------------------------------------------
 
 
-def _export_chunks(store: Store, project_id: str, data_dir: Path) -> Iterator[bytes]:
-    with tempfile.TemporaryFile(dir=data_dir) as out:
-        write_project_export(store, project_id, out)
-        out.seek(0)
-        while chunk := out.read(READ_CHUNK):
-            yield chunk
-
-
 @router.get(
     "/{project_id}/export",
     responses={200: {"content": {"application/json": {"schema": {"type": "object"}}}}},
@@ -346,7 +341,7 @@ def export_project(project_id: str, store: StoreDep, data_dir: DataDirDep) -> Re
     conversation of it as a full conversation export."""
     record = store.get_project(project_id)
     return StreamingResponse(
-        _export_chunks(store, project_id, data_dir),
+        export_chunks(lambda out: write_project_export(store, project_id, out), data_dir),
         media_type="application/json",
         headers={"content-disposition": f'attachment; filename="{file_name(record.name, "json")}"'},
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Annotated, Literal
 
@@ -120,11 +120,12 @@ async def read_body(request: Request, body: IO[bytes]) -> None:
         body.write(chunk)
 
 
-def _export_chunks(store: Store, conversation_id: str, data_dir: Path) -> Iterator[bytes]:
+def export_chunks(write: Callable[[IO[bytes]], None], data_dir: Path) -> Iterator[bytes]:
+    """What `write` exports, in chunks for a streamed response."""
     # Written to a private temporary file from one read snapshot first: the response is
     # then streamed from the file, so a slow download never holds the database snapshot.
     with tempfile.TemporaryFile(dir=data_dir) as out:
-        write_export(store, conversation_id, out)
+        write(out)
         out.seek(0)
         while chunk := out.read(READ_CHUNK):
             yield chunk
@@ -163,7 +164,7 @@ def export_conversation(
         )
     name = file_name(record.title, "json")
     return StreamingResponse(
-        _export_chunks(store, conversation_id, data_dir),
+        export_chunks(lambda out: write_export(store, conversation_id, out), data_dir),
         media_type="application/json",
         headers={"content-disposition": f'attachment; filename="{name}"'},
     )
