@@ -78,3 +78,12 @@ def test_remove_forgets_the_server(http: httpx2.Client) -> None:
     assert http.get("/api/mcp/servers").json()["servers"] == []
     assert "tests" not in saved(http)
     assert http.delete("/api/mcp/servers/tests").status_code == 404
+
+
+def test_a_disabled_server_is_not_restarted(http: httpx2.Client) -> None:
+    disabled = http.patch("/api/mcp/servers/tests", json={"enabled": False})
+    assert disabled.status_code == 200, disabled.text
+    restart = http.post("/api/mcp/servers/tests/restart")
+    assert restart.status_code == 409
+    error = restart.json()["error"]
+    assert error["code"] == "mcp_server_disabled" and "tests" in error["message"]

@@ -25,7 +25,7 @@ from foldline.config import ConfigError
 from foldline.config_toml import ensure_config
 from foldline.core.attachments import AttachmentRefused
 from foldline.mcp.first_start import FIRST_START_FILE, FirstStarts
-from foldline.mcp.manager import McpManager
+from foldline.mcp.manager import McpManager, ServerDisabled
 from foldline.providers.listing import ModelDirectory
 from foldline.server.announce import ChangeAnnouncer
 from foldline.server.config_source import ConfigSource
@@ -73,6 +73,7 @@ EXCEPTION_MAPPING: ExceptionMapping = {
     ProjectOverCap: (422, "project_over_cap", "The project's shared context is over its cap."),
     UnstorableValue: (422, "invalid_request", "A value could not be stored."),
     AttachmentRefused: (422, "attachment_refused", "A file cannot be attached."),
+    ServerDisabled: (409, "mcp_server_disabled", "That MCP server is disabled."),
 }
 
 

@@ -20,7 +20,7 @@ from foldline.api.schemas import ApiModel, RequestModel
 from foldline.config import AppConfig
 from foldline.config_mcp import DEFAULT_TIMEOUT_SECONDS, Approval, McpServerConfig
 from foldline.mcp.approval import UnknownApproval
-from foldline.mcp.manager import McpManager, ServerDisabled, ServerStatus
+from foldline.mcp.manager import McpManager, ServerStatus
 from foldline.mcp.settings import McpImportError, mask, new_server, parse_claude_desktop
 from foldline.server.config_source import ConfigSource
 from foldline.server.deps import StoreDep
@@ -263,10 +263,7 @@ async def allow_server(name: Annotated[str, NAME], mcp: McpDep) -> McpServerOut:
         raise ApiError(404, "not_found", f"No MCP server named `{name}`.")
     if mcp.first_starts is not None:
         mcp.first_starts.allow(name)
-    try:
-        await mcp.restart(name)
-    except ServerDisabled as error:
-        raise ApiError(409, "mcp_server_disabled", str(error)) from error
+    await mcp.restart(name)
     return _one(mcp, name)
 
 
@@ -281,10 +278,7 @@ async def restart_server(name: Annotated[str, NAME], mcp: McpDep) -> McpServerOu
             "mcp_server_awaiting_approval",
             f"The MCP server `{name}` has not been allowed to start yet: allow it first.",
         )
-    try:
-        await mcp.restart(name)
-    except ServerDisabled as error:
-        raise ApiError(409, "mcp_server_disabled", str(error)) from error
+    await mcp.restart(name)
     return _one(mcp, name)
 
 

@@ -16,7 +16,6 @@ from foldline.api.events import ElicitationRequired, ElicitationResolved
 from foldline.api.schemas import ApiModel, RequestModel
 from foldline.mcp.elicitation import BadAnswer, UnknownElicitation
 from foldline.mcp.interaction import required_event
-from foldline.mcp.manager import ServerDisabled
 from foldline.server.errors import ApiError
 from foldline.server.routes.mcp import McpDep, McpServerOut, _one
 from foldline.server.routes.settings import ConfigSourceDep
@@ -55,10 +54,7 @@ async def sign_in(name: Annotated[str, NAME], mcp: McpDep) -> McpServerOut:
         raise ApiError(409, "mcp_no_sign_in", f"`{name}` runs on this computer: no sign-in.")
     if mcp.open_url is None:
         raise ApiError(409, "mcp_no_browser", "This app cannot open a browser to sign in.")
-    try:
-        await mcp.sign_in(name)
-    except ServerDisabled as error:
-        raise ApiError(409, "mcp_server_disabled", str(error)) from error
+    await mcp.sign_in(name)
     return _one(mcp, name)
 
 
@@ -66,10 +62,7 @@ async def sign_in(name: Annotated[str, NAME], mcp: McpDep) -> McpServerOut:
 async def sign_out(name: Annotated[str, NAME], mcp: McpDep) -> McpServerOut:
     """Forget the server's tokens; it asks for a sign-in again at its next start."""
     _known(mcp, name)
-    try:
-        await mcp.sign_out(name)
-    except ServerDisabled as error:
-        raise ApiError(409, "mcp_server_disabled", str(error)) from error
+    await mcp.sign_out(name)
     return _one(mcp, name)
 
 
