@@ -92,7 +92,7 @@ _ROLE = re.compile(
     r"\b(manager|lead|owner|engineer|designer|developer|architect|cto|ceo|cfo|pm|client|"
     r"customer|boss|reviewer|contact|in charge|responsible|on call|admin|analyst|"
     r"intern|director|head of|founder|consultant|tester|qa|handles?|owns?|leads?|"
-    r"reports? to|works? on|takes? care)\b",
+    r"reports? to|works? on|takes? care of)\b",
     re.IGNORECASE,
 )
 _NAME = re.compile(r"(?<![\w.])[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?\b")
@@ -107,6 +107,13 @@ _COMMON_CAPITALIZED = (
     "Tomorrow Yesterday Coffee Lunch Sorry Wait Right Nice Ugh Lol Haha Hmm Good Well"
 )
 _NOT_NAMES = frozenset(_COMMON_CAPITALIZED.split())
+_GREETING_BEFORE = re.compile(
+    r"\b(?:thanks|thank you|thx|cheers|hi|hey|hello|bye|goodbye|morning|night|evening|"
+    r"welcome|congrats|congratulations|sorry|see you|love you|take care)[,!.]?\s*(?:so much,?\s*)?$",
+    re.IGNORECASE,
+)
+"""What comes just before a name spoken to."""
+_ENDS = re.compile(r"[\s!?.,…:;)\"'”]*")
 _PERSON_OPENING = re.compile(
     r"\s*[A-Z][a-z]+(?:\s[A-Z][a-z]+)?\s(?:is|was|will|has|joins|joined|takes|took|said|says|"
     r"wants|asked|thinks|needs|leads|owns|handles)\b"
@@ -128,6 +135,30 @@ _FACT_WORDS = re.compile(
     re.IGNORECASE,
 )
 """Words that introduce a fact said once ("the wifi password is …")."""
+_LIFE = re.compile(
+    r"\b(?:(?:my|our) (?:sister|brother|mum|mom|mother|dad|father|parents?|wife|husband|"
+    r"partner|girlfriend|boyfriend|fianc[eé]e?|son|daughter|kids?|children|baby|"
+    r"grand(?:mother|father|ma|pa|mum|dad|parents?)|aunt|uncle|cousin|niece|nephew|"
+    r"friend|neighbou?r|landlord|landlady|doctor|dentist|vet|dog|cat|puppy|kitten)|"
+    r"reading up on|learning (?:to|how)|took up|taking up|picked (?:up|\w+ (?:\w+ )?back up)|"
+    r"adopted|bought|sold|moved (?:to|into|in|out)|moving (?:to|into|in|out)|signed|"
+    r"joined|joining|quit|handed in|finished|booked|booking|allergic|intolerant|birthday|"
+    r"anniversary|wedding|pregnant|married|engaged|diagnosed|promoted|retir(?:e|ed|ing)|"
+    r"graduat(?:e|ed|ing)|(?:I|we) (?:really )?(?:love|like|hate|prefer|enjoy|can'?t stand)|"
+    r"favou?rite|allergy|vegetarian|vegan)\b",
+    re.IGNORECASE,
+)
+"""Plain-word facts about the person's life, plans and tastes ("My sister Maren just
+started as a nurse", "Been reading up on beekeeping", "I can't stand cilantro")."""
+_WHEN = re.compile(
+    r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
+    r"December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b|"
+    r"\b(?:next|this coming|in) (?:week|month|year|spring|summer|autumn|fall|winter)\b"
+)
+"""A date or a time ahead: a plan ("the kickoff in March", "we fly next month")."""
+SHORT_WORDS = 4
+"""A sentence of this many words or fewer is chatter ("Wow!", "Sounds good, let's do it.",
+"Take care!") unless it holds a fact, a name or an override."""
 
 
 def _plain(text: str) -> str:
@@ -137,12 +168,31 @@ def _plain(text: str) -> str:
 
 def _has_name(sentence: str) -> bool:
     """Whether a capitalized word that looks like a name appears past the sentence's
-    first word (any sentence starts with a capital) and is not a common word, a day or a
-    month; or opens it followed by what people do ("Kenji is taking over…")."""
-    first = sentence.lstrip(" \"'“(*-").split(" ", 1)[0]
-    if any(w not in _NOT_NAMES and w != first for w in _NAME.findall(sentence)):
+    first word (any sentence starts with a capital) and is not a common word, a day, a
+    month or someone addressed ("Thanks, Sam!"); or opens it followed by what people do
+    ("Kenji is taking over…")."""
+    text = sentence.lstrip(" \"'“(*-")
+    for match in _NAME.finditer(text):
+        if match.start() == 0 or match.group(0) in _NOT_NAMES or _addressed(text, match):
+            continue
         return True
-    return first not in _NOT_NAMES and _PERSON_OPENING.match(sentence) is not None
+    first = _NAME.match(text)
+    return (
+        first is not None
+        and first.group(0) not in _NOT_NAMES
+        and _PERSON_OPENING.match(text) is not None
+    )
+
+
+def _addressed(text: str, name: re.Match[str]) -> bool:
+    """Whether the name is the one spoken to ("Thanks, Sam!", "Hi Ana,", "…, Tom."):
+    after a greeting, or set off by a comma at the sentence's end. Saying whom one
+    talks to states nothing about them."""
+    before = text[: name.start()]
+    after = text[name.end() :]
+    if _GREETING_BEFORE.search(before):
+        return True
+    return before.rstrip().endswith(",") and _ENDS.fullmatch(after) is not None
 
 
 @lru_cache(maxsize=8192)
@@ -154,7 +204,9 @@ def is_override(text: str) -> bool:
 @lru_cache(maxsize=16384)
 def is_key_sentence(sentence: str, *, strong: bool = False) -> bool:
     """Whether a sentence states a decision, an override, a constraint, a person (a
-    name, a role) or a fact (a number, a path, a quoted or code-style name).
+    name, a role), a fact (a number, a path, a quoted or code-style name), a fact of the
+    person's life, a taste or a plan with a date; a sentence of four words or fewer
+    counts only with a fact, a name or an override.
 
     Numbers in "Turn 10" or "#12" and markup such as "[[reply 200]]" do not count. With
     `strong`, a decision must be explicit ("decided", "let's", "go with"…) and a
@@ -162,11 +214,16 @@ def is_key_sentence(sentence: str, *, strong: bool = False) -> bool:
     plain = _plain(sentence).strip()
     if len(plain) < 3:
         return False
-    if _OVERRIDE.search(plain) or _ROLE.search(plain) or _FACT.search(plain):
-        return True
-    if _FACT_WORDS.search(plain):
+    if _OVERRIDE.search(plain) or _FACT.search(plain) or _FACT_WORDS.search(plain):
         return True
     if _has_name(plain):
+        return True
+    # A few words with only a decision or a constraint word in them are an answer in
+    # passing ("Agreed.", "Sounds good, let's do it.", "Don't worry!"), not a statement:
+    # condensed messages kept hundreds of them.
+    if len(plain.split()) <= SHORT_WORDS:
+        return False
+    if _ROLE.search(plain) or _LIFE.search(plain) or _WHEN.search(plain):
         return True
     if strong:
         return bool(_FIRM_DECISION.search(plain) or _FIRM_CONSTRAINT.search(plain))
