@@ -24,6 +24,7 @@ from foldline.api.events import (
 from foldline.chat.context import ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.store_writer import StoreWriter
+from foldline.chat.summary_calibration import SummaryCallObserver, summary_calibrator
 from foldline.chat.usage import Billing, SummaryUsage
 from foldline.core.budget import Budget, on_meter_scale
 from foldline.core.compaction import (
@@ -76,6 +77,7 @@ def make_summarizer(
     model: str,
     on_usage: Callable[[Usage], None] | None = None,
     effort: Effort = "off",
+    on_call: SummaryCallObserver | None = None,
 ) -> Summarizer:
     """An engine `Summarizer` that asks the provider with a tool-less request; each
     call's usage goes to `on_usage` (so a fold's cost can be stored with it). `effort`
@@ -96,8 +98,11 @@ def make_summarizer(
         async for event in provider.stream(model_request):
             if isinstance(event, TextDelta):
                 chunks.append(event.text)
-            elif isinstance(event, Usage) and on_usage is not None:
-                on_usage(event)
+            elif isinstance(event, Usage):
+                if on_usage is not None:
+                    on_usage(event)
+                if on_call is not None:  # a calibration sample (chat/summary_calibration.py)
+                    on_call(model_request, event)
         return "".join(chunks)
 
     return summarize
@@ -536,4 +541,7 @@ class Gate:
             self.summarizer_model,
             usage.add,
             ctx.settings.reasoning_effort,
+            summary_calibrator(
+                self.store, self.writes, self.summary_billing, Billing.of(ctx.model), ctx.counter
+            ),
         )

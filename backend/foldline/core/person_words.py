@@ -109,7 +109,8 @@ _COMMON_CAPITALIZED = (
 _NOT_NAMES = frozenset(_COMMON_CAPITALIZED.split())
 _GREETING_BEFORE = re.compile(
     r"\b(?:thanks|thank you|thx|cheers|hi|hey|hello|bye|goodbye|morning|night|evening|"
-    r"welcome|congrats|congratulations|sorry|see you|love you|take care)[,!.]?\s*(?:so much,?\s*)?$",
+    r"welcome|congrats|congratulations|sorry|see you|love you|take care)"
+    r"[,!.]?\s*(?:so much,?\s*)?$",
     re.IGNORECASE,
 )
 """What comes just before a name spoken to."""
