@@ -35,6 +35,7 @@ import {
   startApp,
 } from "./opening.js";
 import { initPins } from "./pins.js";
+import { initRecallLine } from "./recall-line.js";
 import { initRetiredNotice } from "./retired.js";
 import { isConfigured, loadSettings, openSettings } from "./settings.js";
 import { chooseProject, initProjects, projectOf, showDraftIn } from "./projects.js";
@@ -458,6 +459,7 @@ async function main() {
     showEmptyState,
   });
   initFind({ open: (id, opening) => openConversation(id, opening) });
+  initRecallLine({ open: (id, opening) => openConversation(id, opening) });
   initComposer();
   initTopbar();
   initDrawer();

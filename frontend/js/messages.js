@@ -16,6 +16,7 @@ import { formatTokens, formatWhen } from "./format.js";
 import { plainText, renderMarkdown } from "./markdown.js";
 import { notifyError } from "./notices.js";
 import { renderReasoning } from "./reasoning-block.js";
+import { isRecallCall, renderRecallLine } from "./recall-line.js";
 import { state } from "./state.js";
 
 /** Tool cards the person opened, so re-rendering a streaming message keeps them open. */
@@ -182,7 +183,7 @@ export function renderToolCard({ call, result, running = false }) {
     ),
     body,
   );
-  return card;
+  return isRecallCall(name) ? renderRecallLine({ call, result, running }, card) : card;
 }
 
 /** @param {AttachmentPartOut} part */
