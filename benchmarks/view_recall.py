@@ -15,13 +15,22 @@ is the day the message was written) are reported apart: no view carries message 
 
 "recent only" is a view of the most recent messages of the same size as the final
 view, for comparison: what a plain recency window would hold.
+
+With `--chatty` the person's filler is made to read like real chat: the generator draws
+it from 25 sentences, so nearly every one is said again later and condensing drops it as
+a repeat, which real conversations do not allow. Here each filler sentence gets one of
+40 tails ("…, as usual", "…, no idea why") and often an interjection or a thanks before
+it ("Wow!", "Yep.", "Thanks, Sam!", "Take care!"), seeded; the facts are unchanged.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import platform
+import random
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -76,6 +85,85 @@ class Tally:
         total = self.total.get(group, 0)
         hits = (source if source is not None else self.found).get(group, 0)
         return f"{hits}/{total} ({100 * hits / total:.0f}%)" if total else "-"
+
+
+OPENERS = (
+    "Wow!",
+    "Yep.",
+    "Thanks, Sam!",
+    "Haha.",
+    "Agreed.",
+    "Morning!",
+    "Hmm.",
+    "Oh well.",
+    "Sounds good, do it.",
+    "Cheers, Sam.",
+)
+CLOSERS = ("Take care!", "Thanks!", "Right?", "Anyway.", "Ugh.", "Lol.", "Night, Sam!")
+TAILS = (
+    "as usual",
+    "no idea why",
+    "which was a bit much",
+    "honestly",
+    "if that makes sense",
+    "not that it matters",
+    "same as ever",
+    "go figure",
+    "more or less",
+    "for what it is worth",
+    "believe it or not",
+    "or so it seems",
+    "apparently",
+    "at least for now",
+    "so there is that",
+    "which figures",
+    "oddly enough",
+    "of all things",
+    "again and again",
+    "for a change",
+    "as it turns out",
+    "sort of",
+    "in a way",
+    "and that was that",
+    "so to speak",
+    "give or take",
+    "all things considered",
+    "no surprise there",
+    "weirdly",
+    "thankfully",
+    "sadly",
+    "kind of",
+    "if I am honest",
+    "whatever that means",
+    "which is fine",
+    "who knows",
+    "as you do",
+    "funny enough",
+    "to be fair",
+    "to nobody's surprise",
+)
+
+
+def chatty(talk: corpus.LongConversation, seed: int) -> corpus.LongConversation:
+    """`talk` with the person's filler varied (see the module's docstring)."""
+    rng = random.Random(seed)
+    filler = set(corpus.PERSON_FILLER)
+    turns = []
+    for turn in talk.turns:
+        if turn.role != "user":
+            turns.append(turn)
+            continue
+        pieces = []
+        for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z])", turn.text):
+            if sentence in filler:
+                if rng.random() < 0.5:
+                    pieces.append(rng.choice(OPENERS))
+                sentence = f"{sentence[:-1]}, {rng.choice(TAILS)}{sentence[-1]}"
+            pieces.append(sentence)
+        if rng.random() < 0.4:
+            pieces.append(rng.choice(CLOSERS))
+        turns.append(dataclasses.replace(turn, text=" ".join(pieces)))
+    return dataclasses.replace(talk, turns=tuple(turns))
 
 
 def _group(fact: corpus.Fact) -> str:
@@ -151,7 +239,7 @@ async def run(talk: corpus.LongConversation, budget: Budget, tally: Tally) -> No
                 tally.short_sentences += sum(len(s.split()) <= 4 for s in kept)
 
 
-async def main_async(seeds: int, messages: int) -> None:
+async def main_async(seeds: int, messages: int, varied: bool) -> None:
     started = time.perf_counter()
     print(
         "| window | folds | the person's facts | the assistant's facts | dates "
@@ -162,7 +250,8 @@ async def main_async(seeds: int, messages: int) -> None:
     for name, budget in WINDOWS.items():
         tally = Tally()
         for seed in range(seeds):
-            await run(corpus.make_conversation(seed=seed + 1, messages=messages), budget, tally)
+            talk = corpus.make_conversation(seed=seed + 1, messages=messages)
+            await run(chatty(talk, seed) if varied else talk, budget, tally)
         mean = sum(tally.words_tokens) / len(tally.words_tokens) if tally.words_tokens else 0
         print(
             f"| {name} | {tally.folds} | **{tally.share('person')}** "
@@ -180,8 +269,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--messages", type=int, default=400)
+    parser.add_argument("--chatty", action="store_true", help="vary the person's filler")
     args = parser.parse_args()
-    asyncio.run(main_async(args.seeds, args.messages))
+    asyncio.run(main_async(args.seeds, args.messages, args.chatty))
 
 
 if __name__ == "__main__":

@@ -83,3 +83,40 @@ def test_condensing_keeps_the_fact_and_drops_the_pleasantries() -> None:
     kept = fit_words(words, count(words_block(words)) - 5, count)
     assert kept[0].text == "Been reading up on beekeeping, always wanted to try. […]"
     assert kept[1] == words[1]
+
+
+def test_over_budget_a_specific_fact_said_long_ago_outlasts_vague_remarks_made_since() -> None:
+    from foldline.core.person_words import sentence_weight
+
+    old_fact = "My sister Maren just started as a nurse at the hospital in Leeds."
+    vague = [
+        "Work is calmer now that the big project shipped, kind of.",
+        "Our holiday photos are still on my phone, I should print some.",
+        "Thinking about the trip again, I can't decide on dates, as usual.",
+    ]
+    assert sentence_weight(old_fact) == 3
+    assert all(sentence_weight(s) < 3 for s in vague), [sentence_weight(s) for s in vague]
+    words = [SaidWords(index=0, text=old_fact)]
+    words += [SaidWords(index=2 * (i + 1), text=s) for i, s in enumerate(vague * 3)]
+    words.append(SaidWords(index=40, text="The newest one stays whatever it says, honestly."))
+    cap = count(words_block([words[0], *words[-3:]]))
+    kept = fit_words(words, cap, count)
+    assert count(words_block(kept)) <= cap
+    assert kept[0].index == 0 and old_fact in kept[0].text  # not the oldest-first drop
+    assert kept[-1] == words[-1]
+    assert len(kept) < len(words)
+
+
+def test_an_override_outlasts_what_it_overrides_when_sentences_go() -> None:
+    words = [
+        SaidWords(index=0, text="Let's use Redis for the sessions, it is quick."),
+        SaidWords(index=2, text="Work is calmer now that the big project shipped, kind of."),
+        SaidWords(index=4, text="Actually, forget Redis; sessions go in Postgres."),
+        SaidWords(index=6, text="Our holiday photos are still on my phone, I should print some."),
+        SaidWords(index=8, text="The newest one stays whatever it says, honestly."),
+    ]
+    for cap in range(count(words_block(words)), 40, -4):
+        kept = fit_words(words, cap, count)
+        text = words_block(kept)
+        if "Let's use Redis" in text:
+            assert "forget Redis" in text, cap

@@ -136,21 +136,30 @@ _FACT_WORDS = re.compile(
     re.IGNORECASE,
 )
 """Words that introduce a fact said once ("the wifi password is …")."""
-_LIFE = re.compile(
-    r"\b(?:(?:my|our) (?:sister|brother|mum|mom|mother|dad|father|parents?|wife|husband|"
+_RELATION = re.compile(
+    r"\b(?:my|our) (?:sister|brother|mum|mom|mother|dad|father|parents?|wife|husband|"
     r"partner|girlfriend|boyfriend|fianc[eé]e?|son|daughter|kids?|children|baby|"
     r"grand(?:mother|father|ma|pa|mum|dad|parents?)|aunt|uncle|cousin|niece|nephew|"
-    r"friend|neighbou?r|landlord|landlady|doctor|dentist|vet|dog|cat|puppy|kitten)|"
-    r"reading up on|learning (?:to|how)|took up|taking up|picked (?:up|\w+ (?:\w+ )?back up)|"
-    r"adopted|bought|sold|moved (?:to|into|in|out)|moving (?:to|into|in|out)|signed|"
-    r"joined|joining|quit|handed in|finished|booked|booking|allergic|intolerant|birthday|"
-    r"anniversary|wedding|pregnant|married|engaged|diagnosed|promoted|retir(?:e|ed|ing)|"
-    r"graduat(?:e|ed|ing)|(?:I|we) (?:really )?(?:love|like|hate|prefer|enjoy|can'?t stand)|"
-    r"favou?rite|allergy|vegetarian|vegan)\b",
+    r"friend|neighbou?r|landlord|landlady|doctor|dentist|vet|dog|cat|puppy|kitten)\b",
     re.IGNORECASE,
 )
-"""Plain-word facts about the person's life, plans and tastes ("My sister Maren just
-started as a nurse", "Been reading up on beekeeping", "I can't stand cilantro")."""
+"""The people and animals of the person's life ("my sister", "our landlord")."""
+_LIFE_EVENT = re.compile(
+    r"\b(?:reading up on|learning (?:to|how)|took up|taking up|picked (?:up|\w+ (?:\w+ )?back up)|"
+    r"adopted|bought|sold|moved (?:to|into|in|out)|moving (?:to|into|in|out)|signed|"
+    r"joined|joining|quit|handed in|finished|booked|booking|allergic|intolerant|allergy|"
+    r"can'?t (?:eat|drink|have|stand)|birthday|anniversary|wedding|pregnant|married|"
+    r"engaged|diagnosed|promoted|retir(?:e|ed|ing)|graduat(?:e|ed|ing)|"
+    r"(?:I|we) (?:really )?(?:love|hate|prefer|enjoy|want the)|favou?rite|vegetarian|vegan)\b",
+    re.IGNORECASE,
+)
+"""Plain-word facts of the person's life, plans and tastes ("Been reading up on
+beekeeping", "We adopted a rescue dog", "I can't eat sesame", "I really love jazz")."""
+_NUMBER_WORDS = re.compile(
+    r"\b(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|"
+    r"million|dozen)\b",
+    re.IGNORECASE,
+)
 _WHEN = re.compile(
     r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
     r"December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b|"
@@ -167,11 +176,11 @@ def _plain(text: str) -> str:
     return _NOISE_NUMBER.sub(" ", _MARKUP.sub(" ", text))
 
 
-def _has_name(sentence: str) -> bool:
+def _has_name(sentence: str, *, opening: bool = True) -> bool:
     """Whether a capitalized word that looks like a name appears past the sentence's
     first word (any sentence starts with a capital) and is not a common word, a day, a
-    month or someone addressed ("Thanks, Sam!"); or opens it followed by what people do
-    ("Kenji is taking over…")."""
+    month or someone addressed ("Thanks, Sam!"); or, with `opening`, opens it followed by
+    what people do ("Kenji is taking over…", which "Work is calmer now" also looks like)."""
     text = sentence.lstrip(" \"'“(*-")
     for match in _NAME.finditer(text):
         if match.start() == 0 or match.group(0) in _NOT_NAMES or _addressed(text, match):
@@ -179,7 +188,8 @@ def _has_name(sentence: str) -> bool:
         return True
     first = _NAME.match(text)
     return (
-        first is not None
+        opening
+        and first is not None
         and first.group(0) not in _NOT_NAMES
         and _PERSON_OPENING.match(text) is not None
     )
@@ -224,11 +234,36 @@ def is_key_sentence(sentence: str, *, strong: bool = False) -> bool:
     # condensed messages kept hundreds of them.
     if len(plain.split()) <= SHORT_WORDS:
         return False
-    if _ROLE.search(plain) or _LIFE.search(plain) or _WHEN.search(plain):
+    if _ROLE.search(plain) or _RELATION.search(plain) or _LIFE_EVENT.search(plain):
+        return True
+    if _WHEN.search(plain) or _NUMBER_WORDS.search(plain):
         return True
     if strong:
         return bool(_FIRM_DECISION.search(plain) or _FIRM_CONSTRAINT.search(plain))
     return bool(_DECISION.search(plain) or _CONSTRAINT.search(plain))
+
+
+@lru_cache(maxsize=16384)
+def sentence_weight(sentence: str) -> int:
+    """How much a sentence carries, for choosing what stays when condensed words are still
+    over their budget: 3 for something specific (an override, a number, a path, a name
+    past the first word, a fact of the person's life), 2 for a firm statement (a firm
+    decision or constraint, a role, a relative, a date, a word that introduces a fact, a
+    sentence opening like "Kenji is…"), 1 for any other key sentence, 0 for chatter."""
+    if not is_key_sentence(sentence):
+        return 0
+    plain = _plain(sentence).strip()
+    if _OVERRIDE.search(plain) or _FACT.search(plain) or _NUMBER_WORDS.search(plain):
+        return 3
+    if _has_name(plain, opening=False) or _LIFE_EVENT.search(plain):
+        return 3
+    if _FIRM_DECISION.search(plain) or _FIRM_CONSTRAINT.search(plain) or _ROLE.search(plain):
+        return 2
+    if _RELATION.search(plain) or _WHEN.search(plain) or _FACT_WORDS.search(plain):
+        return 2
+    if _has_name(plain):
+        return 2
+    return 1
 
 
 @lru_cache(maxsize=16384)
@@ -347,16 +382,18 @@ def fit_words(
 
     Oldest first, messages other than the newest are condensed to their key sentences,
     leaving out the sentences a later message repeats (a message left with none is
-    dropped: it was chatter); if that is not enough, they are condensed again to their
-    firm statements; only then are the oldest dropped. The newest is cut only when it
-    alone is too big.
+    dropped: it was chatter); if that is not enough, the sentences that carry least go
+    across all those messages (`sentence_weight`: generic statements before firm ones
+    before specific facts, the oldest first among equals), so a name or a number said
+    long ago outlasts a vague remark made since; only then are the oldest dropped. The
+    newest is cut only when it alone is too big.
     """
     if cap_tokens <= 0 or not words:
         return ()
     entries = list(words)
     sizes = [count_text(_entry(w)) + 1 for w in entries]
     levels = [0] * len(entries)
-    """The level each entry was condensed to here (1: key sentences, 2: firm ones)."""
+    """Whether each entry was condensed here to its key sentences (1)."""
 
     def block_tokens() -> int:
         return count_text(words_block(entries))
@@ -366,7 +403,7 @@ def fit_words(
     # a level runs again while the block is still over, before anything is dropped.
     aim = cap_tokens - max(8, cap_tokens // 50)
     total = block_tokens()
-    for level in (1, 1, 2, 2):
+    for level in (1, 1):
         if total <= cap_tokens:
             break
         # The sentences of the messages after the one being condensed.
@@ -381,7 +418,6 @@ def fit_words(
                 entries[i].text,
                 None,
                 count_text,
-                strong=level == 2,
                 said_later=lambda key, later=later: later[key] > 0,
             )
             if not short:
@@ -396,6 +432,10 @@ def fit_words(
                 sizes[i] = size
             levels[i] = level
             i += 1
+        total = block_tokens()
+    if total > cap_tokens:
+        entries = _drop_weakest(entries, cap_tokens, count_text)
+        sizes = [count_text(_entry(w)) + 1 for w in entries]
         total = block_tokens()
     while total > cap_tokens and len(entries) > 1:
         while total > cap_tokens and len(entries) > 1:
@@ -418,3 +458,43 @@ def fit_words(
         if block_tokens() > cap_tokens:
             return ()
     return tuple(entries)
+
+
+def _drop_weakest(
+    entries: list[SaidWords], cap_tokens: int, count_text: Callable[[str], int]
+) -> list[SaidWords]:
+    """`entries` with the sentences of all but the newest left out, those that carry least
+    first (the oldest first among equals), until the block fits; an entry left without a
+    sentence goes. Overrides weigh most and are never older than what they override, so
+    a superseded statement goes before its override."""
+    aim = cap_tokens - max(8, cap_tokens // 50)
+    total = count_text(words_block(entries))
+    while total > cap_tokens and len(entries) > 1:
+        parts = [list(sentences(e.text)) for e in entries[:-1]]
+        order = sorted(
+            (sentence_weight(sentence), i, j)
+            for i, pieces in enumerate(parts)
+            for j, sentence in enumerate(pieces)
+        )
+        removed: set[tuple[int, int]] = set()
+        excess = total - aim
+        for _weight, i, j in order:
+            if excess <= 0:
+                break
+            removed.add((i, j))
+            excess -= count_text(parts[i][j]) + 2
+            if all((i, k) in removed for k in range(len(parts[i]))):
+                excess -= count_text(_entry(SaidWords(index=entries[i].index, text=""))) + 1
+        if not removed:
+            break
+        kept: list[SaidWords] = []
+        for i, said in enumerate(entries[:-1]):
+            left = [s for j, s in enumerate(parts[i]) if (i, j) not in removed]
+            if len(left) == len(parts[i]):
+                kept.append(said)
+            elif left:
+                text = f" {CUT_MARK} ".join(left) + f" {CUT_MARK}"
+                kept.append(SaidWords(index=said.index, text=text, condensed=True))
+        entries = [*kept, entries[-1]]
+        total = count_text(words_block(entries))
+    return entries
