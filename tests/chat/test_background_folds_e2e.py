@@ -186,7 +186,9 @@ async def test_deleting_a_conversation_cancels_its_background_work(
     server: FakeProviderServer, store: Store, tmp_path: Path
 ) -> None:
     service, conversation_id, _ = await preparing_a_fold(server, store, tmp_path)
-    task = service.background.prepared[conversation_id].task
+    entry = service.background.of(conversation_id).prepared
+    assert entry is not None
+    task = entry.task
     assert not task.done()  # the summary takes SUMMARY_DELAY: it is still being written
     service.background.cancel(conversation_id)
     store.delete_conversation(conversation_id)

@@ -18,9 +18,9 @@ from pathlib import Path
 from foldline.api.events import Done, ErrorEvent
 from foldline.api.schemas_context import CompactionPreview, ContextOut
 from foldline.api.schemas_messages import EditPreview
-from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
+from foldline.chat.fold_gate import FoldGates
 from foldline.chat.folding import manual_fold_settings
 from foldline.chat.handoff import HandoffRequest, HandoffStopped, hand_off
 from foldline.chat.projects import (
@@ -43,7 +43,6 @@ from foldline.core.budget import Budget
 from foldline.core.compaction import planned_split
 from foldline.core.json_values import without_lone_surrogates
 from foldline.core.messages import AttachmentPart, HistoryWindow, Message, TextPart
-from foldline.core.policy import BreakerState
 from foldline.core.projects import compose_system, project_cap
 from foldline.core.tokens.counter import media_tokens
 from foldline.core.tree import FoldLink, fold_chain
@@ -123,11 +122,12 @@ class ChatService:
         self.tool_sources = list(tool_sources)
         self.loader = ContextLoader(store, lambda: self.tool_registry().specs(), listing=listing)
         self.sleep = sleep
-        self.breakers: dict[str, BreakerState] = {}
         self.running: dict[str, TurnHandle] = {}
         self.watch = ConversationWatch()
         """Tells the pages that show a conversation of every turn and change in it."""
-        self.background = BackgroundFolds(store, self.is_running)
+        self.background = FoldGates(store, self.writes, self.is_running)
+        """Every conversation's fold gate: its breaker, back-off, pace and the summary
+        prepared in the background."""
         # A re-summary committed while the conversation is idle changes its fold.
         self.background.on_idle_commit = lambda conversation_id: self.watch.changed(
             conversation_id, "fold"
@@ -230,8 +230,7 @@ class ChatService:
             conversation_id=conversation_id,
             provider=provider,
             summarizer=(summarizer, summary_model),
-            breakers=self.breakers,
-            background=self.background,
+            folds=self.background.of(conversation_id),
             titles=self.titles,
             tools=self.tool_registry,
             prepare_tools=self.prepare_tools,
@@ -419,7 +418,7 @@ class ChatService:
                     self.store,
                     ctx,
                     request,
-                    gate=runner.gate,
+                    maker=runner.maker,
                 )
             )
             try:
