@@ -116,7 +116,7 @@ async def test_turns_folds_and_background_work_stay_off_the_loop(
     server.fail_next("server_error", times=50, on="summary")
     handle = service.start_compaction(conversation_id, None)
     events = await guard.follow(service, conversation_id, handle)
-    assert [e for e in events if e.name == "compaction.completed"][0].data["degraded"]
+    assert next(e for e in events if e.name == "compaction.completed").data["degraded"]
     server.reset()
     await turn("Still there?")
     current = store.current_compaction(conversation_id)
