@@ -91,16 +91,6 @@ def counting_wire(model: ResolvedModel) -> str:
     return "openai-responses" if model.api == "responses" else "openai"
 
 
-def _touch_sdk_resources(provider: Provider) -> None:
-    """Build the SDK client's request resources now: the SDKs import and construct them
-    on first use (the OpenAI SDK's `chat.completions` is 14 modules)."""
-    client = getattr(provider, "_client", None)
-    for path in ("messages", "chat.completions"):
-        target: object = client
-        for name in path.split("."):
-            target = getattr(target, name, None)
-
-
 class ChatService:
     def __init__(
         self,
@@ -170,7 +160,7 @@ class ChatService:
         try:
             await asyncio.to_thread(get_encoder, encoding_name_for_model(model) or "cl100k_base")
             provider = await asyncio.to_thread(self.provider_factory, config, model)
-            await asyncio.to_thread(_touch_sdk_resources, provider)
+            await asyncio.to_thread(provider.warm_up)
         except Exception as error:  # the first turn says what is wrong, with context
             log.debug("warm-up of %s skipped: %s", model, error)
             return
@@ -198,9 +188,7 @@ class ChatService:
 
     @staticmethod
     def _close_later(provider: Provider) -> None:
-        close = getattr(provider, "aclose", None)
-        if close is not None:
-            asyncio.get_running_loop().create_task(close())
+        asyncio.get_running_loop().create_task(provider.aclose())
 
     # --- starting work --------------------------------------------------------------
 
@@ -460,9 +448,7 @@ class ChatService:
             if handle.task is not None:
                 await asyncio.gather(handle.task, return_exceptions=True)
         for provider in self._providers.values():
-            close = getattr(provider, "aclose", None)
-            if close is not None:
-                await close()
+            await provider.aclose()
         self._providers = {}
         for source in self.tool_sources:
             await source.shutdown()

@@ -69,6 +69,10 @@ class AnthropicProvider:
                 http_client=http_client,
             )
 
+    def warm_up(self) -> None:
+        if self._client is not None:
+            _ = self._client.messages  # imported and built on first use
+
     async def aclose(self) -> None:
         """Close the SDK's connection pool."""
         if self._client is not None:

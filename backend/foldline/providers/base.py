@@ -173,3 +173,13 @@ class Provider(Protocol):
     def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         """Yield events for one model call; raise ProviderError on failure."""
         ...
+
+    def warm_up(self) -> None:
+        """Build now what the first request would otherwise build (the SDK client's
+        request resources, imported on first use); blocking, so called in a thread."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close the provider's connections (its SDK client's pool)."""
+        ...
+        ...

@@ -114,6 +114,10 @@ class OpenAIProvider:
             http_client=http_client,
         )
 
+    def warm_up(self) -> None:
+        if self._client is not None:
+            _ = self._client.chat.completions  # 14 modules, imported on first use
+
     async def aclose(self) -> None:
         """Close the SDK's connection pool."""
         if self._client is not None:

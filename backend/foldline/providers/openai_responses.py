@@ -76,6 +76,10 @@ class OpenAIResponsesProvider:
             http_client=http_client,
         )
 
+    def warm_up(self) -> None:
+        if self._client is not None:
+            _ = self._client.responses  # imported on first use
+
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.close()
