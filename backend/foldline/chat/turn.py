@@ -429,6 +429,19 @@ class TurnRunner:
             with contextlib.suppress(Exception):
                 await self.writes.wait(interrupt)
             raise
+        final = await self._finish_answer(ctx, answer, turn, record, continuing)
+        yield ChatEvent("message.completed", await self._message_event(final, ctx))
+
+    async def _finish_answer(
+        self,
+        ctx: ConversationContext,
+        answer: StreamedAnswer,
+        turn: int,
+        record: MessageRecord,
+        continuing: MessageRecord | None,
+    ) -> MessageRecord:
+        """Store a whole answer: its calibration sample, its call and the message
+        `complete`; the stored message."""
         # The answer is whole: its final writes are all queued before the first wait, so a
         # Stop landing from here on (the answer just finished) still stores it complete.
         queued: list[Future[Any]] = []
@@ -458,7 +471,7 @@ class TurnRunner:
         final = await self.writes.wait(completed)
         for write in queued:
             write.result()  # done before `completed`; a failure (a full disk) ends the turn
-        yield ChatEvent("message.completed", await self._message_event(final, ctx))
+        return final
 
     def _interrupt(
         self,

@@ -200,6 +200,43 @@ def _pct(fraction: float) -> str:
     return f"{fraction:.0%}"
 
 
+def _breaker_note(breaker: BreakerState) -> str:
+    return (
+        f"the last {breaker.consecutive_failures} folds each freed less than "
+        f"{_pct(MIN_FREED_SHARE)} of the context"
+    )
+
+
+def _requested(
+    breaker: BreakerState, *, overflow: bool, tool_requested: bool, manual: bool
+) -> Decision | None:
+    """The decision when a fold was asked for (the provider's overflow, the person, the
+    model), whatever the view's size; None when none was."""
+    if overflow:
+        if breaker.tripped:
+            return Decision(
+                "emergency_fold",
+                "The provider rejected the request as too long and "
+                f"{_breaker_note(breaker)}: making an extractive digest without a model call.",
+                "overflow",
+            )
+        return Decision(
+            "fold",
+            "The provider rejected the request as too long: folding, then retrying once.",
+            "overflow",
+        )
+    if manual:
+        return Decision("fold", "You asked for a fold.", "manual")
+    if tool_requested:
+        if breaker.tripped:
+            return Decision(
+                "none",
+                f"The model asked for a fold, but {_breaker_note(breaker)}; not folding again.",
+            )
+        return Decision("fold", "The model asked for a fold (compactContext).", "tool")
+    return None
+
+
 def decide(
     *,
     tokens: int,
@@ -219,32 +256,10 @@ def decide(
     is not worth it); `mid_tool_loop` is True between tool results and the model's next
     step within one turn.
     """
-    breaker_note = (
-        f"the last {breaker.consecutive_failures} folds each freed less than "
-        f"{_pct(MIN_FREED_SHARE)} of the context"
-    )
-    if overflow:
-        if breaker.tripped:
-            return Decision(
-                "emergency_fold",
-                "The provider rejected the request as too long and "
-                f"{breaker_note}: making an extractive digest without a model call.",
-                "overflow",
-            )
-        return Decision(
-            "fold",
-            "The provider rejected the request as too long: folding, then retrying once.",
-            "overflow",
-        )
-    if manual:
-        return Decision("fold", "You asked for a fold.", "manual")
-    if tool_requested:
-        if breaker.tripped:
-            return Decision(
-                "none", f"The model asked for a fold, but {breaker_note}; not folding again."
-            )
-        return Decision("fold", "The model asked for a fold (compactContext).", "tool")
-
+    requested = _requested(breaker, overflow=overflow, tool_requested=tool_requested, manual=manual)
+    if requested is not None:
+        return requested
+    breaker_note = _breaker_note(breaker)
     input_budget = budget.input_budget
     if input_budget is None:
         return Decision("none", "The context window is unlimited: nothing is folded.")
