@@ -40,11 +40,12 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass, field
+from typing import Literal
 
 from foldline.chat.context import ConversationContext
 from foldline.chat.folding import FoldMaker
 from foldline.chat.usage import SummaryUsage
-from foldline.core.policy import PreparedKind, PreparedStatus
+from foldline.core.policy import PreparedKind
 from foldline.core.state import CompactionState
 from foldline.core.view import build_api_messages
 
@@ -149,7 +150,7 @@ class PreparedFold:
     def ready(self) -> bool:
         return self.summary is not None
 
-    def status(self) -> PreparedStatus:
+    def status(self) -> Literal["preparing", "ready"]:
         return "ready" if self.ready else "preparing"
 
     def view_tokens_after(self, ctx: ConversationContext) -> int:

@@ -56,7 +56,7 @@ from foldline.providers.registry import (
 )
 from foldline.store import ConversationRecord, Store
 from foldline.store.records import DISK_FULL_MESSAGE, is_disk_full
-from foldline.tokenizers import encoding_name_for_model, get_encoder
+from foldline.tokenizers import Wire, encoding_name_for_model, get_encoder
 from foldline.uploads import IncomingFile, read_attachments
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ class WrongMessage(Exception):
     (HTTP 400)."""
 
 
-def counting_wire(model: ResolvedModel) -> str:
+def counting_wire(model: ResolvedModel) -> Wire:
     """The wire a model's requests go over, so its view is counted as its turns send
     it (a Responses-API model's count is the Responses payload's, not the Chat one's)."""
     if model.provider_kind == "anthropic":
@@ -401,7 +401,7 @@ class ChatService:
         self.running[conversation_id] = handle
         try:
             ctx = await asyncio.to_thread(self._load, conversation_id)
-            handle.task = asyncio.get_running_loop().create_task(
+            task = asyncio.get_running_loop().create_task(
                 hand_off(
                     self.store,
                     ctx,
@@ -409,12 +409,13 @@ class ChatService:
                     maker=runner.maker,
                 )
             )
+            handle.task = task
             try:
-                return await asyncio.shield(handle.task)
+                return await asyncio.shield(task)
             except asyncio.CancelledError:
-                if handle.task.cancelled():  # stopped, not this request going away
+                if task.cancelled():  # stopped, not this request going away
                     raise HandoffStopped("The hand-off was stopped.") from None
-                handle.task.cancel()
+                task.cancel()
                 raise
         finally:
             handle.close()

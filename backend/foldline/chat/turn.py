@@ -291,6 +291,7 @@ class TurnRunner:
                 ctx = await self._load()
         async for event in self._gate(turn, ctx, mid_tool_loop=False):
             yield event
+        answer = StreamedAnswer()
         for _call in range(MAX_MODEL_CALLS_PER_TURN):
             answer = StreamedAnswer()
             async for event in self._call_model(answer, turn, continuing):
