@@ -128,7 +128,7 @@ async def hand_off(
     """Create the new conversation; `ctx` is the old one's context as loaded now; its
     summary is written by `maker`'s summarizer, billed as the fold maker's."""
     conversation = ctx.conversation
-    point = _point(store, conversation, request.message_id)
+    point = await asyncio.to_thread(_point, store, conversation, request.message_id)
     low = max(point + 1 - request.keep_last - LOOK_AROUND, 0)
     around = await asyncio.to_thread(
         store.list_messages, conversation.id, offset=low, limit=point + LOOK_AROUND - low + 1
@@ -178,7 +178,8 @@ async def hand_off(
                 "tokens_after": new.planner().view_tokens(0, state),
             }
         )
-    pinned = {pin.seq: pin.pinned_at for pin in store.list_pins(conversation.id)}
+    pins_now = await asyncio.to_thread(store.list_pins, conversation.id)
+    pinned = {pin.seq: pin.pinned_at for pin in pins_now}
     copies = [replace(record, seq=offset) for offset, record in enumerate(kept)]
     pins = {
         offset: pinned[record.seq] for offset, record in enumerate(kept) if record.seq in pinned
@@ -186,7 +187,7 @@ async def hand_off(
     origin_message = around[bounds.end - 1 - low].id
     _, earlier = await asyncio.to_thread(store.conversation_links, conversation.id)
     title = continued_title(conversation.title, {link.title for link in earlier})
-    created = await asyncio.to_thread(
+    created = await maker.writes.run(
         store.create_handoff,
         replace(conversation, title=title),
         origin_message,
@@ -195,5 +196,5 @@ async def hand_off(
         pins,
     )
     if usage.usages:
-        await asyncio.to_thread(store.record_calls, created.id, usage.calls(0, 1))
+        await maker.writes.run(store.record_calls, created.id, usage.calls(0, 1))
     return created
