@@ -45,7 +45,7 @@ from typing import Literal
 from foldline.chat.context import ConversationContext
 from foldline.chat.folding import FoldMaker
 from foldline.chat.usage import SummaryUsage
-from foldline.core.policy import PreparedKind
+from foldline.core.policy import Pace, PreparedKind
 from foldline.core.state import CompactionState
 from foldline.core.view import build_api_messages
 
@@ -70,6 +70,38 @@ class Growth:
 def average(previous: float | None, sample: float) -> float:
     """A moving average of the pace's observations."""
     return sample if previous is None else previous + PACE_ALPHA * (sample - previous)
+
+
+class GrowthWatch:
+    """How fast one conversation's view grows, learned from the turns that ended."""
+
+    def __init__(self) -> None:
+        self.last: Growth | None = None
+
+    def observe(self, ctx: ConversationContext) -> None:
+        """Learn the view's growth from a turn that ended (per second and per turn,
+        within one fold version: a fold shrinks the view, the pace stays)."""
+        now = time.monotonic()
+        version = ctx.state.version if ctx.state else 0
+        last = self.last
+        growth = Growth(now, ctx.tokens, version)
+        if last is not None:
+            growth.per_second, growth.per_turn = last.per_second, last.per_turn
+            added = ctx.tokens - last.tokens
+            if last.version == version and added > 0:
+                seconds = max(now - last.at, 0.001)
+                growth.per_second = average(last.per_second, added / seconds)
+                growth.per_turn = average(last.per_turn, added)
+        self.last = growth
+
+    def pace(self, summary_seconds: float | None) -> Pace | None:
+        """The observed pace, with summaries taking `summary_seconds` (None: not timed
+        yet, a guess); None until two turns were seen."""
+        growth = self.last
+        if growth is None or growth.per_second is None or growth.per_turn is None:
+            return None
+        seconds = SUMMARY_SECONDS_GUESS if summary_seconds is None else summary_seconds
+        return Pace(growth.per_second, growth.per_turn, seconds)
 
 
 def fingerprint(ctx: ConversationContext, end: int) -> str:

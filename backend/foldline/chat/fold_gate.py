@@ -31,8 +31,7 @@ from typing import Any, Literal, assert_never
 from foldline.api.events import CompactionCompleted, CompactionFailed, CompactionStarted
 from foldline.api.schemas_context import BackgroundFoldOut
 from foldline.chat.background import (
-    SUMMARY_SECONDS_GUESS,
-    Growth,
+    GrowthWatch,
     PreparedFold,
     average,
     settings_key,
@@ -154,7 +153,7 @@ class ConversationFolds:
         self.breaker = BreakerState()
         """Folds in a row that freed too little; the one copy of it."""
         self.backoff = PreparationBackoff()
-        self.growth: Growth | None = None
+        self.growth = GrowthWatch()
         """The view's observed growth (for `pace`)."""
         self.prepared: PreparedFold | None = None
         self.committing: asyncio.Task[None] | None = None
@@ -189,35 +188,9 @@ class ConversationFolds:
         if self.committing is not None:
             await asyncio.wait({self.committing})
 
-    # --- the pace -------------------------------------------------------------------
-
-    def _observe(self, ctx: ConversationContext) -> None:
-        """Learn the view's growth from a turn that ended (per second and per turn,
-        within one fold version: a fold shrinks the view, the pace stays)."""
-        now = time.monotonic()
-        version = ctx.state.version if ctx.state else 0
-        last = self.growth
-        growth = Growth(now, ctx.tokens, version)
-        if last is not None:
-            growth.per_second, growth.per_turn = last.per_second, last.per_turn
-            added = ctx.tokens - last.tokens
-            if last.version == version and added > 0:
-                seconds = max(now - last.at, 0.001)
-                growth.per_second = average(last.per_second, added / seconds)
-                growth.per_turn = average(last.per_turn, added)
-        self.growth = growth
-
     def pace(self) -> Pace | None:
         """The conversation's observed pace (None until two turns were seen)."""
-        growth = self.growth
-        if growth is None or growth.per_second is None or growth.per_turn is None:
-            return None
-        seconds = self.shared.summary_seconds
-        return Pace(
-            growth.per_second,
-            growth.per_turn,
-            SUMMARY_SECONDS_GUESS if seconds is None else seconds,
-        )
+        return self.growth.pace(self.shared.summary_seconds)
 
     # --- the gate -------------------------------------------------------------------
 
@@ -502,7 +475,7 @@ class ConversationFolds:
 
     async def after_turn(self, maker: FoldMaker, ctx: ConversationContext, turn: int) -> None:
         """Start the background work a turn that ended well calls for, if any."""
-        self._observe(ctx)
+        self.growth.observe(ctx)
         entry = self.prepared
         if entry is not None:
             why = await asyncio.to_thread(
