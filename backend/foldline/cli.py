@@ -23,7 +23,8 @@ def _add_data_dir_option(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="foldline", description=__doc__.splitlines()[0])
+    summary = (__doc__ or "Foldline").splitlines()[0]
+    parser = argparse.ArgumentParser(prog="foldline", description=summary)
     parser.add_argument("--data-dir", default=None, help=DATA_DIR_HELP)
     commands = parser.add_subparsers(dest="command")
 

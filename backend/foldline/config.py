@@ -132,21 +132,21 @@ class ModelConfig(_Section):
     """One `[models."name"]` table: limits for a model, and which provider serves it."""
 
     provider: str | None = None
-    context_window: int | None = Field(None, ge=0, le=MAX_TOKENS)
+    context_window: int | None = Field(default=None, ge=0, le=MAX_TOKENS)
     """0 means unlimited: never fold automatically."""
-    max_output_tokens: int | None = Field(None, ge=1, le=MAX_TOKENS)
-    input_limit: int | None = Field(None, ge=1, le=MAX_TOKENS)
+    max_output_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
+    input_limit: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
     """An explicit input budget, when the provider limits input separately."""
-    input_price: float | None = Field(None, ge=0)
+    input_price: float | None = Field(default=None, ge=0)
     """US dollars per million input tokens; overrides the catalog."""
-    output_price: float | None = Field(None, ge=0)
-    cache_read_price: float | None = Field(None, ge=0)
-    cache_write_price: float | None = Field(None, ge=0)
+    output_price: float | None = Field(default=None, ge=0)
+    cache_read_price: float | None = Field(default=None, ge=0)
+    cache_write_price: float | None = Field(default=None, ge=0)
     vision: bool | None = None
     """Whether the model accepts image input: images attached to a message are refused
     without it, images tools return are sent only with it. None: by family for OpenAI's
     own models and Claude, false for any other model."""
-    working_budget: int | None = Field(None, ge=1)
+    working_budget: int | None = Field(default=None, ge=1)
     """The input tokens the fold thresholds apply to, when smaller than the window.
 
     A 1M-token window filled to an 80% threshold would send 800k tokens with every turn:
@@ -407,7 +407,9 @@ def provider_config(config: AppConfig, name: str) -> ProviderConfig:
     return provider
 
 
-def effective_base_url(config: AppConfig, name: str) -> tuple[str | None, str | None]:
+def effective_base_url(
+    config: AppConfig, name: str
+) -> tuple[str | None, Literal["env", "config"] | None]:
     """(base URL, "env" | "config" | None) for provider `name`."""
     provider = provider_config(config, name)
     variable = BASE_URL_ENV.get(name) if provider.kind == name else None
@@ -426,7 +428,9 @@ def key_env_var(config: AppConfig, name: str) -> str | None:
     return KEY_ENV.get(name) if provider.kind == name else None
 
 
-def find_provider_key(config: AppConfig, name: str) -> tuple[str, str] | None:
+def find_provider_key(
+    config: AppConfig, name: str
+) -> tuple[str, Literal["env", "keyring", "file", "config"]] | None:
     """(key, "env" | "keyring" | "file" | "config") for provider `name`, or None."""
     provider = provider_config(config, name)
     found = find_api_key(config.data_dir, name, env_var=key_env_var(config, name) or "")

@@ -69,7 +69,7 @@ class McpOAuthConfig(_Table):
 
     client_id: str | None = None
     client_secret: str | None = None
-    redirect_port: int | None = Field(None, ge=1024, le=65535)
+    redirect_port: int | None = Field(default=None, ge=1024, le=65535)
     client_metadata_url: str | None = None
     """A client ID metadata document (an HTTPS URL) used as the client ID where the
     authorization server supports it, instead of registering."""
@@ -103,7 +103,7 @@ class McpServerConfig(_Table):
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
     approval: Approval = "ask"
-    timeout: float = Field(DEFAULT_TIMEOUT_SECONDS, gt=0, le=3600)
+    timeout: float = Field(default=DEFAULT_TIMEOUT_SECONDS, gt=0, le=3600)
     enabled: bool = True
     tools: dict[str, McpToolOverride] = Field(default_factory=dict)
     roots: tuple[str, ...] = ()

@@ -74,7 +74,7 @@ class UnknownEncodingError(ValueError):
     """Raised for an encoding name that is not shipped with the package."""
 
 
-def _parse_rank_file(data: bytes, name: str) -> dict[bytes, int]:
+def _parse_rank_file(data: bytes, name: EncodingName) -> dict[bytes, int]:
     """The mergeable ranks of a `.tiktoken` file, after checking its sha256.
 
     This is what `tiktoken.load.load_tiktoken_bpe` does, minus its cache: that function
@@ -166,23 +166,23 @@ def get_encoder(name: EncodingName) -> OrdinaryTextEncoder:
 # before the generic "gpt-4". Each pattern is anchored at the start of the normalized
 # name and must end at a word boundary, so that date suffixes ("gpt-4o-2024-08-06") and
 # variants ("gpt-5-mini", "o4-mini-high") match while "gpt-40" or "o3de" do not.
+_MODEL_PATTERNS: tuple[tuple[str, EncodingName], ...] = (
+    # The gpt-5 family: gpt-5, gpt-5-mini, gpt-5-nano, gpt-5.1, gpt-5-codex, gpt-5.2-pro ...
+    (r"^gpt-5(?:\.\d+)?", "o200k_base"),
+    (r"^gpt-4\.1", "o200k_base"),
+    (r"^gpt-4\.5", "o200k_base"),
+    (r"^gpt-4o", "o200k_base"),
+    (r"^chatgpt-4o", "o200k_base"),
+    # The o-series reasoning models: o1, o1-mini, o1-pro, o3, o3-mini, o4-mini ...
+    (r"^o[1-9]", "o200k_base"),
+    (r"^codex-mini", "o200k_base"),
+    (r"^gpt-4", "cl100k_base"),
+    (r"^gpt-3\.5-turbo", "cl100k_base"),
+    (r"^gpt-35-turbo", "cl100k_base"),
+    (r"^text-embedding-(?:ada-002|3-small|3-large)", "cl100k_base"),
+)
 _MODEL_RULES: tuple[tuple[re.Pattern[str], EncodingName], ...] = tuple(
-    (re.compile(pattern + r"(?:$|[-.:@_])"), encoding)
-    for pattern, encoding in (
-        # The gpt-5 family: gpt-5, gpt-5-mini, gpt-5-nano, gpt-5.1, gpt-5-codex, gpt-5.2-pro ...
-        (r"^gpt-5(?:\.\d+)?", "o200k_base"),
-        (r"^gpt-4\.1", "o200k_base"),
-        (r"^gpt-4\.5", "o200k_base"),
-        (r"^gpt-4o", "o200k_base"),
-        (r"^chatgpt-4o", "o200k_base"),
-        # The o-series reasoning models: o1, o1-mini, o1-pro, o3, o3-mini, o4-mini ...
-        (r"^o[1-9]", "o200k_base"),
-        (r"^codex-mini", "o200k_base"),
-        (r"^gpt-4", "cl100k_base"),
-        (r"^gpt-3\.5-turbo", "cl100k_base"),
-        (r"^gpt-35-turbo", "cl100k_base"),
-        (r"^text-embedding-(?:ada-002|3-small|3-large)", "cl100k_base"),
-    )
+    (re.compile(pattern + r"(?:$|[-.:@_])"), encoding) for pattern, encoding in _MODEL_PATTERNS
 )
 
 

@@ -162,5 +162,6 @@ def _front_raiser(browser_view: Any) -> Callable[[], None]:
         browser_view.activateWindow()
 
     raiser = Raiser(browser_view)  # parented: lives exactly as long as the window
-    raiser.requested.connect(bring_to_front, Qt.ConnectionType.QueuedConnection)
+    # PyQt's stubs leave out `connect`'s second argument, the connection type.
+    raiser.requested.connect(bring_to_front, Qt.ConnectionType.QueuedConnection)  # pyright: ignore[reportCallIssue]
     return raiser.requested.emit

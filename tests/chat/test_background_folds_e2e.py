@@ -60,11 +60,20 @@ async def turns_until_preparing(
 
 
 async def preparing_a_fold(
-    server: FakeProviderServer, store: Store, tmp_path: Path
+    server: FakeProviderServer,
+    store: Store,
+    tmp_path: Path,
+    *,
+    from_prepare_threshold: bool = False,
 ) -> tuple[ChatService, str, list[ChatEvent]]:
     """A service and an Anthropic-wire conversation whose last turn (its events returned)
-    started preparing a fold in the background."""
+    started preparing a fold in the background. `from_prepare_threshold`: summaries are
+    known to be quick, so it starts at `prepare_threshold` (70%) whatever the pace, and
+    the view stays where a fold is prepared however slowly the machine runs the turns
+    (the pace is measured on the wall clock)."""
     service = make_service(server, store, tmp_path)
+    if from_prepare_threshold:
+        service.background.summary_seconds = 0.0
     conversation = store.create_conversation(model=MODEL["anthropic"])
     events = await turns_until_preparing(service, conversation.id)
     return service, conversation.id, events
@@ -186,7 +195,9 @@ async def test_deleting_a_conversation_cancels_its_background_work(
     server: FakeProviderServer, store: Store, tmp_path: Path
 ) -> None:
     service, conversation_id, _ = await preparing_a_fold(server, store, tmp_path)
-    task = service.background.prepared[conversation_id].task
+    entry = service.background.of(conversation_id).prepared
+    assert entry is not None
+    task = entry.task
     assert not task.done()  # the summary takes SUMMARY_DELAY: it is still being written
     service.background.cancel(conversation_id)
     store.delete_conversation(conversation_id)
@@ -201,7 +212,9 @@ async def test_deleting_a_conversation_cancels_its_background_work(
 async def test_after_a_pause_longer_than_the_cache_lifetime_a_ready_fold_lands_early(
     server: FakeProviderServer, store: Store, tmp_path: Path
 ) -> None:
-    service, conversation_id, events = await preparing_a_fold(server, store, tmp_path)
+    service, conversation_id, events = await preparing_a_fold(
+        server, store, tmp_path, from_prepare_threshold=True
+    )
     assert events[-2].data["fraction"] < 0.80  # not due yet
     await service.background.wait(conversation_id)
     # Six minutes later (the clock, not the test, waits): the prompt cache is cold.
@@ -237,7 +250,9 @@ class Echo:
 async def test_a_changed_tool_list_lands_a_ready_fold_early(
     server: FakeProviderServer, store: Store, tmp_path: Path
 ) -> None:
-    service, conversation_id, events = await preparing_a_fold(server, store, tmp_path)
+    service, conversation_id, events = await preparing_a_fold(
+        server, store, tmp_path, from_prepare_threshold=True
+    )
     assert events[-2].data["fraction"] < 0.80  # not due yet
     await service.background.wait(conversation_id)
     service.tool_sources.append(NewTools())  # the cached prefix changes at the next call
@@ -261,7 +276,9 @@ async def test_without_a_pause_a_ready_fold_waits_until_it_is_due(
 async def test_a_change_of_reasoning_effort_lands_a_ready_fold_early(
     server: FakeProviderServer, store: Store, tmp_path: Path
 ) -> None:
-    service, conversation_id, events = await preparing_a_fold(server, store, tmp_path)
+    service, conversation_id, events = await preparing_a_fold(
+        server, store, tmp_path, from_prepare_threshold=True
+    )
     assert events[-2].data["fraction"] < 0.80  # not due yet
     await service.background.wait(conversation_id)
     # The person raises the effort: the next request misses the prompt cache anyway.

@@ -154,7 +154,7 @@ async def test_a_prepared_fold_is_checked_and_committed_off_the_event_loop(
     from foldline.testing import structured_summary
 
     loop_thread = threading.get_ident()
-    calls: dict[str, list[bool]] = {"_fingerprint": [], "_tokens_after": [], "commit_fold": []}
+    calls: dict[str, list[bool]] = {"fingerprint": [], "tokens_after": [], "commit_fold": []}
 
     def watch(owner: object, name: str) -> None:
         original = getattr(owner, name)
@@ -165,8 +165,8 @@ async def test_a_prepared_fold_is_checked_and_committed_off_the_event_loop(
 
         monkeypatch.setattr(owner, name, watched)
 
-    watch(background, "_fingerprint")
-    watch(background, "_tokens_after")
+    watch(background, "fingerprint")
+    watch(background, "tokens_after")
     watch(store, "commit_fold")
     with fake_server(noting_model(lambda request: Reply(text=structured_summary(request)))) as (
         server
@@ -181,5 +181,5 @@ async def test_a_prepared_fold_is_checked_and_committed_off_the_event_loop(
             if folded:
                 break
     assert folded, "no prepared fold ever landed"
-    assert calls["_fingerprint"] and calls["_tokens_after"] and calls["commit_fold"]
+    assert calls["fingerprint"] and calls["tokens_after"] and calls["commit_fold"]
     assert not any(on_loop for seen in calls.values() for on_loop in seen)

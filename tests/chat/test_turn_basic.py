@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from foldline.chat.events import ChatEvent
-from foldline.chat.folding import ResummaryBackoff
+from foldline.chat.folding import PreparationBackoff
 from foldline.chat.service import ChatService, ChatUnavailable, TurnInProgress
 from foldline.providers.base import ProviderError
 from foldline.store import Store
@@ -147,16 +147,16 @@ async def test_retry_after_an_error_answers_without_a_new_message(
 
 
 def test_resummary_backoff_doubles_the_wait_and_resets() -> None:
-    backoff = ResummaryBackoff()
+    backoff = PreparationBackoff()
     tries = []
     for turn in range(12):
-        if backoff.should_try("c"):
+        if backoff.should_try():
             tries.append(turn)
-            backoff.failed("c")
+            backoff.failed()
     # Waits of 1, 2, 4 ... turns between attempts while the summarizer keeps failing.
     assert tries == [0, 2, 5, 10]
-    backoff.succeeded("c")
-    assert backoff.should_try("c")
+    backoff.succeeded()
+    assert backoff.allows and backoff.should_try()
 
 
 async def test_stop_during_a_retry_back_off_keeps_the_message_interrupted(

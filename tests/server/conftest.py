@@ -79,6 +79,8 @@ class HoldableModel:
     release: threading.Event = field(default_factory=threading.Event)
     first_delta_sent: threading.Event = field(default_factory=threading.Event)
     calls: list[ModelRequest] = field(default_factory=list)
+    warmed: int = 0
+    """How often `warm_up` built its resources."""
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         self.calls.append(request)
@@ -95,6 +97,12 @@ class HoldableModel:
             if self.delay:
                 await asyncio.sleep(self.delay)
         yield Stop("end_turn")
+
+    def warm_up(self) -> None:
+        self.warmed += 1
+
+    async def aclose(self) -> None:
+        return None
 
 
 @dataclass(frozen=True)

@@ -58,11 +58,14 @@ class ModelSettingsOut(ApiModel):
 
 # The `[compaction]` table in camelCase, field for field the engine's settings: derived
 # from them, so a knob added there is typed here (and in the UI's typedefs) at once.
+_COMPACTION_FIELDS: dict[str, Any] = {
+    name: (field.annotation, ...) for name, field in CompactionSettings.model_fields.items()
+}
 CompactionSettingsOut: type[ApiModel] = create_model(
     "CompactionSettingsOut",
     __base__=ApiModel,
     __doc__="The `[compaction]` settings of config.toml, every knob with its value.",
-    **{name: (field.annotation, ...) for name, field in CompactionSettings.model_fields.items()},
+    **_COMPACTION_FIELDS,
 )
 
 

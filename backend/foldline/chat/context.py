@@ -52,7 +52,7 @@ from foldline.core.wire import current_loop_start
 from foldline.providers.catalog import SUGGESTED_MODELS
 from foldline.providers.registry import ModelListing, ResolvedModel, resolve_model
 from foldline.store import ConversationRecord, MessageRecord, Store
-from foldline.tokenizers import counter_for
+from foldline.tokenizers import Wire, counter_for
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant in Foldline, a chat app for long conversations. Older "
@@ -289,20 +289,20 @@ class ContextLoader:
             return None
         return entry[2]
 
-    def _cached_counter(self, resolved: ResolvedModel, wire: str) -> CachedCounter:
+    def _cached_counter(self, resolved: ResolvedModel, wire: Wire) -> CachedCounter:
         # Counts are exact only against OpenAI itself; a compatible server's model has a
         # tokenizer of its own whatever its name.
         exact_allowed = resolved.provider_kind == "openai"
         key = (resolved.model, wire, exact_allowed, resolved.vision)
         if key not in self._counters:
-            raw = counter_for(  # type: ignore[arg-type]
+            raw = counter_for(
                 resolved.model, wire, exact_allowed=exact_allowed, images=resolved.vision
             )
             name = f"{resolved.model}|{wire}|{int(exact_allowed)}|{int(resolved.vision)}"
             self._counters.setdefault(key, CachedCounter(raw, name))
         return self._counters[key]
 
-    def counter(self, resolved: ResolvedModel, wire: str) -> tuple[TokenCounter, float]:
+    def counter(self, resolved: ResolvedModel, wire: Wire) -> tuple[TokenCounter, float]:
         cached = self._cached_counter(resolved, wire)
         if cached.exact:
             return cached, 1.0
@@ -316,7 +316,7 @@ class ContextLoader:
         config: AppConfig,
         conversation_id: str,
         *,
-        wire: str,
+        wire: Wire,
         with_messages: bool = True,
         model_override: str | None = None,
     ) -> ConversationContext:

@@ -1,9 +1,10 @@
-"""The gate: prune, fold or do nothing, as the policy decides; and the fold's commit.
+"""Making folds: a prune, a fold written in line, a re-summary, and their commits.
 
-The engine decides and computes; this module supplies what it cannot have (the clock,
-the summarizer call, the database) and turns each step into events. The policy's
-counting runs in a worker thread and the commits in the chat service's `StoreWriter`,
-off the event loop that the other conversations' streams share.
+The gate (`chat/fold_gate.py`) decides with `core.policy.decide_gate`; `FoldMaker` is
+what it carries a decision out with: it supplies what the engine cannot have (the clock,
+the summarizer call, the database) and turns each step into events. Counting runs in a
+worker thread, the store's reads too, and every commit in the chat service's
+`StoreWriter`, off the event loop that the other conversations' streams share.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TypeVar
 
@@ -38,7 +39,6 @@ from foldline.core.compaction import (
 )
 from foldline.core.digest import emergency_fold
 from foldline.core.fold_inputs import FoldInputs
-from foldline.core.policy import BreakerState, Decision, decide, record_fold
 from foldline.core.pruning import apply_prune, plan_prune
 from foldline.core.reasoning import Effort
 from foldline.core.settings import CompactionSettings
@@ -61,15 +61,6 @@ T = TypeVar("T")
 
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-@dataclass
-class GateOutcome:
-    """What the gate did; `changed` means the view must be reloaded before a call."""
-
-    changed: bool = False
-    folded: bool = False
-    events: list[ChatEvent] = field(default_factory=list)
 
 
 def make_summarizer(
@@ -181,8 +172,8 @@ def compaction_completed(
     return ChatEvent("compaction.completed", body)
 
 
-class ResummaryBackoff:
-    """Per conversation: how many good turns to wait before re-summarizing again.
+class PreparationBackoff:
+    """One conversation's wait after failed background summaries, in turns.
 
     While the summarizer stays broken, trying after every turn would spend two failing
     calls a turn; after each failure the wait doubles (1, 2, 4 ... 16 turns), and a
@@ -192,24 +183,28 @@ class ResummaryBackoff:
     MAX_WAIT = 16
 
     def __init__(self) -> None:
-        self._failures: dict[str, int] = {}
-        self._waits: dict[str, int] = {}
+        self._failures = 0
+        self._wait = 0
 
-    def should_try(self, conversation_id: str) -> bool:
-        wait = self._waits.get(conversation_id, 0)
-        if wait > 0:
-            self._waits[conversation_id] = wait - 1
+    @property
+    def allows(self) -> bool:
+        """Whether a preparation may start now (the wait is over)."""
+        return self._wait == 0
+
+    def should_try(self) -> bool:
+        """Whether to try now; a try held back counts one turn of the wait."""
+        if self._wait > 0:
+            self._wait -= 1
             return False
         return True
 
-    def failed(self, conversation_id: str) -> None:
-        failures = self._failures.get(conversation_id, 0) + 1
-        self._failures[conversation_id] = failures
-        self._waits[conversation_id] = min(2 ** (failures - 1), self.MAX_WAIT)
+    def failed(self) -> None:
+        self._failures += 1
+        self._wait = min(2 ** (self._failures - 1), self.MAX_WAIT)
 
-    def succeeded(self, conversation_id: str) -> None:
-        self._failures.pop(conversation_id, None)
-        self._waits.pop(conversation_id, None)
+    def succeeded(self) -> None:
+        self._failures = 0
+        self._wait = 0
 
 
 MANUAL_KEEP_RECENT_TOKENS = 0
@@ -243,8 +238,10 @@ def not_smaller_reason(tokens_now: int, tokens_after: int) -> str:
     )
 
 
-class Gate:
-    """Runs the policy before every model call and after every batch of tool results."""
+class FoldMaker:
+    """Makes and commits the folds of one conversation's turn: prunes, folds written in
+    line, re-summaries, with the summarizer of the conversation's settings. The gate
+    (`ConversationFolds`) decides when; this does it."""
 
     def __init__(
         self,
@@ -269,7 +266,6 @@ class Gate:
         self.summary_billing = summary_billing or Billing(
             summarizer_provider.name, summarizer_model, None
         )
-        self.breaker = BreakerState()
 
     def summary_usage(self) -> SummaryUsage:
         """A fresh collector for one fold's summarizer calls."""
@@ -278,7 +274,8 @@ class Gate:
     def record_summary_calls(
         self, conversation_id: str, usage: SummaryUsage, turn: int, version: int | None
     ) -> None:
-        """Store a fold's summarizer calls (version None: the summary was not used)."""
+        """Store a fold's summarizer calls (version None: the summary was not used). In
+        the writer."""
         if usage.usages:
             self.store.record_calls(conversation_id, usage.calls(turn, version))
 
@@ -286,35 +283,6 @@ class Gate:
         self, conversation_id: str, usage: SummaryUsage, turn: int, version: int | None
     ) -> None:
         await self.writes.run(self.record_summary_calls, conversation_id, usage, turn, version)
-
-    def decide(
-        self,
-        ctx: ConversationContext,
-        *,
-        mid_tool_loop: bool,
-        overflow: bool = False,
-        tool_requested: bool = False,
-        manual: bool = False,
-    ) -> tuple[Decision, int]:
-        settings = ctx.settings
-        reclaimable = 0
-        if settings.prune:
-            plan = plan_prune(
-                ctx.window, ctx.state, ctx.counter.count_text, settings, ctx.budget.input_budget
-            )
-            reclaimable = plan.reclaimable_tokens
-        decision = decide(
-            tokens=ctx.tokens,
-            budget=ctx.budget,
-            settings=settings,
-            mid_tool_loop=mid_tool_loop,
-            reclaimable_prune_tokens=reclaimable,
-            breaker=self.breaker,
-            overflow=overflow,
-            tool_requested=tool_requested,
-            manual=manual,
-        )
-        return decision, reclaimable
 
     async def reload_async(self) -> ConversationContext:
         """`reload`, in a worker thread."""
@@ -344,45 +312,6 @@ class Gate:
             PruneCompleted(pruned_calls=calls, reclaimed_tokens=plan.reclaimable_tokens),
         )
 
-    async def run(
-        self,
-        ctx: ConversationContext,
-        *,
-        mid_tool_loop: bool,
-        turn: int,
-        overflow: bool = False,
-        tool_requested: bool = False,
-        manual: bool = False,
-        instructions: str | None = None,
-        decision: Decision | None = None,
-    ) -> AsyncIterator[ChatEvent]:
-        """Yield the events of whatever the policy decides (or `decision`, when the
-        caller has asked already); the caller reloads after."""
-        if decision is None:
-            decision, _ = await asyncio.to_thread(
-                self.decide,
-                ctx,
-                mid_tool_loop=mid_tool_loop,
-                overflow=overflow,
-                tool_requested=tool_requested,
-                manual=manual,
-            )
-        if decision.action == "prune":
-            event = await self.prune(ctx)
-            if event is not None:
-                yield event
-            return
-        if decision.action in ("fold", "emergency_fold"):
-            async for event in self.fold(
-                ctx,
-                trigger=decision.trigger or "auto",
-                reason=decision.reason,
-                emergency=decision.action == "emergency_fold",
-                instructions=instructions,
-                turn=turn,
-            ):
-                yield event
-
     async def fold(
         self,
         ctx: ConversationContext,
@@ -392,7 +321,10 @@ class Gate:
         emergency: bool,
         instructions: str | None,
         turn: int,
+        on_committed: Callable[[CompactionState], None] = lambda _state: None,
     ) -> AsyncIterator[ChatEvent]:
+        """A fold written in line and committed; `on_committed` hears of the stored fold
+        (the gate's circuit breaker)."""
         yield ChatEvent("compaction.started", CompactionStarted(trigger=trigger, reason=reason))
         for _attempt in range(MAX_FOLD_ATTEMPTS):
             expected = ctx.state.version if ctx.state else 0
@@ -439,7 +371,7 @@ class Gate:
                 ctx.settings = settings
                 continue
             await self._record_summary_calls(ctx.conversation.id, usage, turn, state.version)
-            self.breaker = record_fold(self.breaker, state.tokens_before, state.tokens_after)
+            on_committed(state)
             yield compaction_completed(state, turn)
             return
         yield ChatEvent(
@@ -454,18 +386,23 @@ class Gate:
     ) -> CompactionState | None:
         """A model summary for what the current fold's emergency digest stands for, not
         yet committed; None when there is no digest to replace or the summarizer failed
-        again (or the summary would bring the view to the threshold)."""
+        again (or the summary would bring the view to the threshold). The store is read
+        in a worker thread."""
         degraded = ctx.state
-        if degraded is None or not degraded.degraded or self.breaker.tripped:
+        if degraded is None or not degraded.degraded:
             return None
         conversation_id = ctx.conversation.id
-        found, previous = resummary_base(self.store.list_compactions(conversation_id), degraded)
+        compactions = await asyncio.to_thread(self.store.list_compactions, conversation_id)
+        found, previous = resummary_base(compactions, degraded)
         if not found:
             log.warning("fold %s has no parent on record; not re-summarizing", degraded.version)
             return None
         start = previous.api_start_index if previous else 0
-        folded = self.store.list_messages(
-            conversation_id, offset=start, limit=degraded.api_start_index - start
+        folded = await asyncio.to_thread(
+            self.store.list_messages,
+            conversation_id,
+            offset=start,
+            limit=degraded.api_start_index - start,
         )
         messages = [record.message for record in folded]
 
@@ -478,12 +415,14 @@ class Gate:
             write, self.fold_inputs(ctx), self._summarizer(ctx, usage), lambda state: state is None
         )
 
-    def commit_resummary(
+    async def commit_resummary(
         self, conversation_id: str, state: CompactionState, degraded_version: int, turn: int
     ) -> list[ChatEvent]:
-        """Commit a re-summary over the digest it replaces; raises `ConcurrentFold` when
-        another fold or an undo came first."""
-        state = self.store.commit_fold(conversation_id, state, expected_version=degraded_version)
+        """Commit a re-summary over the digest it replaces, in the writer; raises
+        `ConcurrentFold` when another fold or an undo came first."""
+        state = await self.writes.run(
+            self.store.commit_fold, conversation_id, state, expected_version=degraded_version
+        )
         return [
             ChatEvent(
                 "compaction.started",

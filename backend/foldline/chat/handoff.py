@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from foldline.api.schemas import MAX_TITLE_CHARS
 from foldline.chat.context import ConversationContext
-from foldline.chat.folding import Gate, make_summarizer, utc_now, within_summarizer_window
+from foldline.chat.folding import FoldMaker, make_summarizer, utc_now, within_summarizer_window
 from foldline.chat.usage import SummaryUsage
 from foldline.core.compaction import Summarizer
 from foldline.core.fold_inputs import FoldInputs
@@ -104,7 +104,7 @@ async def _fresh_summary(
     new: FoldInputs,
     cut: int,
     instructions: str | None,
-    gate: Gate,
+    maker: FoldMaker,
     usage: SummaryUsage,
 ) -> CompactionState | None:
     """`fresh_handoff_state`, within the summarizer's window as a fold's summary is."""
@@ -114,7 +114,7 @@ async def _fresh_summary(
             inputs, new, cut=cut, summarize=summarize, instructions=instructions
         )
 
-    summarize = make_summarizer(gate.summarizer_provider, gate.summarizer_model, usage.add)
+    summarize = make_summarizer(maker.summarizer_provider, maker.summarizer_model, usage.add)
     return await within_summarizer_window(write, old, summarize, lambda state: state is None)
 
 
@@ -123,12 +123,12 @@ async def hand_off(
     ctx: ConversationContext,
     request: HandoffRequest,
     *,
-    gate: Gate,
+    maker: FoldMaker,
 ) -> ConversationRecord:
     """Create the new conversation; `ctx` is the old one's context as loaded now; its
-    summary is written by `gate`'s summarizer, billed as the gate's."""
+    summary is written by `maker`'s summarizer, billed as the fold maker's."""
     conversation = ctx.conversation
-    point = _point(store, conversation, request.message_id)
+    point = await asyncio.to_thread(_point, store, conversation, request.message_id)
     low = max(point + 1 - request.keep_last - LOOK_AROUND, 0)
     around = await asyncio.to_thread(
         store.list_messages, conversation.id, offset=low, limit=point + LOOK_AROUND - low + 1
@@ -148,7 +148,7 @@ async def hand_off(
         settings=ctx.settings,
         now=now,
     )
-    usage = gate.summary_usage()
+    usage = maker.summary_usage()
     reusable = None if request.instructions else reusable_fold(chain, bounds.cut)
     state: CompactionState | None = None
     if reusable is not None:
@@ -160,12 +160,12 @@ async def hand_off(
             store.list_messages, conversation.id, offset=start, limit=bounds.cut - start
         )
         old = replace(
-            gate.fold_inputs(ctx),
+            maker.fold_inputs(ctx),
             window=HistoryWindow(start, tuple(record.message for record in folded)),
             state=base,
             now=now,
         )
-        state = await _fresh_summary(old, new, bounds.cut, request.instructions, gate, usage)
+        state = await _fresh_summary(old, new, bounds.cut, request.instructions, maker, usage)
         if state is None:
             raise HandoffFailed(
                 "The summary for the new conversation could not be written (the summarizer "
@@ -178,7 +178,8 @@ async def hand_off(
                 "tokens_after": new.planner().view_tokens(0, state),
             }
         )
-    pinned = {pin.seq: pin.pinned_at for pin in store.list_pins(conversation.id)}
+    pins_now = await asyncio.to_thread(store.list_pins, conversation.id)
+    pinned = {pin.seq: pin.pinned_at for pin in pins_now}
     copies = [replace(record, seq=offset) for offset, record in enumerate(kept)]
     pins = {
         offset: pinned[record.seq] for offset, record in enumerate(kept) if record.seq in pinned
@@ -186,7 +187,7 @@ async def hand_off(
     origin_message = around[bounds.end - 1 - low].id
     _, earlier = await asyncio.to_thread(store.conversation_links, conversation.id)
     title = continued_title(conversation.title, {link.title for link in earlier})
-    created = await asyncio.to_thread(
+    created = await maker.writes.run(
         store.create_handoff,
         replace(conversation, title=title),
         origin_message,
@@ -195,5 +196,5 @@ async def hand_off(
         pins,
     )
     if usage.usages:
-        await asyncio.to_thread(store.record_calls, created.id, usage.calls(0, 1))
+        await maker.writes.run(store.record_calls, created.id, usage.calls(0, 1))
     return created

@@ -18,9 +18,9 @@ from pathlib import Path
 from foldline.api.events import Done, ErrorEvent
 from foldline.api.schemas_context import CompactionPreview, ContextOut
 from foldline.api.schemas_messages import EditPreview
-from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
+from foldline.chat.fold_gate import FoldGates
 from foldline.chat.folding import manual_fold_settings
 from foldline.chat.handoff import HandoffRequest, HandoffStopped, hand_off
 from foldline.chat.projects import (
@@ -43,7 +43,6 @@ from foldline.core.budget import Budget
 from foldline.core.compaction import planned_split
 from foldline.core.json_values import without_lone_surrogates
 from foldline.core.messages import AttachmentPart, HistoryWindow, Message, TextPart
-from foldline.core.policy import BreakerState
 from foldline.core.projects import compose_system, project_cap
 from foldline.core.tokens.counter import media_tokens
 from foldline.core.tree import FoldLink, fold_chain
@@ -57,7 +56,7 @@ from foldline.providers.registry import (
 )
 from foldline.store import ConversationRecord, Store
 from foldline.store.records import DISK_FULL_MESSAGE, is_disk_full
-from foldline.tokenizers import encoding_name_for_model, get_encoder
+from foldline.tokenizers import Wire, encoding_name_for_model, get_encoder
 from foldline.uploads import IncomingFile, read_attachments
 
 log = logging.getLogger(__name__)
@@ -84,22 +83,12 @@ class WrongMessage(Exception):
     (HTTP 400)."""
 
 
-def counting_wire(model: ResolvedModel) -> str:
+def counting_wire(model: ResolvedModel) -> Wire:
     """The wire a model's requests go over, so its view is counted as its turns send
     it (a Responses-API model's count is the Responses payload's, not the Chat one's)."""
     if model.provider_kind == "anthropic":
         return "anthropic"
     return "openai-responses" if model.api == "responses" else "openai"
-
-
-def _touch_sdk_resources(provider: Provider) -> None:
-    """Build the SDK client's request resources now: the SDKs import and construct them
-    on first use (the OpenAI SDK's `chat.completions` is 14 modules)."""
-    client = getattr(provider, "_client", None)
-    for path in ("messages", "chat.completions"):
-        target: object = client
-        for name in path.split("."):
-            target = getattr(target, name, None)
 
 
 class ChatService:
@@ -123,11 +112,12 @@ class ChatService:
         self.tool_sources = list(tool_sources)
         self.loader = ContextLoader(store, lambda: self.tool_registry().specs(), listing=listing)
         self.sleep = sleep
-        self.breakers: dict[str, BreakerState] = {}
         self.running: dict[str, TurnHandle] = {}
         self.watch = ConversationWatch()
         """Tells the pages that show a conversation of every turn and change in it."""
-        self.background = BackgroundFolds(store, self.is_running)
+        self.background = FoldGates(store, self.writes, self.is_running)
+        """Every conversation's fold gate: its breaker, back-off, pace and the summary
+        prepared in the background."""
         # A re-summary committed while the conversation is idle changes its fold.
         self.background.on_idle_commit = lambda conversation_id: self.watch.changed(
             conversation_id, "fold"
@@ -170,7 +160,7 @@ class ChatService:
         try:
             await asyncio.to_thread(get_encoder, encoding_name_for_model(model) or "cl100k_base")
             provider = await asyncio.to_thread(self.provider_factory, config, model)
-            await asyncio.to_thread(_touch_sdk_resources, provider)
+            await asyncio.to_thread(provider.warm_up)
         except Exception as error:  # the first turn says what is wrong, with context
             log.debug("warm-up of %s skipped: %s", model, error)
             return
@@ -198,9 +188,7 @@ class ChatService:
 
     @staticmethod
     def _close_later(provider: Provider) -> None:
-        close = getattr(provider, "aclose", None)
-        if close is not None:
-            asyncio.get_running_loop().create_task(close())
+        asyncio.get_running_loop().create_task(provider.aclose())
 
     # --- starting work --------------------------------------------------------------
 
@@ -230,8 +218,7 @@ class ChatService:
             conversation_id=conversation_id,
             provider=provider,
             summarizer=(summarizer, summary_model),
-            breakers=self.breakers,
-            background=self.background,
+            folds=self.background.of(conversation_id),
             titles=self.titles,
             tools=self.tool_registry,
             prepare_tools=self.prepare_tools,
@@ -414,20 +401,21 @@ class ChatService:
         self.running[conversation_id] = handle
         try:
             ctx = await asyncio.to_thread(self._load, conversation_id)
-            handle.task = asyncio.get_running_loop().create_task(
+            task = asyncio.get_running_loop().create_task(
                 hand_off(
                     self.store,
                     ctx,
                     request,
-                    gate=runner.gate,
+                    maker=runner.maker,
                 )
             )
+            handle.task = task
             try:
-                return await asyncio.shield(handle.task)
+                return await asyncio.shield(task)
             except asyncio.CancelledError:
-                if handle.task.cancelled():  # stopped, not this request going away
+                if task.cancelled():  # stopped, not this request going away
                     raise HandoffStopped("The hand-off was stopped.") from None
-                handle.task.cancel()
+                task.cancel()
                 raise
         finally:
             handle.close()
@@ -461,9 +449,7 @@ class ChatService:
             if handle.task is not None:
                 await asyncio.gather(handle.task, return_exceptions=True)
         for provider in self._providers.values():
-            close = getattr(provider, "aclose", None)
-            if close is not None:
-                await close()
+            await provider.aclose()
         self._providers = {}
         for source in self.tool_sources:
             await source.shutdown()

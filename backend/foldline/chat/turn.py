@@ -39,10 +39,10 @@ from foldline.chat.answer import (
     continuable,
     cut_off_usage,
 )
-from foldline.chat.background import BackgroundFolds
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
-from foldline.chat.folding import Gate, manual_fold_settings
+from foldline.chat.fold_gate import ConversationFolds
+from foldline.chat.folding import FoldMaker, manual_fold_settings
 from foldline.chat.store_writer import StoreWriter
 from foldline.chat.titles import DEFAULT_TITLE, BackgroundTitles, first_message_title
 from foldline.chat.tool_registry import BatchRun, ToolBatch, ToolRegistry, Truncation
@@ -58,7 +58,7 @@ from foldline.core.messages import (
     ToolCallPart,
     ToolResultPart,
 )
-from foldline.core.policy import BreakerState
+from foldline.core.policy import RequestKind
 from foldline.core.view import INTERRUPTED_RESULT, continuation_view
 from foldline.providers.base import (
     ModelRequest,
@@ -105,8 +105,7 @@ class TurnRunner:
         conversation_id: str,
         provider: Provider,
         summarizer: tuple[Provider, str],
-        breakers: dict[str, BreakerState],
-        background: BackgroundFolds,
+        folds: ConversationFolds,
         titles: BackgroundTitles,
         tools: Callable[[], ToolRegistry],
         prepare_tools: Callable[[], Awaitable[list[ChatEvent]]] | None = None,
@@ -121,13 +120,12 @@ class TurnRunner:
         self.tools = tools
         self.prepare_tools = prepare_tools
         self.sleep = sleep
-        self.breakers = breakers
-        self.background = background
+        self.folds = folds
         self.titles = titles
         self.summarizer = summarizer
         summary_model = resolve_model(config, summarizer[1], listing=loader.listing)
         self.summary_billing = Billing.of(summary_model)
-        self.gate = Gate(
+        self.maker = FoldMaker(
             store,
             writes,
             self.load,
@@ -141,7 +139,6 @@ class TurnRunner:
                 input_limit=summary_model.input_limit,
             ),
         )
-        self.gate.breaker = breakers.get(conversation_id, BreakerState())
         self.fresh: ConversationContext | None = None
         """A context loaded since the last change to the view, for the next model call."""
 
@@ -151,23 +148,38 @@ class TurnRunner:
     async def _load(self) -> ConversationContext:
         return await asyncio.to_thread(self.load)
 
-    def _message_event(self, record: MessageRecord, ctx: ConversationContext) -> MessageEvent:
+    async def _message_event(self, record: MessageRecord, ctx: ConversationContext) -> MessageEvent:
         """The message as an event, with its siblings (an edit's or a regenerated answer's
-        versions, for the switcher)."""
-        siblings = self.store.sibling_ids(self.conversation_id, [record.id]).get(record.id)
-        return MessageEvent.of(record, ctx.start_index, siblings)
+        versions, for the switcher), read in a worker thread."""
+        by_message = await asyncio.to_thread(
+            self.store.sibling_ids, self.conversation_id, [record.id]
+        )
+        return MessageEvent.of(record, ctx.start_index, by_message.get(record.id))
 
     async def _gate(
-        self, turn: int, ctx: ConversationContext | None = None, **kwargs: Any
+        self,
+        turn: int,
+        ctx: ConversationContext | None = None,
+        *,
+        mid_tool_loop: bool,
+        request: RequestKind = "turn",
+        instructions: str | None = None,
     ) -> AsyncIterator[ChatEvent]:
-        """Run the policy on `ctx` (loaded when not given); afterwards `self.fresh` is the
-        context still valid for the next call, or None when the gate changed the view."""
+        """Pass the conversation's fold gate with `ctx` (loaded when not given);
+        afterwards `self.fresh` is the context still valid for the next call, or None
+        when the gate changed the view."""
         ctx = ctx or await self._load()
         changed = False
-        async for event in self.background.gate(self.gate, ctx, turn=turn, **kwargs):
+        async for event in self.folds.gate(
+            self.maker,
+            ctx,
+            turn=turn,
+            mid_tool_loop=mid_tool_loop,
+            request=request,
+            instructions=instructions,
+        ):
             changed = True
             yield event
-        self.breakers[self.conversation_id] = self.gate.breaker
         self.fresh = None if changed else ctx
 
     # --- a manual fold --------------------------------------------------------------
@@ -178,7 +190,8 @@ class TurnRunner:
         ctx = await self._load()
         ctx.settings = manual_fold_settings(ctx.settings, keep_recent_tokens)
         turn = ctx.history_length
-        async for event in self.gate.fold(
+        async for event in self.folds.fold_inline(
+            self.maker,
             ctx,
             trigger="manual",
             reason="Folded on request.",
@@ -187,7 +200,6 @@ class TurnRunner:
             turn=turn,
         ):
             yield event
-        self.breakers[self.conversation_id] = self.gate.breaker
         yield ChatEvent("context.stats", (await self._load()).stats())
         yield ChatEvent("done")
 
@@ -202,7 +214,7 @@ class TurnRunner:
                 self.store.replace_title, self.conversation_id, DEFAULT_TITLE, title
             )
         ctx = await self._load()
-        yield ChatEvent("message.created", self._message_event(record, ctx))
+        yield ChatEvent("message.created", await self._message_event(record, ctx))
         async for event in self._loop(record.seq, ctx):
             yield event
 
@@ -214,7 +226,7 @@ class TurnRunner:
         record = await self.writes.run(self.store.branch, self.conversation_id, parent_id, message)
         assert record is not None
         ctx = await self._load()
-        yield ChatEvent("message.created", self._message_event(record, ctx))
+        yield ChatEvent("message.created", await self._message_event(record, ctx))
         async for event in self._loop(record.seq, ctx):
             yield event
 
@@ -243,26 +255,28 @@ class TurnRunner:
                 yield event
             return
         if last is not None and last.message.role == "assistant" and last.message.tool_calls:
-            self._close_calls(last.message.tool_calls, ())
+            await self._close_calls(last.message.tool_calls, ())
             ctx = await self._load()
         async for event in self._loop(ctx.history_length, ctx):
             yield event
 
-    def _close_calls(self, calls: Sequence[ToolCallPart], done: Sequence[Part]) -> None:
+    async def _close_calls(self, calls: Sequence[ToolCallPart], done: Sequence[Part]) -> None:
         """Store the results of a stopped batch: those that finished, and an interrupted
-        error result for every other call. On the loop (not in a thread), because it runs
-        while the turn is being cancelled."""
+        error result for every other call. In the writer, and waited for even while the
+        turn is being cancelled (the write is shielded: it lands whatever happens)."""
         answered = {part.call_id for part in done if isinstance(part, ToolResultPart)}
         missing = [
             ToolResultPart(call_id=c.id, name=c.name, output=INTERRUPTED_RESULT, is_error=True)
             for c in calls
             if c.id not in answered
         ]
-        self.store.append_message(
+        closed = self.writes.submit(
+            self.store.append_message,
             self.conversation_id,
             Message(role="tool", parts=(*done, *missing)),
             status="interrupted",
         )
+        await self.writes.wait(closed)
 
     async def _loop(
         self,
@@ -277,6 +291,7 @@ class TurnRunner:
                 ctx = await self._load()
         async for event in self._gate(turn, ctx, mid_tool_loop=False):
             yield event
+        answer = StreamedAnswer()
         for _call in range(MAX_MODEL_CALLS_PER_TURN):
             answer = StreamedAnswer()
             async for event in self._call_model(answer, turn, continuing):
@@ -294,7 +309,7 @@ class TurnRunner:
                     yield event
             except asyncio.CancelledError:
                 # Stopped while the tools ran: no call may stay without its result.
-                self._close_calls(answer.calls, run.done if run is not None else ())
+                await self._close_calls(answer.calls, run.done if run is not None else ())
                 raise
             assert run.batch is not None
             async for event in self._store_batch(run.batch, tool_ctx):
@@ -303,13 +318,13 @@ class TurnRunner:
             async for event in self._gate(
                 turn,
                 mid_tool_loop=True,
-                tool_requested=compact is not None,
+                request="tool" if compact is not None else "turn",
                 instructions=compact.instructions if compact else None,
             ):
                 yield event
         ctx = await self._load()
         if answer.stop is not None:  # the turn ended well: prepare the next fold
-            await self.background.after_turn(self.gate, ctx, turn)
+            await self.folds.after_turn(self.maker, ctx, turn)
             if ctx.settings.auto_title:
                 provider, model = self.summarizer
                 self.titles.after_turn(
@@ -359,7 +374,7 @@ class TurnRunner:
             record = await self.writes.wait(created)
             # For a continuation this is the existing message (same id and index), which
             # the deltas then extend.
-            yield ChatEvent("message.created", self._message_event(record, ctx))
+            yield ChatEvent("message.created", await self._message_event(record, ctx))
             while True:
                 request = ModelRequest(
                     model=ctx.model.model,
@@ -372,14 +387,13 @@ class TurnRunner:
                     stable_prefix=1 if ctx.state else 0,
                     reasoning_effort=ctx.reasoning_effort,
                 )
-                self.background.efforts[self.conversation_id] = ctx.reasoning_effort
                 try:
                     async for event in self._stream(request, answer, record):
                         yield event
                 except ProviderError as error:
                     if answer.empty and error.code == "context_overflow" and not overflow_retried:
                         overflow_retried = True
-                        async for event in self._gate(turn, mid_tool_loop=True, overflow=True):
+                        async for event in self._gate(turn, mid_tool_loop=True, request="overflow"):
                             yield event
                         ctx, self.fresh = self.fresh or await self._load(), None
                         messages = continuation_view(ctx.view) if continuing else ctx.view
@@ -403,7 +417,7 @@ class TurnRunner:
                             code=error.code, message=error.message, retryable=error.retryable
                         ),
                     )
-                    yield ChatEvent("message.completed", self._message_event(final, ctx))
+                    yield ChatEvent("message.completed", await self._message_event(final, ctx))
                     answer.stop = None
                     return
                 break
@@ -416,6 +430,19 @@ class TurnRunner:
             with contextlib.suppress(Exception):
                 await self.writes.wait(interrupt)
             raise
+        final = await self._finish_answer(ctx, answer, turn, record, continuing)
+        yield ChatEvent("message.completed", await self._message_event(final, ctx))
+
+    async def _finish_answer(
+        self,
+        ctx: ConversationContext,
+        answer: StreamedAnswer,
+        turn: int,
+        record: MessageRecord,
+        continuing: MessageRecord | None,
+    ) -> MessageRecord:
+        """Store a whole answer: its calibration sample, its call and the message
+        `complete`; the stored message."""
         # The answer is whole: its final writes are all queued before the first wait, so a
         # Stop landing from here on (the answer just finished) still stores it complete.
         queued: list[Future[Any]] = []
@@ -445,7 +472,7 @@ class TurnRunner:
         final = await self.writes.wait(completed)
         for write in queued:
             write.result()  # done before `completed`; a failure (a full disk) ends the turn
-        yield ChatEvent("message.completed", self._message_event(final, ctx))
+        return final
 
     def _interrupt(
         self,
@@ -595,4 +622,4 @@ class TurnRunner:
         for part in batch.results:
             if isinstance(part, ToolResultPart):
                 yield ChatEvent("tool.result", ToolResultEventOut.of(record.id, part))
-        yield ChatEvent("message.created", self._message_event(record, ctx))
+        yield ChatEvent("message.created", await self._message_event(record, ctx))

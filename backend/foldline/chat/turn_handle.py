@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 from foldline.chat.events import ChatEvent
 
@@ -16,7 +17,7 @@ class TurnHandle:
         self.conversation_id = conversation_id
         self.kind = kind
         """"turn" (a turn or a fold, with events) or "handoff" (a hand-off, without)."""
-        self.task: asyncio.Task[None] | None = None
+        self.task: asyncio.Task[Any] | None = None
         self.emitted: list[ChatEvent] = []
         self.finished = False
         self._changed = asyncio.Event()

@@ -33,6 +33,7 @@ from foldline.core.planning import (
 )
 from foldline.core.prompts import (
     SUMMARY_SYSTEM,
+    SummaryStrategy,
     chunk_prompt,
     merge_prompt,
     output_mask,
@@ -189,7 +190,7 @@ class _SummaryRun:
         self.free_form = False
         """Set when the final answer ignored the structured headings and was kept anyway."""
         self.summarize = summarize
-        self.strategy = settings.strategy
+        self.strategy: SummaryStrategy = settings.strategy
         self.instructions = instructions
         self.last_request = last_request
         self.previous = previous_summary

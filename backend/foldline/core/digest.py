@@ -247,6 +247,7 @@ def emergency_fold(inputs: FoldInputs, *, trigger: Trigger, reason: str) -> Comp
     )
     said = inputs.said(start, folded)
     words_for: dict[int, tuple[SaidWords, ...]] = {}
+    tokens = tokens_before  # counted afresh by the first pass
     # Shrink the digest until the whole view fits (each pass removes the measured
     # excess); the person's words shrink only once the digest has nothing left to give.
     for _ in range(10):

@@ -406,32 +406,7 @@ def fit_words(
     for level in (1, 1):
         if total <= cap_tokens:
             break
-        # The sentences of the messages after the one being condensed.
-        later = Counter(_key(s) for said in entries for s in sentences(said.text))
-        i = 0
-        while total > aim and i < len(entries) - 1:
-            later.subtract(_key(s) for s in sentences(entries[i].text))
-            if levels[i] >= level:
-                i += 1
-                continue
-            short = condense(
-                entries[i].text,
-                None,
-                count_text,
-                said_later=lambda key, later=later: later[key] > 0,
-            )
-            if not short:
-                total -= sizes[i]
-                del entries[i], sizes[i], levels[i]
-                continue
-            shorter = SaidWords(index=entries[i].index, text=short, condensed=True)
-            size = count_text(_entry(shorter)) + 1
-            if size <= sizes[i]:  # a message of key sentences only is kept as it is
-                entries[i] = shorter
-                total += size - sizes[i]
-                sizes[i] = size
-            levels[i] = level
-            i += 1
+        _condense_pass(entries, sizes, levels, level, total, aim, count_text)
         total = block_tokens()
     if total > cap_tokens:
         entries = _drop_weakest(entries, cap_tokens, count_text)
@@ -445,18 +420,7 @@ def fit_words(
         if total > cap_tokens and len(entries) > 1:
             total = cap_tokens + 1  # the estimate was short: drop one more, count again
     if total > cap_tokens:
-        # The newest message alone is too big: its key sentences, or its head and tail.
-        last = entries[0]
-        room = cap_tokens - count_text(_entry(SaidWords(index=last.index, text="")))
-        room -= count_text(words_block([SaidWords(index=0, text="")])) + 8
-        if room <= 8:
-            return ()
-        short = condense(last.text, room, count_text) if not last.condensed else last.text
-        if not short or count_text(short) > room:
-            short = truncate_tool_output(last.text, room, count_text, category="file").text
-        entries[0] = SaidWords(index=last.index, text=short, condensed=True)
-        if block_tokens() > cap_tokens:
-            return ()
+        return _newest_cut(entries[0], cap_tokens, count_text)
     return tuple(entries)
 
 
@@ -498,3 +462,62 @@ def _drop_weakest(
         entries = [*kept, entries[-1]]
         total = count_text(words_block(entries))
     return entries
+
+
+def _condense_pass(
+    entries: list[SaidWords],
+    sizes: list[int],
+    levels: list[int],
+    level: int,
+    total: int,
+    aim: int,
+    count_text: Callable[[str], int],
+) -> None:
+    """One pass of `fit_words`, oldest first: each entry but the newest condensed to
+    `level` (in place, with its size and level) until the sum of the sizes, from
+    `total`, is at `aim`; an entry left with nothing is dropped."""
+    # The sentences of the messages after the one being condensed.
+    later = Counter(_key(s) for said in entries for s in sentences(said.text))
+    i = 0
+    while total > aim and i < len(entries) - 1:
+        later.subtract(_key(s) for s in sentences(entries[i].text))
+        if levels[i] >= level:
+            i += 1
+            continue
+        short = condense(
+            entries[i].text,
+            None,
+            count_text,
+            strong=level == 2,
+            said_later=lambda key, later=later: later[key] > 0,
+        )
+        if not short:
+            total -= sizes[i]
+            del entries[i], sizes[i], levels[i]
+            continue
+        shorter = SaidWords(index=entries[i].index, text=short, condensed=True)
+        size = count_text(_entry(shorter)) + 1
+        if size <= sizes[i]:  # a message of key sentences only is kept as it is
+            entries[i] = shorter
+            total += size - sizes[i]
+            sizes[i] = size
+        levels[i] = level
+        i += 1
+
+
+def _newest_cut(
+    last: SaidWords, cap_tokens: int, count_text: Callable[[str], int]
+) -> tuple[SaidWords, ...]:
+    """The newest message alone, too big for the cap: its key sentences, or its head and
+    tail; nothing when even that does not fit."""
+    room = cap_tokens - count_text(_entry(SaidWords(index=last.index, text="")))
+    room -= count_text(words_block([SaidWords(index=0, text="")])) + 8
+    if room <= 8:
+        return ()
+    short = condense(last.text, room, count_text) if not last.condensed else last.text
+    if not short or count_text(short) > room:
+        short = truncate_tool_output(last.text, room, count_text, category="file").text
+    cut = (SaidWords(index=last.index, text=short, condensed=True),)
+    if count_text(words_block(cut)) > cap_tokens:
+        return ()
+    return cut

@@ -22,33 +22,33 @@ class CompactionSettings(BaseModel):
     """Fold automatically when the view crosses `threshold`."""
     prune: bool = True
     """Replace old tool outputs in the view by placeholders before folding."""
-    threshold: float = Field(0.80, gt=0, le=1)
+    threshold: float = Field(default=0.80, gt=0, le=1)
     """Soft threshold, a fraction of the input budget: fold between turns above it."""
-    prepare_threshold: float = Field(0.70, gt=0, le=1)
+    prepare_threshold: float = Field(default=0.70, gt=0, le=1)
     """When a turn ends with the view above this fraction, the next fold's summary is
     written in the background while the person reads, so the fold itself (at
     `threshold`) needs no model call in the person's path. At or above `threshold` it
     only prepares when a fold is due."""
-    hard_threshold: float = Field(0.95, gt=0, le=1)
+    hard_threshold: float = Field(default=0.95, gt=0, le=1)
     """Above this fraction a fold happens even in the middle of a tool loop, and the
     emergency digest is used if no summary can be had."""
-    target: float = Field(0.50, gt=0, lt=1)
+    target: float = Field(default=0.50, gt=0, lt=1)
     """A fold brings the view down to this fraction, so it does not fold again next turn."""
-    keep_recent_tokens: int = Field(8000, ge=0, le=MAX_TOKENS)
+    keep_recent_tokens: int = Field(default=8000, ge=0, le=MAX_TOKENS)
     """Tokens of the most recent messages kept verbatim after a fold."""
     strategy: Literal["structured", "narrative"] = "structured"
-    person_words_share: float = Field(0.10, ge=0, le=0.5)
+    person_words_share: float = Field(default=0.10, ge=0, le=0.5)
     """After a fold, the person's own messages stay in the model's view word for word,
     after the summary, within this share of the input budget (at most 20,000 tokens);
     when they outgrow it the oldest are condensed to their sentences that carry
     decisions, constraints, names and facts. 0 keeps only the summary."""
-    tool_result_token_cap: int = Field(4000, ge=64, le=MAX_TOKENS)
+    tool_result_token_cap: int = Field(default=4000, ge=64, le=MAX_TOKENS)
     """Tool outputs larger than this are truncated at ingest (the full output is stored)."""
     model: str = ""
     """Optional cheaper model for summaries; empty means the conversation's model."""
-    prune_protect_tokens: int = Field(40_000, ge=0, le=MAX_TOKENS)
+    prune_protect_tokens: int = Field(default=40_000, ge=0, le=MAX_TOKENS)
     """The newest tool output tokens never pruned."""
-    prune_minimum_tokens: int = Field(20_000, ge=0, le=MAX_TOKENS)
+    prune_minimum_tokens: int = Field(default=20_000, ge=0, le=MAX_TOKENS)
     """Prune only when at least this many tokens would be reclaimed (keeps the cache warm)."""
     auto_title: bool = True
     """After a conversation's first exchange, the summarizer names it with a short title

@@ -241,7 +241,9 @@ class ServerConnection:
         import mcp_types
 
         roots = [
-            mcp_types.Root(uri=Path(path).expanduser().resolve().as_uri(), name=Path(path).name)
+            mcp_types.Root.model_validate(
+                {"uri": Path(path).expanduser().resolve().as_uri(), "name": Path(path).name}
+            )
             for path in self.config.roots
         ]
         return mcp_types.ListRootsResult(roots=roots)

@@ -83,7 +83,8 @@ def check_answer(schema: dict[str, Any], content: dict[str, Any]) -> dict[str, V
 
     Numbers typed as text are converted, empty optional fields are left out, and
     properties the schema does not name are refused."""
-    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    found = schema.get("properties")
+    properties: dict[str, Any] = found if isinstance(found, dict) else {}
     required = set(schema.get("required") or [])
     unknown = sorted(set(content) - set(properties))
     if unknown:

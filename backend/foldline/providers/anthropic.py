@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import anthropic
@@ -68,6 +69,10 @@ class AnthropicProvider:
                 timeout=timeout,
                 http_client=http_client,
             )
+
+    def warm_up(self) -> None:
+        if self._client is not None:
+            _ = self._client.messages  # imported and built on first use
 
     async def aclose(self) -> None:
         """Close the SDK's connection pool."""
@@ -150,14 +155,58 @@ def _loop_keeps_thinking(messages: list[dict[str, Any]]) -> bool:
     return first.get("type") in ("thinking", "redacted_thinking")
 
 
+@dataclass
+class _CallUsage:
+    """One call's usage as the stream reports it: `message_start` carries the input side
+    (input, cache read, cache creation); `message_delta.usage` is cumulative, so its
+    values replace, never add to, what came before."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read: int = 0
+    cache_creation: int = 0
+
+    def started(self, usage: Any) -> None:
+        self.input_tokens = usage.input_tokens or 0
+        self.output_tokens = usage.output_tokens or 0
+        self.cache_read = usage.cache_read_input_tokens or 0
+        self.cache_creation = usage.cache_creation_input_tokens or 0
+
+    def updated(self, usage: Any) -> None:
+        self.output_tokens = usage.output_tokens or self.output_tokens
+        if usage.input_tokens is not None:
+            self.input_tokens = usage.input_tokens
+        if usage.cache_read_input_tokens is not None:
+            self.cache_read = usage.cache_read_input_tokens
+        if usage.cache_creation_input_tokens is not None:
+            self.cache_creation = usage.cache_creation_input_tokens
+
+    def event(self) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            cache_read_tokens=self.cache_read,
+            cache_creation_tokens=self.cache_creation,
+        )
+
+
+def _delta_event(delta: Any) -> ProviderEvent | None:
+    """A content block's text, thinking or signature delta as a provider event."""
+    if delta.type == "text_delta":
+        return TextDelta(text=delta.text) if delta.text else None
+    if delta.type == "thinking_delta":
+        return ReasoningDelta(text=delta.thinking)
+    if delta.type == "signature_delta":
+        return ReasoningDelta(text="", signature=delta.signature)
+    return None
+
+
 async def _translate(stream: AsyncIterator[Any]) -> AsyncIterator[ProviderEvent]:
     """Raw Messages stream events → provider events.
 
-    Usage: `message_start` carries the input side (input, cache read, cache creation);
-    `message_delta.usage` is cumulative, so its values replace, never add to, what came
-    before. One `Usage` is emitted for the call, just before `Stop`.
+    One `Usage` is emitted for the call (see `_CallUsage`), just before `Stop`.
     """
-    input_tokens = output_tokens = cache_read = cache_creation = 0
+    usage = _CallUsage()
     stop_reason: str | None = None
     tool_blocks: dict[int, tuple[str, str]] = {}
     tool_json: dict[int, list[str]] = {}
@@ -165,11 +214,7 @@ async def _translate(stream: AsyncIterator[Any]) -> AsyncIterator[ProviderEvent]
     async for event in stream:
         event_type = event.type
         if event_type == "message_start":
-            usage = event.message.usage
-            input_tokens = usage.input_tokens or 0
-            output_tokens = usage.output_tokens or 0
-            cache_read = usage.cache_read_input_tokens or 0
-            cache_creation = usage.cache_creation_input_tokens or 0
+            usage.started(event.message.usage)
         elif event_type == "content_block_start":
             block = event.content_block
             if block.type == "redacted_thinking":
@@ -181,15 +226,10 @@ async def _translate(stream: AsyncIterator[Any]) -> AsyncIterator[ProviderEvent]
                 tool_json[event.index] = []
         elif event_type == "content_block_delta":
             delta = event.delta
-            if delta.type == "text_delta":
-                if delta.text:
-                    yield TextDelta(text=delta.text)
-            elif delta.type == "thinking_delta":
-                yield ReasoningDelta(text=delta.thinking)
-            elif delta.type == "signature_delta":
-                yield ReasoningDelta(text="", signature=delta.signature)
-            elif delta.type == "input_json_delta" and event.index in tool_json:
+            if delta.type == "input_json_delta" and event.index in tool_json:
                 tool_json[event.index].append(delta.partial_json)
+            elif (translated := _delta_event(delta)) is not None:
+                yield translated
         elif event_type == "content_block_stop":
             if event.index in tool_blocks:
                 call_id, name = tool_blocks.pop(event.index)
@@ -197,25 +237,13 @@ async def _translate(stream: AsyncIterator[Any]) -> AsyncIterator[ProviderEvent]
                 yield ToolCallEvent(id=call_id, name=name, input=parse_tool_input(raw))
         elif event_type == "message_delta":
             stop_reason = event.delta.stop_reason or stop_reason
-            usage = event.usage
-            output_tokens = usage.output_tokens or output_tokens
-            if usage.input_tokens is not None:
-                input_tokens = usage.input_tokens
-            if usage.cache_read_input_tokens is not None:
-                cache_read = usage.cache_read_input_tokens
-            if usage.cache_creation_input_tokens is not None:
-                cache_creation = usage.cache_creation_input_tokens
+            usage.updated(event.usage)
         elif event_type == "message_stop":
             finished = True
     if not finished:
         # The connection closed cleanly but the message never ended: a proxy cut it.
         # No usage is reported for an interrupted call.
         raise ProviderError("unavailable", "the stream ended before message_stop")
-    yield Usage(
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        cache_read_tokens=cache_read,
-        cache_creation_tokens=cache_creation,
-    )
+    yield usage.event()
     raw_reason = stop_reason or "end_turn"
     yield Stop(reason=_STOP_REASONS.get(raw_reason, "other"), raw=raw_reason)

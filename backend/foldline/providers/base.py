@@ -167,9 +167,23 @@ class Provider(Protocol):
 
     name: str
     """The provider's configured name (`anthropic`, `openai`, `local`, ...)."""
-    wire: Literal["anthropic", "openai", "openai-responses"]
-    """Which wire format the provider speaks; decides how tokens are counted."""
+
+    @property
+    def wire(self) -> Literal["anthropic", "openai", "openai-responses"]:
+        """Which wire format the provider speaks; decides how tokens are counted (read
+        only here, so a provider may declare the one wire it speaks)."""
+        ...
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         """Yield events for one model call; raise ProviderError on failure."""
+        ...
+
+    def warm_up(self) -> None:
+        """Build now what the first request would otherwise build (the SDK client's
+        request resources, imported on first use); blocking, so called in a thread."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close the provider's connections (its SDK client's pool)."""
+        ...
         ...

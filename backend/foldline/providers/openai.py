@@ -114,6 +114,10 @@ class OpenAIProvider:
             http_client=http_client,
         )
 
+    def warm_up(self) -> None:
+        if self._client is not None:
+            _ = self._client.chat.completions  # 14 modules, imported on first use
+
     async def aclose(self) -> None:
         """Close the SDK's connection pool."""
         if self._client is not None:
@@ -214,6 +218,26 @@ def _reasoning_text(delta: Any) -> str | None:
     return None
 
 
+def _add_fragment(pending: dict[int, _PendingToolCall], fragment: Any) -> None:
+    """A streamed piece of a tool call, added to the call it belongs to."""
+    # Servers that send each call whole in one chunk sometimes omit its `index`; such a
+    # fragment is a call of its own.
+    index = getattr(fragment, "index", None)
+    if not isinstance(index, int):
+        index = max(pending, default=-1) + 1
+    call = pending.setdefault(index, _PendingToolCall())
+    if fragment.id:
+        call.id = fragment.id
+    if fragment.function is not None:
+        piece = fragment.function.name
+        # The name normally arrives once; a few servers repeat it in every chunk, which
+        # must not double it.
+        if piece and piece != call.name:
+            call.name += piece
+        if fragment.function.arguments:
+            call.arguments.append(fragment.function.arguments)
+
+
 async def _translate(chunks: AsyncIterator[Any]) -> AsyncIterator[ProviderEvent]:
     """Chat Completions chunks → provider events.
 
@@ -242,22 +266,7 @@ async def _translate(chunks: AsyncIterator[Any]) -> AsyncIterator[ProviderEvent]
                 if delta.content:
                     yield TextDelta(text=delta.content)
                 for fragment in delta.tool_calls or ():
-                    # Servers that send each call whole in one chunk sometimes omit its
-                    # `index`; such a fragment is a call of its own.
-                    index = getattr(fragment, "index", None)
-                    if not isinstance(index, int):
-                        index = max(pending, default=-1) + 1
-                    call = pending.setdefault(index, _PendingToolCall())
-                    if fragment.id:
-                        call.id = fragment.id
-                    if fragment.function is not None:
-                        piece = fragment.function.name
-                        # The name normally arrives once; a few servers repeat it in
-                        # every chunk, which must not double it.
-                        if piece and piece != call.name:
-                            call.name += piece
-                        if fragment.function.arguments:
-                            call.arguments.append(fragment.function.arguments)
+                    _add_fragment(pending, fragment)
             if getattr(choice, "finish_reason", None):
                 finish_reason = choice.finish_reason
     if finish_reason is None:

@@ -76,6 +76,10 @@ class OpenAIResponsesProvider:
             http_client=http_client,
         )
 
+    def warm_up(self) -> None:
+        if self._client is not None:
+            _ = self._client.responses  # imported on first use
+
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.close()
@@ -173,6 +177,26 @@ def _reasoning_close(item: Any, streamed: bool) -> ReasoningDelta:
     )
 
 
+def _final_stop(kind: str, response: Any, calls: int) -> Stop:
+    """The stop of a response that completed (or ended incomplete: its reason)."""
+    if kind == "response.incomplete":
+        details = response.incomplete_details
+        reason = getattr(details, "reason", None) or "incomplete"
+        return Stop(reason="max_tokens" if reason == "max_output_tokens" else "other", raw=reason)
+    return Stop(reason="tool_use" if calls else "end_turn", raw="completed")
+
+
+def _stream_failure(event: Any) -> ProviderError:
+    """The error a `response.failed` or `error` event of the stream stands for."""
+    if event.type == "response.failed":
+        error = event.response.error
+        message = getattr(error, "message", None) or "the response failed"
+        code = getattr(error, "code", None)
+        return provider_error(None, {"error": {"message": message, "code": code}}, None, message)
+    body = {"error": {"message": event.message, "code": event.code, "param": event.param}}
+    return provider_error(None, body, None, event.message)
+
+
 async def _translate(events: AsyncIterator[Any]) -> AsyncIterator[ProviderEvent]:
     """Responses stream events → provider events (see the module docstring).
 
@@ -210,22 +234,9 @@ async def _translate(events: AsyncIterator[Any]) -> AsyncIterator[ProviderEvent]
             response = event.response
             if response.usage is not None:
                 usage = responses_usage(response.usage)
-            if kind == "response.incomplete":
-                details = response.incomplete_details
-                reason = getattr(details, "reason", None) or "incomplete"
-                stop = Stop(
-                    reason="max_tokens" if reason == "max_output_tokens" else "other", raw=reason
-                )
-            else:
-                stop = Stop(reason="tool_use" if calls else "end_turn", raw="completed")
-        elif kind == "response.failed":
-            error = event.response.error
-            message = getattr(error, "message", None) or "the response failed"
-            code = getattr(error, "code", None)
-            raise provider_error(None, {"error": {"message": message, "code": code}}, None, message)
-        elif kind == "error":
-            body = {"error": {"message": event.message, "code": event.code, "param": event.param}}
-            raise provider_error(None, body, None, event.message)
+            stop = _final_stop(kind, response, calls)
+        elif kind in ("response.failed", "error"):
+            raise _stream_failure(event)
     if stop is None:
         raise ProviderError("unavailable", "the stream ended before the response completed")
     if usage is not None:

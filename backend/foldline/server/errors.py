@@ -89,7 +89,8 @@ async def _on_http_exception(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = _CODE_FOR_STATUS.get(exc.status_code, f"http_{exc.status_code}")
     message = exc.detail if isinstance(exc.detail, str) else "Request failed."
-    return error_response(exc.status_code, code, message, headers=exc.headers)
+    headers = dict(exc.headers) if exc.headers is not None else None
+    return error_response(exc.status_code, code, message, headers=headers)
 
 
 async def _on_api_error(request: Request, exc: Exception) -> JSONResponse:

@@ -21,6 +21,7 @@ from foldline.store.records import (
     MESSAGE_COLUMNS,
     CompactionRecord,
     ConversationRecord,
+    Marks,
     MessageRecord,
     NotFound,
     message_from_row,
@@ -124,7 +125,7 @@ class HandoffMethods:
             # origin's messages, which the new conversation does not hold).
             writer.add_messages(replace(m, parent_id=None) for m in messages)
             folds = [CompactionRecord(state=fold, is_current=True)] if fold else []
-            marks = {m.id: (pins[m.seq], None) for m in messages if m.seq in pins}
+            marks: Marks = {m.id: (pins[m.seq], None) for m in messages if m.seq in pins}
             created = writer.finish(folds, marks)
             link_origin(conn, created.id, origin.id, origin_message_id)
         return created

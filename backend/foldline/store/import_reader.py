@@ -39,6 +39,7 @@ from foldline.store.records import CompactionRecord, ConversationRecord, Marks, 
 from foldline.store.usage import ModelCall
 
 if TYPE_CHECKING:
+    from foldline.store.importing import ConversationImport
     from foldline.store.store import Store
 
 MESSAGE_BATCH = 500
@@ -255,6 +256,80 @@ _OPTIONAL_KEYS = ("modelCalls", "project")
 conversations in no project."""
 
 
+def _check_key(key: str, seen: dict[str, Any]) -> None:
+    """A top-level key of an export: known, once, and in the order Foldline writes."""
+    if key not in _KEYS and key not in _OPTIONAL_KEYS:
+        raise ValueError(f"invalid Foldline export: {key}: extra inputs are not permitted")
+    if key in seen:
+        raise ValueError(f"invalid Foldline export: {key} appears twice")
+    if key in ("conversation", "messages") and set(seen) < {"format", "formatVersion"}:
+        missing = {"format", "formatVersion"} - set(seen)
+        raise ValueError(
+            f"not a Foldline conversation export ({', '.join(sorted(missing))} must "
+            f"come before {key})"
+        )
+
+
+def _check_header(key: str, value: Any) -> None:
+    """`format` and `formatVersion`: this format, in a version this Foldline reads."""
+    if key == "format" and value != FORMAT:
+        raise ValueError(f'not a Foldline conversation export ("format" must be "{FORMAT}")')
+    if key == "formatVersion" and (type(value) is not int or value not in READABLE_VERSIONS):
+        raise ValueError(
+            f"unsupported formatVersion {value!r}; this version of Foldline reads "
+            f"{' and '.join(map(str, READABLE_VERSIONS))}"
+        )
+
+
+def _conversation_record(value: Any) -> tuple[ConversationRecord, str | None]:
+    """The exported `conversation` as a record to import, and its active leaf's id."""
+    _check_size(value, "conversation")
+    exported = _validated(ExportedConversation, value, "conversation")
+    record = ConversationRecord(
+        id=exported.id,
+        title=exported.title,
+        model=exported.model,
+        system_prompt=exported.system_prompt,
+        settings=exported.settings,
+        created_at=exported.created_at,
+        updated_at=exported.updated_at,
+        message_count=0,
+    )
+    return record, exported.active_leaf_id
+
+
+def _model_calls(value: Any) -> list[ExportedModelCall]:
+    if not isinstance(value, list):
+        raise ValueError("invalid Foldline export: modelCalls must be a list")
+    return [
+        _validated(ExportedModelCall, item, f"modelCalls.{position}")
+        for position, item in enumerate(value)
+    ]
+
+
+def _folds(value: Any) -> list[ExportedFold]:
+    if not isinstance(value, list):
+        raise ValueError("invalid Foldline export: compactions must be a list")
+    for position, item in enumerate(value):
+        _check_size(item, f"compactions[{position}]")
+    return [
+        _validated(ExportedFold, item, f"compactions.{position}")
+        for position, item in enumerate(value)
+    ]
+
+
+def _import_messages(
+    reader: JsonReader, writer: ConversationImport | None, marks: Marks, version: int
+) -> None:
+    """The `messages` list, read one message at a time and written in batches."""
+    if writer is None:
+        raise ValueError("invalid Foldline export: conversation must come before messages")
+    if reader.peek() != "[":
+        raise ValueError("invalid Foldline export: messages must be a list")
+    for batch in _batches(_messages(reader, writer.record.id, marks, version)):
+        writer.add_messages(batch)
+
+
 def import_stream(
     store: Store, stream: IO[bytes] | JsonReader, *, project_id: str | None = None
 ) -> ConversationRecord:
@@ -286,57 +361,17 @@ def import_stream(
     with ExitStack() as transaction:
         writer = None
         for key in reader.object_keys():
-            if key not in _KEYS and key not in _OPTIONAL_KEYS:
-                raise ValueError(f"invalid Foldline export: {key}: extra inputs are not permitted")
-            if key in seen:
-                raise ValueError(f"invalid Foldline export: {key} appears twice")
-            if key in ("conversation", "messages") and set(seen) < {"format", "formatVersion"}:
-                missing = {"format", "formatVersion"} - set(seen)
-                raise ValueError(
-                    f"not a Foldline conversation export ({', '.join(sorted(missing))} must "
-                    f"come before {key})"
-                )
+            _check_key(key, seen)
             if key == "messages":
-                if writer is None:
-                    raise ValueError(
-                        "invalid Foldline export: conversation must come before messages"
-                    )
-                if reader.peek() != "[":
-                    raise ValueError("invalid Foldline export: messages must be a list")
-                version = seen["formatVersion"]
-                messages = _messages(reader, writer.record.id, marks, version)
-                for batch in _batches(messages):
-                    writer.add_messages(batch)
+                _import_messages(reader, writer, marks, seen["formatVersion"])
                 seen[key] = True
                 continue
             value = reader.value()
             _check_values(value, key)
             seen[key] = value
-            if key == "format" and value != FORMAT:
-                raise ValueError(
-                    f'not a Foldline conversation export ("format" must be "{FORMAT}")'
-                )
-            if key == "formatVersion" and (
-                type(value) is not int or value not in READABLE_VERSIONS
-            ):
-                raise ValueError(
-                    f"unsupported formatVersion {value!r}; this version of Foldline reads "
-                    f"{' and '.join(map(str, READABLE_VERSIONS))}"
-                )
+            _check_header(key, value)
             if key == "conversation":
-                _check_size(value, "conversation")
-                exported = _validated(ExportedConversation, value, "conversation")
-                record = ConversationRecord(
-                    id=exported.id,
-                    title=exported.title,
-                    model=exported.model,
-                    system_prompt=exported.system_prompt,
-                    settings=exported.settings,
-                    created_at=exported.created_at,
-                    updated_at=exported.updated_at,
-                    message_count=0,
-                )
-                active_leaf = exported.active_leaf_id
+                record, active_leaf = _conversation_record(value)
                 join = None
                 if project_id is not None:
                     record = replace(record, project_id=project_id)
@@ -350,21 +385,9 @@ def import_stream(
                     )
                 project = validated_project(value)
             if key == "modelCalls":
-                if not isinstance(value, list):
-                    raise ValueError("invalid Foldline export: modelCalls must be a list")
-                calls = [
-                    _validated(ExportedModelCall, item, f"modelCalls.{position}")
-                    for position, item in enumerate(value)
-                ]
+                calls = _model_calls(value)
             if key == "compactions":
-                if not isinstance(value, list):
-                    raise ValueError("invalid Foldline export: compactions must be a list")
-                for position, item in enumerate(value):
-                    _check_size(item, f"compactions[{position}]")
-                folds = [
-                    _validated(ExportedFold, item, f"compactions.{position}")
-                    for position, item in enumerate(value)
-                ]
+                folds = _folds(value)
         if whole:
             reader.end()
         missing = [key for key in _KEYS if key not in seen]

@@ -18,11 +18,13 @@ from foldline.store.counts import COUNT_TRIGGERS, CREATE_COUNTS_TABLE
 from foldline.store.schema import CREATE_SEARCH_TABLE, SEARCH_TRIGGERS, rebuild_search_index
 
 migrations = Migrations("foldline")
+# Tables are named with `db.table(name)`, not `db[name]`: the latter may also be a view,
+# which has no `create` or `add_column`, so a type checker cannot accept it.
 
 
 @migrations(name="m001_conversations_and_messages")
 def m001_conversations_and_messages(db: Database) -> None:
-    db["conversations"].create(
+    db.table("conversations").create(
         {
             "id": str,
             "title": str,
@@ -37,8 +39,8 @@ def m001_conversations_and_messages(db: Database) -> None:
         defaults={"system_prompt": "", "settings": "{}"},
     )
     # The sidebar lists conversations newest first.
-    db["conversations"].create_index(["updated_at"], index_name="conversations_by_updated_at")
-    db["messages"].create(
+    db.table("conversations").create_index(["updated_at"], index_name="conversations_by_updated_at")
+    db.table("messages").create(
         {
             "pk": int,
             "id": str,
@@ -67,11 +69,11 @@ def m001_conversations_and_messages(db: Database) -> None:
         defaults={"status": "complete"},
         foreign_keys=[("conversation_id", "conversations", "id")],
     )
-    db["messages"].create_index(["id"], index_name="messages_by_id", unique=True)
+    db.table("messages").create_index(["id"], index_name="messages_by_id", unique=True)
     # (conversation_id, seq) serves every read of a conversation: pages of the display
     # history, the model's window from apiStartIndex on, and max(seq) for the count,
     # each in time independent of the history's length. Unique: seq is the display index.
-    db["messages"].create_index(
+    db.table("messages").create_index(
         ["conversation_id", "seq"], index_name="messages_by_conversation_seq", unique=True
     )
     # Startup recovery looks for rows left `streaming` by a crash; a partial index holds
@@ -81,7 +83,7 @@ def m001_conversations_and_messages(db: Database) -> None:
 
 @migrations(name="m002_compactions")
 def m002_compactions(db: Database) -> None:
-    db["compactions"].create(
+    db.table("compactions").create(
         {
             "conversation_id": str,
             "version": int,
@@ -119,12 +121,12 @@ def m002_compactions(db: Database) -> None:
         defaults={"parent_version": 0, "degraded": 0},
         foreign_keys=[("conversation_id", "conversations", "id")],
     )
-    db["conversations"].add_column("fold_version", int, not_null_default=0)
+    db.table("conversations").add_column("fold_version", int, not_null_default=0)
 
 
 @migrations(name="m003_calibration")
 def m003_calibration(db: Database) -> None:
-    db["calibration"].create(
+    db.table("calibration").create(
         {"provider": str, "model": str, "ratio": float, "samples": int, "updated_at": str},
         pk=("provider", "model"),
         not_null={"provider", "model", "ratio", "samples", "updated_at"},
@@ -140,7 +142,7 @@ def m004_message_search(db: Database) -> None:
 
 @migrations(name="m005_model_calls")
 def m005_model_calls(db: Database) -> None:
-    db["model_calls"].create(
+    db.table("model_calls").create(
         {
             "id": int,
             "conversation_id": str,
@@ -174,7 +176,7 @@ def m005_model_calls(db: Database) -> None:
         foreign_keys=[("conversation_id", "conversations", "id")],
     )
     # Every read is per conversation (the meter's totals, a fold's cost, the export).
-    db["model_calls"].create_index(
+    db.table("model_calls").create_index(
         ["conversation_id", "id"], index_name="model_calls_by_conversation"
     )
 
@@ -182,24 +184,24 @@ def m005_model_calls(db: Database) -> None:
 @migrations(name="m006_pins_and_carried_details")
 def m006_pins_and_carried_details(db: Database) -> None:
     # Pins belong to messages, not to folds, so that undoing a fold keeps them.
-    db["messages"].add_column("pinned_at", str)
+    db.table("messages").add_column("pinned_at", str)
     # Every model call reads the pins; a partial index holds only the pinned rows, so the
     # read costs nothing however long the history is.
     db.execute(
         "CREATE INDEX messages_pinned ON messages (conversation_id, seq) "
         "WHERE pinned_at IS NOT NULL"
     )
-    db["compactions"].add_column("carried_details", str, not_null_default="[]")
-    db["compactions"].add_column("details_total", int, not_null_default=0)
-    db["compactions"].add_column("details_kept", int, not_null_default=0)
-    db["compactions"].add_column("details_appended", int, not_null_default=0)
+    db.table("compactions").add_column("carried_details", str, not_null_default="[]")
+    db.table("compactions").add_column("details_total", int, not_null_default=0)
+    db.table("compactions").add_column("details_kept", int, not_null_default=0)
+    db.table("compactions").add_column("details_appended", int, not_null_default=0)
 
 
 @migrations(name="m007_continued_and_handoffs")
 def m007_continued_and_handoffs(db: Database) -> None:
-    db["messages"].add_column("continued", int, not_null_default=0)
-    db["conversations"].add_column("origin_id", str)
-    db["conversations"].add_column("origin_message_id", str)
+    db.table("messages").add_column("continued", int, not_null_default=0)
+    db.table("conversations").add_column("origin_id", str)
+    db.table("conversations").add_column("origin_message_id", str)
     # "Continued in ..." lists the conversations handed off from one; a partial index
     # holds only the handed-off rows, so the lookup costs nothing for the others.
     db.execute(
@@ -212,11 +214,11 @@ def m007_continued_and_handoffs(db: Database) -> None:
 def m008_message_tree(db: Database) -> None:
     # Messages form a tree: each has a parent, and `seq` becomes the depth. Every
     # conversation so far is one path, so each message's parent is the one before it.
-    db["messages"].add_column("parent_id", str)
-    db["messages"].add_column("on_path", int, not_null_default=1)
-    db["messages"].add_column("leaf_fold_version", int)
-    db["conversations"].add_column("active_leaf_id", str)
-    db["compactions"].add_column("last_message_id", str)
+    db.table("messages").add_column("parent_id", str)
+    db.table("messages").add_column("on_path", int, not_null_default=1)
+    db.table("messages").add_column("leaf_fold_version", int)
+    db.table("conversations").add_column("active_leaf_id", str)
+    db.table("compactions").add_column("last_message_id", str)
     db.execute(
         "UPDATE messages SET parent_id = (SELECT p.id FROM messages AS p "
         "WHERE p.conversation_id = messages.conversation_id AND p.seq = messages.seq - 1)"
@@ -247,7 +249,7 @@ def m008_message_tree(db: Database) -> None:
 def m009_attachments(db: Database) -> None:
     # A file's bytes, once for every message (of any conversation) that holds it; message
     # parts keep its name and metadata and refer to it by sha256.
-    db["attachments"].create(
+    db.table("attachments").create(
         {"sha256": str, "media_type": str, "size": int, "data": bytes, "created_at": str},
         pk="sha256",
         not_null={"media_type", "size", "data", "created_at"},
@@ -257,7 +259,7 @@ def m009_attachments(db: Database) -> None:
 @migrations(name="m010_projects")
 def m010_projects(db: Database) -> None:
     # (m009 is the attachments table, written by another branch; names keep the order.)
-    db["projects"].create(
+    db.table("projects").create(
         {
             "id": str,
             "name": str,
@@ -271,7 +273,7 @@ def m010_projects(db: Database) -> None:
         not_null={"name", "instructions", "settings", "created_at", "updated_at"},
         defaults={"instructions": "", "settings": "{}"},
     )
-    db["project_files"].create(
+    db.table("project_files").create(
         {
             "id": str,
             "project_id": str,
@@ -297,8 +299,10 @@ def m010_projects(db: Database) -> None:
         },
         foreign_keys=[("project_id", "projects", "id")],
     )
-    db["project_files"].create_index(["project_id", "created_at"], index_name="files_by_project")
-    db["project_notes"].create(
+    db.table("project_files").create_index(
+        ["project_id", "created_at"], index_name="files_by_project"
+    )
+    db.table("project_notes").create(
         {
             "id": str,
             "project_id": str,
@@ -311,7 +315,9 @@ def m010_projects(db: Database) -> None:
         not_null={"project_id", "title", "text", "created_at", "updated_at"},
         foreign_keys=[("project_id", "projects", "id")],
     )
-    db["project_notes"].create_index(["project_id", "created_at"], index_name="notes_by_project")
+    db.table("project_notes").create_index(
+        ["project_id", "created_at"], index_name="notes_by_project"
+    )
     # A column added with REFERENCES and a NULL default needs no table rebuild.
     db.execute("ALTER TABLE conversations ADD COLUMN project_id TEXT REFERENCES projects(id)")
     # The sidebar's groups and the list filter read conversations by project; a partial
@@ -331,7 +337,7 @@ def m011_counts_and_lanes(db: Database) -> None:
         db.execute(sql)
     # The tree as lanes (chains of first children): the active path is a few lane rows
     # instead of a flag on every message, so moving it never rewrites the history.
-    db["messages"].add_column("lane", int)
+    db.table("messages").add_column("lane", int)
     db.execute(
         "CREATE TABLE lanes ("
         " lane INTEGER PRIMARY KEY,"
@@ -350,7 +356,7 @@ def m011_counts_and_lanes(db: Database) -> None:
     rebuild_lanes(db.conn)
     # An import writes in batches under this mark and clears it when complete; reads
     # leave marked conversations out, and the store deletes them when it opens.
-    db["conversations"].add_column("importing", int, not_null_default=0)
+    db.table("conversations").add_column("importing", int, not_null_default=0)
     db.execute("CREATE INDEX conversations_importing ON conversations (id) WHERE importing = 1")
     db.execute("DROP INDEX messages_on_path")
     db.execute("ALTER TABLE messages DROP COLUMN on_path")
@@ -360,7 +366,7 @@ def m011_counts_and_lanes(db: Database) -> None:
 def m013_person_words(db: Database) -> None:
     # Folds made before it kept the person's details inside their summary text; they
     # keep no separate words, and the next fold starts the words from its own messages.
-    db["compactions"].add_column("person_words", str, not_null_default="[]")
+    db.table("compactions").add_column("person_words", str, not_null_default="[]")
 
 
 @migrations(name="m014_conversations_with_versions")
@@ -384,7 +390,7 @@ def m015_search_skips_reasoning(db: Database) -> None:
 @migrations(name="m016_estimated_calls")
 def m016_estimated_calls(db: Database) -> None:
     # Calls recorded before it all had the usage their provider reported.
-    db["model_calls"].add_column("estimated", int, not_null_default=0)
+    db.table("model_calls").add_column("estimated", int, not_null_default=0)
 
 
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations.pending(Database(memory=True)))

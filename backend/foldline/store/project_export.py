@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 from functools import partial
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from foldline.store.export import json_bytes, write_export
 from foldline.store.import_reader import import_stream
@@ -62,6 +62,33 @@ def _fail(message: str) -> ValueError:
     return ValueError(f"invalid Foldline project export: {message}")
 
 
+def _check_header(key: str, value: Any) -> None:
+    """`format` and `formatVersion`: a project export in the version this one reads."""
+    if key == "format" and value != PROJECT_FORMAT:
+        raise ValueError(f'not a Foldline project export ("format" must be "{PROJECT_FORMAT}")')
+    if key == "formatVersion" and (type(value) is not int or value != PROJECT_FORMAT_VERSION):
+        raise ValueError(f"unsupported project formatVersion {value!r}; this version reads 1")
+
+
+def _import_conversations(
+    store: Store, reader: JsonReader, project_id: str | None, created: list[str]
+) -> None:
+    """The `conversations` list into the project; each id is added to `created` as soon
+    as it is written (so a later failure deletes it)."""
+    if project_id is None:
+        raise _fail("project must come before conversations")
+    if reader.peek() != "[":
+        raise _fail("conversations must be a list")
+    # Each conversation is read from the document as a stream, like a conversation export
+    # of its own: memory stays flat whatever its length.
+    for position in reader.array_positions():
+        try:
+            record = import_stream(store, reader, project_id=project_id)
+        except ValueError as error:
+            raise _fail(f"conversations.{position}: {error}") from None
+        created.append(record.id)
+
+
 def import_project(store: Store, stream: IO[bytes]) -> tuple[str, list[str]]:
     """Create the project and its conversations: (project id, conversation ids).
     ValueError naming the field for an invalid document; then nothing stays written."""
@@ -79,30 +106,11 @@ def import_project(store: Store, stream: IO[bytes]) -> tuple[str, list[str]]:
             if key not in ("format", "formatVersion") and {"format", "formatVersion"} - seen:
                 raise ValueError("not a Foldline project export (format must come first)")
             if key == "conversations":
-                if project_id is None:
-                    raise _fail("project must come before conversations")
-                if reader.peek() != "[":
-                    raise _fail("conversations must be a list")
-                # Each conversation is read from the document as a stream, like a
-                # conversation export of its own: memory stays flat whatever its length.
-                for position in reader.array_positions():
-                    try:
-                        record = import_stream(store, reader, project_id=project_id)
-                    except ValueError as error:
-                        raise _fail(f"conversations.{position}: {error}") from None
-                    created.append(record.id)
+                _import_conversations(store, reader, project_id, created)
                 continue
             value = reader.value()
-            if key == "format":
-                if value != PROJECT_FORMAT:
-                    raise ValueError(
-                        f'not a Foldline project export ("format" must be "{PROJECT_FORMAT}")'
-                    )
-            elif key == "formatVersion":
-                if type(value) is not int or value != PROJECT_FORMAT_VERSION:
-                    raise ValueError(
-                        f"unsupported project formatVersion {value!r}; this version reads 1"
-                    )
+            if key in ("format", "formatVersion"):
+                _check_header(key, value)
             elif key == "project":
                 exported = validated_project(value)
                 project_id = store.in_write_transaction(partial(_new_project, exported=exported))

@@ -335,6 +335,8 @@ def _deliver(
         else {"x-request-id": wire_errors.request_id(wire)}
     )
     stream = bool(body.get("stream"))
+    error_after_deltas = 0
+    """Where a scripted error strikes in a stream (a stream alone gets one after text)."""
     if stream:
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         plan = stream_plan(
@@ -347,6 +349,7 @@ def _deliver(
             include_usage=include_usage,
         )
         frames = plan.frames
+        error_after_deltas = plan.error_after_deltas
         content_type = "text/event-stream; charset=utf-8"
     else:
         data = json.dumps(
@@ -371,7 +374,7 @@ def _deliver(
         # Only streams with text get here: the error strikes after that text. A
         # ProviderError becomes the wire's in-stream error; anything else a dropped
         # connection, which is what a crashing server looks like to a client.
-        cut_index = _cut_index(frames, plan.error_after_deltas)
+        cut_index = _cut_index(frames, error_after_deltas)
         if isinstance(reply.error, ProviderError):
             cut_frame = _error_for(server, reply.error, wire, input_tokens, window).stream_frame(
                 wire

@@ -189,6 +189,12 @@ class ScriptedModel:
         yield self.usage_for(request, reply)
         yield Stop(reason=reply.stop_reason, raw=reply.stop_reason)
 
+    def warm_up(self) -> None:
+        """Nothing to build: no SDK behind it."""
+
+    async def aclose(self) -> None:
+        """No connections to close."""
+
 
 def _describe(step: Step) -> str:
     if isinstance(step, Reply):

@@ -321,9 +321,6 @@ class FakeProviderServer:
                 f"the fake provider's responder failed: {errors[0]!r}"
             ) from errors[0]
 
-    def requests_for(self, wire: Wire) -> list[RecordedRequest]:
-        return [r for r in self.requests if r.wire == wire]
-
     def record(self, record: RecordedRequest) -> None:
         """Keep a request for `requests` (the app calls this as soon as it is parsed)."""
         with self._lock:

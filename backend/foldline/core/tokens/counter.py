@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from foldline.core.messages import Message, ToolSpec
 
@@ -57,7 +57,7 @@ def media_tokens(counter: object, message: Message) -> int:
     """The tokens of `message`'s images and PDF page images by `counter`'s formula (0 for
     a counter that counts no media: its counts are all text)."""
     count = getattr(counter, "media_tokens", None)
-    return int(count(message)) if callable(count) else 0
+    return int(cast(int, count(message))) if callable(count) else 0
 
 
 def json_compact(value: Any) -> str:

@@ -57,9 +57,9 @@ def _anthropic_blocks(message: Message, *, thinking: bool) -> list[dict[str, Any
         # thinking blocks, exactly as received.
         for part in message.parts:
             if isinstance(part, ReasoningPart):
-                block = anthropic_thinking_block(part)
-                if block is not None:
-                    blocks.append(block)
+                thinking_block = anthropic_thinking_block(part)
+                if thinking_block is not None:
+                    blocks.append(thinking_block)
     for part in message.parts:
         if isinstance(part, TextPart):
             # Anthropic refuses whitespace-only text blocks ("text content blocks must

@@ -376,6 +376,6 @@ async def import_project_route(
 ) -> ProjectOut:
     """A project export as a new project with its files, notes and conversations (the
     exported id is kept when it is free here). Nothing is kept of an invalid one."""
-    with tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY, dir=data_dir) as body:
+    with tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY, dir=str(data_dir)) as body:
         await read_body(request, body)
         return await run_in_threadpool(_import_from, store, body)

@@ -101,7 +101,7 @@ async def import_conversation(
     transaction is open only while reading that local file, never while waiting on the
     network.
     """
-    with tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY, dir=data_dir) as body:
+    with tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY, dir=str(data_dir)) as body:
         await read_body(request, body)
         return await run_in_threadpool(_import_from, store, chat, body)
 

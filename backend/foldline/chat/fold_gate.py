@@ -1,0 +1,589 @@
+"""The fold gate: one object per conversation that carries out `core.policy.decide_gate`.
+
+Before every model call (and after every tool batch) a turn asks its conversation's
+`ConversationFolds` to pass the gate. It gathers the facts (the view's count, what a
+prune would reclaim, the prepared summary and whether it is still valid, the pace, the
+time since the last call, whether the cached prefix changed; counting, hashing and the
+store's reads in a worker thread), asks the pure decision for one action, and does it:
+nothing, a prune, a prepared fold committed, waited for, or started, a fold written in
+line, an emergency digest, or a refused request. A step that teaches it something (a
+re-summary committed, the view after a prepared fold counted, a summary waited for) is
+followed by another question with the new facts, never by a decision of its own.
+
+It owns everything about folds that outlives a turn: the circuit breaker, the back-off
+after failed preparations, the pace the view grows at, and the summary being prepared
+in the background. Every store call it makes runs in the chat service's `StoreWriter`
+(writes, in order) or a worker thread (reads), never on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine
+from concurrent.futures import Future
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any, Literal, assert_never
+
+from foldline.api.events import CompactionCompleted, CompactionFailed, CompactionStarted
+from foldline.api.schemas_context import BackgroundFoldOut
+from foldline.chat.background import (
+    GrowthWatch,
+    PreparedFold,
+    average,
+    settings_key,
+    why_invalid,
+)
+from foldline.chat.context import ConversationContext
+from foldline.chat.events import ChatEvent
+from foldline.chat.folding import (
+    FoldMaker,
+    PreparationBackoff,
+    compaction_completed,
+    on_meter,
+)
+from foldline.chat.store_writer import StoreWriter
+from foldline.chat.usage import SummaryUsage
+from foldline.core.policy import (
+    BreakerState,
+    GateDecision,
+    GateFacts,
+    Pace,
+    PreparedKind,
+    RequestKind,
+    decide_gate,
+    next_preparation,
+    record_fold,
+)
+from foldline.core.pruning import plan_prune
+from foldline.core.reasoning import Effort
+from foldline.core.state import CompactionState, Trigger
+from foldline.store import ConcurrentFold, Store
+
+log = logging.getLogger(__name__)
+
+PrefixChange = Literal["reasoning effort", "tools offered"]
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What the turn says when it asks the gate (the rest of the facts are gathered)."""
+
+    mid_tool_loop: bool = False
+    request: RequestKind = "turn"
+    prefix: PrefixChange | None = None
+
+
+GATE_STEPS = 6
+"""Questions one gate asks at most: a re-summary committed, a summary waited for and the
+view after a prepared fold counted (twice) each lead to one more."""
+
+
+@dataclass
+class FoldGates:
+    """Every conversation's fold gate in one chat service, and what they share: the
+    store and its writer, the clock, and how long summaries take in this process."""
+
+    store: Store
+    writes: StoreWriter
+    is_running: Callable[[str], bool]
+    """Whether a turn or fold is running in a conversation (then commits wait for it)."""
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    summary_seconds: float | None = None
+    """How long the background summaries took, a moving average (None: none timed yet)."""
+    on_idle_commit: Callable[[str], None] = lambda _conversation_id: None
+    """Called (on the event loop) when a fold was committed outside any turn, so the
+    pages showing the conversation hear of it."""
+    conversations: dict[str, ConversationFolds] = field(default_factory=dict)
+
+    def of(self, conversation_id: str) -> ConversationFolds:
+        """The conversation's gate (made on first use; it lives as long as the service)."""
+        folds = self.conversations.get(conversation_id)
+        if folds is None:
+            folds = ConversationFolds(conversation_id, self)
+            self.conversations[conversation_id] = folds
+        return folds
+
+    def timed(self, seconds: float) -> None:
+        """A background summary took `seconds`."""
+        self.summary_seconds = average(self.summary_seconds, seconds)
+
+    def status(self, conversation_id: str) -> BackgroundFoldOut | None:
+        """A summary being prepared or ready for the conversation, or None."""
+        folds = self.conversations.get(conversation_id)
+        return None if folds is None else folds.status()
+
+    def cancel(self, conversation_id: str) -> None:
+        """Stop and forget a conversation's background work (delete, close)."""
+        folds = self.conversations.get(conversation_id)
+        if folds is not None:
+            folds.cancel()
+
+    def idle(self, conversation_id: str) -> None:
+        """A turn ended: a re-summary that became ready meanwhile is committed now."""
+        folds = self.conversations.get(conversation_id)
+        if folds is not None:
+            folds.idle()
+
+    async def wait(self, conversation_id: str) -> None:
+        """Until the conversation's background work (if any) has finished and been
+        handled (committed when idle, or left ready for the next gate)."""
+        folds = self.conversations.get(conversation_id)
+        if folds is not None:
+            await folds.wait()
+        await asyncio.sleep(0)
+
+    async def shutdown(self) -> None:
+        tasks = [task for folds in self.conversations.values() for task in folds.tasks()]
+        for folds in self.conversations.values():
+            folds.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class ConversationFolds:
+    """One conversation's fold gate: decides with `decide_gate`, carries the action out,
+    and owns the breaker, the back-off, the pace and the summary being prepared."""
+
+    def __init__(self, conversation_id: str, shared: FoldGates) -> None:
+        self.conversation_id = conversation_id
+        self.shared = shared
+        self.breaker = BreakerState()
+        """Folds in a row that freed too little; the one copy of it."""
+        self.backoff = PreparationBackoff()
+        self.growth = GrowthWatch()
+        """The view's observed growth (for `pace`)."""
+        self.prepared: PreparedFold | None = None
+        self.committing: asyncio.Task[None] | None = None
+        """A re-summary being committed while the conversation is idle."""
+        self.effort: Effort | None = None
+        """The reasoning effort of the last gate's view: a different one breaks the
+        prompt cache, which makes it a good moment to fold."""
+        self.tool_print: str | None = None
+        """The tools offered at the last gate: a change breaks the prompt cache."""
+
+    # --- what the UI sees, lifecycle ------------------------------------------------
+
+    def status(self) -> BackgroundFoldOut | None:
+        entry = self.prepared
+        if entry is None or (entry.task.done() and not entry.ready):
+            return None
+        return BackgroundFoldOut(status=entry.status(), kind=entry.kind)
+
+    def tasks(self) -> list[asyncio.Task[None]]:
+        tasks = [] if self.prepared is None else [self.prepared.task]
+        return tasks if self.committing is None else [*tasks, self.committing]
+
+    def cancel(self) -> None:
+        entry, self.prepared = self.prepared, None
+        if entry is not None and not entry.task.done():
+            entry.task.cancel()
+
+    async def wait(self) -> None:
+        entry = self.prepared
+        if entry is not None:
+            await asyncio.wait({entry.task})
+        if self.committing is not None:
+            await asyncio.wait({self.committing})
+
+    def pace(self) -> Pace | None:
+        """The conversation's observed pace (None until two turns were seen)."""
+        return self.growth.pace(self.shared.summary_seconds)
+
+    # --- the gate -------------------------------------------------------------------
+
+    async def gate(
+        self,
+        maker: FoldMaker,
+        ctx: ConversationContext,
+        *,
+        turn: int,
+        mid_tool_loop: bool,
+        request: RequestKind = "turn",
+        instructions: str | None = None,
+    ) -> AsyncIterator[ChatEvent]:
+        """Decide and act before a model call; the caller reloads after any event."""
+        prefix = self._prefix_changed(ctx)
+        announced = False
+        counted: CompactionState | None = None
+        """The ready prepared fold with the view after it counted, for this `ctx`."""
+        for _step in range(GATE_STEPS):
+            entry = self.prepared
+            facts = await asyncio.to_thread(
+                self._facts,
+                maker,
+                ctx,
+                entry,
+                entry.summary if entry else None,
+                counted,
+                Asked(mid_tool_loop, request, prefix),
+            )
+            decision = decide_gate(facts)
+            if decision.drop is not None and entry is not None:
+                self._drop(entry, decision.drop)
+                entry = None
+            action = decision.action
+            if action == "commit_prepared":
+                assert entry is not None and entry.summary is not None
+                if entry.kind == "resummary":
+                    async for event in self._commit_resummary(maker, entry, turn):
+                        yield event
+                    ctx, counted = await maker.reload_async(), None
+                    continue
+                if counted is None:
+                    # The tail grew since the summary was written: count the view as it
+                    # is now, on the meter's scale like the threshold it is judged by.
+                    fresh = await asyncio.to_thread(entry.view_tokens_after, ctx)
+                    counted = on_meter(ctx, entry.summary, fresh)
+                    continue
+                async for event in self._commit_fold(
+                    maker, entry, counted, turn, decision.reason, announced=announced
+                ):
+                    yield event
+                return
+            if action == "wait_then_commit":
+                assert entry is not None
+                announced = True
+                yield ChatEvent(
+                    "compaction.started",
+                    CompactionStarted(trigger="auto", reason=decision.reason, waiting=True),
+                )
+                await asyncio.wait({entry.task})
+                ctx, counted = await maker.reload_async(), None
+                continue
+            async for event in self._act(maker, ctx, decision, turn, instructions):
+                yield event
+            return
+        log.error("the fold gate of %s asked %d times", self.conversation_id, GATE_STEPS)
+
+    async def _act(
+        self,
+        maker: FoldMaker,
+        ctx: ConversationContext,
+        decision: GateDecision,
+        turn: int,
+        instructions: str | None,
+    ) -> AsyncIterator[ChatEvent]:
+        """The actions that end a gate without asking again."""
+        action = decision.action
+        if action == "none":
+            if decision.backoff_held:
+                self.backoff.should_try()  # a turn of the wait has passed
+        elif action == "refuse":
+            log.info("%s: %s", self.conversation_id, decision.reason)
+        elif action == "start_preparing":
+            if self.backoff.should_try():
+                self._start_fold(maker, ctx, turn)
+        elif action == "prune":
+            event = await maker.prune(ctx)
+            if event is not None:
+                yield event
+        elif action in ("fold_inline", "emergency_fold"):
+            async for event in self.fold_inline(
+                maker,
+                ctx,
+                trigger=decision.trigger or "auto",
+                reason=decision.reason,
+                emergency=action == "emergency_fold",
+                instructions=instructions,
+                turn=turn,
+            ):
+                yield event
+        elif action in ("commit_prepared", "wait_then_commit"):
+            raise AssertionError(f"{action} is carried out by the gate's loop")
+        else:
+            assert_never(action)
+
+    def _facts(
+        self,
+        maker: FoldMaker,
+        ctx: ConversationContext,
+        entry: PreparedFold | None,
+        summary: CompactionState | None,
+        counted: CompactionState | None,
+        asked: Asked,
+    ) -> GateFacts:
+        """The facts of the gate that take counting, hashing or the store (in a worker
+        thread: hashing the folded messages of a long view takes ~10 ms per megabyte,
+        twice; the summary is read on the loop that owns its task)."""
+        settings = ctx.settings
+        reclaimable = 0
+        if settings.prune:
+            plan = plan_prune(
+                ctx.window, ctx.state, ctx.counter.count_text, settings, ctx.budget.input_budget
+            )
+            reclaimable = plan.reclaimable_tokens
+        invalid = None
+        idle = None
+        if entry is not None:
+            invalid = why_invalid(entry, ctx, maker.summarizer_model, summary)
+            if summary is not None and entry.kind == "fold":
+                idle = self._idle_seconds()
+        return GateFacts(
+            tokens=ctx.tokens,
+            budget=ctx.budget,
+            settings=settings,
+            mid_tool_loop=asked.mid_tool_loop,
+            reclaimable_prune_tokens=reclaimable,
+            breaker=self.breaker,
+            request=asked.request,
+            prepared="none" if entry is None else entry.status(),
+            prepared_kind="fold" if entry is None else entry.kind,
+            prepared_invalid=invalid,
+            prepared_tokens_after=None if counted is None else counted.tokens_after,
+            pace=self.pace(),
+            idle_seconds=idle,
+            prefix_changed=asked.prefix,
+            may_prepare=self.backoff.allows,
+        )
+
+    def _prefix_changed(self, ctx: ConversationContext) -> PrefixChange | None:
+        """What of the cached prefix differs from the last gate (the reasoning effort;
+        the tools offered: an MCP server's list changed, a server came or went)."""
+        effort_changed = self.effort is not None and self.effort != ctx.reasoning_effort
+        self.effort = ctx.reasoning_effort
+        tools = json.dumps(
+            [[t.name, t.description, t.input_schema] for t in ctx.tools], sort_keys=True
+        )
+        tools_changed = self.tool_print is not None and self.tool_print != tools
+        self.tool_print = tools
+        if effort_changed:
+            return "reasoning effort"
+        return "tools offered" if tools_changed else None
+
+    def _idle_seconds(self) -> float | None:
+        """Seconds since the conversation's last model call (a store read: off the loop)."""
+        last = self.shared.store.last_chat_call_at(self.conversation_id)
+        return None if last is None else (self.shared.clock() - last).total_seconds()
+
+    # --- carrying it out ------------------------------------------------------------
+
+    async def fold_inline(
+        self,
+        maker: FoldMaker,
+        ctx: ConversationContext,
+        *,
+        trigger: Trigger,
+        reason: str,
+        emergency: bool,
+        instructions: str | None,
+        turn: int,
+    ) -> AsyncIterator[ChatEvent]:
+        """A fold written now (the person's Compact comes here directly)."""
+        async for event in maker.fold(
+            ctx,
+            trigger=trigger,
+            reason=reason,
+            emergency=emergency,
+            instructions=instructions,
+            turn=turn,
+            on_committed=self._record_fold,
+        ):
+            yield event
+
+    def _record_fold(self, state: CompactionState) -> None:
+        self.breaker = record_fold(self.breaker, state.tokens_before, state.tokens_after)
+
+    async def _commit_fold(
+        self,
+        maker: FoldMaker,
+        entry: PreparedFold,
+        state: CompactionState,
+        turn: int,
+        reason: str,
+        *,
+        announced: bool,
+    ) -> AsyncIterator[ChatEvent]:
+        if not announced:
+            yield ChatEvent(
+                "compaction.started",
+                CompactionStarted(trigger="auto", reason=reason, prepared=True),
+            )
+        try:
+            state = await maker.writes.run(
+                maker.store.commit_fold,
+                self.conversation_id,
+                state,
+                expected_version=entry.base_version,
+            )
+        except ConcurrentFold:
+            self._drop(entry, "another fold came first")
+            yield ChatEvent(
+                "compaction.failed",
+                CompactionFailed(trigger="auto", reason="Another fold came first."),
+            )
+            return
+        self.prepared = None
+        await maker.writes.run(
+            maker.record_summary_calls, self.conversation_id, entry.usage, entry.turn, state.version
+        )
+        self._record_fold(state)
+        yield compaction_completed(state, turn, prepared=True)
+
+    async def _commit_resummary(
+        self, maker: FoldMaker, entry: PreparedFold, turn: int
+    ) -> AsyncIterator[ChatEvent]:
+        state = entry.summary
+        assert state is not None
+        self.prepared = None  # taken: an idle commit cannot take it too
+        try:
+            events = await maker.commit_resummary(
+                self.conversation_id, state, entry.base_version, turn
+            )
+        except ConcurrentFold:
+            self._drop(entry, "another fold came first")
+            return
+        await self._record_resummary_calls(maker, entry, events)
+        for event in events:
+            yield event
+
+    async def _record_resummary_calls(
+        self, maker: FoldMaker, entry: PreparedFold, events: list[ChatEvent]
+    ) -> None:
+        """Bill a committed re-summary's calls to the version it became."""
+        completed = events[1].body
+        assert isinstance(completed, CompactionCompleted)
+        await maker.writes.run(
+            maker.record_summary_calls,
+            self.conversation_id,
+            entry.usage,
+            entry.turn,
+            completed.version,
+        )
+
+    def _drop(self, entry: PreparedFold, why: str) -> None:
+        """Forget a summary that will not be used; what it cost stays on the bill (the
+        calls are stored in the writer, after every write asked for before)."""
+        if entry.dropped:
+            return
+        entry.dropped = True
+        log.info("dropping the prepared %s of %s: %s", entry.kind, self.conversation_id, why)
+        if self.prepared is entry:
+            self.prepared = None
+        if not entry.task.done() and asyncio.current_task() is not entry.task:
+            entry.task.cancel()
+        calls = entry.usage.calls(entry.turn, None)
+        if calls:
+            stored = self.shared.writes.submit(
+                self.shared.store.record_calls, self.conversation_id, calls
+            )
+            stored.add_done_callback(_log_failure)
+
+    # --- in the background ----------------------------------------------------------
+
+    async def after_turn(self, maker: FoldMaker, ctx: ConversationContext, turn: int) -> None:
+        """Start the background work a turn that ended well calls for, if any."""
+        self.growth.observe(ctx)
+        entry = self.prepared
+        if entry is not None:
+            why = await asyncio.to_thread(
+                why_invalid, entry, ctx, maker.summarizer_model, entry.summary
+            )
+            if why is None:
+                return  # still useful: keep it
+            self._drop(entry, "the conversation changed under it")
+        kind = next_preparation(
+            degraded=ctx.state is not None and ctx.state.degraded,
+            tokens=ctx.tokens,
+            budget=ctx.budget,
+            settings=ctx.settings,
+            breaker=self.breaker,
+            pace=self.pace(),
+        )
+        if kind is None or not self.backoff.should_try():
+            return
+        if kind == "resummary":
+            usage = maker.summary_usage()
+            self._start(maker, ctx, turn, "resummary", usage, maker.compute_resummary(ctx, usage))
+        else:
+            self._start_fold(maker, ctx, turn)
+
+    def _start_fold(self, maker: FoldMaker, ctx: ConversationContext, turn: int) -> None:
+        usage = maker.summary_usage()
+        # The fold lands when the view reaches the threshold, after the tail has grown by
+        # about the distance to it; planning for a target that much lower makes the
+        # committed fold end near the target, as a fold made in line would.
+        growth = max(ctx.settings.threshold - ctx.budget.fraction(ctx.tokens), 0.0)
+        target = max(ctx.settings.target - growth, ctx.settings.target / 2)
+        planned = replace(ctx, settings=ctx.settings.model_copy(update={"target": target}))
+
+        async def prepare() -> CompactionState | None:
+            state = await maker.compute(planned, "auto", "", False, None, usage)
+            # A digest is no better for waiting: the gate makes one itself when it must.
+            return None if state is None or state.degraded else state
+
+        self._start(maker, ctx, turn, "fold", usage, prepare())
+
+    def _start(
+        self,
+        maker: FoldMaker,
+        ctx: ConversationContext,
+        turn: int,
+        kind: PreparedKind,
+        usage: SummaryUsage,
+        work: Coroutine[Any, Any, CompactionState | None],
+    ) -> None:
+        entry = PreparedFold(
+            kind=kind,
+            base_version=ctx.state.version if ctx.state else 0,
+            settings_key=settings_key(ctx, maker.summarizer_model),
+            turn=turn,
+            usage=usage,
+            source=ctx,
+            maker=maker,
+        )
+        entry.task = asyncio.get_running_loop().create_task(self._write(entry, work))
+        self.prepared = entry
+
+    async def _write(
+        self, entry: PreparedFold, work: Coroutine[Any, Any, CompactionState | None]
+    ) -> None:
+        """The background task: the summary written, then handed over (kept ready for a
+        gate, committed at once when a re-summary finds the conversation idle, or
+        dropped when the summarizer gave nothing usable)."""
+        try:
+            entry.summary = await work
+        except Exception:
+            log.exception("background %s failed", entry.kind)
+        if self.prepared is not entry:
+            return
+        if entry.summary is None:
+            self.backoff.failed()
+            self._drop(entry, "the summarizer gave no usable summary")
+            return
+        self.backoff.succeeded()
+        if entry.kind == "fold":
+            self.shared.timed(time.monotonic() - entry.started)
+        elif not self.shared.is_running(self.conversation_id):
+            # A re-summary keeps the fold's boundary, so nothing waits for a gate.
+            self.prepared = None
+            await self._commit_idle_resummary(entry)
+
+    def idle(self) -> None:
+        """A turn ended: a re-summary that became ready meanwhile is committed now."""
+        entry = self.prepared
+        if entry is not None and entry.kind == "resummary" and entry.ready:
+            self.prepared = None  # taken: the next turn's gate cannot take it too
+            self.committing = asyncio.get_running_loop().create_task(
+                self._commit_idle_resummary(entry)
+            )
+
+    async def _commit_idle_resummary(self, entry: PreparedFold) -> None:
+        state = entry.summary
+        assert state is not None
+        try:
+            events = await entry.maker.commit_resummary(
+                self.conversation_id, state, entry.base_version, entry.turn
+            )
+        except ConcurrentFold:
+            self._drop(entry, "another fold came first")
+            return
+        await self._record_resummary_calls(entry.maker, entry, events)
+        self.shared.on_idle_commit(self.conversation_id)
+
+
+def _log_failure(stored: Future[Any]) -> None:
+    if stored.exception() is not None:
+        log.error("a dropped summary's calls could not be stored", exc_info=stored.exception())

@@ -1,0 +1,319 @@
+"""The fold gate's one decision: `decide_gate`, given a summary prepared in the background.
+
+With the defaults (input budget 100k: prune threshold/target 50%, prepare at 70%, soft
+threshold 80%, hard threshold 95%), every row below is the facts before a call and the
+one action the gate must take.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from foldline.core.budget import Budget
+from foldline.core.policy import (
+    DROPPED_OVER_THRESHOLD,
+    PROMPT_CACHE_TTL_SECONDS,
+    BreakerState,
+    GateFacts,
+    Pace,
+    decide,
+    decide_gate,
+    next_preparation,
+)
+from foldline.core.settings import CompactionSettings
+
+BUDGET = Budget(context_window=110_000, max_output_tokens=10_000)  # input budget 100k
+DEFAULTS = CompactionSettings()
+TRIPPED = BreakerState(consecutive_failures=3)
+QUICK = Pace(tokens_per_second=100.0, tokens_per_turn=20_000.0, summary_seconds=1.0)
+"""A pace at which a turn from 76% reaches the 95% hard threshold."""
+
+
+def facts(tokens: int, **kw: object) -> GateFacts:
+    base = GateFacts(
+        tokens=tokens,
+        budget=BUDGET,
+        settings=DEFAULTS,
+        mid_tool_loop=False,
+        reclaimable_prune_tokens=0,
+        breaker=BreakerState(),
+    )
+    return replace(base, **kw)  # type: ignore[arg-type]
+
+
+# (name, facts, action, trigger, drop)
+CASES: list[tuple[str, GateFacts, str, str | None, str | None]] = [
+    ("small view, nothing", facts(30_000), "none", None, None),
+    (
+        "prune to the ceiling",
+        facts(60_000, reclaimable_prune_tokens=40_000),
+        "prune",
+        None,
+        None,
+    ),
+    ("due, nothing prepared: start", facts(85_000), "start_preparing", "auto", None),
+    (
+        "due, nothing prepared, the back-off holds",
+        facts(85_000, may_prepare=False),
+        "none",
+        None,
+        None,
+    ),
+    (
+        "due at the hard threshold, nothing prepared: in line",
+        facts(96_000),
+        "fold_inline",
+        "auto",
+        None,
+    ),
+    (
+        "due, prepared still being written: go ahead",
+        facts(85_000, prepared="preparing"),
+        "none",
+        None,
+        None,
+    ),
+    (
+        "hard but fits, still being written: go ahead",
+        facts(97_000, prepared="preparing"),
+        "none",
+        None,
+        None,
+    ),
+    (
+        "over the budget, still being written: wait",
+        facts(101_000, prepared="preparing"),
+        "wait_then_commit",
+        "auto",
+        None,
+    ),
+    (
+        "due, prepared ready (after not counted yet): commit",
+        facts(85_000, prepared="ready"),
+        "commit_prepared",
+        "auto",
+        None,
+    ),
+    (
+        "due, prepared ready, after under threshold: commit",
+        facts(85_000, prepared="ready", prepared_tokens_after=40_000),
+        "commit_prepared",
+        "auto",
+        None,
+    ),
+    (
+        "due, prepared ready, after over threshold: drop, fold in line",
+        facts(85_000, prepared="ready", prepared_tokens_after=81_000),
+        "fold_inline",
+        "auto",
+        DROPPED_OVER_THRESHOLD,
+    ),
+    (
+        "invalid prepared: dropped, then as if none",
+        facts(85_000, prepared="ready", prepared_invalid="a folded message changed"),
+        "start_preparing",
+        "auto",
+        "a folded message changed",
+    ),
+    (
+        "invalid prepared under the target: dropped, nothing",
+        facts(30_000, prepared="preparing", prepared_invalid="the fold version changed"),
+        "none",
+        None,
+        "the fold version changed",
+    ),
+    (
+        "a ready re-summary first, whatever the size",
+        facts(30_000, prepared="ready", prepared_kind="resummary"),
+        "commit_prepared",
+        None,
+        None,
+    ),
+    (
+        "a re-summary being written: an auto fold goes ahead",
+        facts(85_000, prepared="preparing", prepared_kind="resummary"),
+        "none",
+        None,
+        None,
+    ),
+    (
+        "ready fold, not due, warm cache: waits",
+        facts(75_000, prepared="ready", idle_seconds=10.0),
+        "none",
+        None,
+        None,
+    ),
+    (
+        "ready fold, not due, cold cache: lands early",
+        facts(75_000, prepared="ready", idle_seconds=PROMPT_CACHE_TTL_SECONDS + 1.0),
+        "commit_prepared",
+        "auto",
+        None,
+    ),
+    (
+        "ready fold, not due, tools changed: lands early",
+        facts(75_000, prepared="ready", prefix_changed="tools offered"),
+        "commit_prepared",
+        "auto",
+        None,
+    ),
+    (
+        "ready fold, not due, next turn reaches hard: lands early",
+        facts(76_000, prepared="ready", pace=QUICK),
+        "commit_prepared",
+        "auto",
+        None,
+    ),
+    (
+        "early, but the view after it stays over the threshold: dropped",
+        facts(
+            75_000,
+            prepared="ready",
+            prefix_changed="reasoning effort",
+            prepared_tokens_after=80_000,
+        ),
+        "none",
+        None,
+        DROPPED_OVER_THRESHOLD,
+    ),
+    (
+        "cold cache mid tool loop: no early commit",
+        facts(
+            75_000,
+            prepared="ready",
+            mid_tool_loop=True,
+            idle_seconds=PROMPT_CACHE_TTL_SECONDS + 1.0,
+        ),
+        "none",
+        None,
+        None,
+    ),
+    (
+        "over the soft threshold mid loop: waits for the loop's end",
+        facts(85_000, mid_tool_loop=True),
+        "none",
+        None,
+        None,
+    ),
+    ("overflow: fold in line", facts(60_000, request="overflow"), "fold_inline", "overflow", None),
+    (
+        "overflow with the breaker tripped: digest",
+        facts(60_000, request="overflow", breaker=TRIPPED),
+        "emergency_fold",
+        "overflow",
+        None,
+    ),
+    ("manual: fold in line", facts(10_000, request="manual"), "fold_inline", "manual", None),
+    ("tool request: fold in line", facts(10_000, request="tool"), "fold_inline", "tool", None),
+    (
+        "tool request, breaker tripped: refused",
+        facts(10_000, request="tool", breaker=TRIPPED),
+        "refuse",
+        None,
+        None,
+    ),
+    (
+        "breaker tripped at the hard threshold: digest",
+        facts(96_000, breaker=TRIPPED),
+        "emergency_fold",
+        "auto",
+        None,
+    ),
+    (
+        "breaker tripped under the hard threshold: paused",
+        facts(85_000, breaker=TRIPPED, prepared="ready"),
+        "none",
+        None,
+        None,
+    ),
+    (
+        "automatic folding off: nothing, even with a ready fold",
+        facts(
+            85_000,
+            settings=DEFAULTS.model_copy(update={"auto": False}),
+            prepared="ready",
+            idle_seconds=PROMPT_CACHE_TTL_SECONDS + 1.0,
+        ),
+        "none",
+        None,
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("gate_facts", "action", "trigger", "drop"),
+    [case[1:] for case in CASES],
+    ids=[case[0] for case in CASES],
+)
+def test_the_gate_takes_one_action(
+    gate_facts: GateFacts, action: str, trigger: str | None, drop: str | None
+) -> None:
+    decision = decide_gate(gate_facts)
+    assert (decision.action, decision.trigger, decision.drop) == (action, trigger, drop)
+    assert decision.reason.endswith(".")
+
+
+def test_without_a_prepared_summary_the_gate_is_decide_or_a_preparation() -> None:
+    """With nothing prepared and the back-off clear, the gate's action is `decide`'s,
+    except that an automatic fold under the hard threshold is prepared instead."""
+    for tokens in range(0, 110_001, 2_500):
+        for mid in (False, True):
+            for reclaimable in (0, 20_000):
+                gate_facts = facts(tokens, mid_tool_loop=mid, reclaimable_prune_tokens=reclaimable)
+                inner = decide(
+                    tokens=tokens,
+                    budget=BUDGET,
+                    settings=DEFAULTS,
+                    mid_tool_loop=mid,
+                    reclaimable_prune_tokens=reclaimable,
+                    breaker=BreakerState(),
+                )
+                gate = decide_gate(gate_facts)
+                if inner.action == "fold" and tokens < 95_000:
+                    assert gate.action == "start_preparing"
+                elif inner.action == "fold":
+                    assert gate.action == "fold_inline"
+                else:
+                    assert gate.action == inner.action
+                assert gate.reason.startswith(inner.reason.rstrip("."))
+
+
+def test_the_reasons_name_why_a_ready_fold_lands_early() -> None:
+    cold = decide_gate(facts(75_000, prepared="ready", idle_seconds=400.0))
+    assert "prompt cache expired" in cold.reason
+    tools = decide_gate(facts(75_000, prepared="ready", prefix_changed="tools offered"))
+    assert "tools offered changed" in tools.reason
+    effort = decide_gate(facts(75_000, prepared="ready", prefix_changed="reasoning effort"))
+    assert "reasoning effort changed" in effort.reason
+    urgent = decide_gate(facts(76_000, prepared="ready", pace=QUICK))
+    assert "next turn would reach the hard threshold" in urgent.reason
+    waiting = decide_gate(facts(101_000, prepared="preparing"))
+    assert waiting.reason.endswith("Waiting for the summary being written in the background.")
+
+
+@pytest.mark.parametrize(
+    ("degraded", "tokens", "breaker", "expected"),
+    [
+        (False, 30_000, BreakerState(), None),
+        (False, 72_000, BreakerState(), "fold"),
+        (True, 10_000, BreakerState(), "resummary"),
+        (True, 72_000, BreakerState(), "resummary"),
+        (True, 72_000, TRIPPED, None),
+        (False, 72_000, TRIPPED, None),
+    ],
+)
+def test_what_a_turn_that_ended_well_prepares(
+    degraded: bool, tokens: int, breaker: BreakerState, expected: str | None
+) -> None:
+    kind = next_preparation(
+        degraded=degraded,
+        tokens=tokens,
+        budget=BUDGET,
+        settings=DEFAULTS,
+        breaker=breaker,
+        pace=None,
+    )
+    assert kind == expected
