@@ -21,12 +21,15 @@ from typing import TYPE_CHECKING, Literal
 
 from foldline.core.attachments import attached_files, name_folded_files
 from foldline.core.digest import emergency_fold
+from foldline.core.fold_cost import growth_per_turn, turns_until_next_fold
 from foldline.core.fold_inputs import FoldInputs
 from foldline.core.messages import AttachmentPart, Message, TextPart
 from foldline.core.person_words import words_cap
 from foldline.core.planning import (
     SLACK_TOKENS,
+    FoldPlanner,
     choose_split,
+    kept_tail_tokens,
     pick_split,
     plan_split,
     safe_split_points,
@@ -61,6 +64,9 @@ LAST_REQUEST_QUOTE_TOKENS = 400
 """The last user request is quoted verbatim in the summary up to this many tokens."""
 
 Purpose = Literal["summary", "chunk", "merge"]
+
+ASKED_TRIGGERS: frozenset[Trigger] = frozenset({"manual", "handoff"})
+"""Folds the person asked for: they keep the recent tail the person chose."""
 
 
 @dataclass(frozen=True)
@@ -196,6 +202,8 @@ class _SummaryRun:
         self.summary_max = summary_max
         self.capacity = capacity
         self.calls = 0
+        self.input_tokens = 0
+        """What every call sent (the fold's cost in summarizer input)."""
         self.problem: str | None = None
         self._retry_reserve = counter.count_text(retry_note("x" * 240)) + SLACK_TOKENS
 
@@ -222,10 +230,10 @@ class _SummaryRun:
         for attempt in range(2):
             text = prompt if attempt == 0 else prompt + retry_note(problem or "")
             self.calls += 1
+            request = SummaryRequest(SUMMARY_SYSTEM, text, max_output, purpose, files)
+            self.input_tokens += request_tokens(self.counter, request)
             try:
-                answer = await self.summarize(
-                    SummaryRequest(SUMMARY_SYSTEM, text, max_output, purpose, files)
-                )
+                answer = await self.summarize(request)
             except Exception as error:  # any failure of the injected summarizer
                 problem = f"the summarizer failed ({type(error).__name__}: {error})"[:240]
                 continue
@@ -455,6 +463,9 @@ async def fold(
         summary_tokens=reserved_summary_tokens(inputs.budget, inputs.settings),
         input_budget=input_budget,
         settings=inputs.settings,
+        keep_recent_tokens=kept_tail_tokens(
+            inputs.settings, input_budget, asked=trigger in ASKED_TRIGGERS
+        ),
     )
     if split is None:
         return FoldOutcome(None, 0, None, None)
@@ -496,7 +507,33 @@ async def fold(
     new_state = finish_summary(new_state, planner, inputs, inputs.said(start, folded), state)
     if input_budget is not None and new_state.tokens_after > input_budget:
         return degrade("the folded view would not fit the budget", run.calls)
+    new_state = with_fold_cost(new_state, run.input_tokens, planner, inputs, folded, split)
     return FoldOutcome(new_state, run.calls, None, split)
+
+
+def with_fold_cost(
+    state: CompactionState,
+    summary_input_tokens: int,
+    planner: FoldPlanner,
+    inputs: FoldInputs,
+    folded: Sequence[Message],
+    split: int,
+) -> CompactionState:
+    """`state` with what its summarizer read and the turns its saving lasts: until the
+    view, growing as the folded part grew per turn of the person, is back at the
+    threshold."""
+    turns = 0
+    input_budget = inputs.budget.input_budget
+    if input_budget is not None:
+        folded_tokens = planner.approx_tail_tokens(planner.start) - planner.approx_tail_tokens(
+            split
+        )
+        growth = growth_per_turn(folded_tokens, sum(m.role == "user" for m in folded))
+        threshold = int(inputs.settings.threshold * input_budget)
+        turns = turns_until_next_fold(state.tokens_after, threshold, growth) if growth else 0
+    return state.model_copy(
+        update={"summary_input_tokens": summary_input_tokens, "saving_turns": turns}
+    )
 
 
 def strategy_of(settings: CompactionSettings, run: _SummaryRun) -> Strategy:
@@ -577,7 +614,7 @@ async def resummarize(
     new_state = finish_summary(new_state, planner, inputs, inputs.said(start, folded), previous)
     if soft_limit is not None and new_state.tokens_after >= soft_limit:
         return None
-    return new_state
+    return new_state.model_copy(update={"summary_input_tokens": run.input_tokens})
 
 
 __all__ = [

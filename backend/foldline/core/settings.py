@@ -36,6 +36,12 @@ class CompactionSettings(BaseModel):
     """A fold brings the view down to this fraction, so it does not fold again next turn."""
     keep_recent_tokens: int = Field(8000, ge=0, le=MAX_TOKENS)
     """Tokens of the most recent messages kept verbatim after a fold."""
+    keep_recent_share: float = Field(0.10, ge=0, le=1)
+    """An automatic fold keeps at most this share of the input budget as its recent
+    tail (and at most `keep_recent_tokens`; the last user turn always stays). Everything
+    a fold keeps is written to the prompt cache again by the next request, and on a
+    small window folds come every few turns: there a long tail costs more than the
+    rest of the fold. A fold the person asks for keeps what they ask."""
     strategy: Literal["structured", "narrative"] = "structured"
     person_words_share: float = Field(0.10, ge=0, le=0.5)
     """After a fold, the person's own messages stay in the model's view word for word,
