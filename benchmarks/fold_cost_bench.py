@@ -164,6 +164,26 @@ auto_title = false
     return ChatService(store, lambda: config, sleep=no_sleep)
 
 
+SUMMARY_PROMPT_TOKENS = 500
+"""The instructions a summary asked after the conversation's own prefix would add."""
+
+
+def previous_chat(records: list[RecordedRequest], summary: RecordedRequest) -> RecordedRequest:
+    """The chat request sent last before `summary`."""
+    before = records[: records.index(summary)]
+    return next(r for r in reversed(before) if not r.is_summary)
+
+
+def summary_from_prefix(chat: RecordedRequest, write: float) -> float:
+    """What a summary would bill if it were asked after the conversation's own cached
+    prefix (its system prompt, tools and view, as the last chat request sent them) rather
+    than as a one-off prompt: that prefix read at 0.1, the answer that followed it and
+    the instructions written. An estimate from the measured requests, not a run."""
+    usage = chat.usage
+    assert usage is not None
+    return 0.1 * usage.total_input + write * (usage.output_tokens + SUMMARY_PROMPT_TOKENS)
+
+
 def equivalents(record: RecordedRequest, write: float) -> float:
     usage = record.usage
     assert usage is not None
@@ -209,8 +229,11 @@ async def session(wire: str, scenario: Scenario, compaction: dict[str, str]) -> 
         bad = [(r.status, r.error) for r in server.requests if r.status != 200]
         assert not bad, bad
     chat = [r for r in records if not r.is_summary]
-    summaries = [r for r in records if r.is_summary]
     write = 1.25 if wire == "anthropic" else 1.0
+    in_context = sum(
+        summary_from_prefix(previous_chat(records, r), write) for r in records if r.is_summary
+    )
+    summaries = [r for r in records if r.is_summary]
     chat_billed = sum(equivalents(r, write) for r in chat)
     summary_billed = sum(equivalents(r, write) for r in summaries)
     last = request_text(chat[-1].model_request.messages)  # type: ignore[union-attr]
@@ -227,6 +250,8 @@ async def session(wire: str, scenario: Scenario, compaction: dict[str, str]) -> 
         "billed input (equivalents)": f"{(chat_billed + summary_billed) / 1000:.1f}k",
         "facts in the last request": f"{kept}/{len(FACTS)}",
     }
+    row["summaries from the cached prefix (estimate)"] = f"{in_context / 1000:.1f}k"
+    row["billed input, so (estimate)"] = f"{(chat_billed + in_context) / 1000:.1f}k"
     if wire == "anthropic":
         hour = sum(equivalents(r, 2.0) for r in records)
         row["same, 1-hour lifetime (writes 2×)"] = f"{hour / 1000:.1f}k"

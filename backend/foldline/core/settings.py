@@ -24,11 +24,15 @@ class CompactionSettings(BaseModel):
     """Replace old tool outputs in the view by placeholders before folding."""
     threshold: float = Field(0.80, gt=0, le=1)
     """Soft threshold, a fraction of the input budget: fold between turns above it."""
-    prepare_threshold: float = Field(0.70, gt=0, le=1)
+    prepare_threshold: float = Field(0.75, gt=0, le=1)
     """When a turn ends with the view above this fraction, the next fold's summary is
     written in the background while the person reads, so the fold itself (at
     `threshold`) needs no model call in the person's path. At or above `threshold` it
-    only prepares when a fold is due."""
+    only prepares when a fold is due. Not earlier than needed: the tail that grows
+    between the summary and the fold is cached again with the fold (0.70 cost 13% more
+    billed input than 0.75 on a 16k window; `benchmarks/fold_cost_bench.py`); a
+    conversation that grows faster than its summaries are written prepares earlier
+    anyway (`core.policy.prepare_from`)."""
     hard_threshold: float = Field(0.95, gt=0, le=1)
     """Above this fraction a fold happens even in the middle of a tool loop, and the
     emergency digest is used if no summary can be had."""
