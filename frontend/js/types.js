@@ -565,6 +565,7 @@ export {};
  * @property {number} hardThreshold
  * @property {number} target
  * @property {number} keepRecentTokens
+ * @property {number} keepRecentShare
  * @property {"structured"|"narrative"} strategy
  * @property {number} personWordsShare
  * @property {number} toolResultTokenCap
