@@ -252,7 +252,7 @@ export function renderFoldLine(fold, { current, onUndo, position = fold.version 
   }
   const cost = costLine(fold);
   if (cost) {
-    card.append(h("div", { class: "fold-details fold-cost-line", text: cost }));
+    card.append(h("div", { class: "fold-cost-line", text: cost }));
   }
   // The files the fold took out of the model's view (a pinned message's stay in it).
   if (fold.files?.length) {
