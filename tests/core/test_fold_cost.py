@@ -86,10 +86,12 @@ async def test_the_digest_records_no_summarizer_input() -> None:
 
 def test_the_kept_tail_is_a_share_of_the_budget_unless_the_person_asks() -> None:
     settings = CompactionSettings(keep_recent_tokens=8_000, keep_recent_share=0.10)
-    assert kept_tail_tokens(settings, 12_288, asked=False) == 1_228
-    assert kept_tail_tokens(settings, 192_000, asked=False) == 8_000
-    assert kept_tail_tokens(settings, 12_288, asked=True) == 8_000
-    assert kept_tail_tokens(settings, None, asked=False) == 8_000
+    assert kept_tail_tokens(settings, 12_288, "auto") == 1_228
+    assert kept_tail_tokens(settings, 12_288, "overflow") == 1_228
+    assert kept_tail_tokens(settings, 192_000, "auto") == 8_000
+    assert kept_tail_tokens(settings, 12_288, "manual") == 8_000
+    assert kept_tail_tokens(settings, 12_288, "handoff") == 8_000
+    assert kept_tail_tokens(settings, None, "auto") == 8_000
 
 
 async def test_an_automatic_fold_keeps_a_shorter_tail_than_one_asked_for(

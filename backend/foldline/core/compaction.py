@@ -21,13 +21,12 @@ from typing import TYPE_CHECKING, Literal
 
 from foldline.core.attachments import attached_files, name_folded_files
 from foldline.core.digest import emergency_fold
-from foldline.core.fold_cost import growth_per_turn, turns_until_next_fold
+from foldline.core.fold_cost import with_fold_cost
 from foldline.core.fold_inputs import FoldInputs
 from foldline.core.messages import AttachmentPart, Message, TextPart
 from foldline.core.person_words import words_cap
 from foldline.core.planning import (
     SLACK_TOKENS,
-    FoldPlanner,
     choose_split,
     kept_tail_tokens,
     pick_split,
@@ -64,9 +63,6 @@ LAST_REQUEST_QUOTE_TOKENS = 400
 """The last user request is quoted verbatim in the summary up to this many tokens."""
 
 Purpose = Literal["summary", "chunk", "merge"]
-
-ASKED_TRIGGERS: frozenset[Trigger] = frozenset({"manual", "handoff"})
-"""Folds the person asked for: they keep the recent tail the person chose."""
 
 
 @dataclass(frozen=True)
@@ -202,8 +198,7 @@ class _SummaryRun:
         self.summary_max = summary_max
         self.capacity = capacity
         self.calls = 0
-        self.input_tokens = 0
-        """What every call sent (the fold's cost in summarizer input)."""
+        self.input_tokens = 0  # what every call sent: the fold's summarizer input
         self.problem: str | None = None
         self._retry_reserve = counter.count_text(retry_note("x" * 240)) + SLACK_TOKENS
 
@@ -463,9 +458,7 @@ async def fold(
         summary_tokens=reserved_summary_tokens(inputs.budget, inputs.settings),
         input_budget=input_budget,
         settings=inputs.settings,
-        keep_recent_tokens=kept_tail_tokens(
-            inputs.settings, input_budget, asked=trigger in ASKED_TRIGGERS
-        ),
+        keep_recent_tokens=kept_tail_tokens(inputs.settings, input_budget, trigger),
     )
     if split is None:
         return FoldOutcome(None, 0, None, None)
@@ -509,31 +502,6 @@ async def fold(
         return degrade("the folded view would not fit the budget", run.calls)
     new_state = with_fold_cost(new_state, run.input_tokens, planner, inputs, folded, split)
     return FoldOutcome(new_state, run.calls, None, split)
-
-
-def with_fold_cost(
-    state: CompactionState,
-    summary_input_tokens: int,
-    planner: FoldPlanner,
-    inputs: FoldInputs,
-    folded: Sequence[Message],
-    split: int,
-) -> CompactionState:
-    """`state` with what its summarizer read and the turns its saving lasts: until the
-    view, growing as the folded part grew per turn of the person, is back at the
-    threshold."""
-    turns = 0
-    input_budget = inputs.budget.input_budget
-    if input_budget is not None:
-        folded_tokens = planner.approx_tail_tokens(planner.start) - planner.approx_tail_tokens(
-            split
-        )
-        growth = growth_per_turn(folded_tokens, sum(m.role == "user" for m in folded))
-        threshold = int(inputs.settings.threshold * input_budget)
-        turns = turns_until_next_fold(state.tokens_after, threshold, growth) if growth else 0
-    return state.model_copy(
-        update={"summary_input_tokens": summary_input_tokens, "saving_turns": turns}
-    )
 
 
 def strategy_of(settings: CompactionSettings, run: _SummaryRun) -> Strategy:

@@ -17,7 +17,16 @@ say it without knowing a model's dollar prices.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from foldline.core.state import CompactionState
+
+if TYPE_CHECKING:
+    from foldline.core.fold_inputs import FoldInputs
+    from foldline.core.messages import Message
+    from foldline.core.planning import FoldPlanner
 
 ANTHROPIC_WRITE = 1.25
 """Anthropic's price for writing the 5-minute prompt cache, relative to plain input."""
@@ -91,3 +100,28 @@ def growth_per_turn(folded_tokens: int, folded_turns: int) -> float:
     """The view's growth per turn as the folded part shows it: its tokens over the
     person's messages in it (0 when it holds none)."""
     return folded_tokens / folded_turns if folded_turns > 0 else 0.0
+
+
+def with_fold_cost(
+    state: CompactionState,
+    summary_input_tokens: int,
+    planner: FoldPlanner,
+    inputs: FoldInputs,
+    folded: Sequence[Message],
+    split: int,
+) -> CompactionState:
+    """`state` with what its summarizer read and the turns its saving lasts: until the
+    view, growing as the folded part grew per turn of the person, is back at the
+    threshold."""
+    turns = 0
+    input_budget = inputs.budget.input_budget
+    if input_budget is not None:
+        folded_tokens = planner.approx_tail_tokens(planner.start) - planner.approx_tail_tokens(
+            split
+        )
+        growth = growth_per_turn(folded_tokens, sum(m.role == "user" for m in folded))
+        threshold = int(inputs.settings.threshold * input_budget)
+        turns = turns_until_next_fold(state.tokens_after, threshold, growth) if growth else 0
+    return state.model_copy(
+        update={"summary_input_tokens": summary_input_tokens, "saving_turns": turns}
+    )

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from foldline.core.messages import History, Message, ToolSpec, as_window
 from foldline.core.settings import CompactionSettings
-from foldline.core.state import CompactionState, SummarizedRange
+from foldline.core.state import CompactionState, SummarizedRange, Trigger
 from foldline.core.tokens import TokenCounter
 from foldline.core.view import repair_pairs, summary_to_message, view_message
 
@@ -206,9 +206,16 @@ def _frame_state(degraded: bool) -> CompactionState:
     )
 
 
-def kept_tail_tokens(settings: CompactionSettings, input_budget: int | None, *, asked: bool) -> int:
+ASKED_TRIGGERS: frozenset[Trigger] = frozenset({"manual", "handoff"})
+"""Folds the person asked for: they keep the recent tail the person chose."""
+
+
+def kept_tail_tokens(
+    settings: CompactionSettings, input_budget: int | None, trigger: Trigger
+) -> int:
     """The recent tail a fold keeps verbatim: `keep_recent_tokens`, and for a fold the
-    person did not ask for (`asked`), at most `keep_recent_share` of the input budget.
+    person did not ask for (`ASKED_TRIGGERS`), at most `keep_recent_share` of the input
+    budget.
 
     The kept tail is written to the prompt cache again by the request after the fold
     (everything after the changed summary is a new prefix), once per fold cycle. On a
@@ -216,7 +223,7 @@ def kept_tail_tokens(settings: CompactionSettings, input_budget: int | None, *, 
     fold comes every few turns, an 8,000-token tail would be most of what the fold
     costs (measured in `benchmarks/fold_cost_bench.py`)."""
     keep = settings.keep_recent_tokens
-    if asked or input_budget is None:
+    if trigger in ASKED_TRIGGERS or input_budget is None:
         return keep
     return min(keep, int(settings.keep_recent_share * input_budget))
 
