@@ -103,6 +103,24 @@ export function detailsLine(fold) {
 }
 
 /**
+ * What the fold cost in input and what it saves over the turns after it, e.g. "Cost:
+ * the summary read 6.8k tokens and 5.9k were cached again · Saves 4.2k tokens a request
+ * over the next ~7 turns". Empty when the fold did not record them (a digest, an older fold).
+ * @param {CompactionOut} fold
+ */
+export function costLine(fold) {
+  const cost = fold.foldCost;
+  if (!cost) {
+    return "";
+  }
+  return (
+    `Cost: the summary read ${formatTokens(cost.summaryInputTokens)} tokens and ` +
+    `${formatTokens(cost.rewrittenTokens)} were cached again · Saves ` +
+    `${formatTokens(cost.savedPerTurn)} tokens a request over the next ~${plural(cost.turns, "turn")}`
+  );
+}
+
+/**
  * What the fold's summarizer calls cost (tokens when the model has no price); nothing
  * for a fold without usage (a digest, an older fold, the versions not loaded yet).
  * @param {UsageOut|null|undefined} usage
@@ -231,6 +249,10 @@ export function renderFoldLine(fold, { current, onUndo, position = fold.version 
   const details = detailsLine(fold);
   if (details) {
     card.append(h("div", { class: "fold-details", text: details }));
+  }
+  const cost = costLine(fold);
+  if (cost) {
+    card.append(h("div", { class: "fold-cost-line", text: cost }));
   }
   // The files the fold took out of the model's view (a pinned message's stay in it).
   if (fold.files?.length) {

@@ -33,6 +33,17 @@ export {};
  */
 
 /**
+ * What a fold cost in billed input and what it saves over the turns after it (`core.fold_cost.fold_cost`); `cost` and `saving` are input-token equivalents at Anthropic's 5-minute cache prices (writes 1.25, reads 0.1).
+ * @typedef {Object} FoldCostOut
+ * @property {number} summaryInputTokens What the summarizer read (plain input).
+ * @property {number} rewrittenTokens The view after the fold, written to the prompt cache again by the next request.
+ * @property {number} savedPerTurn How much smaller each request is after the fold.
+ * @property {number} turns The turns until the next fold, at the pace the folded part grew.
+ * @property {number} cost
+ * @property {number} saving
+ */
+
+/**
  * One fold version (the engine's `CompactionState`).
  * @typedef {Object} CompactionOut
  * @property {number} version
@@ -50,6 +61,7 @@ export {};
  * @property {number} detailsTotal
  * @property {number} detailsKept How many of `details_total` the summary contained by itself ...
  * @property {number} detailsAppended ... and how many more the person's own words kept after the summary hold (folds made before those words were kept: appended under "From the person, verbatim").
+ * @property {FoldCostOut|null} foldCost None for the digest and for folds stored before it was recorded.
  */
 
 /**
@@ -82,6 +94,7 @@ export {};
  * @property {number} detailsTotal
  * @property {number} detailsKept How many of `details_total` the summary contained by itself ...
  * @property {number} detailsAppended ... and how many more the person's own words kept after the summary hold (folds made before those words were kept: appended under "From the person, verbatim").
+ * @property {FoldCostOut|null} foldCost None for the digest and for folds stored before it was recorded.
  * @property {UsageOut|null} usage What this fold's summarizer calls used and cost; null for a fold without any (the emergency digest, a fold made before usage was stored).
  * @property {boolean} isCurrent
  * @property {number} parentVersion The version that was current when this one was committed (0 = none): following it from the current version gives the stack of folds in effect, skipping versions that were undone and then replaced by another fold.
@@ -552,6 +565,7 @@ export {};
  * @property {number} hardThreshold
  * @property {number} target
  * @property {number} keepRecentTokens
+ * @property {number} keepRecentShare
  * @property {"structured"|"narrative"} strategy
  * @property {number} personWordsShare
  * @property {number} toolResultTokenCap

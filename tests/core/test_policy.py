@@ -414,10 +414,10 @@ def test_background_preparation_cold_cache_and_hard_threshold_helpers() -> None:
 
 
 def test_a_fold_is_prepared_early_enough_for_the_pace() -> None:
-    # No pace known yet, or a slow one: from `prepare_threshold` (70% of 100k).
-    assert prepare_from(BUDGET, DEFAULTS) == 70_000
+    # No pace known yet, or a slow one: from `prepare_threshold` (75% of 100k).
+    assert prepare_from(BUDGET, DEFAULTS) == 75_000
     slow = Pace(tokens_per_second=50, tokens_per_turn=2_000, summary_seconds=30)
-    assert prepare_from(BUDGET, DEFAULTS, slow) == 70_000
+    assert prepare_from(BUDGET, DEFAULTS, slow) == 75_000
     # 500 tokens a second and 20 s summaries: 10k grow while one is written, so it
     # starts 12.5k (with the margin) before the 80% threshold.
     fast = Pace(tokens_per_second=500, tokens_per_turn=2_000, summary_seconds=20)

@@ -38,6 +38,10 @@ def test_a_fold_that_keeps_nothing_still_shows_the_persons_words(ui):
     # words hold the rest.
     kept, added = fold["detailsKept"], fold["detailsAppended"]
     assert (kept, added, fold["detailsTotal"]) == (1, 3, 4)
+    # What the fold cost and what it saves, on its line.
+    cost = fold["foldCost"]
+    assert cost["summaryInputTokens"] > 0 and cost["rewrittenTokens"] == fold["tokensAfter"]
+    assert cost["savedPerTurn"] == fold["tokensBefore"] - fold["tokensAfter"]
 
     ui.open(f"&conversation={conversation_id}")
     page = ui.page
@@ -46,6 +50,12 @@ def test_a_fold_that_keeps_nothing_still_shows_the_persons_words(ui):
     details = page.locator(".fold-line.current .fold-details")
     expect(details).to_have_text(
         "The summary kept 1 of 4 of your details; 3 more in your own words"
+    )
+    expect(page.locator(".fold-line.current .fold-cost-line")).to_contain_text(
+        re.compile(
+            r"^Cost: the summary read \S+ tokens and \S+ were cached again · Saves \S+ "
+            r"tokens a request over the next ~\d+ turns?$"
+        )
     )
 
     page.locator("#model-view-button").click()

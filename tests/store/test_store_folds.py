@@ -27,6 +27,14 @@ def test_commit_makes_the_fold_current_and_keeps_every_field(
     assert (record.state, record.is_current, record.parent_version) == (state, True, 0)
 
 
+def test_a_folds_cost_is_stored_with_it(store: Store, conversation_id: str) -> None:
+    state = fold_state(1, 8).model_copy(update={"summary_input_tokens": 6_812, "saving_turns": 7})
+    assert store.commit_fold(conversation_id, state, expected_version=0) == state
+    stored = store.current_compaction(conversation_id)
+    assert stored is not None
+    assert (stored.summary_input_tokens, stored.saving_turns) == (6_812, 7)
+
+
 def test_folds_stack_and_every_version_is_kept(store: Store, conversation_id: str) -> None:
     first = fold_state(1, 8)
     second = fold_state(2, 16, previous_start=8, degraded=True)

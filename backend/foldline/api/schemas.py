@@ -8,6 +8,7 @@ API changing by accident. Conversion from records lives next to the schemas
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -18,6 +19,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from foldline.core.fold_cost import fold_cost
 from foldline.core.settings import MAX_TOKENS, check_conversation_settings
 from foldline.core.state import CompactionState
 
@@ -80,6 +82,37 @@ class SummarizedRangeOut(ApiModel):
     message_count: int
 
 
+class FoldCostOut(ApiModel):
+    """What a fold cost in billed input and what it saves over the turns after it
+    (`core.fold_cost.fold_cost`); `cost` and `saving` are input-token equivalents at
+    Anthropic's 5-minute cache prices (writes 1.25, reads 0.1)."""
+
+    summary_input_tokens: int
+    """What the summarizer read (plain input)."""
+    rewritten_tokens: int
+    """The view after the fold, written to the prompt cache again by the next request."""
+    saved_per_turn: int
+    """How much smaller each request is after the fold."""
+    turns: int
+    """The turns until the next fold, at the pace the folded part grew."""
+    cost: float
+    saving: float
+
+    @classmethod
+    def of(cls, state: CompactionState) -> FoldCostOut | None:
+        """The fold's cost and saving; None when they were not recorded (a digest, a
+        fold stored before they were)."""
+        if state.summary_input_tokens <= 0 or state.saving_turns <= 0:
+            return None
+        cost = fold_cost(
+            tokens_before=state.tokens_before,
+            tokens_after=state.tokens_after,
+            summary_input_tokens=state.summary_input_tokens,
+            turns=state.saving_turns,
+        )
+        return cls.model_validate(dataclasses.asdict(cost))
+
+
 class CompactionOut(ApiModel):
     """One fold version (the engine's `CompactionState`)."""
 
@@ -102,10 +135,12 @@ class CompactionOut(ApiModel):
     details_appended: int = 0
     """... and how many more the person's own words kept after the summary hold (folds
     made before those words were kept: appended under "From the person, verbatim")."""
+    fold_cost: FoldCostOut | None = None
+    """None for the digest and for folds stored before it was recorded."""
 
     @classmethod
     def from_state(cls, state: CompactionState) -> CompactionOut:
-        return cls.model_validate(state.model_dump())
+        return cls.model_validate(state.model_dump() | {"fold_cost": FoldCostOut.of(state)})
 
 
 class UsageOut(ApiModel):

@@ -21,12 +21,14 @@ from typing import TYPE_CHECKING, Literal
 
 from foldline.core.attachments import attached_files, name_folded_files
 from foldline.core.digest import emergency_fold
+from foldline.core.fold_cost import with_fold_cost
 from foldline.core.fold_inputs import FoldInputs
 from foldline.core.messages import AttachmentPart, Message, TextPart
 from foldline.core.person_words import words_cap
 from foldline.core.planning import (
     SLACK_TOKENS,
     choose_split,
+    kept_tail_tokens,
     pick_split,
     plan_split,
     safe_split_points,
@@ -197,6 +199,7 @@ class _SummaryRun:
         self.summary_max = summary_max
         self.capacity = capacity
         self.calls = 0
+        self.input_tokens = 0  # what every call sent: the fold's summarizer input
         self.problem: str | None = None
         self._retry_reserve = counter.count_text(retry_note("x" * 240)) + SLACK_TOKENS
 
@@ -223,10 +226,10 @@ class _SummaryRun:
         for attempt in range(2):
             text = prompt if attempt == 0 else prompt + retry_note(problem or "")
             self.calls += 1
+            request = SummaryRequest(SUMMARY_SYSTEM, text, max_output, purpose, files)
+            self.input_tokens += request_tokens(self.counter, request)
             try:
-                answer = await self.summarize(
-                    SummaryRequest(SUMMARY_SYSTEM, text, max_output, purpose, files)
-                )
+                answer = await self.summarize(request)
             except Exception as error:  # any failure of the injected summarizer
                 problem = f"the summarizer failed ({type(error).__name__}: {error})"[:240]
                 continue
@@ -456,6 +459,7 @@ async def fold(
         summary_tokens=reserved_summary_tokens(inputs.budget, inputs.settings),
         input_budget=input_budget,
         settings=inputs.settings,
+        keep_recent_tokens=kept_tail_tokens(inputs.settings, input_budget, trigger),
     )
     if split is None:
         return FoldOutcome(None, 0, None, None)
@@ -497,6 +501,7 @@ async def fold(
     new_state = finish_summary(new_state, planner, inputs, inputs.said(start, folded), state)
     if input_budget is not None and new_state.tokens_after > input_budget:
         return degrade("the folded view would not fit the budget", run.calls)
+    new_state = with_fold_cost(new_state, run.input_tokens, planner, inputs, folded, split)
     return FoldOutcome(new_state, run.calls, None, split)
 
 
@@ -578,7 +583,7 @@ async def resummarize(
     new_state = finish_summary(new_state, planner, inputs, inputs.said(start, folded), previous)
     if soft_limit is not None and new_state.tokens_after >= soft_limit:
         return None
-    return new_state
+    return new_state.model_copy(update={"summary_input_tokens": run.input_tokens})
 
 
 __all__ = [

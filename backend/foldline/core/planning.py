@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from foldline.core.messages import History, Message, ToolSpec, as_window
 from foldline.core.settings import CompactionSettings
-from foldline.core.state import CompactionState, SummarizedRange
+from foldline.core.state import CompactionState, SummarizedRange, Trigger
 from foldline.core.tokens import TokenCounter
 from foldline.core.view import repair_pairs, summary_to_message, view_message
 
@@ -206,14 +206,38 @@ def _frame_state(degraded: bool) -> CompactionState:
     )
 
 
+ASKED_TRIGGERS: frozenset[Trigger] = frozenset({"manual", "handoff"})
+"""Folds the person asked for: they keep the recent tail the person chose."""
+
+
+def kept_tail_tokens(
+    settings: CompactionSettings, input_budget: int | None, trigger: Trigger
+) -> int:
+    """The recent tail a fold keeps verbatim: `keep_recent_tokens`, and for a fold the
+    person did not ask for (`ASKED_TRIGGERS`), at most `keep_recent_share` of the input
+    budget.
+
+    The kept tail is written to the prompt cache again by the request after the fold
+    (everything after the changed summary is a new prefix), once per fold cycle. On a
+    200k window that is a few percent of what the cycle reads; on a 16k window, where a
+    fold comes every few turns, an 8,000-token tail would be most of what the fold
+    costs (measured in `benchmarks/fold_cost_bench.py`)."""
+    keep = settings.keep_recent_tokens
+    if trigger in ASKED_TRIGGERS or input_budget is None:
+        return keep
+    return min(keep, int(settings.keep_recent_share * input_budget))
+
+
 def plan_split(
     planner: FoldPlanner,
     *,
     summary_tokens: int,
     input_budget: int | None,
     settings: CompactionSettings,
+    keep_recent_tokens: int | None = None,
 ) -> int | None:
-    """The split of a fold whose summary takes at most `summary_tokens`.
+    """The split of a fold whose summary takes at most `summary_tokens`, keeping a
+    recent tail of `keep_recent_tokens` (default: the settings').
 
     In order of preference, the first that exists:
     1. keeping the last user turn, a view at or under the target (`choose_split`);
@@ -234,7 +258,7 @@ def plan_split(
     else:
         before = [p for p in points if p <= last_user]
         inside = [p for p in points if last_user < p < end]
-    keep = settings.keep_recent_tokens
+    keep = settings.keep_recent_tokens if keep_recent_tokens is None else keep_recent_tokens
     if input_budget is None:
         for candidates in (before, inside):
             chosen = pick_split(candidates, planner.approx_tail_tokens, keep, None)

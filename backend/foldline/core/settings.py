@@ -24,11 +24,15 @@ class CompactionSettings(BaseModel):
     """Replace old tool outputs in the view by placeholders before folding."""
     threshold: float = Field(default=0.80, gt=0, le=1)
     """Soft threshold, a fraction of the input budget: fold between turns above it."""
-    prepare_threshold: float = Field(default=0.70, gt=0, le=1)
+    prepare_threshold: float = Field(default=0.75, gt=0, le=1)
     """When a turn ends with the view above this fraction, the next fold's summary is
     written in the background while the person reads, so the fold itself (at
     `threshold`) needs no model call in the person's path. At or above `threshold` it
-    only prepares when a fold is due."""
+    only prepares when a fold is due. Not earlier than needed: the tail that grows
+    between the summary and the fold is cached again with the fold (0.70 cost 13% more
+    billed input than 0.75 on a 16k window; `benchmarks/fold_cost_bench.py`); a
+    conversation that grows faster than its summaries are written prepares earlier
+    anyway (`core.policy.prepare_from`)."""
     hard_threshold: float = Field(default=0.95, gt=0, le=1)
     """Above this fraction a fold happens even in the middle of a tool loop, and the
     emergency digest is used if no summary can be had."""
@@ -36,6 +40,12 @@ class CompactionSettings(BaseModel):
     """A fold brings the view down to this fraction, so it does not fold again next turn."""
     keep_recent_tokens: int = Field(default=8000, ge=0, le=MAX_TOKENS)
     """Tokens of the most recent messages kept verbatim after a fold."""
+    keep_recent_share: float = Field(default=0.10, ge=0, le=1)
+    """An automatic fold keeps at most this share of the input budget as its recent
+    tail (and at most `keep_recent_tokens`; the last user turn always stays). Everything
+    a fold keeps is written to the prompt cache again by the next request, and on a
+    small window folds come every few turns: there a long tail costs more than the
+    rest of the fold. A fold the person asks for keeps what they ask."""
     strategy: Literal["structured", "narrative"] = "structured"
     person_words_share: float = Field(default=0.10, ge=0, le=0.5)
     """After a fold, the person's own messages stay in the model's view word for word,

@@ -72,3 +72,10 @@ class CompactionState(BaseModel):
     details_appended: int = 0
     """How many more the person's own words after the summary hold; the rest
     (`details_total - details_kept - details_appended`) were condensed away for space."""
+    summary_input_tokens: int = 0
+    """What the summarizer read for this fold (every call, counted): plain input, never
+    cached. 0 for the digest, and for folds stored before it was recorded."""
+    saving_turns: int = 0
+    """The turns the view takes to grow back to the threshold after this fold, at the
+    pace the folded part grew (`fold_cost.turns_until_next_fold`): what the fold's
+    saving is counted over. 0 when unknown."""

@@ -393,6 +393,15 @@ def m016_estimated_calls(db: Database) -> None:
     db.table("model_calls").add_column("estimated", int, not_null_default=0)
 
 
+@migrations(name="m021_fold_cost")
+def m021_fold_cost(db: Database) -> None:
+    # What a fold cost and what it saves: the summarizer's input tokens (billed as plain
+    # input) and the turns its smaller view lasts. Folds stored before it have 0 for
+    # both, which the fold line reads as "not recorded".
+    db["compactions"].add_column("summary_input_tokens", int, not_null_default=0)
+    db["compactions"].add_column("saving_turns", int, not_null_default=0)
+
+
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations.pending(Database(memory=True)))
 """The migration names in order: everything an empty database has pending (`pending` is
 read-only, and its list is the registration order)."""

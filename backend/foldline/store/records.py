@@ -313,7 +313,8 @@ COMPACTION_COLUMNS = (
     "k.version, k.compacted_at, k.summary_message, k.api_start_index, k.from_index, "
     "k.to_index, k.message_count, k.strategy, k.trigger, k.tokens_before, k.tokens_after, "
     "k.model, k.degraded, k.parent_version, k.carried_details, k.details_total, "
-    "k.details_kept, k.details_appended, k.last_message_id, k.person_words"
+    "k.details_kept, k.details_appended, k.last_message_id, k.person_words, "
+    "k.summary_input_tokens, k.saving_turns"
 )
 
 
@@ -376,6 +377,8 @@ def compaction_from_row(row: sqlite3.Row | tuple[Any, ...]) -> CompactionState:
         details_kept=row[16],
         details_appended=row[17],
         person_words=SAID_WORDS_ADAPTER.validate_json(row[19]),
+        summary_input_tokens=row[20],
+        saving_turns=row[21],
     )
 
 
@@ -409,6 +412,8 @@ def compaction_values(
         state.details_appended,
         last_message_id,
         SAID_WORDS_ADAPTER.dump_json(state.person_words).decode(),
+        state.summary_input_tokens,
+        state.saving_turns,
     )
 
 
@@ -416,8 +421,9 @@ COMPACTION_INSERT = (
     "INSERT INTO compactions (conversation_id, version, parent_version, compacted_at, "
     "summary_message, api_start_index, from_index, to_index, message_count, strategy, "
     "trigger, tokens_before, tokens_after, model, degraded, carried_details, details_total, "
-    "details_kept, details_appended, last_message_id, person_words) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "details_kept, details_appended, last_message_id, person_words, summary_input_tokens, "
+    "saving_turns) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 

@@ -113,6 +113,10 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "condensed), condensed}.",
         "last_message_id": "The last message the fold summarized (seq = api_start_index - 1; "
         "NULL when it folded none): the fold applies to the paths through it.",
+        "summary_input_tokens": "Input tokens the summarizer read for this fold, every call "
+        "counted (plain input, never cached); 0 for the digest and for older folds.",
+        "saving_turns": "Turns the view takes to grow back to the threshold after this fold, "
+        "at the pace the folded part grew: what its saving is counted over; 0 when unknown.",
     },
     "lanes": {
         "lane": "The lane's id: the `pk` of its first message. A message continues its "

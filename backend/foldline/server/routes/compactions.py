@@ -14,6 +14,7 @@ from foldline.api.schemas import (
     CompactionOut,
     CompactionVersionOut,
     CompactRequest,
+    FoldCostOut,
     UndoResult,
 )
 from foldline.api.schemas_context import CompactionPreview
@@ -38,6 +39,7 @@ def list_compactions(conversation_id: str, store: StoreDep) -> CompactionList:
         CompactionVersionOut.model_validate(
             record.state.model_dump()
             | {
+                "fold_cost": FoldCostOut.of(record.state),
                 "is_current": record.is_current,
                 "parent_version": record.parent_version,
                 "usage": vars(costs[record.state.version])

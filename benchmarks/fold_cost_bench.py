@@ -1,0 +1,307 @@
+"""What a long conversation bills in input, folds included, on both wires.
+
+    .venv/bin/python benchmarks/fold_cost_bench.py                 # both scenarios, both wires
+    .venv/bin/python benchmarks/fold_cost_bench.py --scenario 16k --wire anthropic
+    .venv/bin/python benchmarks/fold_cost_bench.py --set target=0.35 --set threshold=0.9
+
+Runs Foldline's chat service and real providers (the real `anthropic` and `openai` SDKs)
+against `foldline.testing.FakeProviderServer`, whose prompt cache bills like the
+providers' (Anthropic: only marked prefixes, 1,024-token minimum, 20-block look-back;
+OpenAI: the longest seen prefix in 128-token steps; both a 5-minute lifetime).
+
+The scenarios: 40 turns; the person states three facts in the first three turns and
+then writes ~110-token messages; the model answers ~350 tokens (16k window) or ~1,400
+tokens (64k window); the model's maximum output is 8,192 tokens, so the input budget is
+12,288 tokens on 16k and 57,344 on 64k. The summarizer is the conversation's model and
+as fast as it (the bench waits for a background summary before the next turn), and
+writes a summary of realistic size (see `sized_summary`). No pauses: the cache never
+expires.
+
+Billed input is counted in input-token equivalents at cache prices, every call
+included (chat and summaries): Anthropic bills plain input at 1, cache writes at 1.25 (the
+5-minute lifetime) and cache reads at 0.1; OpenAI bills plain input at 1 and cached input
+at 0.1. The "1-hour lifetime" line prices the same Anthropic calls with writes at 2 (what
+`"ttl": "1h"` costs): with no pause longer than 5 minutes it reads nothing more.
+After the run, the final request is checked for the three facts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import platform
+import sys
+import tempfile
+import time
+import types
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "chat"))
+
+
+class VirtualClock:
+    """The background folds' clock (their pace: how fast the view grows per second, how
+    long a summary takes), advanced by the bench instead of waited for."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+CLOCK = VirtualClock()
+# `chat/background.py` reads `time.monotonic` at import (a dataclass default) and at call
+# time: both become the virtual clock there, and only there.
+_real_monotonic = time.monotonic
+time.monotonic = CLOCK.monotonic
+import foldline.chat.background  # noqa: E402
+
+time.monotonic = _real_monotonic
+foldline.chat.background.time = types.SimpleNamespace(monotonic=CLOCK.monotonic)  # type: ignore[attr-defined]
+
+from fake_sessions import filler  # noqa: E402
+
+from foldline.chat.service import ChatService  # noqa: E402
+from foldline.config import parse_config  # noqa: E402
+from foldline.providers.base import ModelRequest  # noqa: E402
+from foldline.store import Store  # noqa: E402
+from foldline.testing import (  # noqa: E402
+    SUMMARY_HEADINGS,
+    FakeProviderServer,
+    FakeTokenizer,
+    ModelLimits,
+    RecordedRequest,
+    Reply,
+    ScriptedModel,
+    request_text,
+)
+
+MODEL = {"anthropic": "claude-fake-fold-cost", "openai": "gpt-fake-fold-cost"}
+FACTS = (
+    "The launch code is PINEAPPLE-42.",
+    "The staging box is 10.4.2.17, keep it out of the public DNS.",
+    "Never deploy on a Friday; Lars Raman signs every release.",
+)
+TURNS = 40
+PAUSE_SECONDS = 30.0
+"""The person reads the answer and writes the next message."""
+TOKENS_PER_SECOND = 60.0
+"""The model's (and so the summarizer's) writing speed."""
+VERBOSE = False
+MAX_OUTPUT = 8192
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    window: int
+    answer_words: int
+    """Words of filler in an answer: ~1.33 tokens a word in the fake tokenizer."""
+
+    @property
+    def answer_seconds(self) -> float:
+        return self.answer_words * 1.33 / TOKENS_PER_SECOND
+
+
+SCENARIOS = {
+    "16k": Scenario("16k window, ~350-token answers", 16_384, 262),
+    "64k": Scenario("64k window, ~1,400-token answers", 65_536, 1_050),
+}
+TOKENIZER = FakeTokenizer()
+
+
+def sized_summary(request: ModelRequest) -> Reply:
+    """A structured summary of realistic size: 300 tokens plus a tenth of what it read,
+    within the request's `max_output_tokens`; every line of the input stating one of the
+    facts is carried into it (a faithful summarizer)."""
+    source = request_text(request.messages)
+    read = TOKENIZER.count_text(source)
+    size = min(request.max_output_tokens, 300 + read // 10)
+    facts = sorted({line.strip() for line in source.splitlines() if any(f in line for f in FACTS)})
+    body = {heading: "- (none recorded)" for heading in SUMMARY_HEADINGS}
+    body["Constraints & Requirements"] = "\n".join(f"- {f}" for f in facts) or "- none"
+    text = "\n\n".join(f"## {h}\n{b}" for h, b in body.items())
+    narrative = filler(read, max(size - TOKENIZER.count_text(text), 8) * 3 // 4)
+    return Reply(text=f"{text}\n\n{narrative}")
+
+
+def make_service(
+    server: FakeProviderServer, store: Store, window: int, **compaction: str
+) -> ChatService:
+    extra = "".join(f"{key} = {value}\n" for key, value in compaction.items())
+    config = parse_config(
+        f"""
+[providers.fake-anthropic]
+kind = "anthropic"
+base_url = "{server.anthropic_url}"
+api_key = "k"
+
+[providers.fake-openai]
+kind = "openai"
+base_url = "{server.openai_url}"
+api_key = "k"
+
+[models."{MODEL["anthropic"]}"]
+provider = "fake-anthropic"
+context_window = {window}
+max_output_tokens = {MAX_OUTPUT}
+
+[models."{MODEL["openai"]}"]
+provider = "fake-openai"
+context_window = {window}
+max_output_tokens = {MAX_OUTPUT}
+
+[compaction]
+auto_title = false
+{extra}"""
+    )
+
+    async def no_sleep(_seconds: float) -> None:
+        return None
+
+    return ChatService(store, lambda: config, sleep=no_sleep)
+
+
+SUMMARY_PROMPT_TOKENS = 500
+"""The instructions a summary asked after the conversation's own prefix would add."""
+
+
+def previous_chat(records: list[RecordedRequest], summary: RecordedRequest) -> RecordedRequest:
+    """The chat request sent last before `summary`."""
+    before = records[: records.index(summary)]
+    return next(r for r in reversed(before) if not r.is_summary)
+
+
+def summary_from_prefix(chat: RecordedRequest, write: float) -> float:
+    """What a summary would bill if it were asked after the conversation's own cached
+    prefix (its system prompt, tools and view, as the last chat request sent them) rather
+    than as a one-off prompt: that prefix read at 0.1, the answer that followed it and
+    the instructions written. An estimate from the measured requests, not a run."""
+    usage = chat.usage
+    assert usage is not None
+    return 0.1 * usage.total_input + write * (usage.output_tokens + SUMMARY_PROMPT_TOKENS)
+
+
+def equivalents(record: RecordedRequest, write: float) -> float:
+    usage = record.usage
+    assert usage is not None
+    plain = usage.total_input - usage.cache_read_tokens - usage.cache_creation_tokens
+    return plain + write * usage.cache_creation_tokens + 0.1 * usage.cache_read_tokens
+
+
+async def session(wire: str, scenario: Scenario, compaction: dict[str, str]) -> dict[str, str]:
+    limits = ModelLimits(context_window=scenario.window, max_output_tokens=MAX_OUTPUT)
+    model = ScriptedModel(
+        when_empty=lambda request: Reply(text="Noted. " + filler(7, scenario.answer_words)),
+        summaries=sized_summary,
+    )
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FakeProviderServer(model, models={MODEL[wire]: limits}, api_key="k") as server,
+    ):
+        store = Store(Path(tmp) / "db.sqlite")
+        service = make_service(server, store, scenario.window, **compaction)
+        conversation = store.create_conversation(model=MODEL[wire])
+        folds = 0
+        shapes: list[str] = []
+        clock = CLOCK
+        for turn in range(TURNS):
+            clock.now += scenario.answer_seconds  # the answer streams
+            text = f"Turn {turn}. " + (FACTS[turn] + " " if turn < len(FACTS) else "")
+            text += filler(turn, 80)
+            async for event in service.start_turn(conversation.id, text).events():
+                if event.name == "compaction.completed":
+                    folds += 1
+                    shapes.append(
+                        f"t{turn}:{event.data['tokensBefore']}->{event.data['tokensAfter']}"
+                    )
+                assert event.name != "error", event.data
+            # A summary started after the turn takes as long as an answer; the person
+            # then pauses.
+            clock.now += scenario.answer_seconds
+            await service.background.wait(conversation.id)
+            clock.now += PAUSE_SECONDS
+        await service.shutdown()
+        store.close()
+        records = [r for r in server.requests if r.status == 200 and r.usage is not None]
+        bad = [(r.status, r.error) for r in server.requests if r.status != 200]
+        assert not bad, bad
+    chat = [r for r in records if not r.is_summary]
+    write = 1.25 if wire == "anthropic" else 1.0
+    in_context = sum(
+        summary_from_prefix(previous_chat(records, r), write) for r in records if r.is_summary
+    )
+    summaries = [r for r in records if r.is_summary]
+    chat_billed = sum(equivalents(r, write) for r in chat)
+    summary_billed = sum(equivalents(r, write) for r in summaries)
+    last = request_text(chat[-1].model_request.messages)  # type: ignore[union-attr]
+    kept = sum(fact in last for fact in FACTS)
+    chat_input = sum(r.usage.total_input for r in chat)  # type: ignore[union-attr]
+    row = {
+        "folds": str(folds),
+        "summarizer calls": str(len(summaries)),
+        "chat input tokens": f"{chat_input:,}",
+        "read from cache": f"{sum(r.usage.cache_read_tokens for r in chat) / chat_input:.0%}",
+        "written to cache": f"{sum(r.usage.cache_creation_tokens for r in chat):,}",
+        "billed, chat": f"{chat_billed / 1000:.1f}k",
+        "billed, summaries": f"{summary_billed / 1000:.1f}k",
+        "billed input (equivalents)": f"{(chat_billed + summary_billed) / 1000:.1f}k",
+        "facts in the last request": f"{kept}/{len(FACTS)}",
+    }
+    row["summaries from the cached prefix (estimate)"] = f"{in_context / 1000:.1f}k"
+    row["billed input, so (estimate)"] = f"{(chat_billed + in_context) / 1000:.1f}k"
+    if wire == "anthropic":
+        hour = sum(equivalents(r, 2.0) for r in records)
+        row["same, 1-hour lifetime (writes 2×)"] = f"{hour / 1000:.1f}k"
+    else:
+        row["same, 1-hour lifetime (writes 2×)"] = "—"
+    if VERBOSE:
+        print(wire, scenario.name, " ".join(shapes), file=sys.stderr)
+        for r in chat:
+            first = r.model_request.messages[0].text  # type: ignore[union-attr]
+            if first.startswith("[Conversation summary"):
+                summary, _, rest = first.partition("</summary>")
+                words = rest.partition("</person-words>")[0]
+                print(
+                    f"  request {r.usage.total_input}: summary {TOKENIZER.count_text(summary)}, "
+                    f"words {TOKENIZER.count_text(words)}, "
+                    f"read {r.usage.cache_read_tokens} written {r.usage.cache_creation_tokens}",
+                    file=sys.stderr,
+                )
+    return row
+
+
+def table(rows: dict[str, dict[str, str]]) -> str:
+    columns = list(rows)
+    keys = list(next(iter(rows.values())))
+    lines = ["| metric | " + " | ".join(columns) + " |", "|---|" + "---:|" * len(columns)]
+    for key in keys:
+        lines.append(f"| {key} | " + " | ".join(rows[c][key] for c in columns) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenario", choices=[*SCENARIOS, "all"], default="all")
+    parser.add_argument("--wire", choices=[*MODEL, "all"], default="all")
+    parser.add_argument(
+        "--set", action="append", default=[], help="a [compaction] knob, e.g. target=0.35"
+    )
+    parser.add_argument("--verbose", action="store_true", help="each fold's before and after")
+    args = parser.parse_args(argv)
+    global VERBOSE
+    VERBOSE = args.verbose
+    compaction = dict(item.split("=", 1) for item in args.set)
+    settings = compaction or "defaults"
+    print(f"machine: {platform.machine()}, Python {platform.python_version()}; {settings}")
+    rows = {}
+    for key in SCENARIOS if args.scenario == "all" else (args.scenario,):
+        for wire in MODEL if args.wire == "all" else (args.wire,):
+            rows[f"{wire}, {key}"] = asyncio.run(session(wire, SCENARIOS[key], compaction))
+    print("\n" + table(rows))
+
+
+if __name__ == "__main__":
+    main()
