@@ -298,11 +298,11 @@ def test_the_reasons_name_why_a_ready_fold_lands_early() -> None:
     ("degraded", "tokens", "breaker", "expected"),
     [
         (False, 30_000, BreakerState(), None),
-        (False, 72_000, BreakerState(), "fold"),
+        (False, 77_000, BreakerState(), "fold"),
         (True, 10_000, BreakerState(), "resummary"),
-        (True, 72_000, BreakerState(), "resummary"),
-        (True, 72_000, TRIPPED, None),
-        (False, 72_000, TRIPPED, None),
+        (True, 77_000, BreakerState(), "resummary"),
+        (True, 77_000, TRIPPED, None),
+        (False, 77_000, TRIPPED, None),
     ],
 )
 def test_what_a_turn_that_ended_well_prepares(
