@@ -457,7 +457,7 @@ def make_conversation(
     rng = random.Random(seed * 1_000 + conversation)
     times = _dates(rng, messages)
     sentences = [
-        _filler(rng, PERSON_FILLER if i % 2 == 0 else ASSISTANT_FILLER, 2, 5)
+        (_filler(rng, PERSON_FILLER, 2, 5) if i % 2 == 0 else _filler(rng, ASSISTANT_FILLER, 3, 8))
         for i in range(messages)
     ]
     facts: list[Fact] = []
