@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from sqlite_utils import Database
 
 from foldline.core.messages import Message
-from foldline.core.recall import PERSON_BOOST
+from foldline.core.recall import PERSON_BOOST, RECALL_TOOL_NAMES
 from foldline.store import queries
 from foldline.store.connection import ConnectionPool
 from foldline.store.records import (
@@ -41,10 +41,14 @@ CREATE_RECALL_TABLE = (
 )
 
 # Deterministic, as the find index's: the delete trigger recomputes it from the old row
-# to remove exactly the tokens the insert added.
+# to remove exactly the tokens the insert added. The recall tools' own calls and results
+# are left out: a search would otherwise find its own question, and earlier results
+# that only quote the messages they found.
 _RECALL_TEXT = """(
   SELECT group_concat(
-    CASE json_extract(part.value, '$.kind')
+    CASE
+      WHEN json_extract(part.value, '$.name') IN ({recall_tools}) THEN NULL
+      ELSE CASE json_extract(part.value, '$.kind')
       WHEN 'tool-call' THEN json_extract(part.value, '$.name') || ' '
         || coalesce(json_extract(part.value, '$.input'), '')
       WHEN 'tool-result' THEN json_extract(part.value, '$.name') || ' '
@@ -54,13 +58,14 @@ _RECALL_TEXT = """(
         || coalesce(json_extract(part.value, '$.text'), '')
       WHEN 'reasoning' THEN NULL
       ELSE json_extract(part.value, '$.text')
-    END, char(10))
+    END END, char(10))
   FROM json_each({parts}) AS part
 )"""
 
 
 def recall_text_sql(parts: str) -> str:
-    return _RECALL_TEXT.format(parts=parts)
+    names = ", ".join(f"'{name}'" for name in sorted(RECALL_TOOL_NAMES))
+    return _RECALL_TEXT.format(parts=parts, recall_tools=names)
 
 
 RECALL_TRIGGERS: dict[str, str] = {
