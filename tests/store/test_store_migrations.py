@@ -120,6 +120,8 @@ def test_upgrade_from_every_earlier_version(tmp_path: Path, applied_count: int) 
             )
             # Rows written before the search migration are indexed by it.
             assert [r.id for r in store.search_messages("walrus")] == ["m0"]
+            # And by the recall index's migration, stemmed.
+            assert [r.seq for r in store.recall_search("c1", '"walrus"', 5)[0]] == [0]
             # The streaming row left by the old version is recovered on the upgrade.
             assert store.get_message("m1").status == "interrupted"
             folded = "m002_compactions" in applied
@@ -158,6 +160,8 @@ def test_upgrade_from_every_earlier_version(tmp_path: Path, applied_count: int) 
         edited = store.update_message(new.id, message=user("a fresh orca"))
         assert store.search_messages("narwhal") == []
         assert [r.id for r in store.search_messages("orca")] == [edited.id]
+        assert store.recall_search(conversation_id, '"narwhal"', 5) == ([], 0)
+        assert [r.seq for r in store.recall_search(conversation_id, '"orcas"', 5)[0]] == [new.seq]
 
 
 def test_opening_twice_applies_nothing_twice(db_path: Path) -> None:
