@@ -86,7 +86,13 @@ def test_recall_tools_traffic_is_not_indexed(store: Store) -> None:
 
 @pytest.mark.parametrize(
     "question",
-    ["NEAR(gardens bees)", 'gardens AND "unclosed', "-gardens:col *", "garden's OR ^x", "{gardens bees}"],
+    [
+        "NEAR(gardens bees)",
+        'gardens AND "unclosed',
+        "-gardens:col *",
+        "garden's OR ^x",
+        "{gardens bees}",
+    ],
 )
 def test_fts_operators_in_a_question_are_plain_words(store: Store, question: str) -> None:
     conversation = store.create_conversation()
