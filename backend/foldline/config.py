@@ -390,6 +390,7 @@ prepare_threshold = 0.70         # from here the next fold's summary is written 
 target = 0.50
 keep_recent_tokens = 8000
 person_words_share = 0.10        # the person's own messages kept word for word after a fold
+recall_conversations = "project" # which other conversations the model may search: project | all | off
 strategy = "structured"          # or "narrative"
 tool_result_token_cap = 4000
 model = ""                       # optional cheaper summarizer model
