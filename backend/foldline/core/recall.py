@@ -63,7 +63,7 @@ _STOP_WORDS_TEXT = (
     "their theirs them themselves then there these they this those through to too "
     "under until up us very was we were what when where which while who whom why will "
     "with would you your yours yourself yourselves said say says told ask asked again "
-    "thing things something anything one ones way like really still end "
+    "thing things something anything one ones way like really still end getting going "
 )
 STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 """Words that carry no subject. "end" is here because questions use it as
