@@ -14,7 +14,11 @@ from foldline.core.messages import (
     ToolCallPart,
     ToolResultPart,
     ToolSpec,
+    assistant,
+    tool_results,
+    user,
 )
+from foldline.core.pruning import plan_prune
 from foldline.core.recall import (
     MAX_QUERY_CHARS,
     MAX_TERMS,
@@ -37,6 +41,7 @@ from foldline.core.recall import (
     search_result,
     sentences,
 )
+from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState, SummarizedRange
 
 
@@ -296,3 +301,20 @@ def test_recall_tools_are_offered_from_the_first_fold() -> None:
 def test_others_scope(setting: str, project: str | None, allowed: bool) -> None:
     scope = RecallScope(0, 1000, setting, project, count)  # type: ignore[arg-type]
     assert (others_scope(scope) is None) == allowed
+
+
+def test_recall_results_are_pruned_like_any_tool_output() -> None:
+    display: list[Message] = []
+    for n in range(6):
+        display += [
+            user(f"question {n}"),
+            assistant("", ToolCallPart(id=f"s{n}", name="searchHistory", input={"query": "x"})),
+            tool_results(
+                ToolResultPart(call_id=f"s{n}", name="searchHistory", output="#1 hit " * 400)
+            ),
+        ]
+    settings = CompactionSettings(prune_protect_tokens=0, prune_minimum_tokens=0)
+    plan = plan_prune(display, None, count, settings, input_budget=100_000)
+    pruned = {call for target in plan.targets for call in target.call_ids}
+    assert {"s0", "s1", "s2", "s3"} <= pruned  # all but the last two turns'
+    assert "searchHistory" not in CompactionSettings().protected_tools
