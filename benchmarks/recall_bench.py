@@ -351,6 +351,13 @@ async def run_variant(
                 '"' + t.replace('"', '""') + '"' for t in terms[: len(terms)]
             )
         )
+    if hybrid:
+        assert EMBEDDER is not None
+        # One process for every text of the run: the model takes a while to load.
+        EMBEDDER.vectors(
+            [fact.question for talk in talks for fact in talk.facts]
+            + [piece for talk in talks for turn in talk.turns for piece in sentences(turn.text)]
+        )
     try:
         current = len(talks) - 1
         for n, talk in enumerate(talks):
