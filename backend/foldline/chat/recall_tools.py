@@ -48,21 +48,14 @@ MAX_READ_MESSAGES = 200
 SEARCH_HISTORY_SPEC = ToolSpec(
     name=SEARCH_HISTORY,
     description=(
-        "Search this whole conversation, including the parts folded out of your view, for "
-        'what was said: ask in plain words (e.g. "when did we pick the database"). Each '
-        "hit starts with the message number #n, then who wrote it, the date and time, and "
-        "the sentence that matched. Use readHistory to read around a hit."
+        "Search this whole conversation, folded parts included, in plain words. "
+        "Hits: #n, who, when, the matching sentence."
     ),
     input_schema={
         "type": "object",
         "properties": {
-            "query": {"type": "string", "description": "A question or a few words."},
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_LIMIT,
-                "description": f"How many hits at most (default {DEFAULT_LIMIT}).",
-            },
+            "query": {"type": "string"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
         },
         "required": ["query"],
         "additionalProperties": False,
@@ -72,9 +65,8 @@ SEARCH_HISTORY_SPEC = ToolSpec(
 READ_HISTORY_SPEC = ToolSpec(
     name=READ_HISTORY,
     description=(
-        "Read messages #fromIndex to #toIndex verbatim (tool outputs in full), of this "
-        "conversation or, with conversationId, of one searchConversations found. Long "
-        "ranges stop at a size limit and say where to continue."
+        "Read messages #fromIndex..#toIndex verbatim; conversationId for one "
+        "searchConversations found."
     ),
     input_schema={
         "type": "object",
@@ -90,18 +82,18 @@ READ_HISTORY_SPEC = ToolSpec(
 
 SEARCH_CONVERSATIONS_SPEC = ToolSpec(
     name=SEARCH_CONVERSATIONS,
-    description=(
-        "Search the person's other conversations (those of this project when this one is "
-        "in a project) in plain words. Each hit gives #n, the conversation's id and title, "
-        "the date and the matching sentence; read more with readHistory and conversationId."
-    ),
+    description="Search the person's other conversations in plain words.",
     input_schema={
         "type": "object",
-        "properties": {"query": {"type": "string", "description": "A question or a few words."}},
+        "properties": {"query": {"type": "string"}},
         "required": ["query"],
         "additionalProperties": False,
     },
 )
+"""The specs are short on purpose: they join every request from the first fold on, and
+on a small window each token of them is one the conversation cannot use. The results
+explain themselves (what a hit line holds, where to continue), and the summary says
+which message numbers were folded."""
 
 
 def context_recall_scope(ctx: ConversationContext) -> RecallScope | None:
