@@ -105,9 +105,6 @@ class ConversationContext:
     """Every pinned message of the conversation (those folded ride after the summary)."""
     project: ProjectInViewOut | None = None
     """The conversation's project and what its shared context takes in `system`."""
-    folded_tools: list[ToolSpec] | None = None
-    """The specs offered once the conversation has a fold (the recall tools join them):
-    what a fold plans with, since the view it makes is sent with them. None: `tools`."""
 
     @property
     def reasoning_effort(self) -> Effort:
@@ -127,7 +124,7 @@ class ConversationContext:
             state=self.state,
             counter=self.counter,
             system=self.system,
-            tools=tuple(self.tools if self.folded_tools is None else self.folded_tools),
+            tools=tuple(self.tools),
             budget=self.budget,
             settings=self.settings,
             now=now,
@@ -362,8 +359,7 @@ class ContextLoader:
         own_system = conversation.system_prompt or DEFAULT_SYSTEM_PROMPT
         shared = project_context(self.store, project) if project else None
         system = compose_system(own_system, shared)
-        every_tool = self.tools()
-        tools = offered_tools(every_tool, state is not None)
+        tools = offered_tools(self.tools(), state is not None)
         counter, ratio = self.counter(model, wire)
         framing = counter.count_request(system, [], [])
         project_tokens = framing - counter.count_request(own_system, [], []) if shared else 0
@@ -419,7 +415,6 @@ class ContextLoader:
             usage=self.usage(conversation_id, model),
             background_fold=self.fold_status(conversation_id),
             pins=pins,
-            folded_tools=offered_tools(every_tool, True),
             project=(
                 project_in_view(project.id, shared, project_tokens, budget)
                 if project and shared
