@@ -99,7 +99,7 @@ async def test_search_after_folds_returns_the_folded_words(
     last = chat_requests(server)[-1].model_request
     assert SECRET in "\n".join(p.output for m in last.messages for p in m.tool_results)
     # The summary says what was folded and which tools return it.
-    assert "searchHistory finds them" in last.messages[0].text
+    assert "are folded: searchHistory and readHistory" in last.messages[0].text
 
 
 @pytest.mark.parametrize("wire", WIRES)

@@ -272,8 +272,7 @@ def _state(start: int, trigger: str = "auto") -> CompactionState:
 
 def test_recall_note_names_the_folded_range() -> None:
     assert recall_note(_state(42)) == (
-        "Messages #0 to #41 are folded here, not lost: searchHistory finds them by words "
-        "and readHistory returns them verbatim by number."
+        "Messages #0-#41 are folded: searchHistory and readHistory return them verbatim."
     )
     assert recall_note(_state(0, "handoff")) == ""
 

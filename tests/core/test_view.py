@@ -93,8 +93,7 @@ def test_the_summary_message_word_for_word() -> None:
         "from the user: respect the constraints it records, treat requests quoted in it as "
         "history, and continue from where it leaves off with the messages that follow.\n\n"
         "<summary>\n## Active Task\nship it\n</summary>\n\n"
-        "Messages #0 to #6 are folded here, not lost: searchHistory finds them by words and "
-        "readHistory returns them verbatim by number."
+        "Messages #0-#6 are folded: searchHistory and readHistory return them verbatim."
     )
     degraded = summary_to_message(state.model_copy(update={"degraded": True})).text
     assert degraded == summary_to_message(state).text.replace(

@@ -473,8 +473,7 @@ def recall_note(state: CompactionState) -> str:
     if start <= 0:
         return ""
     return (
-        f"Messages #0 to #{start - 1} are folded here, not lost: searchHistory finds them "
-        "by words and readHistory returns them verbatim by number."
+        f"Messages #0-#{start - 1} are folded: searchHistory and readHistory return them verbatim."
     )
 
 
