@@ -391,6 +391,7 @@ target = 0.50
 keep_recent_tokens = 8000
 keep_recent_share = 0.10         # an automatic fold keeps at most this share of the budget verbatim
 person_words_share = 0.10        # the person's own messages kept word for word after a fold
+recall_conversations = "project" # other conversations the model may search: project | all | off
 strategy = "structured"          # or "narrative"
 tool_result_token_cap = 4000
 model = ""                       # optional cheaper summarizer model

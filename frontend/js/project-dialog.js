@@ -51,6 +51,14 @@ export async function openProjectDialog(id, { changed = async () => {} } = {}) {
     placeholder: "Sent before the system prompt of each conversation in this project.",
     ".value": project.instructions,
   });
+  // Whether the model in one of the project's conversations may search and read the
+  // others ([compaction] recall_conversations in the project's settings; "off" stops it).
+  const sharedCompaction = project.settings?.compaction ?? {};
+  const recallAcross = h("input", {
+    type: "checkbox",
+    id: "project-recall",
+    ".checked": sharedCompaction.recall_conversations !== "off",
+  });
   const choices = h("datalist", { id: "project-models" });
   const model = h("input", {
     class: "input",
@@ -172,12 +180,19 @@ export async function openProjectDialog(id, { changed = async () => {} } = {}) {
     }
   };
 
+  const recallSettings = () => {
+    if (recallAcross.checked === (sharedCompaction.recall_conversations !== "off")) return {};
+    const { recall_conversations: _dropped, ...rest } = sharedCompaction;
+    const compaction = recallAcross.checked ? rest : { ...rest, recall_conversations: "off" };
+    return { settings: { ...project.settings, compaction } };
+  };
   const save = async () => {
     try {
       await api.updateProject(id, {
         name: name.value.trim() || project.name,
         instructions: instructions.value,
         model: model.value.trim() || null,
+        ...recallSettings(),
       });
       dialog.close();
       await changed();
@@ -227,6 +242,14 @@ export async function openProjectDialog(id, { changed = async () => {} } = {}) {
       field("Instructions", instructions),
       field("Default model", model),
       choices,
+      h(
+        "label",
+        { class: "check" },
+        recallAcross,
+        h("span", {
+          text: "After a fold, the model in each of its conversations may search and read the project's other conversations (their messages, tool outputs and files' text).",
+        }),
+      ),
       h(
         "div",
         { class: "field" },

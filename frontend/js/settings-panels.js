@@ -326,6 +326,20 @@ export function compactionPanel(draft) {
   summarizer.addEventListener("input", () => {
     c.model = summarizer.value.trim();
   });
+  const recall = h(
+    "select",
+    { class: "select", dataset: { field: "recallConversations" } },
+    ...[
+      ["project", "The same project's conversations"],
+      ["all", "All my conversations"],
+      ["off", "None (only the conversation itself)"],
+    ].map(([value, text]) =>
+      h("option", { value, text, selected: (c.recallConversations ?? "project") === value }),
+    ),
+  );
+  recall.addEventListener("change", () => {
+    c.recallConversations = recall.value;
+  });
   return h(
     "div",
     {},
@@ -384,6 +398,11 @@ export function compactionPanel(draft) {
       "Summarizer model (optional)",
       summarizer,
       "A cheaper model for summaries; empty uses the conversation's model.",
+    ),
+    field(
+      "The model may look back into",
+      recall,
+      "After a fold the model can search this conversation's folded messages. This also lets it search and read your other conversations (their text, tool outputs and files' text); a conversation in a project only ever sees that project's.",
     ),
   );
 }

@@ -574,6 +574,8 @@ export {};
  * @property {number} pruneMinimumTokens
  * @property {boolean} autoTitle
  * @property {Array<string>} protectedTools
+ * @property {number} recallTokenCap
+ * @property {"off"|"project"|"all"} recallConversations
  * @property {"off"|"low"|"medium"|"high"|"max"} reasoningEffort
  */
 

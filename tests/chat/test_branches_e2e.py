@@ -53,7 +53,7 @@ def path_texts(store: Store, conversation_id: str) -> list[str]:
     return [r.message.text for r in store.list_messages(conversation_id, limit=1000)]
 
 
-TURN = [f"Turn {turn}. " + filler(turn, 150) for turn in range(4)]
+TURN = [f"Turn {turn}. " + filler(turn, 200) for turn in range(4)]
 
 
 async def folded_conversation(service: ChatService, store: Store, wire: str) -> str:

@@ -53,9 +53,9 @@ def server() -> Iterator[FakeProviderServer]:
 async def degraded_conversation(
     service: ChatService, server: FakeProviderServer, store: Store, wire: str
 ) -> tuple[str, CompactionState]:
-    """Six turns, then a manual fold whose every summary request fails."""
+    """Eight turns, then a manual fold whose every summary request fails."""
     conversation = store.create_conversation(model=MODEL[wire])
-    for turn in range(6):
+    for turn in range(8):
         await run(service, conversation.id, f"Turn {turn}: " + filler(turn, 60))
     server.fail_next("server_error", times=50, on="summary")
     handle = service.start_compaction(conversation.id, None)

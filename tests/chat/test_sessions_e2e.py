@@ -128,7 +128,8 @@ async def test_summarizer_failures_end_in_an_emergency_fold(
         when_empty=lambda request: Reply(text="Sure. " + filler(0, 100)),
         summaries=structured_summary,
     )
-    for turn in range(6):
+    # Eight turns: the digest must save more than the summary's framing adds.
+    for turn in range(8):
         await run(service, conversation.id, f"Turn {turn}: " + filler(turn, 60))
     server.fail_next(failure, times=10, on="summary")  # every retry fails too
     handle = service.start_compaction(conversation.id, None)

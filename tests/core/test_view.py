@@ -92,7 +92,8 @@ def test_the_summary_message_word_for_word() -> None:
         "below to save context. It is background data written for you, not a new message "
         "from the user: respect the constraints it records, treat requests quoted in it as "
         "history, and continue from where it leaves off with the messages that follow.\n\n"
-        "<summary>\n## Active Task\nship it\n</summary>"
+        "<summary>\n## Active Task\nship it\n</summary>\n\n"
+        "Messages #0-#6 are folded: searchHistory and readHistory return them verbatim."
     )
     degraded = summary_to_message(state.model_copy(update={"degraded": True})).text
     assert degraded == summary_to_message(state).text.replace(

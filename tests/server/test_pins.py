@@ -71,7 +71,8 @@ def test_a_pin_over_the_cap_is_refused_and_nothing_changes(
 def test_a_folded_pin_rides_after_the_summary_and_survives_undo(
     client: TestClient, store: Store, parse_sse
 ) -> None:
-    conversation, ids = _conversation(client, store)
+    # Ten exchanges: the fold must save more than the summary's framing adds.
+    conversation, ids = _conversation(client, store, pairs=10)
     client.post(_pin_url(conversation, ids[0]))
     reply = client.post(f"/api/conversations/{conversation}/compact")
     assert reply.status_code == 200

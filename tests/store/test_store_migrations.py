@@ -120,6 +120,8 @@ def test_upgrade_from_every_earlier_version(tmp_path: Path, applied_count: int) 
             )
             # Rows written before the search migration are indexed by it.
             assert [r.id for r in store.search_messages("walrus")] == ["m0"]
+            # And by the recall index's migration, stemmed.
+            assert [r.seq for r in store.recall_search("c1", '"walrus"', 5)[0]] == [0]
             # The streaming row left by the old version is recovered on the upgrade.
             assert store.get_message("m1").status == "interrupted"
             folded = "m002_compactions" in applied
@@ -161,6 +163,8 @@ def test_upgrade_from_every_earlier_version(tmp_path: Path, applied_count: int) 
         edited = store.update_message(new.id, message=user("a fresh orca"))
         assert store.search_messages("narwhal") == []
         assert [r.id for r in store.search_messages("orca")] == [edited.id]
+        assert store.recall_search(conversation_id, '"narwhal"', 5) == ([], 0)
+        assert [r.seq for r in store.recall_search(conversation_id, '"orcas"', 5)[0]] == [new.seq]
 
 
 def test_opening_twice_applies_nothing_twice(db_path: Path) -> None:
@@ -211,7 +215,8 @@ def test_every_column_has_a_comment(db_path: Path) -> None:
             name
             for (name,) in db.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-                "AND name != '_sqlite_migrations' AND name NOT LIKE 'messages_fts_%'"
+                "AND name != '_sqlite_migrations' AND name NOT LIKE 'messages_fts_%' "
+                "AND name NOT LIKE 'recall_fts_%'"
             )
         ]
         live = {t: [row[1] for row in db.execute(f"PRAGMA table_info([{t}])")] for t in tables}

@@ -44,6 +44,7 @@ from foldline.core.messages import (
 from foldline.core.pins import Pin, pins_cap, pins_tokens
 from foldline.core.projects import ProjectContext, compose_system, project_cap
 from foldline.core.reasoning import Effort, effort_from_settings
+from foldline.core.recall import offered_tools
 from foldline.core.settings import CompactionSettings, InvalidSettings, check_conversation_settings
 from foldline.core.state import CompactionState
 from foldline.core.tokens import ScaledCounter, TokenCounter
@@ -358,7 +359,7 @@ class ContextLoader:
         own_system = conversation.system_prompt or DEFAULT_SYSTEM_PROMPT
         shared = project_context(self.store, project) if project else None
         system = compose_system(own_system, shared)
-        tools = self.tools()
+        tools = offered_tools(self.tools(), state is not None)
         counter, ratio = self.counter(model, wire)
         framing = counter.count_request(system, [], [])
         project_tokens = framing - counter.count_request(own_system, [], []) if shared else 0

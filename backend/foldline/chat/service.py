@@ -30,6 +30,7 @@ from foldline.chat.projects import (
     over_cap_message,
     project_context,
 )
+from foldline.chat.recall_tools import RecallTools
 from foldline.chat.store_writer import StoreWriter
 from foldline.chat.titles import BackgroundTitles
 from foldline.chat.tool_registry import Tool, ToolRegistry, ToolSource
@@ -110,6 +111,8 @@ class ChatService:
         self.provider_factory = provider_factory
         self.files = WorkspaceFiles(files_root) if files_root else None
         self.tool_sources = list(tool_sources)
+        self.recall = RecallTools(store)
+        """The recall tools (offered once the conversation has a fold)."""
         self.loader = ContextLoader(store, lambda: self.tool_registry().specs(), listing=listing)
         self.sleep = sleep
         self.running: dict[str, TurnHandle] = {}
@@ -173,7 +176,7 @@ class ChatService:
     def tool_registry(self) -> ToolRegistry:
         """The tools offered now: the built-in ones, the workspace reader, then the tool
         sources' (MCP servers) in their configured order."""
-        tools: list[Tool] = [*CONTEXT_TOOLS]
+        tools: list[Tool] = [*CONTEXT_TOOLS, *self.recall.tools()]
         if self.files is not None:
             tools.extend(self.files.tools())
         for source in self.tool_sources:

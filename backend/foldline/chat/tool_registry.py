@@ -22,6 +22,7 @@ from foldline.api.schemas_context import ContextStatsOut
 from foldline.chat.events import ChatEvent
 from foldline.core.json_values import refused_arguments
 from foldline.core.messages import AttachmentPart, Part, ToolCallPart, ToolResultPart, ToolSpec
+from foldline.core.recall import RecallScope
 from foldline.core.truncation import truncate_tool_output
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,8 @@ class ToolEnv:
     """The context numbers `getContextStats` reports (computed on demand)."""
     emit: Callable[[ChatEvent], None]
     """Sends an event to the turn's stream while the handler runs."""
+    recall: RecallScope | None = None
+    """What the recall tools may read and return in this batch (None: not offered)."""
 
 
 class Tool(Protocol):
@@ -180,13 +183,14 @@ class BatchRun:
     conversation_id: str
     stats: Callable[[], ContextStatsOut]
     truncation: Truncation
+    recall: RecallScope | None = None
     batch: ToolBatch | None = None
     done: list[Part] = field(default_factory=list)
     """The results (and their attachments) of the calls finished so far."""
     _queue: asyncio.Queue[ChatEvent] = field(default_factory=asyncio.Queue)
 
     async def events(self) -> AsyncIterator[ChatEvent]:
-        env = ToolEnv(self.conversation_id, self.stats, self._queue.put_nowait)
+        env = ToolEnv(self.conversation_id, self.stats, self._queue.put_nowait, self.recall)
         task = asyncio.create_task(
             self.registry.run_batch(self.calls, env, self.truncation, self.done)
         )

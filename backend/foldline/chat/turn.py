@@ -43,6 +43,7 @@ from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.fold_gate import ConversationFolds
 from foldline.chat.folding import FoldMaker, manual_fold_settings
+from foldline.chat.recall_tools import context_recall_scope
 from foldline.chat.store_writer import StoreWriter
 from foldline.chat.titles import DEFAULT_TITLE, BackgroundTitles, first_message_title
 from foldline.chat.tool_registry import BatchRun, ToolBatch, ToolRegistry, Truncation
@@ -59,6 +60,7 @@ from foldline.core.messages import (
     ToolResultPart,
 )
 from foldline.core.policy import RequestKind
+from foldline.core.recall import offered_tools
 from foldline.core.view import INTERRUPTED_RESULT, continuation_view
 from foldline.providers.base import (
     ModelRequest,
@@ -287,7 +289,8 @@ class TurnRunner:
         if self.prepare_tools is not None:  # tool servers start when first needed
             for event in await self.prepare_tools():
                 yield event
-            if self.loader.tools() != ctx.tools:  # a server came up: other tools, other counts
+            # A server came up: other tools, other counts.
+            if offered_tools(self.loader.tools(), ctx.state is not None) != ctx.tools:
                 ctx = await self._load()
         async for event in self._gate(turn, ctx, mid_tool_loop=False):
             yield event
@@ -609,6 +612,7 @@ class TurnRunner:
             conversation_id=self.conversation_id,
             stats=ctx.stats,
             truncation=Truncation(ctx.settings.tool_result_token_cap, ctx.counter.count_text),
+            recall=context_recall_scope(ctx),
         )
 
     async def _store_batch(

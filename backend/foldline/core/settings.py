@@ -65,6 +65,14 @@ class CompactionSettings(BaseModel):
     (until then, and if it fails, the title is the first message)."""
     protected_tools: tuple[str, ...] = ("compactContext", "getContextStats")
     """Tools whose results are never pruned."""
+    recall_token_cap: int = Field(2000, ge=256, le=MAX_TOKENS)
+    """The most tokens one result of the recall tools (`searchHistory`, `readHistory`,
+    `searchConversations`) may take; it is also held to a quarter of the input budget
+    and half of what the request has left, so a result never overflows it."""
+    recall_conversations: Literal["off", "project", "all"] = "project"
+    """What `searchConversations` may read besides this conversation: `project` the other
+    conversations of its project (none outside a project), `all` every conversation
+    (still only its project's for a conversation in one), `off` none."""
     reasoning_effort: Effort = "off"
     """How much the model reasons while it writes a summary or a title: `off` by
     default, since a summary is a rewrite, not a problem to think through, and reasoning

@@ -23,6 +23,7 @@ from foldline.core.messages import (
 )
 from foldline.core.person_words import words_block
 from foldline.core.pins import Pin, pinned_files, pins_block
+from foldline.core.recall import recall_note
 from foldline.core.state import CompactionState
 
 PRUNED_PLACEHOLDER = (
@@ -88,6 +89,8 @@ def summary_to_message(state: CompactionState, pins: Sequence[Pin] = ()) -> Mess
         "follow.\n\n"
         f"<summary>\n{state.summary_message}\n</summary>"
     )
+    if note := recall_note(state):
+        text += "\n\n" + note
     for block in (words_block(state.person_words), pins_block(pins, state.api_start_index)):
         if block:
             text += "\n\n" + block

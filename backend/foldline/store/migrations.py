@@ -15,6 +15,7 @@ from sqlite_utils import Database, Migrations
 
 from foldline.store.branches import rebuild_lanes
 from foldline.store.counts import COUNT_TRIGGERS, CREATE_COUNTS_TABLE
+from foldline.store.recall import CREATE_RECALL_TABLE, rebuild_recall_index
 from foldline.store.schema import CREATE_SEARCH_TABLE, SEARCH_TRIGGERS, rebuild_search_index
 
 migrations = Migrations("foldline")
@@ -400,6 +401,16 @@ def m021_fold_cost(db: Database) -> None:
     # both, which the fold line reads as "not recorded".
     db["compactions"].add_column("summary_input_tokens", int, not_null_default=0)
     db["compactions"].add_column("saving_turns", int, not_null_default=0)
+
+
+@migrations(name="m017_recall_index")
+def m017_recall_index(db: Database) -> None:
+    # The model's recall tools search a second full-text index: stemmed (porter), and
+    # holding tool outputs whole (`full_output`), where the find index keeps what the
+    # person reads. `recall_fts.text` is each message's recall text (rowid = messages.pk);
+    # the triggers keep it in step, and every stored message is indexed now.
+    db.execute(CREATE_RECALL_TABLE)
+    rebuild_recall_index(db)
 
 
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations.pending(Database(memory=True)))

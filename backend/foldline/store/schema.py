@@ -216,6 +216,11 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "attachment names and text (not the model's reasoning); written by triggers from "
         "`messages.parts`, rowid = messages.pk.",
     },
+    "recall_fts": {
+        "text": "What the model's recall tools search (stemmed): text, tool calls and whole "
+        "tool outputs (`full_output` when truncated), attachment names and text (not the "
+        "model's reasoning); written by triggers from `messages.parts`, rowid = messages.pk.",
+    },
 }
 
 # The searchable text of one parts array, as an SQL expression over `{parts}`. The model's

@@ -31,6 +31,7 @@ from foldline.store.handoffs import HandoffMethods
 from foldline.store.importing import delete_unfinished_imports
 from foldline.store.migrations import migrations
 from foldline.store.projects import ProjectMethods
+from foldline.store.recall import RecallMethods, missing_recall_triggers, rebuild_recall_index
 from foldline.store.records import (
     CONVERSATION_COLUMNS,
     MESSAGE_COLUMNS,
@@ -73,6 +74,7 @@ class Store(
     FoldMethods,
     FoldRedoMethods,
     TransferMethods,
+    RecallMethods,
 ):
     """SQLite persistence for Foldline (one database file).
 
@@ -117,6 +119,8 @@ class Store(
             migrations.apply(db)
             if missing_search_triggers(db):
                 rebuild_search_index(db)
+            if missing_recall_triggers(db):
+                rebuild_recall_index(db)
             restore_count_triggers(db.conn)
 
     def _recover(self) -> tuple[str, ...]:
