@@ -132,6 +132,7 @@ def test_context_is_what_the_model_sees(client: TestClient, store: Store, parse_
     before = client.get(f"/api/conversations/{conversation}/context")
     assert before.status_code == 200
     body = before.json()
+    ratio_before = store.counting_calibration("local", "fake-model").ratio
     for key in (
         "tokens",
         "inputBudget",
@@ -154,8 +155,10 @@ def test_context_is_what_the_model_sees(client: TestClient, store: Store, parse_
     _fold(client, conversation, parse_sse)
     after = client.get(f"/api/conversations/{conversation}/context").json()
     assert after["compaction"]["version"] == 1
-    # The first fold also offers the recall tools (their specs join the request).
-    assert after["breakdown"]["tools"] > body["breakdown"]["tools"]
+    # The first fold also offers the recall tools (their specs join the request). The
+    # summary call taught the calibration, so the counts are compared unscaled.
+    ratio_after = store.counting_calibration("local", "fake-model").ratio
+    assert after["breakdown"]["tools"] / ratio_after > body["breakdown"]["tools"] / ratio_before
     assert (
         after["tokens"] - after["breakdown"]["tools"] < body["tokens"] - body["breakdown"]["tools"]
     )
@@ -247,9 +250,11 @@ def test_manual_compact_folds_everything_before_the_last_exchange_and_shrinks_th
     ratio_after = store.counting_calibration("local", "fake-model").ratio
     counted = client.get(f"{base}/context", params={"messages": "false"}).json()
     # The first fold also offers the recall tools; the fold is planned and judged on the
-    # view without their specs (about 130 tokens), which the meter then adds.
-    recall_tools = counted["breakdown"]["tools"] - before["breakdown"]["tools"]
-    assert 0 < recall_tools < 200
+    # view without their specs (about 130 tokens), which the meter then adds. The tools
+    # offered before are counted again on the ratio the summary call taught.
+    scale = ratio_after / ratio_before
+    recall_tools = counted["breakdown"]["tools"] - before["breakdown"]["tools"] * scale
+    assert 0 < recall_tools < 200 * scale
     after = counted["tokens"] - recall_tools
     # The answers fold away; the person's questions (half the tokens here) stay word for
     # word after the summary, well within their budget.
