@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "foldline.tokenizers",
         "foldline.config_mcp",
         "foldline.uploads",
+        "foldline.pdf_reading",
     ),
     # The API's public shapes: pydantic models over core types, used by chat and server alike.
     ("foldline.api",),
