@@ -86,7 +86,8 @@ def _count_pages(reader: Any, name: str) -> int:
     count = 0
     stack: list[tuple[Any, int]] = [(root, 0)]
     while stack:
-        node, depth = stack.pop()
+        reference, depth = stack.pop()
+        node = reference.get_object() if reference is not None else None
         visited += 1
         if visited > MAX_PAGE_TREE_NODES:
             raise AttachmentRefused(f"{name}: the PDF's page tree is too large to read")
@@ -98,7 +99,9 @@ def _count_pages(reader: Any, name: str) -> int:
             raise AttachmentRefused(f"{name}: the PDF's page tree loops back on itself")
         seen.add(id(node))
         if "/Kids" in node:
-            stack.extend((kid.get_object(), depth + 1) for kid in node["/Kids"])
+            # Resolved when popped: a node with 100,000 kids reads only as many as it
+            # takes to pass the page limit.
+            stack.extend((kid, depth + 1) for kid in reversed(node["/Kids"]))
         else:
             count += 1
             if count > MAX_PDF_PAGES:
