@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from foldline.core.json_values import MAX_DEPTH, MAX_TOOL_INPUT_CHARS, json_problem
 from foldline.core.messages import Message
 from foldline.core.state import CompactionState, SaidWords, SummarizedRange
+from foldline.store.import_files import checked_parts
 from foldline.store.export_format import (
     FORMAT,
     READABLE_VERSIONS,
@@ -182,6 +183,9 @@ def _messages(
     for position, item in enumerate(reader.array_items()):
         _check_message_values(item, f"messages[{position}]")
         message = _validated(ExportedMessage, item, f"messages.{position}")
+        parts = checked_parts(message.parts, f"messages[{position}]")
+        if parts is not message.parts:
+            message = message.model_copy(update={"parts": parts})
         if version == 1 and message.index != position:
             raise ValueError(
                 f"messages[{position}].index is {message.index}; messages must be listed "
