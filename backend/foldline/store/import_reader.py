@@ -23,7 +23,6 @@ from pydantic import ValidationError
 from foldline.core.json_values import MAX_DEPTH, MAX_TOOL_INPUT_CHARS, json_problem
 from foldline.core.messages import Message
 from foldline.core.state import CompactionState, SaidWords, SummarizedRange
-from foldline.store.import_files import checked_parts
 from foldline.store.export_format import (
     FORMAT,
     READABLE_VERSIONS,
@@ -34,6 +33,7 @@ from foldline.store.export_format import (
     ExportSchema,
     check_timestamp,
 )
+from foldline.store.import_files import checked_parts
 from foldline.store.json_stream import JsonReader
 from foldline.store.project_json import ExportedProject, join_or_create, validated_project
 from foldline.store.records import CompactionRecord, ConversationRecord, Marks, MessageRecord
