@@ -44,7 +44,11 @@ def _checked(part: AttachmentPart, where: str) -> AttachmentPart:
         )
     except AttachmentRefused as refusal:
         raise ValueError(f"invalid Foldline export: {where}: {refusal}") from None
-    if part.sha256 is not None and part.sha256 != checked.sha256:
+    if part.sha256 is None:
+        # Bytes kept in the message itself (as older versions wrote them): checked, and
+        # kept as they were.
+        return part
+    if part.sha256 != checked.sha256:
         raise ValueError(
             f"invalid Foldline export: {where}: attachment {part.name}: its bytes do not "
             "match its sha256"
