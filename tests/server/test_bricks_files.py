@@ -108,7 +108,8 @@ def test_a_hostile_pdf_writes_one_line_to_the_log_not_thousands(
     pypdf_lines = [r for r in caplog.records if r.name.startswith("pypdf")]
     assert pypdf_lines == []
     summed = [r.getMessage() for r in caplog.records if "warnings reading" in r.getMessage()]
-    assert summed == ["pypdf gave 3000 warnings reading hostile.pdf"]
+    assert len(summed) == 1 and summed[0].endswith("warnings reading hostile.pdf")
+    assert int(summed[0].split()[2]) >= 1_500  # one per dangling reference, at least
 
 
 def _in_thread(call: Callable[[], Any]) -> tuple[threading.Thread, list[Any]]:
