@@ -55,6 +55,8 @@ async def in_worker_loop(
         if started.done():
             loop, task = started.result()
             loop.call_soon_threadsafe(task.cancel)
+        # What the cancelled work ends with is nobody's to read any more.
+        running.add_done_callback(lambda done: done.cancelled() or done.exception())
         raise
 
 
