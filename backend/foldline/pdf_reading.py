@@ -107,7 +107,6 @@ def _count_pages(reader: Any, name: str) -> int:
             if count > MAX_PDF_PAGES:
                 return count
     return count
-    return count
 
 
 def parse_pdf(name: str, data: bytes) -> PdfText:

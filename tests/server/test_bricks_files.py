@@ -19,6 +19,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from foldline.chat.service import ChatService
+from foldline.core.attachments import AttachmentRefused
 from foldline.pdf_reading import parse_pdf
 from foldline.store import Store
 from foldline.testing import hostile_files, sample_files
@@ -96,6 +97,10 @@ def test_the_caps_hold_while_a_pdf_is_read() -> None:
     assert inflated.pages == 20 and len(inflated.text) < 10_000
     many = parse_pdf("x.pdf", hostile_files.many_pages_pdf(5_000))
     assert many.pages == 101 and many.text == ""  # then refused by the page limit
+    # Text past the cap stops the reading, whole pages or not.
+    wordy = sample_files.pdf([("word " * 6_000 + "\n") * 5 for _ in range(80)])
+    with pytest.raises(AttachmentRefused, match="characters a PDF may hold"):
+        parse_pdf("wordy.pdf", wordy)
 
 
 def test_a_hostile_pdf_writes_one_line_to_the_log_not_thousands(
