@@ -9,8 +9,13 @@
 #
 # System packages are installed with apt-get when running as root or with passwordless
 # sudo; otherwise the exact apt-get line is printed and the install goes on (the app then
-# serves in the browser instead of opening a window).
+# serves in the browser instead of opening a window). When another apt or unattended
+# upgrades hold the dpkg lock, apt-get waits for it (FOLDLINE_APT_LOCK_TIMEOUT seconds,
+# 600 by default). A failed system install stops `--test` (the suite would fail later on
+# a missing browser or Xvfb); the app install goes on and says what to run.
 set -euo pipefail
+
+APT_LOCK_TIMEOUT="${FOLDLINE_APT_LOCK_TIMEOUT:-600}"
 
 # The Debian packages Qt WebEngine needs on a minimal Debian 12, the supported platform. Keep in step
 # with QT_APT_PACKAGES in desktop/foldline_desktop/display.py (a test compares them).
@@ -95,16 +100,26 @@ install_system_packages() {
     fi
   fi
   say "installing system packages: ${missing[*]}"
+  say "(if another apt or an unattended upgrade holds the dpkg lock, waiting up to" \
+    "${APT_LOCK_TIMEOUT} s for it to finish)"
   local apt_log
   apt_log="$(mktemp)"
+  # apt's own lock timeout: it waits for the lock instead of failing at once.
+  local lock=(-o "DPkg::Lock::Timeout=${APT_LOCK_TIMEOUT}")
   # `apt-get update` only now that something is missing, so a repeat run stays offline.
-  if "${runner[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >"$apt_log" 2>&1 \
-    && "${runner[@]}" env DEBIAN_FRONTEND=noninteractive $apt_line -qq >>"$apt_log" 2>&1; then
+  if "${runner[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${lock[@]}" update -qq \
+    >"$apt_log" 2>&1 \
+    && "${runner[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${lock[@]}" \
+      ${apt_line#apt-get } -qq >>"$apt_log" 2>&1; then
     rm -f "$apt_log"
     return 0
   fi
   tail -n 20 "$apt_log" >&2
   rm -f "$apt_log"
+  if ((with_tests)); then
+    fail "apt-get failed (see above), so the test suite cannot run; fix that, then run" \
+      "the install again (by hand: sudo $apt_line)"
+  fi
   say "apt-get failed (see above); to retry by hand: sudo $apt_line"
   return 0
 }

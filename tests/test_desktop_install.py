@@ -34,6 +34,10 @@ printf 'install ok installed'
 
 FAKE_APT_GET = """#!/usr/bin/env bash
 echo "apt-get $*" >> "$LOG"
+if [[ -n "${APT_FAILS:-}" && " $* " == *" install "* ]]; then
+  echo "E: Could not get lock /var/lib/dpkg/lock-frontend" >&2
+  exit 100
+fi
 """
 
 FAKE_ID = """#!/usr/bin/env bash
@@ -66,7 +70,7 @@ def scratch(tmp_path: Path) -> Path:
 
 
 def _run(
-    repo: Path, *args: str, missing: str = "", uid: str = "0"
+    repo: Path, *args: str, missing: str = "", uid: str = "0", apt_fails: bool = False
 ) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     log = repo.parent / "calls.log"
     log.unlink(missing_ok=True)
@@ -76,6 +80,7 @@ def _run(
         "LOG": str(log),
         "MISSING": missing,
         "FAKE_UID": uid,
+        "APT_FAILS": "1" if apt_fails else "",
     }
     result = subprocess.run(
         ["bash", str(repo / "desktop" / "install.sh"), *args],
@@ -121,10 +126,29 @@ def test_as_root_missing_packages_are_installed_with_one_update(scratch: Path) -
     result, calls = _run(scratch, "--test", missing="libxcb-cursor0 xvfb")
     assert result.returncode == 0, result.stderr
     apt_calls = [call for call in calls if call.startswith("apt-get")]
+    # apt-get waits for a dpkg lock another apt holds (apt's own timeout), and says so.
     assert apt_calls == [
-        "apt-get update -qq",
-        "apt-get install -y --no-install-recommends libxcb-cursor0 xvfb -qq",
+        "apt-get -o DPkg::Lock::Timeout=600 update -qq",
+        "apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends "
+        "libxcb-cursor0 xvfb -qq",
     ]
+    assert "waiting up to 600 s" in result.stdout
+
+
+def test_a_failed_system_install_stops_the_test_install_loudly(scratch: Path) -> None:
+    result, calls = _run(scratch, "--test", missing="xvfb", apt_fails=True)
+    assert result.returncode == 1
+    assert "Could not get lock" in result.stderr
+    assert "the test suite cannot run" in result.stderr
+    # Nothing after it ran: no pip install on top of a broken system install.
+    assert not [call for call in calls if call.startswith("pip ")]
+
+
+def test_a_failed_system_install_lets_the_app_install_go_on(scratch: Path) -> None:
+    result, calls = _run(scratch, missing="libegl1", apt_fails=True)
+    assert result.returncode == 0, result.stderr
+    assert "apt-get failed" in result.stdout
+    assert [call for call in calls if call.startswith("pip ")]
 
 
 def test_nothing_missing_means_no_apt_at_all(scratch: Path) -> None:

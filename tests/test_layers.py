@@ -21,6 +21,8 @@ PACKAGE_DIRS = (Path(foldline.__file__).parent, Path(foldline_desktop.__file__).
 # in the same layer are independent of each other.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("foldline.core",),
+    # A PDF read in a child process, bounded (below the uploads that check files).
+    ("foldline.pdf_reading",),
     # `foldline.config_mcp` is the `[mcp_servers]` tables the configuration holds.
     (
         "foldline",

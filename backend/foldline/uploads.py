@@ -7,24 +7,28 @@ model takes (images need `[models."x"] vision`), and the providers' limits must 
 (`foldline.core.attachments`). A refusal is an `AttachmentRefused` naming the file and
 the rule; nothing is kept.
 
-PDFs are read with pypdf: the page count (for the limit and the token count) and the
+PDFs are read with pypdf in a child process bounded in time and memory
+(`foldline.pdf_reading`): the page count (for the limit and the token count) and the
 text of every page (what a model that takes no PDFs is sent, and what search finds).
+On the event loop, `read_pdfs_ahead` reads a message's PDFs first without holding the
+loop (and stops at once when the waiting task is cancelled); the checks then take those
+results instead of reading the PDFs again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import hashlib
-import io
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from foldline.core.attachments import (
-    MAX_PDF_PAGES,
     MAX_REQUEST_FILE_BYTES,
     MAX_TEXT_FILE_BYTES,
+    PDF_TYPE,
     AttachmentRefused,
     check_image,
     check_pdf,
@@ -34,6 +38,7 @@ from foldline.core.attachments import (
     sniff_media_type,
 )
 from foldline.core.messages import AttachmentPart
+from foldline.pdf_reading import PdfText, read_pdf_isolated, read_pdf_isolated_async
 
 log = logging.getLogger("foldline.uploads")
 
@@ -51,17 +56,50 @@ class IncomingFile:
     data_base64: str
 
 
+PdfsRead = Mapping[str, PdfText]
+"""PDFs read ahead, by the sha256 of their bytes."""
+
+
 def read_attachments(
-    files: Sequence[IncomingFile], *, model: str, vision: bool
+    files: Sequence[IncomingFile], *, model: str, vision: bool, pdfs: PdfsRead | None = None
 ) -> tuple[AttachmentPart, ...]:
     """The parts for a message's files, in order, or AttachmentRefused for the first
-    file that breaks a rule (then none is kept)."""
-    parts = tuple(read_attachment(file, model=model, vision=vision) for file in files)
+    file that breaks a rule (then none is kept). `pdfs`: the PDFs `read_pdfs_ahead`
+    read already."""
+    parts = tuple(read_attachment(file, model=model, vision=vision, pdfs=pdfs) for file in files)
     check_request_size([part.size or 0 for part in parts])
     return parts
 
 
-def read_project_file(file: IncomingFile) -> AttachmentPart:
+def _pdf_bytes(file: IncomingFile) -> bytes | None:
+    """The bytes of a file declared and sniffed as a PDF within the size limit (the
+    checks in `read_attachment` refuse anything else, with their own reasons)."""
+    media_type = file.media_type.lower()
+    if media_type != PDF_TYPE or len(file.data_base64) > MAX_REQUEST_FILE_BYTES * 4 // 3 + 4:
+        return None
+    try:
+        data = base64.b64decode(file.data_base64, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return data if sniff_media_type(data) == PDF_TYPE else None
+
+
+async def read_pdfs_ahead(files: Sequence[IncomingFile]) -> dict[str, PdfText]:
+    """Read the PDFs among `files` off the event loop (each in its own bounded process),
+    or AttachmentRefused for the first that cannot be read. Cancelling the waiting task
+    kills the reading process at once."""
+    read: dict[str, PdfText] = {}
+    for file in files:
+        data = await asyncio.to_thread(_pdf_bytes, file)
+        if data is None:
+            continue
+        digest = hashlib.sha256(data).hexdigest()
+        if digest not in read:
+            read[digest] = await read_pdf_isolated_async(file.name.strip() or "file", data)
+    return read
+
+
+def read_project_file(file: IncomingFile, pdfs: PdfsRead | None = None) -> AttachmentPart:
     """A project's file, checked by the same rules as a message's. A project sends its
     files as text inside the system prompt (so they stay cached and are never folded),
     and the system prompt takes no images on either wire: an image is refused, a PDF
@@ -73,13 +111,18 @@ def read_project_file(file: IncomingFile) -> AttachmentPart:
             "are sent as text in the system prompt, which holds no images; attach the "
             f"image to a message instead, or give the project {PROJECT_ACCEPTED}"
         )
-    part = read_attachment(file, model="", vision=False, accepted=PROJECT_ACCEPTED)
+    part = read_attachment(file, model="", vision=False, accepted=PROJECT_ACCEPTED, pdfs=pdfs)
     check_request_size([part.size or 0])
     return part
 
 
 def read_attachment(
-    file: IncomingFile, *, model: str, vision: bool, accepted: str = ACCEPTED
+    file: IncomingFile,
+    *,
+    model: str,
+    vision: bool,
+    accepted: str = ACCEPTED,
+    pdfs: PdfsRead | None = None,
 ) -> AttachmentPart:
     name = file.name.strip() or "file"
     media_type = MEDIA_TYPE_ALIASES.get(file.media_type.lower(), file.media_type.lower())
@@ -122,7 +165,8 @@ def read_attachment(
         check_image(name, len(data), width, height)
         return AttachmentPart(**common, width=width, height=height)
     if kind == "pdf":
-        pages, text = read_pdf(name, data)
+        ahead = (pdfs or {}).get(common["sha256"])
+        pages, text = (ahead.pages, ahead.text) if ahead else read_pdf(name, data)
         check_pdf(name, pages)
         return AttachmentPart(**common, pages=pages, text=text)
     return AttachmentPart(**common, text=read_text(name, data, sniffed))
@@ -146,31 +190,7 @@ def read_text(name: str, data: bytes, sniffed: str | None) -> str:
 
 def read_pdf(name: str, data: bytes) -> tuple[int, str]:
     """(page count, the text of every page, each headed by a `[page N]` line so a model
-    reading the text can cite pages)."""
-    # Imported here: pypdf takes a while to import and only PDFs need it.
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
-
-    try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted:
-            raise AttachmentRefused(f"{name}: the PDF is password-protected")
-        pages = len(reader.pages)
-        if pages > MAX_PDF_PAGES:  # refused by check_pdf; no need to read the text first
-            return pages, ""
-        texts = []
-        for page in reader.pages:
-            try:
-                texts.append(page.extract_text() or "")
-            except Exception:  # a page pypdf cannot read still counts as a page
-                log.warning("could not extract the text of a page of %s", name, exc_info=True)
-                texts.append("")
-    except AttachmentRefused:
-        raise
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError):
-        raise AttachmentRefused(f"{name}: the PDF is damaged and cannot be read") from None
-    if pages == 0:
-        raise AttachmentRefused(f"{name}: the PDF has no pages")
-    return pages, "\n\n".join(
-        f"[page {number}]\n{text.strip()}" for number, text in enumerate(texts, start=1)
-    )
+    reading the text can cite pages), read in a bounded child process; for code already
+    off the event loop."""
+    read = read_pdf_isolated(name, data)
+    return read.pages, read.text

@@ -23,7 +23,9 @@ from foldline_desktop.request_log import RequestLog
 logger = logging.getLogger(__name__)
 
 LOOPBACK = "127.0.0.1"
-HEALTH_TIMEOUT_SECONDS = 20.0
+HEALTH_TIMEOUT_SECONDS = 120.0
+"""How long a started server may take to answer its first health check: generous, since
+a loaded machine can take many seconds, and a healthy start must not be given up."""
 
 
 class RunningServerLike(Protocol):
@@ -101,6 +103,11 @@ class LocalServer:
         self.running.stop()
 
 
+def _say_starting(seconds: float, stage: str) -> None:
+    # A slow machine's start is shown as one (the terminal and the log), never cut off.
+    print(f"Foldline is still starting ({seconds:.0f} s): waiting for {stage}", flush=True)
+
+
 def start_local_server(data_dir: Path, token: str, preferred_port: int | None) -> LocalServer:
     """Build the app and serve it on loopback; returns once `/api/health` answers."""
     from foldline.server.app import create_app
@@ -114,7 +121,7 @@ def start_local_server(data_dir: Path, token: str, preferred_port: int | None) -
             data_dir=data_dir, token=token, allowed_hosts=allowed_hosts_for(LOOPBACK, port)
         )
         requests = RequestLog(app)
-        server = start_server_in_thread(requests, LOOPBACK, port, sock=sock)
+        server = start_server_in_thread(requests, LOOPBACK, port, sock=sock, on_wait=_say_starting)
     except Exception as error:
         sock.close()
         raise ServerDidNotStart(f"could not start the server: {error}") from error

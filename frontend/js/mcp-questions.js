@@ -158,9 +158,13 @@ export function showQuestion(conversationId, data) {
       }
     }
   };
+  // Only a web page is ever opened (the server declines other URLs before asking).
+  const opensPage = data.mode !== "url" || /^https?:\/\/[^\s\\]+$/i.test(data.url ?? "");
   card.addEventListener("submit", (event) => {
     event.preventDefault();
-    answer("accept");
+    if (opensPage) {
+      answer("accept");
+    }
   });
   buttons.append(
     h("button", {
@@ -168,6 +172,7 @@ export function showQuestion(conversationId, data) {
       class: "button primary",
       dataset: { action: "accept" },
       text: data.mode === "url" ? "Open in browser" : "Submit",
+      disabled: !opensPage,
     }),
     h("button", {
       type: "button",

@@ -167,8 +167,8 @@ def test_allow_remote_warns_and_accepts_any_host(
     monkeypatch.setattr(launch, "bind_socket", lambda host, port: real_bind("127.0.0.1", 0))
     monkeypatch.setattr(launch, "setup_logging", lambda data_dir: None)
 
-    def start_then_ask_to_stop(app, host, port, *, sock):  # type: ignore[no-untyped-def]
-        server = real_start(app, "127.0.0.1", port, sock=sock)
+    def start_then_ask_to_stop(app, host, port, *, sock, **options):  # type: ignore[no-untyped-def]
+        server = real_start(app, "127.0.0.1", port, sock=sock, **options)
         reply = httpx2.get(f"{server.url}/api/health", headers={"Host": "my-box.lan:1"}, timeout=5)
         seen_hosts.append([str(reply.status_code)])
         threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGTERM)).start()

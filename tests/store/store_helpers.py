@@ -98,7 +98,12 @@ def rich_history() -> list[Message]:
             parts=(
                 TextPart(text="see attached"),
                 AttachmentPart(name="notes.md", media_type="text/markdown", text="# Notes"),
-                AttachmentPart(name="pic.png", media_type="image/png", data_base64="iVBORw0KGgo="),
+                AttachmentPart(
+                    name="pic.png",
+                    media_type="image/png",
+                    # A whole 1x1 PNG: an import checks a file as an upload is checked.
+                    data_base64="iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR42mPQqDgBAAI0AWkmu/ajAAAAAElFTkSuQmCC",
+                ),
             ),
         ),
         assistant("done"),

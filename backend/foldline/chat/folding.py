@@ -27,6 +27,7 @@ from foldline.chat.events import ChatEvent
 from foldline.chat.store_writer import StoreWriter
 from foldline.chat.summary_calibration import SummaryCallObserver, summary_calibrator
 from foldline.chat.usage import Billing, SummaryUsage
+from foldline.chat.worker_loop import in_worker_loop
 from foldline.core.budget import Budget, on_meter_scale
 from foldline.core.compaction import (
     FoldOutcome,
@@ -407,8 +408,12 @@ class FoldMaker:
         messages = [record.message for record in folded]
 
         async def write(inputs: FoldInputs, summarize: Summarizer) -> CompactionState | None:
-            return await resummarize(
-                inputs, folded=messages, previous=previous, summarize=summarize
+            # The engine's counting and checks off the event loop (`worker_loop.py`).
+            return await in_worker_loop(
+                lambda summarize: resummarize(
+                    inputs, folded=messages, previous=previous, summarize=summarize
+                ),
+                summarize,
             )
 
         return await within_summarizer_window(
@@ -449,8 +454,12 @@ class FoldMaker:
             return await asyncio.to_thread(emergency_fold, inputs, trigger=trigger, reason=reason)
 
         async def write(inputs: FoldInputs, summarize: Summarizer) -> FoldOutcome:
-            return await fold(
-                inputs, summarize=summarize, trigger=trigger, instructions=instructions
+            # The engine's counting and checks off the event loop (`worker_loop.py`).
+            return await in_worker_loop(
+                lambda summarize: fold(
+                    inputs, summarize=summarize, trigger=trigger, instructions=instructions
+                ),
+                summarize,
             )
 
         def fell_back_to_digest(outcome: FoldOutcome) -> bool:

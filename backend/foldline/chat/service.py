@@ -20,6 +20,7 @@ from foldline.api.schemas_context import CompactionPreview, ContextOut
 from foldline.api.schemas_messages import EditPreview
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
+from foldline.chat.file_reading import read_while_stoppable, stopped_turn
 from foldline.chat.fold_gate import FoldGates
 from foldline.chat.folding import manual_fold_settings
 from foldline.chat.handoff import HandoffRequest, HandoffStopped, hand_off
@@ -58,7 +59,7 @@ from foldline.providers.registry import (
 from foldline.store import ConversationRecord, Store
 from foldline.store.records import DISK_FULL_MESSAGE, is_disk_full
 from foldline.tokenizers import Wire, encoding_name_for_model, get_encoder
-from foldline.uploads import IncomingFile, read_attachments
+from foldline.uploads import IncomingFile, PdfsRead, read_attachments, read_pdfs_ahead
 
 log = logging.getLogger(__name__)
 
@@ -276,12 +277,34 @@ class ChatService:
         runner = self._runner(conversation_id)
         return self._start(conversation_id, runner.turn(message))
 
+    async def start_turn_off_loop(
+        self, conversation_id: str, content: str, files: Sequence[IncomingFile] = ()
+    ) -> TurnHandle:
+        """`start_turn` for the server: the files are read off the event loop, and Stop
+        during the reading ends it with nothing stored (`chat/file_reading.py`)."""
+        self._check_idle(conversation_id)
+        if not files:
+            return self.start_turn(conversation_id, content)
+
+        async def read() -> Message:
+            pdfs = await read_pdfs_ahead(files)
+            return await asyncio.to_thread(
+                self._person_message, conversation_id, content, files, (), pdfs
+            )
+
+        message = await read_while_stoppable(self.running, conversation_id, read)
+        if message is None:
+            return stopped_turn(conversation_id)
+        self._check_idle(conversation_id)
+        return self._start(conversation_id, self._runner(conversation_id).turn(message))
+
     def _person_message(
         self,
         conversation_id: str,
         content: str,
         files: Sequence[IncomingFile],
         kept: Sequence[AttachmentPart] = (),
+        pdfs: PdfsRead | None = None,
     ) -> Message:
         """The person's message: the text, the new files and the `kept` ones (already
         stored). Every new file is checked (its bytes, the model, the providers' limits;
@@ -300,7 +323,9 @@ class ChatService:
                 media_tokens(ctx.counter, Message(role="user", parts=(part,))),
                 ctx.budget.input_budget,
             )
-            for part in read_attachments(files, model=ctx.model.model, vision=ctx.model.vision)
+            for part in read_attachments(
+                files, model=ctx.model.model, vision=ctx.model.vision, pdfs=pdfs
+            )
         )
         message = Message(role="user", parts=(*text, *kept, *parts))
         # A fold can make room for anything but a message that alone (with the system
@@ -349,6 +374,45 @@ class ChatService:
         `files` are new files; `keep` the sha256s of the old version's files that stay
         (their bytes are stored already, so they are not sent again)."""
         self._check_idle(conversation_id)
+        parent_id, message = self._edited(conversation_id, message_id, content, files, keep)
+        runner = self._runner(conversation_id)
+        return self._start(conversation_id, runner.edit(parent_id, message))
+
+    async def start_edit_off_loop(
+        self,
+        conversation_id: str,
+        message_id: str,
+        content: str,
+        files: Sequence[IncomingFile] = (),
+        keep: Sequence[str] = (),
+    ) -> TurnHandle:
+        """`start_edit` for the server: the message and its files read off the event
+        loop, and stoppable, as in `start_turn_off_loop`."""
+        self._check_idle(conversation_id)
+
+        async def read() -> tuple[str | None, Message]:
+            pdfs = await read_pdfs_ahead(files)
+            return await asyncio.to_thread(
+                self._edited, conversation_id, message_id, content, files, keep, pdfs
+            )
+
+        edited = await read_while_stoppable(self.running, conversation_id, read)
+        if edited is None:
+            return stopped_turn(conversation_id)
+        self._check_idle(conversation_id)
+        runner = self._runner(conversation_id)
+        return self._start(conversation_id, runner.edit(edited[0], edited[1]))
+
+    def _edited(
+        self,
+        conversation_id: str,
+        message_id: str,
+        content: str,
+        files: Sequence[IncomingFile],
+        keep: Sequence[str],
+        pdfs: PdfsRead | None = None,
+    ) -> tuple[str | None, Message]:
+        """(the parent of the edited message, its new version), checked."""
         record = self.store.message_on_path(conversation_id, message_id)
         if record.message.role != "user":
             raise WrongMessage("Only your own messages can be edited; regenerate an answer.")
@@ -358,9 +422,8 @@ class ChatService:
             for part in self.store.hydrate([record.message])[0].parts
             if isinstance(part, AttachmentPart) and part.sha256 in wanted
         ]
-        message = self._person_message(conversation_id, content, files, kept)
-        runner = self._runner(conversation_id)
-        return self._start(conversation_id, runner.edit(record.parent_id, message))
+        message = self._person_message(conversation_id, content, files, kept, pdfs)
+        return record.parent_id, message
 
     def start_regenerate(self, conversation_id: str, message_id: str) -> TurnHandle:
         """A new answer in place of the answer `message_id` (on the active path), written

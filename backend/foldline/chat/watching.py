@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 from collections import deque
 from dataclasses import dataclass
 
@@ -92,7 +93,11 @@ class ConversationWatch:
             await asyncio.shield(self._wake)
             if self.closed:
                 raise WatchClosed
-        changes = [change for change in self._changes if change.revision > seen]
+        # From the newest back to the first already seen: each of a thousand open
+        # streams reads the one or two new changes, not all the kept ones (a scan of the
+        # whole deque per stream made every change cost ~0.7 s at 1,000 streams).
+        changes = list(itertools.takewhile(lambda c: c.revision > seen, reversed(self._changes)))
+        changes.reverse()
         if changes and changes[0].revision > seen + 1:
             changes.insert(0, Change(changes[0].revision - 1, None, MISSED))
         return changes

@@ -36,6 +36,9 @@ MAX_REQUEST_FILE_BYTES = 32 * 1024 * 1024
 their base64 overhead; OpenAI's file inputs share the same 32 MB."""
 MAX_TEXT_FILE_BYTES = 2 * 1024 * 1024
 """A text file is sent as text: 2 MB of text is ~500k tokens, more than any window."""
+MAX_PDF_TEXT_CHARS = 2 * 1024 * 1024
+"""A PDF's extracted text, like a text file's, is at most 2 Mi characters: more is more
+than any window reads, and a small PDF can inflate to gigabytes of text."""
 
 TEXT_TYPES = frozenset(
     {

@@ -17,11 +17,46 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
+import webbrowser
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
+
+log = logging.getLogger(__name__)
 
 Action = Literal["accept", "decline", "cancel"]
 Value = str | int | float | bool | list[str] | None
+
+
+WEB_SCHEMES = frozenset({"http", "https"})
+"""The only pages a server's question may open: the system's URL opener would run
+anything else (`javascript:`, `file:`, `data:`, `vbscript:`, `ms-settings:`, `smb:`, a
+UNC path), and a server is not trusted to decide what runs on the person's machine."""
+
+
+def is_web_page(url: str) -> bool:
+    """Whether `url` is an http(s) address with a host, and nothing a URL opener could
+    read another way (spaces, control characters, backslashes)."""
+    if not url or len(url) > 8192:
+        return False
+    if any(ch.isspace() or ord(ch) < 32 or ch == "\\" for ch in url):
+        return False
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return False
+    return parts.scheme.lower() in WEB_SCHEMES and bool(host)
+
+
+def open_web_page(url: str) -> bool:
+    """Open an http(s) page in the system browser; anything else is refused (and
+    logged), whoever asked."""
+    if not is_web_page(url):
+        log.warning("refused to open %r: only http(s) pages are opened", url[:200])
+        return False
+    return webbrowser.open(url)
 
 
 class UnknownElicitation(LookupError):

@@ -24,7 +24,7 @@ from foldline.api.events import ElicitationRequired, ElicitationResolved, ToolPr
 from foldline.chat.events import ChatEvent
 from foldline.chat.tool_registry import ToolEnv, ToolOutcome
 from foldline.core.messages import ToolCallPart
-from foldline.mcp.elicitation import Answer, Elicitations, PendingElicitation
+from foldline.mcp.elicitation import Answer, Elicitations, PendingElicitation, is_web_page
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +86,14 @@ async def ask_person(calls: ActiveCalls, server: str, params: Any) -> Any:
         log.info("MCP server %s asked a question while none of its calls ran", server)
         return mcp_types.ElicitResult(action="cancel")
     is_url = isinstance(params, mcp_types.ElicitRequestURLParams)
+    if is_url and not is_web_page(params.url):
+        # Never shown: accepting would hand the URL to the system's opener.
+        log.warning("MCP server %s asked to open %r: refused", server, params.url[:200])
+        running.answers.append(
+            f"[The MCP server {server} asked the person to open {params.url[:200]!r}, "
+            "which is not a web page (http or https); it was declined without asking.]"
+        )
+        return mcp_types.ElicitResult(action="decline")
     pending = calls.elicitations.ask(
         PendingElicitation(
             id="",

@@ -457,7 +457,9 @@ class McpTool:
                     is_error=True,
                 )
             return ToolOutcome(f"{label} failed: {error}", is_error=True)
-        return running.annotate(outcome_from_result(result, self.spec.name, self.server))
+        # Off the event loop: a result's files are checked (a PDF read in a child process).
+        outcome = await asyncio.to_thread(outcome_from_result, result, self.spec.name, self.server)
+        return running.annotate(outcome)
 
 
 class McpResourceReader:
@@ -502,7 +504,7 @@ class McpResourceReader:
             result = await connection.request("read_resource", uri)
         except ServerCallError as error:
             return ToolOutcome(f"{uri} of the MCP server {server}: {error}", is_error=True)
-        return outcome_from_resource(result, uri)
+        return await asyncio.to_thread(outcome_from_resource, result, uri)
 
 
 async def approve(

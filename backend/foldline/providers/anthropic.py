@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -114,7 +115,9 @@ class AnthropicProvider:
                 "ANTHROPIC_API_KEY.",
             )
         try:
-            async with self._client.messages.stream(**self._request_params(request)) as stream:
+            # Built off the event loop: fitting large images decodes and encodes them.
+            params = await asyncio.to_thread(self._request_params, request)
+            async with self._client.messages.stream(**params) as stream:
                 async for event in _translate(stream):
                     yield event
         except anthropic.APIStatusError as error:

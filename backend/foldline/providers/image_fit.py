@@ -71,10 +71,19 @@ def _header_size(data: str, media_type: str) -> tuple[int, int] | None:
 
 
 _SCALED: OrderedDict[tuple[str, str], tuple[str, str] | None] = OrderedDict()
-_SCALED_MAX = 16
+_SCALED_MAX = 100
 """Scaled images kept, by the sha256 of their source (the data itself would make a large
-key): a conversation's large images are scaled once, not on every turn."""
+key): a conversation's large images are scaled once, not on every turn. A request holds
+at most 100 images, so a turn's images all stay (16 once thrashed with 20 images, and
+every turn scaled them all again)."""
+_SCALED_MAX_CHARS = 64 * 1024 * 1024
+"""And at most this much scaled base64: a request carries at most 32 MB, so two turns'
+images (two conversations taking turns) stay."""
 _SCALED_LOCK = threading.Lock()
+
+
+def _scaled_chars() -> int:
+    return sum(len(value[1]) for value in _SCALED.values() if value is not None)
 
 
 def scaled_image(data: str, media_type: str) -> tuple[str, str] | None:
@@ -90,7 +99,9 @@ def scaled_image(data: str, media_type: str) -> tuple[str, str] | None:
     scaled = _scale(data, media_type)
     with _SCALED_LOCK:
         _SCALED[key] = scaled
-        while len(_SCALED) > _SCALED_MAX:
+        while len(_SCALED) > _SCALED_MAX or (
+            len(_SCALED) > 1 and _scaled_chars() > _SCALED_MAX_CHARS
+        ):
             _SCALED.popitem(last=False)
     return scaled
 

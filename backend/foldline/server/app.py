@@ -9,7 +9,6 @@ app shuts down (`foldline serve` and the desktop window).
 from __future__ import annotations
 
 import asyncio
-import webbrowser
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
@@ -24,6 +23,7 @@ from foldline.chat.service import ChatService, ChatUnavailable, TurnInProgress, 
 from foldline.config import ConfigError
 from foldline.config_toml import ensure_config
 from foldline.core.attachments import AttachmentRefused
+from foldline.mcp.elicitation import open_web_page
 from foldline.mcp.first_start import FIRST_START_FILE, FirstStarts
 from foldline.mcp.manager import McpManager, ServerDisabled
 from foldline.providers.listing import ModelDirectory
@@ -123,7 +123,7 @@ def create_app(
             config_source,
             save_config=config_source.save,
             first_starts=FirstStarts(data_dir / FIRST_START_FILE),
-            open_url=webbrowser.open,
+            open_url=open_web_page,
         )
     # The providers' model lists, cached in the data dir for a day (see routes/models.py).
     model_directory = ModelDirectory.load(data_dir)

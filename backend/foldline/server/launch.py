@@ -56,6 +56,16 @@ def allowed_hosts_for(host: str, port: int) -> list[str]:
     return [*hosts, f"{url_host(host)}:{port}"]
 
 
+def _say_starting(seconds: float, stage: str) -> None:
+    # A slow start is shown as one, not taken for a failure; on stderr, so the one line
+    # on stdout stays the address.
+    print(
+        f"Foldline is still starting ({seconds:.0f} s): waiting for {stage}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def open_url(host: str, port: int, token: str) -> str:
     """The URL to print: 127.0.0.1 for loopback and wildcard binds, else the bound host."""
     shown = "127.0.0.1" if host in WILDCARD_HOSTS or host.lower() == "localhost" else host
@@ -115,7 +125,7 @@ def run_serve(args: argparse.Namespace) -> int:
             app = create_app(
                 data_dir=data_dir, token=token, allowed_hosts=allowed_hosts_for(host, port)
             )
-            server = start_server_in_thread(app, host, port, sock=sock)
+            server = start_server_in_thread(app, host, port, sock=sock, on_wait=_say_starting)
         except Exception as error:
             # A broken config.toml or database is the person's to fix: say what, not a
             # traceback (the log has it).

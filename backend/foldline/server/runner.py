@@ -2,6 +2,10 @@
 
 The socket is bound before uvicorn starts, so port 0 yields a known free port without
 a race, and the caller gets the URL back only once the server accepts connections.
+A start has no fixed time limit that a slow machine could miss (a loaded laptop once
+took over 15 s): the caller waits while the server thread lives, hears what it waits for
+every few seconds, and only a start still not done after `STUCK_START_SECONDS` is given
+up, with the stage it was stuck in.
 `timeout_graceful_shutdown` bounds the stop: without it one open event stream kept
 uvicorn alive for seconds after `should_exit`.
 """
@@ -13,6 +17,7 @@ import logging
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import uvicorn
@@ -21,7 +26,16 @@ from starlette.types import ASGIApp
 log = logging.getLogger("foldline.server")
 
 GRACEFUL_SHUTDOWN_SECONDS = 1
-STARTUP_TIMEOUT_SECONDS = 15.0
+STUCK_START_SECONDS = 300.0
+"""A start not done after five minutes is stuck, not slow: given up, saying where."""
+WAIT_REPORT_SECONDS = 5.0
+"""How often a caller hears that the start is still going, and what it waits for."""
+
+clock: Callable[[], float] = time.monotonic
+"""The clock a start is timed by (tests run it faster)."""
+
+StartWaiting = Callable[[float, str], None]
+"""Told (seconds so far, what the start waits for) while a start takes a while."""
 
 
 def url_host(host: str) -> str:
@@ -112,18 +126,32 @@ def _run_until_stopped(server: uvicorn.Server, sock: socket.socket) -> None:
         log.error("the server stopped during startup")
 
 
+def startup_stage(server: uvicorn.Server) -> str:
+    """What a start is waiting for, in words for the person."""
+    if not server.config.loaded:
+        return "loading the app"
+    lifespan = getattr(server, "lifespan", None)
+    startup = getattr(lifespan, "startup_event", None)
+    if startup is None or not startup.is_set():
+        return "the app's start-up (opening the database, checking and migrating it)"
+    return "the server to listen"
+
+
 def start_server_in_thread(
     app: ASGIApp,
     host: str = "127.0.0.1",
     port: int = 0,
     *,
     sock: socket.socket | None = None,
-    startup_timeout: float = STARTUP_TIMEOUT_SECONDS,
+    startup_timeout: float = STUCK_START_SECONDS,
+    on_wait: StartWaiting | None = None,
 ) -> RunningServer:
     """Serve `app` on `host:port` (or on an already bound `sock`) from a daemon thread.
 
-    Returns once the server accepts connections; raises RuntimeError if it could not
-    start (the thread is then gone) and OSError if the port cannot be bound.
+    Returns once the server accepts connections, however long a healthy start takes;
+    `on_wait` hears every few seconds what it waits for. Raises RuntimeError if it could
+    not start (the thread ended) or is stuck (not started after `startup_timeout`,
+    naming the stage), and OSError if the port cannot be bound.
     """
     sock = sock if sock is not None else bind_socket(host, port)
     bound_port = sock.getsockname()[1]
@@ -135,16 +163,28 @@ def start_server_in_thread(
         daemon=True,
     )
     thread.start()
-    deadline = time.monotonic() + startup_timeout
+    began = clock()
+    next_report = began + WAIT_REPORT_SECONDS
     while not server.started:
         if not thread.is_alive():
             sock.close()
             raise RuntimeError("the server thread stopped during startup (see the log)")
-        if time.monotonic() > deadline:
+        now = clock()
+        if now - began > startup_timeout:
+            stage = startup_stage(server)
             server.should_exit = True
             thread.join(5)
             sock.close()
-            raise RuntimeError(f"the server did not start within {startup_timeout} s")
+            raise RuntimeError(
+                f"the server did not start within {startup_timeout:.0f} s: it was still "
+                f"waiting for {stage} (see the log)"
+            )
+        if now >= next_report:
+            next_report = now + WAIT_REPORT_SECONDS
+            stage = startup_stage(server)
+            log.info("still starting after %.0f s: waiting for %s", now - began, stage)
+            if on_wait is not None:
+                on_wait(now - began, stage)
         time.sleep(0.01)
     return RunningServer(
         url=f"http://{url_host(host)}:{bound_port}",

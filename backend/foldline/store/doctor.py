@@ -76,11 +76,40 @@ class DoctorReport:
     """One line per stored value reset because it could not be read back."""
 
 
+def _half_imports(path: Path) -> list[str]:
+    """A line per project or conversation an import was still writing (a crash cut it)."""
+    conn = sqlite3.connect(path)
+    try:
+        projects = conn.execute(
+            "SELECT id, name, (SELECT count(*) FROM conversations AS c "
+            "WHERE c.project_id = p.id) FROM projects AS p WHERE importing = 1"
+        ).fetchall()
+        conversations = conn.execute(
+            "SELECT id, title FROM conversations WHERE importing = 1 AND (project_id IS NULL "
+            "OR project_id NOT IN (SELECT id FROM projects WHERE importing = 1))"
+        ).fetchall()
+    except sqlite3.OperationalError:  # a database older than these columns
+        return []
+    finally:
+        conn.close()
+    return [
+        f"project {pid} ({name!r}): half-imported (the import was cut short), removed with "
+        f"the {count} conversations written so far"
+        for pid, name, count in projects
+    ] + [
+        f"conversation {cid} ({title!r}): half-imported (the import was cut short), removed"
+        for cid, title in conversations
+    ]
+
+
 def repair_values(path: Path) -> list[str]:
     """Reset the free-form values that cannot be read back (see `readable_json`): a
     conversation's settings to `{}`, a message's usage to null, a message's unreadable
-    tool arguments to the note ingest stores now (`load_message`). Returns what changed."""
-    repaired: list[str] = []
+    tool arguments to the note ingest stores now (`load_message`); and delete what an
+    import cut short by a crash left (hidden, never shown). Returns what changed."""
+    repaired = _half_imports(path)
+    if repaired:
+        Store(path).close()  # opening the store deletes unfinished imports
     conn = sqlite3.connect(path)
     try:
         with conn:

@@ -33,6 +33,7 @@ from foldline.store.export_format import (
     ExportSchema,
     check_timestamp,
 )
+from foldline.store.import_files import checked_parts
 from foldline.store.json_stream import JsonReader
 from foldline.store.project_json import ExportedProject, join_or_create, validated_project
 from foldline.store.records import CompactionRecord, ConversationRecord, Marks, MessageRecord
@@ -183,6 +184,9 @@ def _messages(
     for position, item in enumerate(reader.array_items()):
         _check_message_values(item, f"messages[{position}]")
         message = _validated(ExportedMessage, item, f"messages.{position}")
+        parts = checked_parts(message.parts, f"messages[{position}]")
+        if parts is not message.parts:
+            message = message.model_copy(update={"parts": parts})
         if version == 1 and message.index != position:
             raise ValueError(
                 f"messages[{position}].index is {message.index}; messages must be listed "

@@ -79,6 +79,40 @@ def delete_unfinished_imports(transaction: Transaction, conversation_id: str | N
     return len(rows)
 
 
+def delete_unfinished_project_imports(
+    transaction: Transaction, project_id: str | None = None
+) -> int:
+    """Delete the projects still marked `importing` (the one named, or all) with their
+    files, notes and conversations (all still hidden); returns how many projects."""
+    with transaction() as conn:
+        rows = conn.execute(
+            "SELECT id FROM projects WHERE importing = 1 AND (?1 IS NULL OR id = ?1)",
+            (project_id,),
+        ).fetchall()
+    for (pid,) in rows:
+        with transaction() as conn:
+            conn.execute("UPDATE conversations SET importing = 1 WHERE project_id = ?", (pid,))
+            conversations = conn.execute(
+                "SELECT id FROM conversations WHERE project_id = ?", (pid,)
+            ).fetchall()
+        for (cid,) in conversations:
+            delete_unfinished_imports(transaction, cid)
+        with transaction() as conn:
+            conn.execute("DELETE FROM project_files WHERE project_id = ?", (pid,))
+            conn.execute("DELETE FROM project_notes WHERE project_id = ?", (pid,))
+            conn.execute("DELETE FROM projects WHERE id = ?", (pid,))
+    return len(rows)
+
+
+def finish_project_import(conn: sqlite3.Connection, project_id: str) -> None:
+    """Show the imported project and all its conversations at once."""
+    conn.execute(
+        "UPDATE conversations SET importing = 0 WHERE project_id = ? AND importing = 1",
+        (project_id,),
+    )
+    conn.execute("UPDATE projects SET importing = 0 WHERE id = ?", (project_id,))
+
+
 class ConversationImport:
     """The conversation row is written first; messages follow in order, folds last.
 
@@ -259,7 +293,13 @@ class ConversationImport:
         problem = import_checks.fold_off_its_parents_branch(conn, self.record.id)
         if problem:
             raise ValueError(f"invalid Foldline export: compactions: {problem}")
-        conn.execute("UPDATE conversations SET importing = 0 WHERE id = ?", (self.record.id,))
+        # A conversation of a project still being imported stays hidden with its project
+        # (`finish_project_import` shows them together).
+        conn.execute(
+            "UPDATE conversations SET importing = 0 WHERE id = ? AND NOT EXISTS (SELECT 1 "
+            "FROM projects AS p WHERE p.id = conversations.project_id AND p.importing = 1)",
+            (self.record.id,),
+        )
         self.record = replace(
             self.record,
             message_count=queries.next_seq(conn, self.record.id),

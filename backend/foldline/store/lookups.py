@@ -31,9 +31,12 @@ def search_hit(conn: sqlite3.Connection, conversation_id: str, q: str) -> Search
     match = fts_query(q)
     if match is None:
         return None
+    # CROSS JOIN keeps the full-text index the outer loop: left to choose, SQLite walks
+    # the conversation's messages and runs the full-text query again for each one, which
+    # is quadratic in the history (a 20k-message conversation took minutes).
     row = conn.execute(
         f"SELECT m.seq, m.parts, m.id, {on_path_sql('m')} AS on_path FROM messages_fts "
-        "JOIN messages AS m ON m.pk = messages_fts.rowid "
+        "CROSS JOIN messages AS m ON m.pk = messages_fts.rowid "
         "WHERE messages_fts MATCH ? AND m.conversation_id = ? "
         "ORDER BY on_path DESC, m.seq DESC, m.pk DESC LIMIT 1",
         (match, conversation_id),
@@ -41,8 +44,8 @@ def search_hit(conn: sqlite3.Connection, conversation_id: str, q: str) -> Search
     if row is None:
         return None
     count = conn.execute(
-        "SELECT count(*) FROM messages_fts JOIN messages AS m ON m.pk = messages_fts.rowid "
-        "WHERE messages_fts MATCH ? AND m.conversation_id = ?",
+        "SELECT count(*) FROM messages_fts CROSS JOIN messages AS m "
+        "ON m.pk = messages_fts.rowid WHERE messages_fts MATCH ? AND m.conversation_id = ?",
         (match, conversation_id),
     ).fetchone()[0]
     return SearchHit(row[0], snippet(_parts_text(row[1]), q), row[2], bool(row[3]), count)

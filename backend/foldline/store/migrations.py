@@ -413,6 +413,14 @@ def m017_recall_index(db: Database) -> None:
     rebuild_recall_index(db)
 
 
+@migrations(name="m020_bricks")
+def m020_bricks(db: Database) -> None:
+    # A project import writes its project and conversations in many transactions; the
+    # project stays hidden (and its conversations with it) until the last is written,
+    # and one cut short by a crash is deleted when the store opens next.
+    db["projects"].add_column("importing", int, not_null_default=0)
+
+
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations.pending(Database(memory=True)))
 """The migration names in order: everything an empty database has pending (`pending` is
 read-only, and its list is the registration order)."""

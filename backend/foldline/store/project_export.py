@@ -6,8 +6,11 @@ conversation as a complete conversation export (see `export.py`).
 
 A project import creates a new project (under the exported id when it is free here, so
 conversations exported from it alone later join it) and imports every conversation
-into it, one at a time, each read as a stream. When any part of the document is
-invalid, what was already written is deleted again, so nothing half-imported remains.
+into it, one at a time, each read as a stream. The project and its conversations stay
+hidden (`projects.importing`) until the last conversation is written, then appear
+together. When any part of the document is invalid, what was already written is deleted
+again; an import cut short by a crash is deleted when the store opens next, so nothing
+half-imported remains.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from foldline.store.export import json_bytes, write_export
 from foldline.store.import_reader import import_stream
+from foldline.store.importing import finish_project_import
 from foldline.store.json_stream import JsonReader
 from foldline.store.project_json import (
     ExportedProject,
@@ -55,6 +59,8 @@ def _new_project(conn: sqlite3.Connection, now: str, *, exported: ExportedProjec
     taken = conn.execute("SELECT 1 FROM projects WHERE id = ?", (exported.id,)).fetchone()
     project_id = new_id() if taken else exported.id
     write_project(conn, exported, project_id, now)
+    # Hidden, with every conversation written into it, until the import completes.
+    conn.execute("UPDATE projects SET importing = 1 WHERE id = ?", (project_id,))
     return project_id
 
 
@@ -119,10 +125,11 @@ def import_project(store: Store, stream: IO[bytes]) -> tuple[str, list[str]]:
         reader.end()
         if project_id is None or "conversations" not in seen:
             raise _fail("missing project or conversations")
+        shown = project_id
+        store.in_write_transaction(lambda conn, _now: finish_project_import(conn, shown))
     except BaseException:
-        for conversation_id in created:
-            store.delete_conversation(conversation_id)
+        # Everything written is still hidden; a crash here leaves it for the next start.
         if project_id is not None:
-            store.delete_project(project_id)
+            store.discard_project_import(project_id)
         raise
     return project_id, created

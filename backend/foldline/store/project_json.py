@@ -47,7 +47,9 @@ class ExportedNote(ExportSchema):
 
 
 class ExportedProject(ExportSchema):
-    id: str = Field(min_length=1, max_length=64)
+    id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
+    """Letters, digits, `-` and `_` only: the id goes into URL paths (`a/b` could never
+    be opened or deleted)."""
     name: str = Field(min_length=1, max_length=200)
     instructions: str
     model: str | None

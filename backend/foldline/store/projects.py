@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from foldline.core.messages import AttachmentPart
 from foldline.store.connection import ConnectionPool
+from foldline.store.importing import delete_unfinished_project_imports
 from foldline.store.records import NotFound, new_id
 
 T = TypeVar("T")
@@ -101,7 +102,8 @@ def _note(row: Sequence[Any]) -> ProjectNoteRecord:
 
 def get_project(conn: sqlite3.Connection, project_id: str) -> ProjectRecord:
     row = conn.execute(
-        f"SELECT {_PROJECT_COLUMNS} FROM projects AS p WHERE p.id = ?", (project_id,)
+        f"SELECT {_PROJECT_COLUMNS} FROM projects AS p WHERE p.id = ? AND p.importing = 0",
+        (project_id,),
     ).fetchone()
     if row is None:
         raise NotFound(f"no project with id {project_id!r}")
@@ -208,7 +210,7 @@ class ProjectMethods:
         rows = (
             self._pool.get()
             .conn.execute(
-                f"SELECT {_PROJECT_COLUMNS} FROM projects AS p "
+                f"SELECT {_PROJECT_COLUMNS} FROM projects AS p WHERE p.importing = 0 "
                 "ORDER BY p.name COLLATE NOCASE, p.created_at"
             )
             .fetchall()
@@ -253,6 +255,11 @@ class ProjectMethods:
             .fetchall()
         )
         return [row[0] for row in rows]
+
+    def discard_project_import(self, project_id: str) -> None:
+        """Delete a project import that failed: the hidden project and everything it
+        wrote."""
+        delete_unfinished_project_imports(self._pool.write, project_id)
 
     def delete_project(self, project_id: str) -> int:
         """Delete the project with its files and notes; its conversations move to "no

@@ -173,6 +173,10 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "conversation's own overrides win).",
         "created_at": "When the project was created (ISO-8601 UTC).",
         "updated_at": "Last change to the project, its files or notes (ISO-8601 UTC).",
+        "importing": "1 while a project import is writing the project and its "
+        "conversations (each in transactions of its own); no read shows it or them until "
+        "the import sets it to 0, and one left at 1 by a crash is deleted at the next "
+        "start.",
     },
     "project_files": {
         "id": "Stable public id (32 hex digits) of the file.",

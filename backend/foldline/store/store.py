@@ -28,7 +28,10 @@ from foldline.store.connection import ConnectionPool
 from foldline.store.counts import CountMethods, restore_count_triggers, with_files
 from foldline.store.folds import FoldMethods
 from foldline.store.handoffs import HandoffMethods
-from foldline.store.importing import delete_unfinished_imports
+from foldline.store.importing import (
+    delete_unfinished_imports,
+    delete_unfinished_project_imports,
+)
 from foldline.store.migrations import migrations
 from foldline.store.projects import ProjectMethods
 from foldline.store.recall import RecallMethods, missing_recall_triggers, rebuild_recall_index
@@ -126,6 +129,7 @@ class Store(
     def _recover(self) -> tuple[str, ...]:
         # An import cut by a crash is hidden; what it wrote goes now.
         delete_unfinished_imports(self._pool.write)
+        delete_unfinished_project_imports(self._pool.write)
         with self._pool.write() as conn:
             rows = conn.execute(
                 "UPDATE messages SET status = 'interrupted', error = coalesce(error, ?), "

@@ -103,7 +103,7 @@ def incoming_files(body: SendMessage) -> list[IncomingFile]:
 async def start_message_turn(conversation_id: str, body: SendMessage, chat: ChatDep) -> TurnHandle:
     # Started in a dependency, not in the streaming generator: a refusal (409, 404, 400)
     # must be an ordinary JSON answer, and once the stream has begun the status is 200.
-    return chat.start_turn(conversation_id, body.content, incoming_files(body))
+    return await chat.start_turn_off_loop(conversation_id, body.content, incoming_files(body))
 
 
 @router.post(
@@ -143,7 +143,7 @@ async def start_edit_turn(
     conversation_id: str, message_id: str, body: EditMessage, store: StoreDep, chat: ChatDep
 ) -> TurnHandle:
     store.get_conversation(conversation_id)
-    return chat.start_edit(
+    return await chat.start_edit_off_loop(
         conversation_id, message_id, body.content, incoming_files(body), body.keep_attachments
     )
 
