@@ -213,9 +213,12 @@ function availableSection(available, hooks) {
             h(
               "tr",
               {},
-              ["Model", "Provider", "Window", "Output", "Folds at", "", ""].map((label) =>
+              ["Model", "Provider", "Window", "Output", "Folds at"].map((label) =>
                 h("th", { text: label }),
               ),
+              // Headers a screen reader names; the columns speak for themselves on screen.
+              h("th", {}, h("span", { class: "visually-hidden", text: "Notes" })),
+              h("th", {}, h("span", { class: "visually-hidden", text: "Actions" })),
             ),
           ),
           h("tbody", {}, rows),
