@@ -132,14 +132,16 @@ export function currentChoice() {
 }
 
 /**
- * The entry a choice stands for: its provider's, else (a provider the configuration
- * picks) the first provider that lists the id.
+ * The entry a choice stands for: its provider's, else the one `[models."id"] provider`
+ * names, else the first provider that lists the id.
  * @returns {ModelChoice|null}
  */
 export function findChoice(groups, { model, provider }) {
   if (!model) {
     return null;
   }
+  // No provider of its own: the one the configuration names for the model.
+  provider = provider ?? state.settings?.models?.[model]?.provider ?? null;
   if (provider && groups.get(provider)) {
     const own = groups.get(provider).find((choice) => choice.id === model);
     if (own) {

@@ -7,6 +7,9 @@
 const EDITING = "textarea, input, select, [contenteditable=''], [contenteditable='true']";
 const CONTROLS =
   "button, a[href], summary, select, [tabindex]:not([data-roving-item])";
+// A region that scrolls (a long tool output) keeps its own Tab stop while it is shown:
+// the arrow keys scroll it, so it cannot be reached by them.
+const SCROLLERS = ".tool-output, pre[tabindex]";
 
 /**
  * @param {HTMLElement} container
@@ -31,7 +34,12 @@ export function rovingList(container, { items, start = "first", onEnter }) {
       item.dataset.rovingItem = "";
       item.tabIndex = item === current ? 0 : -1;
       for (const control of item.querySelectorAll(CONTROLS)) {
-        if (!control.closest(EDITING) && !control.matches(EDITING) && control !== item) {
+        if (
+          !control.closest(EDITING) &&
+          !control.matches(EDITING) &&
+          !control.matches(SCROLLERS) &&
+          control !== item
+        ) {
           control.tabIndex = -1;
         }
       }
