@@ -55,8 +55,9 @@ def test_onboarding_on_a_phone_is_one_column_and_every_button_is_reachable(start
     assert address.bounding_box()["height"] < 40, address.bounding_box()
     for button in [
         local.locator("button", has_text="Use Ollama"),
-        onboarding.locator('.choice[data-provider="anthropic"] button', has_text="Save"),
-        onboarding.locator('.choice[data-provider="openai"] button', has_text="Save"),
+        onboarding.locator('.choice[data-provider="anthropic"] button', has_text="Continue"),
+        onboarding.locator('.choice[data-provider="openai"] button', has_text="Continue"),
+        onboarding.locator('.choice[data-provider="custom"] button', has_text="Continue"),
     ]:
         reachable(page, button)
     assert_laid_out(page, "#onboarding")
