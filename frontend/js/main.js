@@ -138,7 +138,8 @@ function initComposer() {
   composerFiles.element.id = "composer-files";
   form.before(composerFiles.element);
   form.prepend(attachButton(composerFiles, { id: "attach-button" }), composerFiles.input);
-  acceptFiles(byId("composer"), composerFiles);
+  // Files dropped anywhere in the window (not only on the message box) wait in the tray.
+  acceptFiles(document.body, composerFiles);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     submitComposer();
@@ -384,6 +385,18 @@ function initShortcuts() {
   });
 }
 
+/** The "↓ Latest" pill sits above the "Continued in" bar, never over its links. */
+function keepLatestAboveLinks() {
+  const links = document.getElementById("handoff-links");
+  if (!links) {
+    return;
+  }
+  const place = () =>
+    byId("chat").style.setProperty("--below-chat", `${links.hidden ? 0 : links.offsetHeight}px`);
+  new ResizeObserver(place).observe(links);
+  new MutationObserver(place).observe(links, { attributes: true, attributeFilter: ["hidden"] });
+}
+
 /** The roving lists: the conversation's messages and the sidebar's rows. */
 let conversationList = null;
 
@@ -502,6 +515,7 @@ async function main() {
   initModelView();
   initPins({ open: (index) => openConversation(state.currentId, { at: index }) });
   initHandoff({ open: (id) => openConversation(id), refreshList });
+  keepLatestAboveLinks();
   initTurns({
     refreshConversation,
     refreshFolds,

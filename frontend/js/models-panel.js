@@ -168,10 +168,14 @@ function availableSection(available, hooks) {
       "tr",
       { dataset: { model: model.id } },
       h("td", {}, model.displayName && model.displayName !== model.id ? model.displayName : model.id),
-      h("td", { text: model.provider }),
-      h("td", { class: "num", text: formatCount(model.contextWindow) }),
-      h("td", { class: "num", text: formatCount(model.maxOutputTokens) }),
-      h("td", { class: "num", text: model.workingBudget ? formatCount(model.workingBudget) : "window" }),
+      h("td", { text: model.provider, dataset: { label: "Provider" } }),
+      h("td", { class: "num", text: formatCount(model.contextWindow), dataset: { label: "Window" } }),
+      h("td", { class: "num", text: formatCount(model.maxOutputTokens), dataset: { label: "Output" } }),
+      h("td", {
+        class: "num",
+        text: model.workingBudget ? formatCount(model.workingBudget) : "window",
+        dataset: { label: "Folds at" },
+      }),
       h(
         "td",
         {},

@@ -90,7 +90,9 @@ def test_first_minutes_pictures_and_the_phone_top_bar(
         )
         app.api("POST", "/api/models/refresh", {})
         thinking = app.api(
-            "POST", "/api/conversations", {"title": "Reasoning about the storage layer", "model": REASONING}
+            "POST",
+            "/api/conversations",
+            {"title": "Reasoning about the storage layer", "model": REASONING},
         )
         page.goto(f"{app.url}/#token={app.token}")
         expect(page.locator("#app")).to_have_attribute("data-state", "empty")
@@ -106,7 +108,13 @@ def test_first_minutes_pictures_and_the_phone_top_bar(
         expect(page.locator("#meter-text")).not_to_have_text("—")
         boxes_apart(
             page,
-            ["#conversation-title", "#model-picker-button", "#effort-select", "#meter", "#more-button"],
+            [
+                "#conversation-title",
+                "#model-picker-button",
+                "#effort-select",
+                "#meter",
+                "#more-button",
+            ],
         )
         page.screenshot(path=str(OUT / f"top-bar-reasoning-{tag}.png"))
         page.keyboard.press("Control+/")
