@@ -170,3 +170,33 @@ def test_the_picker_offers_one_id_from_two_providers_and_keeps_the_choice(
     # A reload keeps it: the conversation remembers which provider serves it.
     page.reload()
     expect(page.locator("#model-picker-button")).to_have_attribute("data-provider", "proxy")
+
+
+def test_a_server_that_does_not_answer_names_the_next_step(start_foldline, make_ui):
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    app = start_foldline("")
+    ui = make_ui(app)
+    ui.open()
+    page = ui.page
+    custom = page.locator('#onboarding .choice[data-provider="custom"]')
+    custom.locator("#custom-provider-url").fill(closed)
+    custom.locator("button", has_text="Continue").click()
+    # No list: the step says so and takes a typed name.
+    expect(page.locator("#onboarding h2")).to_have_text("Choose a model from custom")
+    status = page.locator("#onboarding .detect-status").first
+    expect(status).to_contain_text("Type the model's name")
+    page.locator("#onboarding-start").click()
+    expect(page.locator("#onboarding-result")).to_contain_text("Type the model's name first")
+    page.locator("#onboarding-model").fill("some-model")
+    page.locator("#onboarding-start").click()
+    result = page.locator("#onboarding-result")
+    expect(result).to_contain_text("some-model did not answer")
+    expect(result).to_contain_text("Back")
+    # Back leads to the first screen, where the address can be fixed.
+    page.locator("#onboarding button", has_text="Back").click()
+    expect(page.locator('#onboarding .choice[data-provider="custom"]')).to_be_visible()
+    assert app.api("GET", "/api/settings")["defaults"]["model"] is None

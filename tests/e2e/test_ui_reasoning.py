@@ -121,9 +121,7 @@ auto_title = false
 def test_reasoning_written_in_markdown_is_formatted(start_foldline, make_ui, fake_provider):
     app = start_foldline(config(fake_provider.anthropic_url))
     ui = make_ui(app)
-    app.script.add(
-        Reply(reasoning="**Weighing the request**\n\n- cost\n- safety", text="Done.")
-    )
+    app.script.add(Reply(reasoning="**Weighing the request**\n\n- cost\n- safety", text="Done."))
     ui.open()
     ui.send("Think it over.")
     block = ui.page.locator(".message .reasoning")
