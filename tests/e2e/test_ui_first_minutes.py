@@ -200,3 +200,19 @@ def test_a_server_that_does_not_answer_names_the_next_step(start_foldline, make_
     page.locator("#onboarding button", has_text="Back").click()
     expect(page.locator('#onboarding .choice[data-provider="custom"]')).to_be_visible()
     assert app.api("GET", "/api/settings")["defaults"]["model"] is None
+
+
+def test_an_answer_shows_its_first_token_wait_and_speed(ui):
+    from foldline.testing import Reply
+
+    ui.app.script.add(
+        Reply(text="A streamed answer in several small parts.", chunk_chars=5, delay=0.05)
+    )
+    ui.open()
+    ui.send("How fast?")
+    speed = ui.page.locator(".message.assistant .speed-text")
+    expect(speed).to_contain_text("first token")
+    expect(speed).to_contain_text("tok/s")
+    # Stored with the answer: a reload shows it too.
+    ui.page.reload()
+    expect(ui.page.locator(".message.assistant .speed-text")).to_contain_text("tok/s")

@@ -437,7 +437,7 @@ class TurnRunner:
             message=answer.message(),
             status="complete",
             usage=(
-                answer_usage(answer.usage, record.usage, answer.reasoning_seconds)
+                answer_usage(answer.usage, record.usage, answer.reasoning_seconds, answer.speed())
                 if answer.usage
                 else None
             ),
@@ -501,8 +501,11 @@ class TurnRunner:
         self, request: ModelRequest, answer: StreamedAnswer, record: MessageRecord
     ) -> AsyncIterator[ChatEvent]:
         last_flush = time.monotonic()
+        answer.sent_at = last_flush
         flush: Future[MessageRecord] | None = None
         async for event in self.provider.stream(request):
+            if isinstance(event, TextDelta | ReasoningDelta | ToolCallEvent):
+                answer.arrived(time.monotonic())
             if isinstance(event, TextDelta):
                 text = without_lone_surrogates(event.text)
                 answer.text += text
