@@ -7,6 +7,7 @@ import { api } from "./api.js";
 import { openModal } from "./dialog.js";
 import { h } from "./dom.js";
 import { formatTokens } from "./format.js";
+import { field, numberOrNull } from "./settings-fields.js";
 import { choiceKey, describeChoice, findChoice, loadModelChoices } from "./model-choices.js";
 import { notifyError } from "./notices.js";
 import { emit, state } from "./state.js";
@@ -123,6 +124,23 @@ export async function openConversationSettings({ afterSave }) {
     placeholder: "Instructions the model gets before every message of this conversation.",
   });
   prompt.value = conversation.systemPrompt;
+  // How this conversation samples and how long an answer may be (`settings.generation`),
+  // over the model's settings; empty = the model's.
+  const generation = conversation.settings?.generation ?? {};
+  const temperature = h("input", {
+    class: "input",
+    id: "conversation-temperature",
+    inputmode: "decimal",
+    placeholder: "the model's",
+    ".value": generation.temperature ?? "",
+  });
+  const maxOutput = h("input", {
+    class: "input",
+    id: "conversation-max-output",
+    inputmode: "numeric",
+    placeholder: "the model's",
+    ".value": generation.maxOutputTokens ?? "",
+  });
   const save = h("button", {
     type: "button",
     class: "button primary",
@@ -150,6 +168,12 @@ export async function openConversationSettings({ afterSave }) {
         h("span", { class: "field-label", text: "System prompt" }),
         prompt,
       ),
+      h(
+        "div",
+        { class: "field-row" },
+        field("Temperature", temperature, "0 to 2; empty: the model's (Settings → Models)."),
+        field("Max output tokens", maxOutput, "The longest answer; empty: the model's."),
+      ),
     ),
     foot: h("div", { class: "modal-foot" }, cancel, save),
   });
@@ -158,6 +182,23 @@ export async function openConversationSettings({ afterSave }) {
     save.disabled = true;
     try {
       const fields = { systemPrompt: prompt.value };
+      const wanted = {
+        temperature: numberOrNull(temperature.value),
+        maxOutputTokens: numberOrNull(maxOutput.value),
+      };
+      if (Number.isNaN(wanted.temperature) || Number.isNaN(wanted.maxOutputTokens)) {
+        throw new Error("Temperature and max output take numbers.");
+      }
+      const own = Object.fromEntries(Object.entries(wanted).filter(([, v]) => v !== null));
+      if (JSON.stringify(own) !== JSON.stringify(generation)) {
+        const settings = { ...(conversation.settings ?? {}) };
+        if (Object.keys(own).length) {
+          settings.generation = own;
+        } else {
+          delete settings.generation;
+        }
+        fields.settings = settings;
+      }
       const { model, provider } = picked();
       if (model && !unchanged()) {
         fields.model = model;

@@ -14,6 +14,7 @@ export const EMPTY_MODEL = {
   maxOutputTokens: null,
   inputLimit: null,
   workingBudget: null,
+  temperature: null,
   inputPrice: null,
   outputPrice: null,
   cacheReadPrice: null,
@@ -102,6 +103,11 @@ function modelRow(name, model, draft, providerNames, redraw, known) {
           known?.workingBudgetSource === "default" ? String(known.workingBudget) : "the whole window",
         ),
         WORKING_BUDGET_HELP,
+      ),
+      field(
+        "Temperature",
+        numberInput("temperature", "provider's default", "decimal"),
+        "0 to 2; lower is more deterministic. A conversation may set its own.",
       ),
     ),
     h(

@@ -91,6 +91,7 @@ function buildPatch(settings, draft) {
       maxOutputTokens: m.maxOutputTokens ?? null,
       inputLimit: m.inputLimit ?? null,
       workingBudget: m.workingBudget ?? null,
+      temperature: m.temperature ?? null,
       ...Object.fromEntries(PRICE_FIELDS.map(([key]) => [key, m[key] ?? null])),
     };
     const changed =

@@ -216,3 +216,23 @@ def test_an_answer_shows_its_first_token_wait_and_speed(ui):
     # Stored with the answer: a reload shows it too.
     ui.page.reload()
     expect(ui.page.locator(".message.assistant .speed-text")).to_contain_text("tok/s")
+
+
+def test_temperature_and_max_output_per_conversation(ui):
+    conversation = ui.app.create_conversation("Tuned")
+    ui.app.send(conversation["id"], "hello")
+    ui.open(f"&c={conversation['id']}")
+    page = ui.page
+    page.locator("#more-button").click()
+    page.locator('[data-action="conversation-settings"]').click()
+    dialog = page.locator("#conversation-settings")
+    dialog.locator("#conversation-temperature").fill("0.3")
+    dialog.locator("#conversation-max-output").fill("120")
+    dialog.locator("#conversation-settings-save").click()
+    expect(dialog).to_have_count(0)
+    ui.send("Tuned now?")
+    body = ui.app.fake.requests[-1].body
+    assert body["temperature"] == 0.3
+    assert (body.get("max_completion_tokens") or body.get("max_tokens")) == 120
+    stored = ui.app.api("GET", f"/api/conversations/{conversation['id']}")["settings"]
+    assert stored["generation"] == {"temperature": 0.3, "maxOutputTokens": 120}

@@ -54,6 +54,7 @@ class ModelSettingsOut(ApiModel):
     working_budget: int | None
     reasoning_effort: Effort | None = None
     api: Literal["responses", "chat"] | None = None
+    temperature: float | None = None
 
 
 # The `[compaction]` table in camelCase, field for field the engine's settings: derived
