@@ -542,6 +542,7 @@ export {};
  * @property {boolean|null} vision
  * @property {number|null} workingBudget
  * @property {"off"|"low"|"medium"|"high"|"max"|null} reasoningEffort
+ * @property {number|null} temperature
  * @property {"responses"|"chat"|null} api
  */
 

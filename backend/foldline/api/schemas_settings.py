@@ -53,8 +53,8 @@ class ModelSettingsOut(ApiModel):
     vision: bool | None
     working_budget: int | None
     reasoning_effort: Effort | None = None
-    api: Literal["responses", "chat"] | None = None
     temperature: float | None = None
+    api: Literal["responses", "chat"] | None = None
 
 
 # The `[compaction]` table in camelCase, field for field the engine's settings: derived
