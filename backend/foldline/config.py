@@ -157,6 +157,10 @@ class ModelConfig(_Section):
     """How much the model reasons before answering: off, low, medium, high or max.
     None: `medium` for a model of a reasoning family (Claude 3.7 and later, GPT-5, GPT-6,
     the o-series), `off` for the others. A conversation may override it."""
+    temperature: float | None = Field(None, ge=0, le=2)
+    """The sampling temperature of the model's chat calls (0 = most deterministic).
+    None: the provider's default. A conversation may override it; a model that reasons
+    takes none (Anthropic with thinking on, OpenAI's reasoning models)."""
     api: Literal["responses", "chat"] | None = None
     """Which OpenAI API serves the model: `responses` (the Responses API: tools together
     with reasoning, reasoning handed back between calls) or `chat` (Chat Completions).

@@ -250,9 +250,9 @@ export const api = {
    * needs only the numbers; the messages can be megabytes on a long conversation).
    * `model` counts the view for another model: what switching to it would show.
    */
-  context: (id, { messages = true, model = undefined } = {}) =>
+  context: (id, { messages = true, model = undefined, provider = undefined } = {}) =>
     json("GET", `/api/conversations/${enc(id)}/context`, {
-      query: { messages: messages ? undefined : "false", model },
+      query: { messages: messages ? undefined : "false", model, provider },
     }),
   /** @returns {Promise<CompactionVersionOut[]>} every fold version, oldest first */
   compactions: async (id) => (await json("GET", `/api/conversations/${enc(id)}/compactions`)).items,

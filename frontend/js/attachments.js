@@ -277,7 +277,12 @@ export function attachButton(tray, { id } = {}) {
 
 /** Files pasted into or dropped onto `target` go to `tray`. */
 export function acceptFiles(target, tray) {
+  // A nested target (a message's editor) takes its files first; an outer one (the whole
+  // window, for the composer) leaves them to it.
   target.addEventListener("paste", (event) => {
+    if (event.defaultPrevented) {
+      return;
+    }
     const files = [...(event.clipboardData?.files ?? [])];
     if (files.length) {
       event.preventDefault();
@@ -298,6 +303,9 @@ export function acceptFiles(target, tray) {
   });
   target.addEventListener("drop", (event) => {
     target.classList.remove("dropping");
+    if (event.defaultPrevented) {
+      return;
+    }
     const files = [...(event.dataTransfer?.files ?? [])];
     if (files.length) {
       event.preventDefault();

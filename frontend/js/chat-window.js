@@ -14,6 +14,7 @@
 
 import { api } from "./api.js";
 import { byId, h, icon, markTerms } from "./dom.js";
+import { pickerButton, renderPickers } from "./model-picker.js";
 import { notifyError } from "./notices.js";
 
 export const PAGE_SIZE = 50;
@@ -129,9 +130,16 @@ export function showEmpty() {
         h("p", {
           text: "You always see the whole history. When the model's context fills up, older messages fold into a summary, and a line shows exactly where.",
         }),
+        h(
+          "div",
+          { class: "start-model" },
+          h("span", { class: "start-model-label", text: "Model" }),
+          pickerButton("start-model-picker"),
+        ),
       ),
     ),
   );
+  renderPickers();
   jumpButton.hidden = true;
 }
 

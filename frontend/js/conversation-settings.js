@@ -7,45 +7,10 @@ import { api } from "./api.js";
 import { openModal } from "./dialog.js";
 import { h } from "./dom.js";
 import { formatTokens } from "./format.js";
+import { field, numberOrNull } from "./settings-fields.js";
+import { choiceKey, describeChoice, findChoice, loadModelChoices } from "./model-choices.js";
 import { notifyError } from "./notices.js";
 import { emit, state } from "./state.js";
-
-/**
- * Every model the person can pick, `{name, provider, contextWindow, maxOutputTokens}` by
- * provider: the providers' lists (GET /api/models) and the models configured in Settings
- * (whose limits win), plus the conversation's own model if neither has it.
- */
-async function modelsByProvider(current) {
-  const all = new Map();
-  try {
-    const listed = await api.listModels();
-    for (const model of listed.models) {
-      all.set(model.id, { name: model.id, ...model });
-    }
-  } catch {
-    // The configured models below are enough to pick from.
-  }
-  for (const [name, model] of Object.entries(state.settings?.models ?? {})) {
-    all.set(name, { ...all.get(name), name, ...model });
-  }
-  if (current && !all.has(current)) {
-    all.set(current, { name: current, provider: "current" });
-  }
-  const groups = new Map();
-  for (const model of all.values()) {
-    const provider = model.provider ?? "other";
-    if (!groups.has(provider)) {
-      groups.set(provider, []);
-    }
-    groups.get(provider).push(model);
-  }
-  return groups;
-}
-
-/** @param {ModelOut} model */
-function windowOf(model) {
-  return model?.contextWindow ? `${formatTokens(model.contextWindow)} window` : "window unknown";
-}
 
 /**
  * What switching to the model `context` was counted for does to the conversation, in
@@ -85,34 +50,61 @@ export async function openConversationSettings({ afterSave }) {
     return;
   }
   const current = conversation.model ?? state.settings?.defaults?.model ?? "";
-  const groups = await modelsByProvider(current);
+  // One entry per provider and id: a model two providers offer is two options.
+  const groups = await loadModelChoices({ refresh: true });
+  const selected = findChoice(groups, { model: current, provider: conversation.provider ?? null });
+  const currentKey = selected ? choiceKey(selected.provider, selected.id) : choiceKey("", current);
   const select = h("select", { class: "select", id: "conversation-model" });
-  for (const [provider, list] of groups) {
-    const group = h("optgroup", { label: provider });
-    for (const model of list) {
-      group.append(
-        h("option", {
-          value: model.name,
-          text: `${model.name} · ${windowOf(model)}`,
-          selected: model.name === current,
-        }),
-      );
+  let currentOption = null;
+  for (const [, list] of groups) {
+    const group = h("optgroup", { label: list[0].providerLabel });
+    for (const choice of list) {
+      const key = choiceKey(choice.provider, choice.id);
+      // The value is the id (two providers' entries share it); the provider rides along.
+      const option = h("option", {
+        value: choice.id,
+        text: `${choice.id} · ${describeChoice(choice)}`,
+        selected: key === currentKey,
+        dataset: { model: choice.id, provider: choice.provider },
+      });
+      if (key === currentKey) {
+        currentOption = option;
+      }
+      group.append(option);
     }
     select.append(group);
   }
+  if (!selected && current) {
+    currentOption = h("option", {
+      value: current,
+      text: current,
+      selected: true,
+      dataset: { model: current, provider: "" },
+    });
+    select.append(currentOption);
+  }
+  const unchanged = () => select.selectedOptions[0] === currentOption;
+  const picked = () => {
+    const option = select.selectedOptions[0];
+    return { model: option?.dataset.model ?? "", provider: option?.dataset.provider || null };
+  };
   const note = h("p", { class: "field-help", id: "conversation-model-note", "aria-live": "polite" });
   let asked = 0;
   const showNote = async () => {
-    const model = select.value;
+    const { model, provider } = picked();
     const ask = ++asked;
     delete note.dataset.tokens;
     note.textContent = "";
-    if (!model || model === current) {
+    if (!model || unchanged()) {
       return;
     }
     note.textContent = "Counting the conversation for this model…";
     try {
-      const context = await api.context(conversation.id, { messages: false, model });
+      const context = await api.context(conversation.id, {
+        messages: false,
+        model,
+        provider: provider ?? undefined,
+      });
       if (ask === asked) {
         note.dataset.tokens = String(context.tokens);
         note.textContent = consequence(context);
@@ -132,6 +124,23 @@ export async function openConversationSettings({ afterSave }) {
     placeholder: "Instructions the model gets before every message of this conversation.",
   });
   prompt.value = conversation.systemPrompt;
+  // How this conversation samples and how long an answer may be (`settings.generation`),
+  // over the model's settings; empty = the model's.
+  const generation = conversation.settings?.generation ?? {};
+  const temperature = h("input", {
+    class: "input",
+    id: "conversation-temperature",
+    inputmode: "decimal",
+    placeholder: "the model's",
+    ".value": generation.temperature ?? "",
+  });
+  const maxOutput = h("input", {
+    class: "input",
+    id: "conversation-max-output",
+    inputmode: "numeric",
+    placeholder: "the model's",
+    ".value": generation.maxOutputTokens ?? "",
+  });
   const save = h("button", {
     type: "button",
     class: "button primary",
@@ -159,6 +168,12 @@ export async function openConversationSettings({ afterSave }) {
         h("span", { class: "field-label", text: "System prompt" }),
         prompt,
       ),
+      h(
+        "div",
+        { class: "field-row" },
+        field("Temperature", temperature, "0 to 2; empty: the model's (Settings → Models)."),
+        field("Max output tokens", maxOutput, "The longest answer; empty: the model's."),
+      ),
     ),
     foot: h("div", { class: "modal-foot" }, cancel, save),
   });
@@ -167,8 +182,29 @@ export async function openConversationSettings({ afterSave }) {
     save.disabled = true;
     try {
       const fields = { systemPrompt: prompt.value };
-      if (select.value) {
-        fields.model = select.value;
+      const wanted = {
+        temperature: numberOrNull(temperature.value),
+        maxOutputTokens: numberOrNull(maxOutput.value),
+      };
+      if (Number.isNaN(wanted.temperature) || Number.isNaN(wanted.maxOutputTokens)) {
+        throw new Error("Temperature and max output take numbers.");
+      }
+      const own = Object.fromEntries(Object.entries(wanted).filter(([, v]) => v !== null));
+      if (JSON.stringify(own) !== JSON.stringify(generation)) {
+        const settings = { ...(conversation.settings ?? {}) };
+        if (Object.keys(own).length) {
+          settings.generation = own;
+        } else {
+          delete settings.generation;
+        }
+        fields.settings = settings;
+      }
+      const { model, provider } = picked();
+      if (model && !unchanged()) {
+        fields.model = model;
+        if (provider) {
+          fields.provider = provider;
+        }
       }
       const saved = await api.updateConversation(conversation.id, fields);
       if (state.currentId === conversation.id) {

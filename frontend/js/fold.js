@@ -131,7 +131,7 @@ function foldCost(usage) {
   }
   const text =
     usage.cost === null
-      ? `${formatTokens(usage.inputTokens + usage.cacheReadTokens + usage.cacheCreationTokens + usage.outputTokens)} tokens to summarize`
+      ? `summarized with ${formatTokens(usage.inputTokens + usage.cacheReadTokens + usage.cacheCreationTokens + usage.outputTokens)} tokens`
       : `cost $${usage.cost.toFixed(usage.cost < 0.01 ? 4 : 3)}`;
   return h("span", {
     class: "fold-cost",

@@ -15,7 +15,9 @@ import { initFind } from "./find.js";
 import { redoFold } from "./fold-redo.js";
 import { initHandoff } from "./handoff.js";
 import { initPromptMenu } from "./mcp-prompts.js";
+import { openShortcutSheet, shortcutOf } from "./keyboard.js";
 import { initMeter } from "./meter.js";
+import { initModelPicker, isPickerOpen, openPicker, renderPickers } from "./model-picker.js";
 import {
   initModelView,
   isModelViewOpen,
@@ -23,7 +25,7 @@ import {
   toggleModelView,
 } from "./modelview.js";
 import { notify, notifyError } from "./notices.js";
-import { hideOnboarding, showOnboarding } from "./onboarding.js";
+import { hideOnboarding, onboardingSettingsChanged, showOnboarding } from "./onboarding.js";
 import {
   createConversation,
   openConversation,
@@ -38,9 +40,11 @@ import { initPins } from "./pins.js";
 import { initRecallLine } from "./recall-line.js";
 import { initRetiredNotice } from "./retired.js";
 import { isConfigured, loadSettings, openSettings } from "./settings.js";
-import { chooseProject, initProjects, projectOf, showDraftIn } from "./projects.js";
+import { chooseProject, initProjects, showDraftIn } from "./projects.js";
 import { deleteConversation, initSidebar, refreshList, renameConversation } from "./sidebar.js";
+import { rovingList } from "./roving.js";
 import { emit, on, setBusy, state } from "./state.js";
+import { applyTheme } from "./theme.js";
 import { exportConversation, importFile } from "./transfer.js";
 import { initTurns, isRunning, retryLast, sendMessage, stop } from "./turn.js";
 import { initWatch } from "./watch.js";
@@ -56,12 +60,7 @@ function renderHeader() {
     byId("app").dataset.state = conversation ? "open" : "empty";
   }
   byId("conversation-title").textContent = conversation?.title || "Foldline";
-  byId("model-label").textContent = conversation
-    ? (conversation.model ??
-      projectOf(conversation.projectId)?.model ??
-      state.settings?.defaults?.model ??
-      "")
-    : "";
+  renderPickers();
   document.title = conversation?.title ? `${conversation.title} · Foldline` : "Foldline";
 }
 
@@ -140,7 +139,8 @@ function initComposer() {
   composerFiles.element.id = "composer-files";
   form.before(composerFiles.element);
   form.prepend(attachButton(composerFiles, { id: "attach-button" }), composerFiles.input);
-  acceptFiles(byId("composer"), composerFiles);
+  // Files dropped anywhere in the window (not only on the message box) wait in the tray.
+  acceptFiles(document.body, composerFiles);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     submitComposer();
@@ -305,10 +305,19 @@ function initTopbar() {
 function initSkipLink() {
   // Focus without following the link: the page's address carries the token and the
   // conversation, which a "#composer-input" fragment would replace.
-  document.querySelector(".skip-link").addEventListener("click", (event) => {
+  byId("skip-to-composer").addEventListener("click", (event) => {
     event.preventDefault();
     byId("composer-input").focus();
   });
+  byId("skip-to-conversation").addEventListener("click", (event) => {
+    event.preventDefault();
+    if (state.conversation) {
+      conversationList?.focus();
+    } else {
+      byId("composer-input").focus();
+    }
+  });
+  byId("shortcuts-button").addEventListener("click", () => openShortcutSheet());
 }
 
 function initShortcuts() {
@@ -331,14 +340,76 @@ function initShortcuts() {
       stop();
       return;
     }
-    const mod = event.ctrlKey || event.metaKey;
-    if (mod && event.shiftKey && (event.key === "O" || event.key === "o")) {
-      event.preventDefault();
-      startDraft();
-    } else if (mod && (event.key === "k" || event.key === "K") && !event.shiftKey) {
-      event.preventDefault();
-      byId("search").focus();
+    const action = shortcutOf(event);
+    if (!action || (dialogOpen && action !== "help")) {
+      return;
     }
+    event.preventDefault();
+    const open = Boolean(state.conversation);
+    switch (action) {
+      case "new":
+        startDraft();
+        break;
+      case "search":
+        if (window.matchMedia("(max-width: 720px)").matches && !isDrawerOpen()) {
+          setDrawer(true);
+        }
+        byId("search").focus();
+        break;
+      case "settings":
+        openSettings();
+        break;
+      case "model-picker":
+        openPicker();
+        break;
+      case "model-view":
+        if (open) {
+          toggleModelView();
+        }
+        break;
+      case "compact":
+        if (open && !state.busy) {
+          openCompactDialog({ afterRedo: afterFoldChange });
+        }
+        break;
+      case "conversation":
+        conversationList?.focus();
+        break;
+      case "help":
+        if (!dialogOpen) {
+          openShortcutSheet();
+        }
+        break;
+      default:
+        break;
+    }
+  });
+}
+
+/** The "↓ Latest" pill sits above the "Continued in" bar, never over its links. */
+function keepLatestAboveLinks() {
+  const links = document.getElementById("handoff-links");
+  if (!links) {
+    return;
+  }
+  const place = () =>
+    byId("chat").style.setProperty("--below-chat", `${links.hidden ? 0 : links.offsetHeight}px`);
+  new ResizeObserver(place).observe(links);
+  new MutationObserver(place).observe(links, { attributes: true, attributeFilter: ["hidden"] });
+}
+
+/** The roving lists: the conversation's messages and the sidebar's rows. */
+let conversationList = null;
+
+function initLists() {
+  conversationList = rovingList(byId("chat-inner"), {
+    items: ".message, .fold-line",
+    start: "last",
+  });
+  // A row opens on Enter by its own handler.
+  rovingList(byId("conversation-list"), {
+    items: ".conversation-item",
+    onEnter: () => true,
   });
 }
 
@@ -398,6 +469,7 @@ function markReady() {
 }
 
 async function main() {
+  applyTheme();
   if (!initToken()) {
     showNoToken();
     return;
@@ -444,6 +516,7 @@ async function main() {
   initModelView();
   initPins({ open: (index) => openConversation(state.currentId, { at: index }) });
   initHandoff({ open: (id) => openConversation(id), refreshList });
+  keepLatestAboveLinks();
   initTurns({
     refreshConversation,
     refreshFolds,
@@ -463,11 +536,13 @@ async function main() {
   initComposer();
   initTopbar();
   initDrawer();
+  initLists();
   initSkipLink();
   initShortcuts();
   on("conversation", renderHeader);
   on("settings", renderHeader);
   initEffortControl();
+  initModelPicker({ refreshContext });
   renderHeader();
 
   // Settings, the list and the last conversation load together; onboarding covers the
@@ -483,18 +558,33 @@ async function main() {
   }
   markReady();
   on("settings", (saved) => {
-    // Configured from the Settings dialog instead of the onboarding buttons.
-    if (onboarding && isConfigured(saved)) {
+    // Configured from the Settings dialog instead of the onboarding buttons: a provider
+    // without a model leads to choosing one; a default model (and a provider) ends it.
+    if (onboarding && isConfigured(saved) && !document.querySelector("dialog[open]")) {
       finishOnboarding();
+    } else if (onboarding) {
+      onboardingSettingsChanged(saved);
+    }
+  });
+  on("settings-closed", () => {
+    if (onboarding && state.settings && isConfigured(state.settings)) {
+      finishOnboarding();
+    } else if (onboarding && state.settings) {
+      onboardingSettingsChanged(state.settings);
     }
   });
 }
 
 let onboarding = false;
 
+/** Onboarding ends on a new conversation with the model it set up. */
 async function finishOnboarding() {
   onboarding = false;
   hideOnboarding();
+  const draft = state.draftModel;
+  startDraft();
+  state.draftModel = draft;
+  renderPickers();
   byId("composer-input").focus();
 }
 

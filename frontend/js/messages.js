@@ -268,6 +268,15 @@ function metaRow(message, { onEdit, onRegenerate, onSwitch }) {
     ? `${estimated ? "≈" : ""}${formatTokens(outputTokens)} tokens out` +
       (reasoningTokens ? ` (${formatTokens(reasoningTokens)} reasoning)` : "")
     : "";
+  // How fast it came: the wait for its first token, and its tokens per second.
+  const firstToken = message.usage?.firstTokenSeconds;
+  const perSecond = message.usage?.tokensPerSecond;
+  const speedText = [
+    typeof firstToken === "number" ? `first token ${firstToken.toFixed(firstToken < 10 ? 1 : 0)} s` : "",
+    typeof perSecond === "number" ? `${perSecond.toFixed(perSecond < 10 ? 1 : 0)} tok/s` : "",
+  ]
+    .filter(Boolean)
+    .join(" · ");
   const switcher = versionSwitcher(message, onSwitch);
   return h(
     "div",
@@ -282,6 +291,13 @@ function metaRow(message, { onEdit, onRegenerate, onSwitch }) {
           title: estimated
             ? `Every part of this answer; ${formatTokens(estimated)} of them counted here, as the provider reports no usage for a stopped call.`
             : null,
+        })
+      : null,
+    speedText
+      ? h("span", {
+          class: "speed-text",
+          text: speedText,
+          title: "Time to the first token of the answer, and tokens per second while it streamed",
         })
       : null,
     message.continued

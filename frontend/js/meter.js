@@ -253,9 +253,13 @@ function render() {
   // With a working budget the bar fills against it; the window is named beside it, so a
   // 1M-token model folding at 200k is never mistaken for a small one.
   const window = context.workingBudget ? ` · window ${formatTokens(context.contextWindow)}` : "";
-  text.textContent = unlimited
-    ? `${approx}${formatTokens(context.tokens)} · no limit`
-    : `${approx}${formatTokens(context.tokens)} / ${formatTokens(budget)}${window}`;
+  // The window is a span of its own: a phone's top bar leaves it to the popover.
+  text.replaceChildren(
+    unlimited
+      ? `${approx}${formatTokens(context.tokens)} · no limit`
+      : `${approx}${formatTokens(context.tokens)} / ${formatTokens(budget)}`,
+    window ? h("span", { class: "meter-window", text: window }) : "",
+  );
   const badge = backgroundBadge(context.backgroundFold);
   flag.hidden = context.modelKnown && !badge;
   flag.replaceChildren();

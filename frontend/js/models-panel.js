@@ -14,6 +14,7 @@ export const EMPTY_MODEL = {
   maxOutputTokens: null,
   inputLimit: null,
   workingBudget: null,
+  temperature: null,
   inputPrice: null,
   outputPrice: null,
   cacheReadPrice: null,
@@ -103,6 +104,11 @@ function modelRow(name, model, draft, providerNames, redraw, known) {
         ),
         WORKING_BUDGET_HELP,
       ),
+      field(
+        "Temperature",
+        numberInput("temperature", "provider's default", "decimal"),
+        "0 to 2; lower is more deterministic. A conversation may set its own.",
+      ),
     ),
     h(
       "div",
@@ -168,10 +174,14 @@ function availableSection(available, hooks) {
       "tr",
       { dataset: { model: model.id } },
       h("td", {}, model.displayName && model.displayName !== model.id ? model.displayName : model.id),
-      h("td", { text: model.provider }),
-      h("td", { class: "num", text: formatCount(model.contextWindow) }),
-      h("td", { class: "num", text: formatCount(model.maxOutputTokens) }),
-      h("td", { class: "num", text: model.workingBudget ? formatCount(model.workingBudget) : "window" }),
+      h("td", { text: model.provider, dataset: { label: "Provider" } }),
+      h("td", { class: "num", text: formatCount(model.contextWindow), dataset: { label: "Window" } }),
+      h("td", { class: "num", text: formatCount(model.maxOutputTokens), dataset: { label: "Output" } }),
+      h("td", {
+        class: "num",
+        text: model.workingBudget ? formatCount(model.workingBudget) : "window",
+        dataset: { label: "Folds at" },
+      }),
       h(
         "td",
         {},
@@ -213,9 +223,12 @@ function availableSection(available, hooks) {
             h(
               "tr",
               {},
-              ["Model", "Provider", "Window", "Output", "Folds at", "", ""].map((label) =>
+              ["Model", "Provider", "Window", "Output", "Folds at"].map((label) =>
                 h("th", { text: label }),
               ),
+              // Headers a screen reader names; the columns speak for themselves on screen.
+              h("th", {}, h("span", { class: "visually-hidden", text: "Notes" })),
+              h("th", {}, h("span", { class: "visually-hidden", text: "Actions" })),
             ),
           ),
           h("tbody", {}, rows),

@@ -247,8 +247,13 @@ export async function rereadConversation({ ifChanged = false } = {}) {
 export async function createConversation() {
   try {
     const projectId = state.draftProjectId;
-    const conversation = await api.createConversation(projectId ? { projectId } : {});
+    const draft = state.draftModel;
+    const conversation = await api.createConversation({
+      ...(projectId ? { projectId } : {}),
+      ...(draft?.model ? { model: draft.model, provider: draft.provider ?? undefined } : {}),
+    });
     state.draftProjectId = null;
+    state.draftModel = null;
     await refreshList();
     await openConversation(conversation.id);
     return conversation;

@@ -3,6 +3,7 @@
 // While the model is still thinking it reads "Thinking…" and its text grows live.
 
 import { h, icon } from "./dom.js";
+import { renderMarkdownInto } from "./markdown.js";
 
 /** "Thought for 12 s", "Thought for 1 min 5 s"; "Thought" when the time is unknown. */
 export function thoughtLabel(seconds) {
@@ -31,11 +32,17 @@ export function renderReasoning(parts, { seconds, thinking = false } = {}) {
   const redacted = parts.some((part) => part.redacted);
   const label = thinking ? "Thinking…" : thoughtLabel(seconds);
   const body = texts.join("\n\n");
+  // Models write their reasoning (OpenAI's summaries above all) in Markdown: a finished
+  // block is formatted like an answer; a growing one stays plain text until it ends.
+  const text = h("div", { class: ["reasoning-text", !thinking && "md"], text: thinking ? body : null });
+  if (!thinking) {
+    renderMarkdownInto(text, body, { highlight: false });
+  }
   return h(
     "details",
     { class: ["reasoning", thinking && "thinking"] },
     h("summary", {}, icon("chevron-right", "small"), h("span", { text: label })),
-    h("div", { class: "reasoning-text", text: body }),
+    text,
     redacted
       ? h("div", {
           class: "reasoning-note",

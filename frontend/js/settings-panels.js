@@ -6,7 +6,9 @@
 
 import { h, icon } from "./dom.js";
 import { notify } from "./notices.js";
+import { SUGGESTED_MODELS as SUGGESTED_MODELS_BY_KIND } from "./onboarding.js";
 import { field, numberOrNull } from "./settings-fields.js";
+import { currentTheme, setTheme, THEMES } from "./theme.js";
 
 /** Models offered in the pickers when the providers' lists are not at hand. */
 const SUGGESTED_MODELS = [
@@ -38,6 +40,21 @@ function modelOptions(settings, available, extra = []) {
   return [...names].filter(Boolean);
 }
 
+/**
+ * The one model name suggested everywhere (the default model's placeholder, the
+ * connection test): the first usable provider's suggestion from GET /api/models, else
+ * the same catalog suggestion onboarding names.
+ */
+export function suggestedModel(settings, available, provider = null) {
+  const statuses = available?.providers ?? [];
+  const own = provider ? statuses.find((p) => p.name === provider) : statuses.find((p) => p.suggested);
+  if (own?.suggested) {
+    return own.suggested;
+  }
+  const kind = provider ? settings.providers?.[provider]?.kind : "anthropic";
+  return SUGGESTED_MODELS_BY_KIND[kind] ?? null;
+}
+
 function datalist(id, names) {
   return h(
     "datalist",
@@ -54,8 +71,17 @@ export function generalPanel(draft, settings, available) {
     id: "settings-default-model",
     list: "settings-model-names",
     ".value": draft.defaults.model ?? "",
-    placeholder: "claude-sonnet-5",
+    placeholder: suggestedModel(settings, available),
   });
+  const theme = h(
+    "select",
+    { class: "select", id: "settings-theme" },
+    THEMES.map(([value, label]) =>
+      h("option", { value, text: label, selected: value === currentTheme() }),
+    ),
+  );
+  // A choice of this browser, applied at once (not part of config.toml).
+  theme.addEventListener("change", () => setTheme(theme.value));
   input.addEventListener("input", () => {
     draft.defaults.model = input.value.trim();
   });
@@ -74,6 +100,7 @@ export function generalPanel(draft, settings, available) {
       "A model name as the provider spells it; the providers' lists and the catalog know the limits of their models, set others under Models.",
     ),
     datalist("settings-model-names", modelOptions(settings, available)),
+    field("Theme", theme, "Light, dark, or as the system is set; kept by this browser."),
     storage?.warning
       ? h("div", { class: "inline-error" }, icon("triangle-alert", "small"), storage.warning)
       : h("p", {
@@ -87,7 +114,8 @@ export function generalPanel(draft, settings, available) {
 }
 
 /** @param {ProviderSettingsOut} provider */
-function providerCard(name, provider, draft, { onTest, onRemove }) {
+function providerCard(name, provider, draft, { onTest, onRemove, suggestedFor }) {
+  const suggestion = suggestedFor?.(name) ?? null;
   const baseUrl = h("input", {
     class: "input",
     ".value": provider.baseUrl ?? "",
@@ -118,7 +146,7 @@ function providerCard(name, provider, draft, { onTest, onRemove }) {
   const testModel = h("input", {
     class: "input",
     list: "settings-model-names",
-    placeholder: "model to try (default model if empty)",
+    placeholder: suggestion ? `model to try (${suggestion} if empty)` : "a model it serves",
     dataset: { field: "testModel" },
   });
   const testButton = h(
@@ -132,8 +160,14 @@ function providerCard(name, provider, draft, { onTest, onRemove }) {
     result.className = "test-result";
     result.replaceChildren(icon("loader", "small spin"), " Trying…");
     try {
-      const outcome = await onTest(name, testModel.value.trim());
+      const outcome = await onTest(name, testModel.value.trim() || suggestion || "");
       if (outcome.ok) {
+        // It answered: whatever the key state said, the provider works.
+        const badge = testButton.closest(".provider-card")?.querySelector(".card-head .badge");
+        if (badge) {
+          badge.className = "badge accent";
+          badge.textContent = "connected";
+        }
         result.className = "test-result inline-ok";
         result.replaceChildren(
           icon("check", "small"),

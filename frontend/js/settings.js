@@ -10,9 +10,15 @@ import { api } from "./api.js";
 import { confirmDialog, openModal } from "./dialog.js";
 import { h, icon } from "./dom.js";
 import { mcpPanel } from "./mcp-panel.js";
+import { forgetModelChoices } from "./model-choices.js";
 import { EMPTY_MODEL, modelsPanel, PRICE_FIELDS } from "./models-panel.js";
 import { notifyError } from "./notices.js";
-import { compactionPanel, generalPanel, providersPanel } from "./settings-panels.js";
+import {
+  compactionPanel,
+  generalPanel,
+  providersPanel,
+  suggestedModel,
+} from "./settings-panels.js";
 import { emit, state } from "./state.js";
 
 export async function loadSettings() {
@@ -37,6 +43,7 @@ export function isConfigured(settings) {
 /** Save a partial change; returns the new settings. */
 export async function saveSettings(patch) {
   state.settings = await api.putSettings(patch);
+  forgetModelChoices();
   emit("settings", state.settings);
   return state.settings;
 }
@@ -84,6 +91,7 @@ function buildPatch(settings, draft) {
       maxOutputTokens: m.maxOutputTokens ?? null,
       inputLimit: m.inputLimit ?? null,
       workingBudget: m.workingBudget ?? null,
+      temperature: m.temperature ?? null,
       ...Object.fromEntries(PRICE_FIELDS.map(([key]) => [key, m[key] ?? null])),
     };
     const changed =
@@ -232,6 +240,9 @@ export async function openSettings(tab = "general") {
       return api.testConnection(model ? { provider: name, model } : { provider: name });
     },
     onRemove: () => {},
+    /** The model Test connection tries when none is typed: the default, else the one
+     * suggested for the provider (the same name onboarding and General show). */
+    suggestedFor: (name) => settings.defaults.model || suggestedModel(settings, available, name),
     onRefreshModels: async () => {
       if (!(await save({ quiet: true }))) {
         return;
@@ -299,6 +310,7 @@ export async function openSettings(tab = "general") {
         confirmLabel: "Discard",
         danger: true,
       }),
+    onClose: () => emit("settings-closed"),
     body: h("div", { class: "settings-layout" }, nav, panel),
     foot: h(
       "div",

@@ -31,6 +31,9 @@ export const state = {
   projects: [],
   /** The project a new conversation is started in ("+" on a project), or null. */
   draftProjectId: null,
+  /** The model (and the provider serving it) the next new conversation is created with,
+   * chosen on the start screen; null: the defaults. */
+  draftModel: null,
 };
 
 const listeners = new Map();

@@ -168,6 +168,7 @@ export {};
  * @property {string} id
  * @property {string} title
  * @property {string|null} model
+ * @property {string|null} provider The configured provider that serves `model` (null: the one the configuration picks for it, by `[models."x"] provider` or the model's family).
  * @property {string} systemPrompt
  * @property {Object<string, *>} settings Free-form on purpose: `compaction` holds this conversation's `[compaction]` overrides (checked against those knobs when saved); any other key is the client's own and is kept as given.
  * @property {string} createdAt
@@ -200,6 +201,7 @@ export {};
  * @typedef {Object} ConversationCreate
  * @property {string|null} title
  * @property {string|null} model
+ * @property {string|null} provider The configured provider that serves `model` when two offer it (422 when there is no such provider; only with `model`).
  * @property {string|null} systemPrompt
  * @property {Object<string, *>|null} settings
  * @property {string|null} projectId Create it in this project (404 when there is no such project).
@@ -210,6 +212,7 @@ export {};
  * @typedef {Object} ConversationPatch
  * @property {string|null} title
  * @property {string|null} model
+ * @property {string|null} provider With `model`: the configured provider that serves it (422 when there is no such provider). A `model` without it lets the configuration pick the provider again.
  * @property {string|null} systemPrompt
  * @property {Object<string, *>|null} settings
  * @property {string|null} projectId Move the conversation into this project; null moves it to "no project". Left out: unchanged. Its messages, folds and pins are untouched.
@@ -552,6 +555,7 @@ export {};
  * @property {boolean|null} vision
  * @property {number|null} workingBudget
  * @property {"off"|"low"|"medium"|"high"|"max"|null} reasoningEffort
+ * @property {number|null} temperature
  * @property {"responses"|"chat"|null} api
  */
 

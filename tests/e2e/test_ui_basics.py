@@ -53,7 +53,7 @@ def test_skip_link_reaches_the_composer_and_compact_is_one_word(ui):
     ui.open()
     page = ui.page
     page.keyboard.press("Tab")
-    skip = page.locator(".skip-link")
+    skip = page.locator("#skip-to-composer")
     expect(skip).to_be_focused()
     expect(skip).to_be_in_viewport()
     page.keyboard.press("Enter")

@@ -200,3 +200,23 @@ def test_a_fold_lists_its_files_and_model_view_their_cost(start_foldline, make_u
     page.reload()
     expect(page.locator(".fold-files")).to_contain_text("1 file folded: chart.png")
     ui.shot("files-fold-line")
+
+
+def test_a_file_dropped_anywhere_in_the_window_waits_in_the_tray(
+    start_foldline, make_ui, fake_provider
+):
+    app = start_foldline(VISION.format(base_url=fake_provider.openai_url))
+    conversation = app.create_conversation("Drop")
+    app.send(conversation["id"], "hello")
+    ui = make_ui(app)
+    ui.open(f"&c={conversation['id']}")
+    page = ui.page
+    # On the conversation, on the sidebar: as ChatGPT and Claude Desktop take them.
+    _dispatch_files(page, "#chat-inner .message", "drop", "a.md", b"# A\n", "text/markdown")
+    _dispatch_files(page, "#sidebar", "drop", "b.md", b"# B\n", "text/markdown")
+    expect(page.locator("#composer-files .file-chip")).to_have_count(2)
+    # A message's editor keeps its own drop: the file goes to it, not to the composer.
+    page.locator(".message.user .edit-button").last.click()
+    _dispatch_files(page, ".message-editor", "drop", "c.md", b"# C\n", "text/markdown")
+    expect(page.locator(".message-editor .file-chip")).to_contain_text("c.md")
+    expect(page.locator("#composer-files .file-chip")).to_have_count(2)

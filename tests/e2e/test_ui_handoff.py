@@ -113,3 +113,31 @@ def test_a_bad_keep_count_is_refused_in_the_dialog_and_nothing_is_created(ui):
     assert len(_conversations(ui.app)) == 1
     dialog.locator("button", has_text="Cancel").click()
     expect(dialog).to_be_hidden()
+
+
+def test_the_latest_pill_never_covers_the_continued_in_link(start_foldline, make_ui, tmp_path):
+    from foldline.core.messages import assistant, user
+    from foldline.store import Store
+
+    data_dir = tmp_path / "pill"
+    data_dir.mkdir()
+    with Store(data_dir / "foldline.db") as store:
+        old = store.create_conversation(title="Long one")
+        turns = []
+        for n in range(40):
+            turns += [user(f"Question {n} " + "words " * 30), assistant(f"Answer {n}.")]
+        store.append_messages(old.id, turns)
+    app = start_foldline(None, data_dir=data_dir)
+    app.api("POST", f"/api/conversations/{old.id}/handoff", {"keepLast": 2})
+    ui = make_ui(app)
+    ui.page.set_viewport_size({"width": 390, "height": 844})
+    ui.open(f"&c={old.id}")
+    page = ui.page
+    links = page.locator("#handoff-links")
+    expect(links).to_be_visible()
+    page.locator("#chat-scroll").evaluate("(e) => e.scrollTo(0, 0)")
+    pill = page.locator("#jump-latest")
+    expect(pill).to_be_visible()
+    link, latest = links.bounding_box(), pill.bounding_box()
+    assert latest["y"] + latest["height"] <= link["y"], (latest, link)
+    ui.shot("handoff-latest-pill-phone")

@@ -128,9 +128,15 @@ def test_a_fresh_install_with_only_a_key_offers_current_models(
     expect(choice).to_contain_text(SUGGESTED)
     expect(choice).to_contain_text("the key from ANTHROPIC_API_KEY is used")
     ui.shot("onboarding-key-found")
-    choice.locator("button", has_text="Save").click()
+    choice.locator("button", has_text="Continue").click()
+    # The provider's own list, with its suggestion chosen (the catalog's suggestion when
+    # the provider lists it, else its first current model); one real call, then chat.
+    listed = app.api("GET", "/api/models")
+    suggested = next(p for p in listed["providers"] if p["name"] == "anthropic")["suggested"]
+    expect(page.locator("#onboarding-model")).to_have_value(suggested)
+    page.locator("#onboarding-start").click()
     expect(onboarding).to_be_hidden()
-    assert app.api("GET", "/api/settings")["defaults"]["model"] == SUGGESTED
+    assert app.api("GET", "/api/settings")["defaults"]["model"] == suggested
 
     # The provider's list (asked at start) has the real windows; retired models are gone.
     models = app.api("POST", "/api/models/refresh", {})

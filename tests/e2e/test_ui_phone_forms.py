@@ -55,8 +55,9 @@ def test_onboarding_on_a_phone_is_one_column_and_every_button_is_reachable(start
     assert address.bounding_box()["height"] < 40, address.bounding_box()
     for button in [
         local.locator("button", has_text="Use Ollama"),
-        onboarding.locator('.choice[data-provider="anthropic"] button', has_text="Save"),
-        onboarding.locator('.choice[data-provider="openai"] button', has_text="Save"),
+        onboarding.locator('.choice[data-provider="anthropic"] button', has_text="Continue"),
+        onboarding.locator('.choice[data-provider="openai"] button', has_text="Continue"),
+        onboarding.locator('.choice[data-provider="custom"] button', has_text="Continue"),
     ]:
         reachable(page, button)
     assert_laid_out(page, "#onboarding")
@@ -81,3 +82,37 @@ def test_settings_on_a_phone_stacks_its_tabs_above_the_panel(ui):
         assert_laid_out(page, "#settings-dialog")
     ui.shot("phone-settings-mcp")
     reachable(page, dialog.locator("#settings-save"))
+
+
+def test_the_models_list_on_a_phone_needs_no_scroll_of_its_own(
+    start_foldline, make_ui, fake_provider
+):
+    # Many models: the list used to be a 260 px box of its own, three rows high, with
+    # Adjust off to the right.
+    tables = "".join(
+        f'[models."model-{n}"]\nprovider = "fake"\ncontext_window = 8000\n\n' for n in range(12)
+    )
+    app = start_foldline(
+        f'[defaults]\nmodel = "model-0"\n\n[providers.fake]\nkind = "openai-compatible"\n'
+        f'base_url = "{fake_provider.openai_url}"\n\n{tables}'
+    )
+    ui = make_ui(app)
+    page = ui.page
+    page.set_viewport_size(PHONE)
+    ui.open()
+    page.locator("#sidebar-button").click()
+    page.locator("#settings-button").click()
+    page.locator('[data-tab="models"]').click()
+    wrap = page.locator("#available-models .models-table-wrap")
+    expect(wrap.locator("tbody tr")).to_have_count(13)  # and the server's own
+    sizes = wrap.evaluate("(e) => [e.scrollHeight, e.clientHeight, e.scrollWidth, e.clientWidth]")
+    assert sizes[0] <= sizes[1] + 1 and sizes[2] <= sizes[3] + 1, sizes
+    for n in (0, 11):
+        adjust = wrap.locator(f'tr[data-model="model-{n}"] button', has_text="Adjust")
+        reachable(page, adjust)
+    # Each number is named on the card (the table's header is not drawn there).
+    window = wrap.locator('tr[data-model="model-3"] td[data-label="Window"]')
+    expect(window).to_have_text("8k")
+    before = window.evaluate("(e) => getComputedStyle(e, '::before').content")
+    assert before == '"Window: "', before
+    ui.shot("phone-settings-models")

@@ -116,3 +116,17 @@ auto_title = false
     # so the Reasoning control knows the model reasons.
     expect(ui.page.locator("#effort-select option").first).to_have_text("Default (Medium)")
     ui.shot("reasoning-gpt")
+
+
+def test_reasoning_written_in_markdown_is_formatted(start_foldline, make_ui, fake_provider):
+    app = start_foldline(config(fake_provider.anthropic_url))
+    ui = make_ui(app)
+    app.script.add(Reply(reasoning="**Weighing the request**\n\n- cost\n- safety", text="Done."))
+    ui.open()
+    ui.send("Think it over.")
+    block = ui.page.locator(".message .reasoning")
+    block.locator("summary").click()
+    text = block.locator(".reasoning-text")
+    expect(text.locator("strong")).to_have_text("Weighing the request")
+    expect(text.locator("li")).to_have_count(2)
+    assert "**" not in text.inner_text()

@@ -256,6 +256,9 @@ class ConversationOut(ApiModel):
     id: str
     title: str
     model: str | None
+    provider: str | None = None
+    """The configured provider that serves `model` (null: the one the configuration
+    picks for it, by `[models."x"] provider` or the model's family)."""
     system_prompt: str
     settings: dict[str, Any]
     """Free-form on purpose: `compaction` holds this conversation's `[compaction]`
@@ -313,6 +316,9 @@ def _checked_settings(settings: dict[str, Any] | None) -> dict[str, Any] | None:
 class ConversationCreate(RequestModel):
     title: Annotated[str, Field(min_length=1, max_length=MAX_TITLE_CHARS)] | None = None
     model: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    provider: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    """The configured provider that serves `model` when two offer it (422 when there is
+    no such provider; only with `model`)."""
     system_prompt: Annotated[str, Field(max_length=MAX_SYSTEM_PROMPT_CHARS)] | None = None
     settings: dict[str, Any] | None = None
     project_id: Annotated[str, Field(min_length=1, max_length=64)] | None = None
@@ -327,6 +333,9 @@ class ConversationPatch(RequestModel):
 
     title: Annotated[str, Field(min_length=1, max_length=MAX_TITLE_CHARS)] | None = None
     model: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    provider: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    """With `model`: the configured provider that serves it (422 when there is no such
+    provider). A `model` without it lets the configuration pick the provider again."""
     system_prompt: Annotated[str, Field(max_length=MAX_SYSTEM_PROMPT_CHARS)] | None = None
     settings: dict[str, Any] | None = None
     project_id: Annotated[str, Field(min_length=1, max_length=64)] | None = None

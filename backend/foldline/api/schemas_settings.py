@@ -53,6 +53,7 @@ class ModelSettingsOut(ApiModel):
     vision: bool | None
     working_budget: int | None
     reasoning_effort: Effort | None = None
+    temperature: float | None = None
     api: Literal["responses", "chat"] | None = None
 
 

@@ -30,6 +30,12 @@ class StreamedAnswer:
     """How long the model reasoned: from its first reasoning delta to its first answer
     delta (text or tool call), or to the end of the call."""
     calls: list[ToolCallPart] = field(default_factory=list)
+    sent_at: float | None = None
+    """When the request went out (the turn's monotonic clock)."""
+    first_at: float | None = None
+    """When the first delta (text, reasoning or a tool call) came back."""
+    last_at: float | None = None
+    """When the last delta came back."""
     usage: Usage | None = None
     stop: Stop | None = None
     before: tuple[Part, ...] = ()
@@ -50,6 +56,28 @@ class StreamedAnswer:
                 )
             )
             self.reasoning = ""
+
+    def arrived(self, now: float) -> None:
+        """A delta came back at `now`: the answer's speed is timed from the first one."""
+        if self.first_at is None:
+            self.first_at = now
+        self.last_at = now
+
+    def speed(self) -> dict[str, float]:
+        """`firstTokenSeconds` (from the request to the first delta) and
+        `tokensPerSecond` (this call's output tokens over the time they streamed), as far
+        as they are known; stored with the answer's usage for its meta row."""
+        out: dict[str, float] = {}
+        if self.sent_at is not None and self.first_at is not None:
+            out["firstTokenSeconds"] = round(self.first_at - self.sent_at, 2)
+        streamed = (
+            self.last_at - self.first_at
+            if self.first_at is not None and self.last_at is not None
+            else 0.0
+        )
+        if self.usage is not None and self.usage.output_tokens > 1 and streamed > 0:
+            out["tokensPerSecond"] = round(self.usage.output_tokens / streamed, 1)
+        return out
 
     def end_reasoning(self, now: float) -> None:
         """The answer itself began (or the call ended): the thinking time is known."""
@@ -84,12 +112,17 @@ def call_usage(usage: Usage) -> CallUsageOut:
 
 
 def answer_usage(
-    usage: Usage, earlier: dict[str, Any] | None, reasoning_seconds: float | None = None
+    usage: Usage,
+    earlier: dict[str, Any] | None,
+    reasoning_seconds: float | None = None,
+    speed: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """The usage stored on an answer: its last call's, with `outputTokens` counting every
-    call that wrote it (an answer continued in place was written by two or more), and
-    `reasoningSeconds`, how long the model reasoned, when it did."""
+    call that wrote it (an answer continued in place was written by two or more),
+    `reasoningSeconds`, how long the model reasoned, when it did, and the last call's
+    speed (`StreamedAnswer.speed`)."""
     stored = call_usage(usage).model_dump()
+    stored.update(speed or {})
     if earlier:
         stored["outputTokens"] += int(earlier.get("outputTokens") or 0)
         if earlier.get(ESTIMATED_OUTPUT):

@@ -45,7 +45,12 @@ from foldline.core.pins import Pin, pins_cap, pins_tokens
 from foldline.core.projects import ProjectContext, compose_system, project_cap
 from foldline.core.reasoning import Effort, effort_from_settings
 from foldline.core.recall import offered_tools
-from foldline.core.settings import CompactionSettings, InvalidSettings, check_conversation_settings
+from foldline.core.settings import (
+    CompactionSettings,
+    InvalidSettings,
+    check_conversation_settings,
+    generation_from_settings,
+)
 from foldline.core.state import CompactionState
 from foldline.core.tokens import ScaledCounter, TokenCounter
 from foldline.core.view import build_api_messages
@@ -105,6 +110,25 @@ class ConversationContext:
     """Every pinned message of the conversation (those folded ride after the summary)."""
     project: ProjectInViewOut | None = None
     """The conversation's project and what its shared context takes in `system`."""
+
+    @property
+    def temperature(self) -> float | None:
+        """The temperature of the conversation's chat calls: its own setting, else the
+        model's (`[models."x"] temperature`), else None (the provider's default)."""
+        own = generation_from_settings(self.conversation.settings)
+        if own is not None and own.temperature is not None:
+            return own.temperature
+        return self.model.temperature
+
+    @property
+    def answer_tokens(self) -> int:
+        """The most one answer may write: the conversation's `maxOutputTokens` when it
+        is smaller than the model's output reserve, else the reserve."""
+        own = generation_from_settings(self.conversation.settings)
+        reserve = self.model.output_reserve
+        if own is not None and own.max_output_tokens is not None:
+            return min(own.max_output_tokens, reserve)
+        return reserve
 
     @property
     def reasoning_effort(self) -> Effort:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from foldline.config import AppConfig
+from foldline.config import AppConfig, ModelConfig
 from foldline.core.projects import ProjectContext, ProjectFile, ProjectNote
 from foldline.store import ConversationRecord, Store
 from foldline.store.projects import ProjectRecord
@@ -30,6 +30,32 @@ def model_name(
     """The conversation's own model, else its project's default, else the app's ('' =
     none chosen anywhere)."""
     return conversation.model or (project.model if project else None) or config.default_model or ""
+
+
+def serving_config(config: AppConfig, model: str, provider: str | None) -> AppConfig:
+    """The configuration with `provider` serving `model`, as the conversation chose it.
+
+    Two providers may offer the same model id; the conversation remembers which one it
+    picked, and every resolution of its model (limits, the client, the counter, the
+    summarizer when it is the same model) reads this configuration. A provider no longer
+    configured is ignored: the configuration's own choice applies, as before any."""
+    if not provider or not model or provider not in config.providers:
+        return config
+    entry = config.models.get(model) or ModelConfig()
+    if entry.provider == provider:
+        return config
+    models = {**config.models, model: entry.model_copy(update={"provider": provider})}
+    return config.model_copy(update={"models": models})
+
+
+def conversation_config(
+    config: AppConfig, conversation: ConversationRecord, project: ProjectRecord | None
+) -> AppConfig:
+    """`serving_config` for the conversation's own model and provider (a conversation
+    using its project's or the app's default model has no provider of its own)."""
+    if conversation.model is None:
+        return config
+    return serving_config(config, conversation.model, conversation.provider)
 
 
 def project_context(store: Store, project: ProjectRecord) -> ProjectContext:

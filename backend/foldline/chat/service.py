@@ -26,10 +26,12 @@ from foldline.chat.folding import manual_fold_settings
 from foldline.chat.handoff import HandoffRequest, HandoffStopped, hand_off
 from foldline.chat.projects import (
     ProjectOverCap,
+    conversation_config,
     conversation_project,
     model_name,
     over_cap_message,
     project_context,
+    serving_config,
 )
 from foldline.chat.recall_tools import RecallTools
 from foldline.chat.store_writer import StoreWriter
@@ -93,6 +95,13 @@ def counting_wire(model: ResolvedModel) -> Wire:
     return "openai-responses" if model.api == "responses" else "openai"
 
 
+def _provider_key(config: AppConfig, model: str) -> str:
+    """The cache key of a model's client: the model, and the provider the configuration
+    names for it (a conversation may have another provider serve the same id)."""
+    entry = config.models.get(model)
+    return f"{entry.provider}\n{model}" if entry is not None and entry.provider else model
+
+
 class ChatService:
     def __init__(
         self,
@@ -134,21 +143,28 @@ class ChatService:
         self._providers: dict[str, Provider] = {}
         self._providers_config: AppConfig | None = None
 
-    def _provider(self, config: AppConfig, model: str) -> Provider:
-        """One provider (and so one HTTP connection pool) per model while the config holds.
+    def _provider(
+        self, config: AppConfig, model: str, *, base: AppConfig | None = None
+    ) -> Provider:
+        """One provider (and so one HTTP connection pool) per model and serving provider
+        while the config holds.
 
         A saved config may change keys or base URLs, so a new config starts afresh; the
-        old clients are closed in the background.
+        old clients are closed in the background. `base` is the saved config when
+        `config` is a conversation's view of it (`serving_config`), which must not count
+        as a change.
         """
-        if config != self._providers_config:
+        base = config if base is None else base
+        if base != self._providers_config:
             stale = list(self._providers.values())
             self._providers = {}
-            self._providers_config = config
+            self._providers_config = base
             for provider in stale:
                 self._close_later(provider)
-        if model not in self._providers:
-            self._providers[model] = self.provider_factory(config, model)
-        return self._providers[model]
+        key = _provider_key(config, model)
+        if key not in self._providers:
+            self._providers[key] = self.provider_factory(config, model)
+        return self._providers[key]
 
     async def warm_up(self) -> None:
         """Do at launch, in the background, what the first turn would otherwise wait for:
@@ -168,9 +184,10 @@ class ChatService:
         except Exception as error:  # the first turn says what is wrong, with context
             log.debug("warm-up of %s skipped: %s", model, error)
             return
-        if self._providers_config in (None, config) and model not in self._providers:
+        key = _provider_key(config, model)
+        if self._providers_config in (None, config) and key not in self._providers:
             self._providers_config = config
-            self._providers[model] = provider
+            self._providers[key] = provider
         else:
             self._close_later(provider)
 
@@ -197,9 +214,11 @@ class ChatService:
     # --- starting work --------------------------------------------------------------
 
     def _runner(self, conversation_id: str) -> TurnRunner:
-        config = self.config_provider()
+        saved = self.config_provider()
         conversation = self.store.get_conversation(conversation_id)
-        model = model_name(config, conversation, conversation_project(self.store, conversation))
+        project = conversation_project(self.store, conversation)
+        config = conversation_config(saved, conversation, project)
+        model = model_name(config, conversation, project)
         if not model:
             raise ChatUnavailable("Choose a model for this conversation first (Settings).")
         if conversation.project_id:
@@ -207,10 +226,12 @@ class ChatService:
         try:
             # One client per model for the service's life: its connection pool is reused
             # by every turn and by the summaries written in the background.
-            provider = self._provider(config, model)
+            provider = self._provider(config, model, base=saved)
             summary_model = config.compaction.model or model
             summarizer = (
-                provider if summary_model == model else self._provider(config, summary_model)
+                provider
+                if summary_model == model
+                else self._provider(config, summary_model, base=saved)
             )
         except Exception as error:  # a missing key or provider is the person's to fix
             raise ChatUnavailable(str(error)) from error
@@ -524,11 +545,18 @@ class ChatService:
     # --- reading --------------------------------------------------------------------
 
     def _load(
-        self, conversation_id: str, *, with_messages: bool = True, model: str | None = None
+        self,
+        conversation_id: str,
+        *,
+        with_messages: bool = True,
+        model: str | None = None,
+        provider: str | None = None,
     ) -> ConversationContext:
-        config = self.config_provider()
         conversation = self.store.get_conversation(conversation_id)
         project = conversation_project(self.store, conversation)
+        config = conversation_config(self.config_provider(), conversation, project)
+        if model is not None:
+            config = serving_config(config, model, provider)
         name = model or model_name(config, conversation, project)
         wire = counting_wire(resolve_model(config, name))
         return self.loader.load(
@@ -571,11 +599,19 @@ class ChatService:
         return self._load(conversation_id)
 
     def context(
-        self, conversation_id: str, *, include_messages: bool = True, model: str | None = None
+        self,
+        conversation_id: str,
+        *,
+        include_messages: bool = True,
+        model: str | None = None,
+        provider: str | None = None,
     ) -> ContextOut:
-        """The model's view and its numbers; with `model`, as they would be after switching
-        the conversation to that model (the count its first turn's gate will make)."""
-        ctx = self._load(conversation_id, with_messages=include_messages, model=model)
+        """The model's view and its numbers; with `model` (and the `provider` serving
+        it), as they would be after switching the conversation to that model (the count
+        its first turn's gate will make)."""
+        ctx = self._load(
+            conversation_id, with_messages=include_messages, model=model, provider=provider
+        )
         return ctx.context_out(include_messages=include_messages)
 
     def edit_preview(self, conversation_id: str, message_id: str) -> EditPreview:

@@ -384,7 +384,8 @@ class TurnRunner:
                     system=ctx.system,
                     messages=messages,
                     tools=ctx.tools,
-                    max_output_tokens=ctx.model.output_reserve,
+                    max_output_tokens=ctx.answer_tokens,
+                    temperature=ctx.temperature,
                     cache_key=self.conversation_id,
                     images=ctx.model.vision,
                     stable_prefix=1 if ctx.state else 0,
@@ -467,7 +468,7 @@ class TurnRunner:
             message=answer.message(),
             status="complete",
             usage=(
-                answer_usage(answer.usage, record.usage, answer.reasoning_seconds)
+                answer_usage(answer.usage, record.usage, answer.reasoning_seconds, answer.speed())
                 if answer.usage
                 else None
             ),
@@ -531,8 +532,11 @@ class TurnRunner:
         self, request: ModelRequest, answer: StreamedAnswer, record: MessageRecord
     ) -> AsyncIterator[ChatEvent]:
         last_flush = time.monotonic()
+        answer.sent_at = last_flush
         flush: Future[MessageRecord] | None = None
         async for event in self.provider.stream(request):
+            if isinstance(event, TextDelta | ReasoningDelta | ToolCallEvent):
+                answer.arrived(time.monotonic())
             if isinstance(event, TextDelta):
                 text = without_lone_surrogates(event.text)
                 answer.text += text

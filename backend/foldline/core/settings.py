@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
 
 from foldline.core.json_values import json_problem
 from foldline.core.reasoning import Effort
@@ -79,6 +80,32 @@ class CompactionSettings(BaseModel):
     would make every fold slower and dearer."""
 
 
+class GenerationSettings(BaseModel):
+    """A conversation's `settings.generation`: how its chat calls sample and how long an
+    answer may be, over the model's `[models."x"]` settings."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
+    )
+
+    temperature: float | None = Field(None, ge=0, le=2)
+    """Overrides the model's `temperature` for this conversation."""
+    max_output_tokens: int | None = Field(None, ge=1)
+    """The most one answer may write in this conversation; never more than the model's
+    output reserve (what its window keeps free for an answer)."""
+
+
+def generation_from_settings(settings: object) -> GenerationSettings | None:
+    """A conversation's `settings.generation`, or None when it sets none or holds one an
+    older version stored that no longer reads (the model's settings apply then)."""
+    if not isinstance(settings, dict) or not isinstance(settings.get("generation"), dict):
+        return None
+    try:
+        return GenerationSettings.model_validate(settings["generation"])
+    except ValidationError:
+        return None
+
+
 class ReasoningSettings(BaseModel):
     """A conversation's `settings.reasoning`: the effort its chat calls run at."""
 
@@ -115,6 +142,16 @@ def check_conversation_settings(settings: Mapping[str, Any]) -> None:
     problem = json_problem(dict(settings), max_chars=MAX_SETTINGS_CHARS)
     if problem:
         raise InvalidSettings(f"settings: {problem}")
+    generation = settings.get("generation")
+    if generation is not None:
+        if not isinstance(generation, Mapping):
+            raise InvalidSettings(
+                'settings.generation: expected an object like {"temperature": 0.7}'
+            )
+        try:
+            GenerationSettings.model_validate(dict(generation))
+        except ValidationError as error:
+            raise InvalidSettings(first_settings_error(error, "settings.generation")) from None
     reasoning = settings.get("reasoning")
     if reasoning is not None:
         if not isinstance(reasoning, Mapping):

@@ -187,6 +187,8 @@ class ResolvedModel:
     """`[models."x"] reasoning_effort`, else `medium` for a reasoning family, else off."""
     reasons: bool = False
     """The model belongs to a family that reasons (an effort other than off means something)."""
+    temperature: float | None = None
+    """`[models."x"] temperature`; None: the provider's default."""
     api: ModelApi = "chat"
     """The OpenAI API the model is reached through (`[models."x"] api`, else `responses`
     for OpenAI's own reasoning models); always `chat` for Anthropic, which has one API."""
@@ -275,6 +277,7 @@ def resolve_model(
         display_name=listed.display_name if listed is not None else None,
         vision=_accepts_images(entry, kind, model_name),
         reasoning_effort=entry.reasoning_effort or default_effort(model_name),
+        temperature=entry.temperature,
         reasons=reasoning_support(model_name).reasons,
         api=_model_api(entry, kind, model_name),
     )

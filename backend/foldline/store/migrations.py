@@ -421,6 +421,14 @@ def m020_bricks(db: Database) -> None:
     db["projects"].add_column("importing", int, not_null_default=0)
 
 
+@migrations(name="m018_conversation_provider")
+def m018_conversation_provider(db: Database) -> None:
+    # Two providers may offer the same model id (an OpenAI-compatible proxy listing
+    # Claude models beside Anthropic itself); the conversation names the one that serves
+    # its model. NULL: the provider the configuration picks for the model, as before.
+    db["conversations"].add_column("provider", str)
+
+
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations.pending(Database(memory=True)))
 """The migration names in order: everything an empty database has pending (`pending` is
 read-only, and its list is the registration order)."""

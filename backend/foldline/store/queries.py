@@ -28,7 +28,7 @@ from foldline.store.records import (
 def insert_conversation(conn: sqlite3.Connection, record: ConversationRecord) -> None:
     conn.execute(
         "INSERT INTO conversations (id, title, model, system_prompt, settings, "
-        "created_at, updated_at, project_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "created_at, updated_at, project_id, provider) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             record.id,
             record.title,
@@ -38,6 +38,7 @@ def insert_conversation(conn: sqlite3.Connection, record: ConversationRecord) ->
             record.created_at,
             record.updated_at,
             record.project_id,
+            record.provider,
         ),
     )
 

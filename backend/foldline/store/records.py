@@ -156,6 +156,8 @@ class ConversationRecord:
     has_other_versions: bool = False
     """Some message is off the active path (an edit or a regeneration made versions):
     the conversation holds more than `message_count` messages."""
+    provider: str | None = None
+    """The configured provider serving `model` (None: the one the configuration picks)."""
 
 
 @dataclass(frozen=True)
@@ -282,7 +284,7 @@ CONVERSATION_COLUMNS = (
     "(SELECT coalesce(max(l.path_last) + 1, 0) FROM lanes AS l "
     "WHERE l.conversation_id = c.id AND l.path_last IS NOT NULL), c.active_leaf_id, c.project_id, "
     # A second lane means an edit or a regeneration made another version somewhere.
-    "(SELECT count(*) > 1 FROM lanes AS o WHERE o.conversation_id = c.id)"
+    "(SELECT count(*) > 1 FROM lanes AS o WHERE o.conversation_id = c.id), c.provider"
 )
 
 # The active path as a join: every lane on it (few rows) and, through the index of
@@ -334,6 +336,7 @@ def conversation_from_row(row: sqlite3.Row | tuple[Any, ...]) -> ConversationRec
         project_id=row[9],
         settings_unreadable=not readable,
         has_other_versions=bool(row[10]),
+        provider=row[11],
     )
 
 

@@ -30,6 +30,8 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "id": "Stable public id (32 hex digits); used in URLs and exports, never reused.",
         "title": "Title shown in the sidebar; the person may rename it.",
         "model": "Model chosen for this conversation; NULL means the app's default model.",
+        "provider": "The configured provider that serves `model` when several offer it "
+        "(NULL = the one the configuration picks for the model).",
         "system_prompt": "System prompt sent with every call of this conversation ('' = none).",
         "settings": "JSON object of per-conversation overrides (for example compaction knobs).",
         "created_at": "When the conversation was created (ISO-8601 UTC).",

@@ -70,6 +70,14 @@ def _check_status(status: str) -> None:
         raise ValueError(f"unknown message status {status!r}; expected one of {MESSAGE_STATUSES}")
 
 
+class KeepProvider:
+    """The default of `Store.update_conversation(provider=)`: leave the provider as is
+    (None is a value there: it clears the choice)."""
+
+
+KEEP_PROVIDER = KeepProvider()
+
+
 class Store(
     HandoffMethods,
     ProjectMethods,
@@ -157,12 +165,14 @@ class Store(
         system_prompt: str = "",
         settings: dict[str, Any] | None = None,
         project_id: str | None = None,
+        provider: str | None = None,
     ) -> ConversationRecord:
         now = self._now()
         record = ConversationRecord(
             id=new_id(),
             title=title,
             model=model,
+            provider=provider,
             system_prompt=system_prompt,
             settings=dict(settings or {}),
             created_at=now,
@@ -235,13 +245,17 @@ class Store(
         model: str | None = None,
         system_prompt: str | None = None,
         settings: dict[str, Any] | None = None,
+        provider: str | KeepProvider | None = KEEP_PROVIDER,
     ) -> ConversationRecord:
-        """Change the given fields (None = leave as is); `settings` replaces the whole dict."""
+        """Change the given fields (None = leave as is); `settings` replaces the whole dict.
+        `provider` is set only when given (None then clears it: the configuration picks)."""
         changes: dict[str, Any] = {}
         if title is not None:
             changes["title"] = title
         if model is not None:
             changes["model"] = model
+        if not isinstance(provider, KeepProvider):
+            changes["provider"] = provider
         if system_prompt is not None:
             changes["system_prompt"] = system_prompt
         if settings is not None:

@@ -29,10 +29,18 @@ def get_context(
             "(what switching to it would show: the same numbers the meter then shows)",
         ),
     ] = None,
+    provider: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=200,
+            description="with `model`: the configured provider that would serve it",
+        ),
+    ] = None,
 ) -> ContextOut:
     # A plain `def`: counting a long view takes milliseconds, so FastAPI runs it in its
     # thread pool instead of stalling the event loop that carries open streams.
     # `messages=false` is for the meter: the numbers are the same, but the view's
     # messages (megabytes on a long conversation) are neither serialized nor sent.
     store.get_conversation(conversation_id)
-    return chat.context(conversation_id, include_messages=messages, model=model)
+    return chat.context(conversation_id, include_messages=messages, model=model, provider=provider)

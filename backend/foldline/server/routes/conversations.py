@@ -25,7 +25,9 @@ from foldline.chat.projects import ProjectOverCap
 from foldline.chat.titles import DEFAULT_TITLE
 from foldline.server.deps import ChatDep, StoreDep
 from foldline.server.errors import ApiError
+from foldline.server.routes.settings import ConfigSourceDep
 from foldline.store import ConversationRecord, PinRecord
+from foldline.store.store import KEEP_PROVIDER
 
 router = APIRouter(prefix="/api/conversations", tags=["conversations"])
 
@@ -48,6 +50,7 @@ def conversation_out(
         id=record.id,
         title=record.title,
         model=record.model,
+        provider=record.provider,
         system_prompt=record.system_prompt,
         settings=dict(record.settings or {}),
         created_at=record.created_at,
@@ -101,11 +104,15 @@ def list_conversations(
 
 
 @router.post("", response_model=ConversationOut, status_code=status.HTTP_201_CREATED)
-def create_conversation(store: StoreDep, body: ConversationCreate | None = None) -> ConversationOut:
+def create_conversation(
+    store: StoreDep, source: ConfigSourceDep, body: ConversationCreate | None = None
+) -> ConversationOut:
     body = body or ConversationCreate()
+    _check_provider(source, body.model, body.provider)
     record = store.create_conversation(
         title=body.title or DEFAULT_TITLE,
         model=body.model,
+        provider=body.provider,
         system_prompt=body.system_prompt or "",
         settings=body.settings or {},
         project_id=body.project_id,
@@ -154,19 +161,36 @@ def pin_out(pin: PinRecord) -> PinOut:
 
 @router.patch("/{conversation_id}", response_model=ConversationOut)
 def patch_conversation(
-    conversation_id: str, body: ConversationPatch, store: StoreDep, chat: ChatDep
+    conversation_id: str,
+    body: ConversationPatch,
+    store: StoreDep,
+    chat: ChatDep,
+    source: ConfigSourceDep,
 ) -> ConversationOut:
+    _check_provider(source, body.model, body.provider)
     if "project_id" in body.model_fields_set:
         move_to_project(conversation_id, body.project_id, store, chat)
     record = store.update_conversation(
         conversation_id,
         title=body.title,
         model=body.model,
+        # A new model names its provider, or lets the configuration pick one again.
+        provider=body.provider if body.model is not None else KEEP_PROVIDER,
         system_prompt=body.system_prompt,
         settings=body.settings,
     )
     state = store.current_compaction(conversation_id)
     return conversation_out(record, CompactionOut.from_state(state) if state else None)
+
+
+def _check_provider(source: ConfigSourceDep, model: str | None, provider: str | None) -> None:
+    """A provider is named with a model, and must be a configured one (422 otherwise)."""
+    if provider is None:
+        return
+    if model is None:
+        raise ApiError(422, "invalid_request", "`provider` is given with the `model` it serves.")
+    if provider not in source().providers:
+        raise ApiError(422, "invalid_request", f"No provider named `{provider}` is configured.")
 
 
 def move_to_project(

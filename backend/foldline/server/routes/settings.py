@@ -26,6 +26,7 @@ from foldline.api.schemas_settings import (
 from foldline.config import AppConfig, ConfigError, apply_settings_patch, public_settings
 from foldline.core.messages import user
 from foldline.providers.base import ModelRequest, Provider, ProviderError, Stop, TextDelta
+from foldline.providers.catalog import SUGGESTED_MODELS
 from foldline.providers.registry import build_provider
 from foldline.secrets import delete_api_key, set_api_key
 from foldline.server.config_source import ConfigSource
@@ -114,14 +115,19 @@ async def test_connection(
     config = source()
     if body.provider not in config.providers:
         raise ApiError(404, "not_found", f"No provider named `{body.provider}`.")
-    model = body.model or config.default_model
+    # The same suggestion onboarding and Settings show for a hosted provider.
+    kind = config.providers[body.provider].kind
+    model = body.model or config.default_model or SUGGESTED_MODELS.get(kind)
     if not model:
         return ConnectionTestResult(
             ok=False,
             provider=body.provider,
             model=None,
             error_code="no_model",
-            message="Name a model to try (or set a default model).",
+            message=(
+                f"Type a model `{body.provider}` serves in “Try with model” (Settings → "
+                "Models lists what it offers once it answers)."
+            ),
         )
     started = time.monotonic()
     try:
