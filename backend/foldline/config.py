@@ -157,7 +157,7 @@ class ModelConfig(_Section):
     """How much the model reasons before answering: off, low, medium, high or max.
     None: `medium` for a model of a reasoning family (Claude 3.7 and later, GPT-5, GPT-6,
     the o-series), `off` for the others. A conversation may override it."""
-    temperature: float | None = Field(None, ge=0, le=2)
+    temperature: float | None = Field(default=None, ge=0, le=2)
     """The sampling temperature of the model's chat calls (0 = most deterministic).
     None: the provider's default. A conversation may override it; a model that reasons
     takes none (Anthropic with thinking on, OpenAI's reasoning models)."""

@@ -101,7 +101,9 @@ def _count_pages(reader: Any, name: str) -> int:
         if "/Kids" in node:
             # Resolved when popped: a node with 100,000 kids reads only as many as it
             # takes to pass the page limit.
-            stack.extend((kid, depth + 1) for kid in reversed(node["/Kids"]))
+            kids = node["/Kids"].get_object()
+            if isinstance(kids, list):  # anything else holds no pages
+                stack.extend((kid, depth + 1) for kid in reversed(kids))
         else:
             count += 1
             if count > MAX_PDF_PAGES:

@@ -12,8 +12,8 @@ answered with a turn that ends at once, marked cancelled.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import TypeVar
+from collections.abc import Callable, Coroutine, MutableMapping
+from typing import Any, TypeVar
 
 from foldline.api.events import Done
 from foldline.chat.events import ChatEvent
@@ -25,7 +25,7 @@ T = TypeVar("T")
 async def read_while_stoppable(
     running: MutableMapping[str, TurnHandle],
     conversation_id: str,
-    work: Callable[[], Awaitable[T]],
+    work: Callable[[], Coroutine[Any, Any, T]],
 ) -> T | None:
     """`work`'s result, or None when Stop cancelled it. The conversation counts as
     running (a `TurnHandle` of kind "reading" in `running`) until it ends."""

@@ -66,7 +66,7 @@ class CompactionSettings(BaseModel):
     (until then, and if it fails, the title is the first message)."""
     protected_tools: tuple[str, ...] = ("compactContext", "getContextStats")
     """Tools whose results are never pruned."""
-    recall_token_cap: int = Field(2000, ge=256, le=MAX_TOKENS)
+    recall_token_cap: int = Field(default=2000, ge=256, le=MAX_TOKENS)
     """The most tokens one result of the recall tools (`searchHistory`, `readHistory`,
     `searchConversations`) may take; it is also held to a quarter of the input budget
     and half of what the request has left, so a result never overflows it."""
@@ -88,9 +88,9 @@ class GenerationSettings(BaseModel):
         frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
     )
 
-    temperature: float | None = Field(None, ge=0, le=2)
+    temperature: float | None = Field(default=None, ge=0, le=2)
     """Overrides the model's `temperature` for this conversation."""
-    max_output_tokens: int | None = Field(None, ge=1)
+    max_output_tokens: int | None = Field(default=None, ge=1)
     """The most one answer may write in this conversation; never more than the model's
     output reserve (what its window keeps free for an answer)."""
 

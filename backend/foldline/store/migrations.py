@@ -394,15 +394,6 @@ def m016_estimated_calls(db: Database) -> None:
     db.table("model_calls").add_column("estimated", int, not_null_default=0)
 
 
-@migrations(name="m021_fold_cost")
-def m021_fold_cost(db: Database) -> None:
-    # What a fold cost and what it saves: the summarizer's input tokens (billed as plain
-    # input) and the turns its smaller view lasts. Folds stored before it have 0 for
-    # both, which the fold line reads as "not recorded".
-    db["compactions"].add_column("summary_input_tokens", int, not_null_default=0)
-    db["compactions"].add_column("saving_turns", int, not_null_default=0)
-
-
 @migrations(name="m017_recall_index")
 def m017_recall_index(db: Database) -> None:
     # The model's recall tools search a second full-text index: stemmed (porter), and
@@ -413,22 +404,31 @@ def m017_recall_index(db: Database) -> None:
     rebuild_recall_index(db)
 
 
-@migrations(name="m020_bricks")
-def m020_bricks(db: Database) -> None:
-    # A project import writes its project and conversations in many transactions; the
-    # project stays hidden (and its conversations with it) until the last is written,
-    # and one cut short by a crash is deleted when the store opens next.
-    db["projects"].add_column("importing", int, not_null_default=0)
-
-
 @migrations(name="m018_conversation_provider")
 def m018_conversation_provider(db: Database) -> None:
     # Two providers may offer the same model id (an OpenAI-compatible proxy listing
     # Claude models beside Anthropic itself); the conversation names the one that serves
     # its model. NULL: the provider the configuration picks for the model, as before.
-    db["conversations"].add_column("provider", str)
+    db.table("conversations").add_column("provider", str)
 
 
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations.pending(Database(memory=True)))
 """The migration names in order: everything an empty database has pending (`pending` is
 read-only, and its list is the registration order)."""
+
+
+@migrations(name="m020_bricks")
+def m020_bricks(db: Database) -> None:
+    # A project import writes its project and conversations in many transactions; the
+    # project stays hidden (and its conversations with it) until the last is written,
+    # and one cut short by a crash is deleted when the store opens next.
+    db.table("projects").add_column("importing", int, not_null_default=0)
+
+
+@migrations(name="m021_fold_cost")
+def m021_fold_cost(db: Database) -> None:
+    # What a fold cost and what it saves: the summarizer's input tokens (billed as plain
+    # input) and the turns its smaller view lasts. Folds stored before it have 0 for
+    # both, which the fold line reads as "not recorded".
+    db.table("compactions").add_column("summary_input_tokens", int, not_null_default=0)
+    db.table("compactions").add_column("saving_turns", int, not_null_default=0)
