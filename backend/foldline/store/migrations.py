@@ -412,11 +412,6 @@ def m018_conversation_provider(db: Database) -> None:
     db.table("conversations").add_column("provider", str)
 
 
-MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations.pending(Database(memory=True)))
-"""The migration names in order: everything an empty database has pending (`pending` is
-read-only, and its list is the registration order)."""
-
-
 @migrations(name="m020_bricks")
 def m020_bricks(db: Database) -> None:
     # A project import writes its project and conversations in many transactions; the
@@ -432,3 +427,8 @@ def m021_fold_cost(db: Database) -> None:
     # both, which the fold line reads as "not recorded".
     db.table("compactions").add_column("summary_input_tokens", int, not_null_default=0)
     db.table("compactions").add_column("saving_turns", int, not_null_default=0)
+
+
+MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in migrations.pending(Database(memory=True)))
+"""The migration names in order: everything an empty database has pending (`pending` is
+read-only, and its list is the registration order)."""
