@@ -34,6 +34,12 @@ class ReportingModel:
         yield TextDelta(SUMMARY)
         yield Stop("end_turn")
 
+    def warm_up(self) -> None:
+        """Nothing to build ahead: the Provider protocol's warm-up."""
+
+    async def aclose(self) -> None:
+        """Nothing to close: the Provider protocol's shutdown."""
+
 
 @pytest.fixture
 def model() -> ReportingModel:  # type: ignore[override]
