@@ -23,6 +23,7 @@ from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.folding import manual_fold_settings
 from foldline.chat.handoff import HandoffRequest, HandoffStopped, hand_off
+from foldline.chat.local_servers import LocalServers
 from foldline.chat.projects import (
     ProjectOverCap,
     conversation_project,
@@ -139,6 +140,8 @@ class ChatService:
         )
         self._providers: dict[str, Provider] = {}
         self._providers_config: AppConfig | None = None
+        self.local_servers = LocalServers(lambda: self.loader.listing)
+        """Local servers: asked what they are at first use, their slot shared in order."""
 
     def _provider(self, config: AppConfig, model: str) -> Provider:
         """One provider (and so one HTTP connection pool) per model while the config holds.
@@ -222,6 +225,9 @@ class ChatService:
             )
         except Exception as error:  # a missing key or provider is the person's to fix
             raise ChatUnavailable(str(error)) from error
+        self.local_servers.prepare(conversation_id, config, model)
+        provider = self.local_servers.wrap(provider, model)
+        summarizer = self.local_servers.wrap(summarizer, summary_model)
         return TurnRunner(
             store=self.store,
             writes=self.writes,
@@ -244,6 +250,7 @@ class ChatService:
 
         async def drive() -> None:
             try:
+                await self.local_servers.before_turn(conversation_id, asyncio.current_task())
                 async for event in work:
                     handle.publish(event)
             except asyncio.CancelledError:
@@ -465,6 +472,7 @@ class ChatService:
             if close is not None:
                 await close()
         self._providers = {}
+        await self.local_servers.aclose()
         for source in self.tool_sources:
             await source.shutdown()
         await asyncio.to_thread(self.writes.close)
