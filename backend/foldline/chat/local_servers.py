@@ -36,6 +36,7 @@ import httpx2
 
 from foldline.chat.slots import SlotScheduler
 from foldline.config import AppConfig, ConfigError, effective_base_url, provider_config
+from foldline.core.messages import Message
 from foldline.core.wire import to_openai_messages
 from foldline.providers.base import (
     ModelRequest,
@@ -44,15 +45,16 @@ from foldline.providers.base import (
     ProviderEvent,
     ReasoningDelta,
     Stop,
+    StreamEndedEarly,
     TextDelta,
     ToolCallEvent,
     Usage,
 )
 from foldline.providers.discovery import learn_model, needs_learning
 from foldline.providers.listing import ListedModel, ModelDirectory
-from foldline.providers.registry import provider_name_for_model
+from foldline.providers.registry import ResolvedModel, provider_name_for_model
 from foldline.providers.server_facts import DISCOVERY_TIMEOUT_SECONDS
-from foldline.providers.server_tokens import count_chat, count_text
+from foldline.providers.server_tokens import COUNT_TIMEOUT_SECONDS, count_chat, count_text
 
 log = logging.getLogger(__name__)
 
@@ -62,13 +64,12 @@ OVERFLOW_SOURCE = "the server's overflow error"
 
 
 def single_slot(listed: ListedModel | None) -> bool:
-    """Whether turns and background requests must take turns on the server: one slot,
-    interrupts, or not known (the safe guess for a local server); vLLM batches requests."""
-    if listed is None:
-        return True
-    if listed.server == "vllm":
+    """Whether turns and background requests must take turns on the server: it said it
+    has one slot, or it interrupts, or a stream of it was cut by another request. A
+    server that said nothing keeps running them side by side, as before."""
+    if listed is None or listed.server == "vllm":
         return False
-    return bool(listed.interrupts) or (listed.slots or 1) <= 1
+    return bool(listed.interrupts) or listed.slots == 1
 
 
 class LocalServers:
@@ -82,10 +83,14 @@ class LocalServers:
         after the service was built, so it is looked up each time)."""
         self.clock = clock
         self.schedulers: dict[str, SlotScheduler] = {}
+        self.grace = SlotScheduler.grace
+        """How long a background request still holds back for a turn that is not
+        streaming (see `SlotScheduler.grace`)."""
         self._learning: dict[tuple[str, str], asyncio.Task[Any]] = {}
         self._conversations: dict[str, tuple[str, str, str]] = {}
         """conversation id → (base URL, provider, model) of its last turn."""
         self._client: httpx2.AsyncClient | None = None
+        self._base_urls: dict[str, str] = {}
 
     @property
     def directory(self) -> ModelDirectory | None:
@@ -105,7 +110,7 @@ class LocalServers:
             self._client = None
 
     def scheduler(self, base_url: str) -> SlotScheduler:
-        return self.schedulers.setdefault(base_url, SlotScheduler())
+        return self.schedulers.setdefault(base_url, SlotScheduler(grace=self.grace))
 
     def known(self, provider: str, model: str) -> ListedModel | None:
         """What the server said about `model`, if it was asked."""
@@ -130,6 +135,7 @@ class LocalServers:
             self._conversations.pop(conversation_id, None)
             return
         self._conversations[conversation_id] = (base_url, provider, model)
+        self._base_urls[provider] = base_url
         key = (provider, model)
         running = self._learning.get(key)
         directory = self.directory
@@ -174,6 +180,47 @@ class LocalServers:
             self.clock(),
         )
         log.info("%s states a window of %d tokens for %s", provider, window, model)
+
+    def learn_single_slot(self, provider: str, model: str) -> None:
+        """A stream was cut off for another request: from now on, turns and background
+        requests take turns on this server."""
+        directory = self.directory
+        listed = self.known(provider, model)
+        if directory is None or (listed is not None and listed.interrupts):
+            return
+        directory.record_learned(
+            provider, "openai-compatible", model, {"slots": 1, "interrupts": True}, self.clock()
+        )
+        log.info("%s cut a stream for another request: one slot from now on", provider)
+
+    def count_view(self, model: ResolvedModel, system: str, view: list[Message]) -> int | None:
+        """The request's prompt tokens, counted by the model's server where it can count
+        (`providers.server_tokens`); None elsewhere. Called from the context loader's
+        worker thread (it never runs on the event loop), so it makes its own short-lived
+        loop and client; a local server answers in milliseconds."""
+        if model.provider_kind != "openai-compatible":
+            return None
+        listed = self.known(model.provider_name, model.model)
+        base_url = self._base_urls.get(model.provider_name)
+        if listed is None or not listed.tokenizer or base_url is None:
+            return None
+        messages = to_openai_messages(system, view)
+        tokenizer = listed.tokenizer
+
+        async def count() -> int | None:
+            async with httpx2.AsyncClient(timeout=COUNT_TIMEOUT_SECONDS) as client:
+                return await count_chat(client, base_url, tokenizer, model.model, messages)
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            return None  # on an event loop: never block it for a count
+        try:
+            return asyncio.run(count())
+        except (httpx2.HTTPError, OSError, ValueError):
+            return None
 
     # --- requests ------------------------------------------------------------------
 
@@ -252,6 +299,11 @@ class LocalModelProvider:
                     if usage is not None:
                         yield usage
                 yield event
+        except StreamEndedEarly as error:
+            if error.code == "unavailable" and not error.empty:
+                # Cut off for another request: the server has one slot and interrupts.
+                self.servers.learn_single_slot(self.name, request.model)
+            raise
         except ProviderError as error:
             if error.code == "context_overflow" and error.context_limit:
                 self.servers.learn_window(self.name, request.model, error.context_limit)

@@ -142,6 +142,7 @@ class ChatService:
         self._providers_config: AppConfig | None = None
         self.local_servers = LocalServers(lambda: self.loader.listing)
         """Local servers: asked what they are at first use, their slot shared in order."""
+        self.loader.server_count = self.local_servers.count_view
 
     def _provider(self, config: AppConfig, model: str) -> Provider:
         """One provider (and so one HTTP connection pool) per model while the config holds.

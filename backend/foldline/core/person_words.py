@@ -290,8 +290,8 @@ def fit_words(
     Oldest first, messages other than the newest are condensed to their key sentences,
     leaving out the sentences a later message repeats (a message left with none is
     dropped: it was chatter); if that is not enough, they are condensed again to their
-    firm statements; only then are the oldest dropped. The newest is cut only when it
-    alone is too big.
+    firm statements; only then are messages dropped, the oldest after the first (the
+    opening facts outlive later chatter). The newest is cut only when it alone is too big.
     """
     if cap_tokens <= 0 or not words:
         return ()
@@ -341,8 +341,14 @@ def fit_words(
         total = block_tokens()
     while total > cap_tokens and len(entries) > 1:
         while total > cap_tokens and len(entries) > 1:
-            total -= sizes.pop(0)
-            entries.pop(0)
+            # The oldest kept message (the conversation's opening, fold after fold) says
+            # what the rest builds on: the messages after it go first, the newest last.
+            # Not when a later message overrides something: a decision must never be
+            # kept without the message that took it back, which may be among them.
+            protect = len(entries) > 2 and not any(is_override(e.text) for e in entries[1:])
+            drop = 1 if protect else 0
+            total -= sizes.pop(drop)
+            entries.pop(drop)
         total = block_tokens()
         if total > cap_tokens and len(entries) > 1:
             total = cap_tokens + 1  # the estimate was short: drop one more, count again

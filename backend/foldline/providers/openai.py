@@ -218,8 +218,9 @@ def _reasoning_text(delta: Any) -> str | None:
 
 
 EMPTY_STREAM_MESSAGE = (
-    "The local server sent an empty answer, which it does when the conversation no longer "
-    "fits its context window."
+    "The local server sent an empty answer, which it does when the conversation does not "
+    "fit its context window; if this repeats, set `context_window` for this model in "
+    "config.toml to the context size the server was started with."
 )
 CUT_STREAM_MESSAGE = (
     "The server ended this answer before it finished; a local server with a single slot "

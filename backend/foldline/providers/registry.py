@@ -200,6 +200,11 @@ class ResolvedModel:
     n_ctx", "llama-cpp-python overflow error")."""
     server: str | None = None
     """The kind of local server that serves the model, when it was asked."""
+    counts_tools: bool = True
+    """Tool definitions take room in the prompt. False where the server said its chat
+    template has no place for them (llama.cpp's `supports_tools`, Ollama's and LM
+    Studio's capabilities), and on llama-cpp-python, whose count is of the chat rendered
+    without them (`providers.server_tokens`)."""
 
 
 def _output_reserve(window: int, max_output: int) -> int:
@@ -300,6 +305,11 @@ def resolve_model(
         api=_model_api(entry, kind, model_name),
         window_source=window_source,
         server=listed.server if listed is not None else None,
+        counts_tools=not (
+            kind == "openai-compatible"
+            and listed is not None
+            and (listed.tools is False or listed.server == "llama-cpp-python")
+        ),
     )
 
 
