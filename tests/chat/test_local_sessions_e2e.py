@@ -123,9 +123,15 @@ async def test_a_long_conversation_on_a_small_local_window(
         assert personality.overflows == 0
         for record in chat_requests(server):
             assert "PINEAPPLE-42" in record.raw.decode()
-        # Foldline's count is the server's, within 3%, from the second turn on.
-        for n, (ours, theirs) in enumerate(counts[1:], start=1):
-            assert abs(ours - theirs) <= 0.03 * theirs, f"turn {n}: {ours} vs {theirs}"
+        # Foldline's count is the server's, within 3%, from the second turn on. A server
+        # with no tokenize endpoint (Ollama, LM Studio) reports its count only after each
+        # answer: the first request after a fold is Foldline's estimate alone, within 10%.
+        counts_itself = personality.kind in ("llama.cpp", "llama-cpp-python", "vllm")
+        for n in range(1, len(counts)):
+            ours, theirs = counts[n]
+            folded = theirs < counts[n - 1][1]
+            margin = 0.03 if counts_itself or not folded else 0.10
+            assert abs(ours - theirs) <= margin * theirs, f"turn {n}: {ours} vs {theirs}"
         # A single slot: a summary and a turn were never served at once, none was cut.
         assert personality.interrupted == 0
         if personality.slots == 1:

@@ -272,9 +272,9 @@ class ContextLoader:
         self._anchors: dict[str, tuple[str, str, TokenAnchor]] = {}
         self.fold_status: Callable[[str], BackgroundFoldOut | None] = lambda _id: None
         """The chat service's background folds, as `ConversationContext.background_fold`."""
-        self.server_count: Callable[[ResolvedModel, str, list[Message]], int | None] = (
-            lambda _model, _system, _view: None
-        )
+        self.server_count: Callable[
+            [ResolvedModel, str, list[Message], list[ToolSpec]], int | None
+        ] = lambda _model, _system, _view, _tools: None
         """The prompt's tokens as the model's own server counts them (a local server
         with a tokenize endpoint: `chat.local_servers`), or None where it cannot."""
 
@@ -387,7 +387,9 @@ class ContextLoader:
             if anchor and anchor.state_version == version and anchor.view_length <= len(counts):
                 anchor_tokens, added = anchor.tokens, sum(counts[anchor.view_length :])
                 added_media = sum(media[anchor.view_length :])
-            counted = self.server_count(model, system, view) if with_messages else None
+            counted = (
+                self.server_count(model, system, view, counted_tools) if with_messages else None
+            )
             if counted is not None:
                 tokens = counted  # the server's own count of the request: exact
         summary = sum(counts[: len(head)])

@@ -36,8 +36,8 @@ import httpx2
 
 from foldline.chat.slots import SlotScheduler
 from foldline.config import AppConfig, ConfigError, effective_base_url, provider_config
-from foldline.core.messages import Message
-from foldline.core.wire import to_openai_messages
+from foldline.core.messages import Message, ToolSpec
+from foldline.core.wire import to_openai_messages, to_openai_tools
 from foldline.providers.base import (
     ModelRequest,
     Provider,
@@ -193,7 +193,9 @@ class LocalServers:
         )
         log.info("%s cut a stream for another request: one slot from now on", provider)
 
-    def count_view(self, model: ResolvedModel, system: str, view: list[Message]) -> int | None:
+    def count_view(
+        self, model: ResolvedModel, system: str, view: list[Message], tools: list[ToolSpec]
+    ) -> int | None:
         """The request's prompt tokens, counted by the model's server where it can count
         (`providers.server_tokens`); None elsewhere. Called from the context loader's
         worker thread (it never runs on the event loop), so it makes its own short-lived
@@ -205,11 +207,14 @@ class LocalServers:
         if listed is None or not listed.tokenizer or base_url is None:
             return None
         messages = to_openai_messages(system, view)
+        specs = to_openai_tools(tools) if tools else []
         tokenizer = listed.tokenizer
 
         async def count() -> int | None:
             async with httpx2.AsyncClient(timeout=COUNT_TIMEOUT_SECONDS) as client:
-                return await count_chat(client, base_url, tokenizer, model.model, messages)
+                return await count_chat(
+                    client, base_url, tokenizer, model.model, messages, tools=specs
+                )
 
         try:
             asyncio.get_running_loop()
@@ -316,7 +321,10 @@ class LocalModelProvider:
             return None
         client = self.servers.client()
         messages = to_openai_messages(request.system, request.messages)
-        prompt = await count_chat(client, self.base_url, listed.tokenizer, request.model, messages)
+        tools = to_openai_tools(request.tools) if request.tools and listed.tools else []
+        prompt = await count_chat(
+            client, self.base_url, listed.tokenizer, request.model, messages, tools=tools
+        )
         if prompt is None:
             return None
         written = await count_text(client, self.base_url, listed.tokenizer, request.model, answer)

@@ -57,14 +57,18 @@ async def count_chat(
     tokenizer: str,
     model: str,
     messages: Sequence[dict[str, Any]],
+    *,
+    tools: Sequence[dict[str, Any]] = (),
 ) -> int | None:
-    """The prompt tokens of a chat request (OpenAI `messages`), counted by the server."""
+    """The prompt tokens of a chat request (OpenAI `messages`, and the `tools` the
+    model's template renders), counted by the server."""
     root = server_root(base_url)
     try:
         if tokenizer == "llama.cpp":
-            rendered = await fetch_json(
-                client, "POST", f"{root}/apply-template", {"messages": list(messages)}
-            )
+            body: dict[str, Any] = {"messages": list(messages)}
+            if tools:
+                body["tools"] = list(tools)
+            rendered = await fetch_json(client, "POST", f"{root}/apply-template", body)
             prompt = rendered.get("prompt") if isinstance(rendered, dict) else None
             if not isinstance(prompt, str):
                 return None
@@ -74,7 +78,12 @@ async def count_chat(
                 client,
                 "POST",
                 f"{root}/tokenize",
-                {"model": model, "messages": list(messages), "add_generation_prompt": True},
+                {
+                    "model": model,
+                    "messages": list(messages),
+                    "add_generation_prompt": True,
+                    **({"tools": list(tools)} if tools else {}),
+                },
             )
             return _count(answer)
         if tokenizer == "llama-cpp-python":

@@ -255,9 +255,10 @@ class LocalPersonality:
             body = await request.json()
             if personality.kind == "vllm":
                 if "messages" in body:
-                    count = tokenizer.count_request(
-                        {"model": body.get("model"), "messages": body["messages"]}, "openai"
-                    )
+                    chat = {"model": body.get("model"), "messages": body["messages"]}
+                    if body.get("tools"):
+                        chat["tools"] = body["tools"]
+                    count = tokenizer.count_request(chat, "openai")
                 else:
                     count = tokenizer.count_text(str(body.get("prompt", "")))
                 return JSONResponse(
