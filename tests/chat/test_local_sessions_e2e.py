@@ -151,7 +151,7 @@ async def test_a_stated_window_is_learned_at_first_use(store: Store, tmp_path: P
         SERVICES.append(service)
         conversation = store.create_conversation(title="first")
         events = await run(service, conversation.id, "Hello there.")
-        stats = [e.body for e in events if e.name == "context.stats"][0]
+        stats = next(e.body for e in events if e.name == "context.stats")
     assert stats.context_window == 3072 and stats.model_known
     listed = directory.find("local", MODEL)
     assert listed is not None

@@ -6,16 +6,22 @@ the server's own tokenizer."""
 from __future__ import annotations
 
 import asyncio
+
 import httpx2
 import pytest
 
+from foldline.config import parse_config
 from foldline.core.messages import Message, TextPart
 from foldline.core.wire import to_openai_messages
 from foldline.providers.base import ModelRequest, ProviderError, StreamEndedEarly, TextDelta
 from foldline.providers.compat import OpenAICompatibleProvider, discover_server
+from foldline.providers.discovery import refresh_provider
 from foldline.providers.errors import provider_error
+from foldline.providers.listing import ListedModel, ModelDirectory
 from foldline.providers.openai import CUT_STREAM_MESSAGE
+from foldline.providers.registry import resolve_model
 from foldline.providers.server_tokens import count_chat
+from foldline.server.routes.models import available_models
 from foldline.testing import FakeProviderServer
 from foldline.testing.local_servers import (
     LocalPersonality,
@@ -131,9 +137,8 @@ LONG = "word " * 3000  # about 4500 fake tokens: over every window below
 async def test_an_overflow_is_recognised_on_every_server(
     personality: LocalPersonality, limit: int | None
 ) -> None:
-    with serve(personality) as fake:
-        with pytest.raises(ProviderError) as caught:
-            await collect(OpenAICompatibleProvider("local", None, fake.openai_url), request(LONG))
+    with serve(personality) as fake, pytest.raises(ProviderError) as caught:
+        await collect(OpenAICompatibleProvider("local", None, fake.openai_url), request(LONG))
     assert caught.value.code == "context_overflow"
     assert caught.value.context_limit == limit
     assert personality.overflows == 1
@@ -233,3 +238,38 @@ async def test_llama_cpp_python_streams_no_usage() -> None:
         body = fake.requests[-1].body
     assert body is not None and body["stream_options"] == {"include_usage": True}
     assert not any(getattr(event, "kind", "") == "usage" for event in events)
+
+
+# --- what was learned, kept and shown ------------------------------------------------
+
+
+async def test_a_refreshed_local_provider_shows_each_model_with_its_source() -> None:
+    """Adding a local server lists its models and asks it about each: Settings shows the
+    window with where it was read, and the fallback never beats it."""
+    with serve(llama_cpp(3072, slots=1)) as fake:
+        config = parse_config(
+            f'[providers.local]\nkind = "openai-compatible"\nbase_url = "{fake.openai_url}"\n'
+        )
+        directory = ModelDirectory()
+        await refresh_provider(directory, config, "local", clock=lambda: 1_800_000_000.0)
+    models = available_models(config, directory, 1_800_000_000.0).models
+    shown = next(m for m in models if m.id == MODEL)
+    assert (shown.context_window, shown.limit_source, shown.known) == (3072, "server", True)
+    assert (shown.window_source, shown.server, shown.slots) == (
+        "llama.cpp /props n_ctx",
+        "llama.cpp",
+        1,
+    )
+    assert shown.learned_at is not None
+    # A new list (the next refresh) keeps what the server said.
+    directory.record_success("local", "openai-compatible", [ListedModel(id=MODEL)], 1.0)
+    kept = resolve_model(config, MODEL, listing=directory)
+    assert (kept.context_window, kept.window_source) == (3072, "llama.cpp /props n_ctx")
+
+
+def test_an_unknown_local_window_falls_back_to_the_smallest_common_one() -> None:
+    config = parse_config(
+        '[providers.local]\nkind = "openai-compatible"\nbase_url = "http://x/v1"\n'
+    )
+    resolved = resolve_model(config, "mystery", listing=ModelDirectory())
+    assert (resolved.context_window, resolved.source, resolved.known) == (2048, "default", False)
