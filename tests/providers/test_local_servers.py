@@ -6,6 +6,7 @@ the server's own tokenizer."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import httpx2
 import pytest
@@ -273,3 +274,16 @@ def test_an_unknown_local_window_falls_back_to_the_smallest_common_one() -> None
     )
     resolved = resolve_model(config, "mystery", listing=ModelDirectory())
     assert (resolved.context_window, resolved.source, resolved.known) == (2048, "default", False)
+
+
+@pytest.mark.parametrize(("effort", "sent"), [("high", "high"), ("max", "high"), ("off", None)])
+async def test_an_explicit_effort_reaches_a_local_model_the_catalog_does_not_know(
+    effort: str, sent: str | None
+) -> None:
+    """gpt-oss, Qwen3 or DeepSeek-R1 behind vLLM, Ollama or llama.cpp take
+    `reasoning_effort` whatever they are called."""
+    with serve(vllm(8192)) as fake:
+        provider = OpenAICompatibleProvider("local", None, fake.openai_url)
+        await collect(provider, replace(request("Think first."), reasoning_effort=effort))
+        body = fake.requests[-1].body
+    assert body is not None and body.get("reasoning_effort") == sent

@@ -12,6 +12,7 @@ import openai
 
 from foldline.core.reasoning import (
     chat_refuses_tools_with_reasoning,
+    compatible_effort,
     openai_effort,
     reasoning_support,
 )
@@ -141,7 +142,11 @@ class OpenAIProvider:
             params["max_completion_tokens"] = request.max_output_tokens
         if request.tools:
             params["tools"] = to_openai_tools(request.tools)
-        effort = None if self.compatible else openai_effort(request.model, request.reasoning_effort)
+        effort = (
+            compatible_effort(request.reasoning_effort)
+            if self.compatible
+            else openai_effort(request.model, request.reasoning_effort)
+        )
         if (
             effort is not None
             and request.tools
