@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from pathlib import Path
 
 import httpx2
 import pytest
@@ -34,6 +35,7 @@ from foldline.testing.local_servers import (
 )
 from foldline.testing.steps import Reply
 from foldline.testing.validation import ModelLimits
+from foldline.token_cli import BodyError, count_with_local_server
 
 MODEL = "smollm2"
 LIMITS = {MODEL: ModelLimits(context_window=0, max_output_tokens=100_000)}
@@ -287,3 +289,34 @@ async def test_an_explicit_effort_reaches_a_local_model_the_catalog_does_not_kno
         await collect(provider, replace(request("Think first."), reasoning_effort=effort))
         body = fake.requests[-1].body
     assert body is not None and body.get("reasoning_effort") == sent
+
+
+@pytest.mark.parametrize(
+    ("personality", "exact"),
+    [(llama_cpp(8192), True), (vllm(8192), True), (llama_cpp_python(8192), False)],
+)
+def test_count_tokens_counts_a_local_model_through_its_server(
+    personality: LocalPersonality, exact: bool, tmp_path: Path
+) -> None:
+    body = {"messages": [{"role": "user", "content": "How many tokens is this? " * 7}]}
+    with serve(personality) as fake:
+        (tmp_path / "config.toml").write_text(
+            f'[providers.local]\nkind = "openai-compatible"\nbase_url = "{fake.openai_url}"\n',
+            encoding="utf-8",
+        )
+        counted = count_with_local_server(MODEL, body, str(tmp_path))
+    assert counted is not None and counted[1] is exact
+    if personality.kind != "vllm":
+        assert counted[0] == personality.prompt_tokens(
+            {"messages": body["messages"]}, fake.tokenizer, 0
+        )
+
+
+def test_count_tokens_says_when_the_server_cannot_count(tmp_path: Path) -> None:
+    with serve(ollama(8192)) as fake:
+        (tmp_path / "config.toml").write_text(
+            f'[providers.local]\nkind = "openai-compatible"\nbase_url = "{fake.openai_url}"\n',
+            encoding="utf-8",
+        )
+        with pytest.raises(BodyError, match="cannot count tokens"):
+            count_with_local_server(MODEL, {"messages": []}, str(tmp_path))
