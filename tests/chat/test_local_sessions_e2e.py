@@ -17,6 +17,7 @@ from fake_sessions import FACT, SERVICES, fact_keeping_summary, filler
 from foldline.chat.events import ChatEvent
 from foldline.chat.service import ChatService
 from foldline.config import parse_config
+from foldline.providers.base import ModelRequest
 from foldline.providers.listing import ModelDirectory
 from foldline.store import Store
 from foldline.testing import FakeProviderServer, ModelLimits, Reply, ScriptedModel
@@ -204,3 +205,40 @@ auto_title = false
     assert sum(r.input_tokens >= 4096 for r in chat) == 1
     assert errors == []
     assert any(e.name == "compaction.completed" for e in events)
+
+
+async def test_a_server_that_refuses_tools_gets_the_turn_again_without_them(
+    store: Store, tmp_path: Path
+) -> None:
+    personality = ollama(WINDOW)
+    personality.refuses_tools = True
+
+    def is_summary(request: ModelRequest) -> bool:
+        # A chat turn sent without tools is still a chat turn (its system prompt is the
+        # chat's), not a summary request.
+        return "a chat app for long conversations" not in request.system
+
+    model = ScriptedModel(
+        when_empty=lambda request: Reply(text="Noted."),
+        summaries=fact_keeping_summary,
+        is_summary=is_summary,
+    )
+    with FakeProviderServer(
+        model,
+        models={MODEL: ModelLimits(context_window=0, max_output_tokens=100_000)},
+        personality=personality,
+        is_summary=is_summary,
+    ) as server:
+        directory = ModelDirectory()
+        service = ChatService(store, lambda: local_config(server), listing=directory)
+        SERVICES.append(service)
+        conversation = store.create_conversation(title="no tools")
+        first = await run(service, conversation.id, "Hello there.")
+        second = await run(service, conversation.id, "And again.")
+        sent = chat_requests(server)
+    assert [e for e in first + second if e.name == "error"] == []
+    # Refused once with tools, sent again without; the next turn goes without at once.
+    assert [bool(r.body.get("tools")) for r in sent] == [True, False, False]
+    assert [r.status for r in sent] == [400, 200, 200]
+    listed = directory.find("local", MODEL)
+    assert listed is not None and listed.refuses_tools

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
@@ -61,6 +62,14 @@ log = logging.getLogger(__name__)
 LEARN_WAIT_SECONDS = 3.0
 """The most a turn waits for a server's first answer about its model."""
 OVERFLOW_SOURCE = "the server's overflow error"
+_REFUSES_TOOLS = re.compile(
+    # Ollama: "registry.ollama.ai/library/x:latest does not support tools"; llama.cpp
+    # without --jinja: "tools param requires --jinja flag"; vLLM without a tool parser:
+    # "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser".
+    r"does not support tools|tools? param\w* requires|tool choice requires|"
+    r"tools? (are|is) not supported",
+    re.IGNORECASE,
+)
 
 
 def single_slot(listed: ListedModel | None) -> bool:
@@ -181,6 +190,16 @@ class LocalServers:
         )
         log.info("%s states a window of %d tokens for %s", provider, window, model)
 
+    def learn_refuses_tools(self, provider: str, model: str) -> None:
+        """The server refused a request for its tools: from now on it gets none."""
+        directory = self.directory
+        if directory is None:
+            return
+        directory.record_learned(
+            provider, "openai-compatible", model, {"refuses_tools": True}, self.clock()
+        )
+        log.info("%s refuses tools for %s: turns go without them", provider, model)
+
     def learn_single_slot(self, provider: str, model: str) -> None:
         """A stream was cut off for another request: from now on, turns and background
         requests take turns on this server."""
@@ -261,6 +280,8 @@ class LocalModelProvider:
         task = asyncio.current_task()
         is_turn = task is None or scheduler.is_turn(task)
         request = replace(request, server_options=self._options(request, listed, is_turn))
+        if listed is not None and listed.refuses_tools and request.tools:
+            request = replace(request, tools=[])
         if is_turn:
             async with scheduler.turn_call():
                 async for event in self._counted(request, listed):
@@ -285,6 +306,25 @@ class LocalModelProvider:
         return options
 
     async def _counted(
+        self, request: ModelRequest, listed: ListedModel | None
+    ) -> AsyncIterator[ProviderEvent]:
+        """`_answer`, sent again once without tools when the server refuses them (and
+        remembered: later requests go without them)."""
+        try:
+            async for event in self._answer(request, listed):
+                yield event
+        except ProviderError as error:
+            if not (
+                request.tools
+                and error.code == "bad_request"
+                and _REFUSES_TOOLS.search(error.message)
+            ):
+                raise
+            self.servers.learn_refuses_tools(self.name, request.model)
+            async for event in self._answer(replace(request, tools=[]), listed):
+                yield event
+
+    async def _answer(
         self, request: ModelRequest, listed: ListedModel | None
     ) -> AsyncIterator[ProviderEvent]:
         """The inner stream; a `Usage` counted by the server when it sent none, and the

@@ -42,6 +42,7 @@ _LEARNED_FIELDS = frozenset(
         "vision",
         "tokenizer",
         "streams_usage",
+        "refuses_tools",
     }
 )
 
@@ -72,6 +73,9 @@ class ListedModel:
     vision: bool | None = None
     tokenizer: str | None = None
     streams_usage: bool | None = None
+    refuses_tools: bool | None = None
+    """The server answered a request with tools with a refusal (a model without tool
+    support on Ollama, llama.cpp without `--jinja`): turns are sent without them."""
     learned_at: float | None = None
     """When the server was asked (epoch seconds)."""
 

@@ -114,6 +114,9 @@ class LocalPersonality:
     loaded: bool = True
     tools: bool = False
     vision: bool = False
+    refuses_tools: bool = False
+    """Answers a request with `tools` with Ollama's 400 for a model without tool support
+    (server/routes.go: "... does not support tools")."""
     # --- what happened (for the tests) ---
     interrupted: int = 0
     """Streams this server cut off for a newer request."""
@@ -141,7 +144,13 @@ class LocalPersonality:
     def overflow(
         self, body: dict[str, Any], prompt: int
     ) -> WireError | Literal["empty", "in-stream"] | None:
-        """How the server answers a prompt that does not fit; None when it fits."""
+        """How the server answers a prompt that does not fit (or tools it refuses); None
+        when it takes the request."""
+        if self.refuses_tools and body.get("tools"):
+            return openai_error(
+                400,
+                f"registry.ollama.ai/library/{body.get('model')}:latest does not support tools",
+            )
         requested = body.get("max_tokens") or body.get("max_completion_tokens") or 0
         stream = bool(body.get("stream"))
         if self.kind == "vllm":
