@@ -69,7 +69,11 @@ __all__ = [
 CONFIG_FILE = "config.toml"
 ProviderKind = Literal["anthropic", "openai", "openai-compatible"]
 
-DEFAULT_CONTEXT_WINDOW = 8192
+DEFAULT_CONTEXT_WINDOW = 2048
+"""The window assumed when neither the config, the server, the provider's list nor the
+catalog tells one: the smallest that local servers load by default (llama-cpp-python's
+`n_ctx`; llama.cpp, Ollama and LM Studio start at 4096). Assuming more lets a prompt over
+the real window reach the server, which may cut it silently or answer with nothing."""
 DEFAULT_MAX_OUTPUT_TOKENS = 2048
 
 # The providers that exist without a section, and the environment each one reads.

@@ -7,6 +7,10 @@ The body is what would be POSTed to the provider:
 - for Claude models (claude-*), a Messages body `{system?, messages, tools?, tool_choice?}`;
   the count is an estimate.
 
+- for any other model served by an OpenAI-compatible provider of config.toml (a local
+  server), a Chat Completions body, counted by the server itself where it can count
+  (llama.cpp, vLLM, llama-cpp-python): exact for llama.cpp and vLLM.
+
 The count is printed on stdout as a bare integer. When it is not exact, the word
 "estimate" is printed on stderr. Bad input (unreadable file, malformed JSON, a body of
 the wrong shape, a model that is neither OpenAI-tokenized nor Claude) gives a one-line
@@ -128,10 +132,64 @@ def count_body(model: str, body: Any) -> tuple[int, bool]:
         payload = _anthropic_body(body)
         encoder = get_encoder(ESTIMATE_BASE_ENCODING)
         return estimate_anthropic_payload(payload, lambda text: len(encoder.encode(text))), False
+    local = count_with_local_server(model, body)
+    if local is not None:
+        return local
     raise BodyError(
-        f"unknown model {model!r}: expected an OpenAI-tokenized model (gpt-4o, gpt-5, o3, ...) "
-        "or a Claude model (claude-*)"
+        f"unknown model {model!r}: expected an OpenAI-tokenized model (gpt-4o, gpt-5, o3, ...), "
+        "a Claude model (claude-*) or a model of a local server that counts tokens"
     )
+
+
+def count_with_local_server(
+    model: str, body: Any, data_dir: str | None = None
+) -> tuple[int, bool] | None:
+    """The count the local server of `model` gives for a Chat Completions `body`, with
+    whether it is exact; None when no OpenAI-compatible provider serves the model.
+    Raises BodyError when the server is there but cannot count."""
+    import asyncio
+
+    import httpx2
+
+    from foldline.config import ConfigError, effective_base_url, load_config, provider_config
+    from foldline.paths import resolve_data_dir
+    from foldline.providers.registry import provider_name_for_model
+    from foldline.providers.server_facts import probe_server
+    from foldline.providers.server_tokens import count_chat
+
+    try:
+        config = load_config(resolve_data_dir(data_dir))
+        provider = provider_name_for_model(config, model)
+    except (ConfigError, OSError):
+        return None
+    base_url, _ = effective_base_url(config, provider)
+    if provider_config(config, provider).kind != "openai-compatible" or not base_url:
+        return None
+    messages, tools, _ = _openai_body(body)
+
+    async def ask() -> tuple[int | None, str | None]:
+        async with httpx2.AsyncClient(timeout=10.0) as client:
+            facts = await probe_server(client, base_url, model, 5.0)
+            if facts is None or facts.tokenizer is None:
+                return None, facts.server if facts else None
+            count = await count_chat(
+                client, base_url, facts.tokenizer, model, messages, tools=tools
+            )
+            return count, facts.tokenizer
+
+    try:
+        count, tokenizer = asyncio.run(ask())
+    except (httpx2.HTTPError, OSError) as error:
+        raise BodyError(
+            f"the server of {model!r} at {base_url} did not answer ({error})"
+        ) from error
+    if count is None:
+        raise BodyError(
+            f"the server of {model!r} at {base_url} ({tokenizer or 'unknown kind'}) cannot "
+            "count tokens"
+        )
+    # llama-cpp-python renders no template of its own: its count is of the ChatML form.
+    return count, tokenizer in ("llama.cpp", "vllm")
 
 
 def run_count_tokens(args: argparse.Namespace) -> int:

@@ -187,6 +187,7 @@ function availableSection(available, hooks) {
         {},
         model.lifecycle === "deprecated" ? h("span", { class: "badge warn", text: "deprecated" }) : null,
         model.known ? null : h("span", { class: "badge warn", text: "unknown window" }),
+        model.windowSource ? h("span", { class: "badge", title: "Where the server stated its window", text: `from ${model.windowSource}` }) : null,
       ),
       h(
         "td",

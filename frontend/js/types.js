@@ -493,6 +493,10 @@ export {};
  * @property {"off"|"low"|"medium"|"high"|"max"} reasoningEffort How much the model reasons unless a conversation says otherwise (`[models."x"] reasoning_effort`, else `medium` for a reasoning family, else `off`).
  * @property {boolean} reasons The model belongs to a family that reasons: an effort other than off applies.
  * @property {"responses"|"chat"} api The OpenAI API the model is reached through (always `chat` for Claude).
+ * @property {string|null} windowSource With `limit_source` "server": where the local server stated the window ("llama.cpp /props n_ctx", "Ollama /api/show num_ctx", "the server's overflow error").
+ * @property {string|null} server The kind of local server serving the model, once asked ("llama.cpp", "ollama").
+ * @property {number|null} slots Requests the local server runs at once, when it says (1: turns and background summaries take turns).
+ * @property {string|null} learnedAt When the local server was last asked about the model (ISO 8601).
  */
 
 /**

@@ -91,11 +91,12 @@ def test_server_window_wins_for_compatible_providers_only() -> None:
 
 def test_unknown_models_get_a_flagged_conservative_default() -> None:
     resolved = resolve_model(local_config(), "mystery-model")
-    assert resolved.context_window == DEFAULT_CONTEXT_WINDOW
-    assert resolved.max_output_tokens == 2048
+    assert resolved.context_window == DEFAULT_CONTEXT_WINDOW == 2048
+    # Half the window at most, and a quarter of it kept free for the answer.
+    assert resolved.max_output_tokens == 1024
     assert (resolved.known, resolved.source) == (False, "default")
     assert resolved.note is not None and "unknown" in resolved.note
-    assert resolved.output_reserve == 2048
+    assert resolved.output_reserve == 512
 
     guessed = resolve_model(local_config(), "claude-opus-9")
     assert (guessed.context_window, guessed.known, guessed.source) == (200_000, False, "guess")

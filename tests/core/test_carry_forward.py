@@ -102,7 +102,9 @@ async def test_stacked_folds_do_not_decay_with_a_summarizer_that_keeps_nothing()
     still in the model's view, word for word, after the third fold."""
     display = agent_session(12)
     display[0] = user("request 0: never run the migration on prod; the port is 6543")
-    ignoring = ScriptedSummarizer(COUNTER, default=lambda r: "We worked on several items.")
+    ignoring = ScriptedSummarizer(
+        COUNTER, default=lambda r: "We worked on each request and handled the items in order."
+    )
     first = (await run_fold(display, ignoring)).state
     assert first is not None and first.strategy == "free-form"
     state = first

@@ -186,7 +186,10 @@ async def test_transcript_cannot_close_its_own_data_section(summarizer: Scripted
 
 
 async def test_missing_headings_are_retried_once() -> None:
-    summarizer = ScriptedSummarizer(COUNTER, script=["## Active Task\nonly one section"])
+    summarizer = ScriptedSummarizer(
+        COUNTER,
+        script=["## Active Task\nThe person asked to handle each item, one request at a time."],
+    )
     outcome = await run_fold(agent_session(12), summarizer)
     assert outcome.state is not None and not outcome.state.degraded
     assert outcome.summarizer_calls == 2
@@ -198,21 +201,48 @@ async def test_a_summary_without_the_headings_is_kept_as_free_form() -> None:
     """A model that ignores the format still wrote a summary: after one retry it is kept
     as written (free-form), never thrown away for the digest."""
     display = agent_session(12)
-    summarizer = ScriptedSummarizer(COUNTER, script=["no headings at all", "prose again 4242"])
+    summarizer = ScriptedSummarizer(
+        COUNTER,
+        script=[
+            "The person asked to handle each item, one request at a time.",
+            "Prose again: the person asked to handle each item, request 4242 included.",
+        ],
+    )
     outcome = await run_fold(display, summarizer)
     state = outcome.state
     assert state is not None and not state.degraded and state.strategy == "free-form"
     assert outcome.degraded_reason is None and outcome.summarizer_calls == 2
-    assert "prose again 4242" in state.summary_message
+    assert "Prose again" in state.summary_message and "4242" in state.summary_message
     assert "lacked the headings" in summarizer.requests[1].prompt  # the retry said why
     assert "a free-form summary" in summary_to_message(state).text
 
 
 async def test_an_empty_retry_keeps_the_first_unformatted_summary() -> None:
-    summarizer = ScriptedSummarizer(COUNTER, script=["first prose answer", ""])
+    summarizer = ScriptedSummarizer(
+        COUNTER,
+        script=[
+            "First prose answer: the person asked to handle each item, one request at a time.",
+            "",
+        ],
+    )
     outcome = await run_fold(agent_session(12), summarizer)
     assert outcome.state is not None and outcome.state.strategy == "free-form"
-    assert "first prose answer" in outcome.state.summary_message
+    assert "First prose answer" in outcome.state.summary_message
+
+
+async def test_an_unformatted_summary_that_invents_is_refused_for_the_digest() -> None:
+    """What a small local model wrote: a festival and a guest nobody mentioned, twice.
+    It is not kept free-form: the fold falls back to the digest, which keeps the facts."""
+    invented = (
+        "The person went to the Drugnabels-Fantasie festival with Bartholomew and asked "
+        "to handle each item there."
+    )
+    summarizer = ScriptedSummarizer(COUNTER, script=[invented, invented])
+    outcome = await run_fold(agent_session(12), summarizer)
+    assert outcome.state is not None and outcome.state.strategy == "emergency"
+    assert "Drugnabels" not in outcome.state.summary_message
+    assert outcome.degraded_reason is not None and "never mention" in outcome.degraded_reason
+    assert "never mention" in summarizer.requests[1].prompt  # the retry said why
 
 
 @pytest.mark.parametrize(

@@ -126,6 +126,22 @@ def test_the_newest_is_never_dropped_only_cut_when_it_alone_is_too_big() -> None
     assert fit_words(words, 0, count) == ()
 
 
+def test_the_opening_message_outlives_later_messages_when_some_must_go() -> None:
+    words = said(
+        "My name is Ada and I live in Lisbon; the launch code is PINEAPPLE-42.",
+        "We decided the docs go in Markdown and the API stays versioned by date.",
+        "We agreed the backups run nightly at two and keep thirty days of history.",
+        "The newest request: summarize the plan.",
+    )
+    kept = (words[0], words[3])
+    fitted = fit_words(words, count(words_block(kept)) + 2, count)
+    assert [w.index for w in fitted] == [0, 3]
+    assert "PINEAPPLE-42" in words_block(fitted)
+    # With two left, the older one goes: the newest is never dropped.
+    newest_only = count(words_block(words[3:])) + 2
+    assert [w.index for w in fit_words(words[:1] + words[3:], newest_only, count)] == [3]
+
+
 def test_the_cap_is_a_share_of_the_budget_within_bounds() -> None:
     assert words_cap(7_000, 0.10) == 700
     assert words_cap(None, 0.10) == 20_000

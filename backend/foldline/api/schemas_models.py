@@ -44,6 +44,16 @@ class ModelOut(ApiModel):
     """The model belongs to a family that reasons: an effort other than off applies."""
     api: Literal["responses", "chat"] = "chat"
     """The OpenAI API the model is reached through (always `chat` for Claude)."""
+    window_source: str | None = None
+    """With `limit_source` "server": where the local server stated the window
+    ("llama.cpp /props n_ctx", "Ollama /api/show num_ctx", "the server's overflow error")."""
+    server: str | None = None
+    """The kind of local server serving the model, once asked ("llama.cpp", "ollama")."""
+    slots: int | None = None
+    """Requests the local server runs at once, when it says (1: turns and background
+    summaries take turns)."""
+    learned_at: str | None = None
+    """When the local server was last asked about the model (ISO 8601)."""
 
 
 class ProviderModelsStatus(ApiModel):

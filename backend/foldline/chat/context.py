@@ -297,6 +297,11 @@ class ContextLoader:
         self._anchors: dict[str, tuple[str, str, TokenAnchor]] = {}
         self.fold_status: Callable[[str], BackgroundFoldOut | None] = lambda _id: None
         """The chat service's background folds, as `ConversationContext.background_fold`."""
+        self.server_count: Callable[
+            [ResolvedModel, str, list[Message], list[ToolSpec]], int | None
+        ] = lambda _model, _system, _view, _tools: None
+        """The prompt's tokens as the model's own server counts them (a local server
+        with a tokenize endpoint: `chat.local_servers`), or None where it cannot."""
 
     def set_anchor(self, ctx: ConversationContext, reported_input: int) -> None:
         """Remember what the provider reported for a call that was sent `ctx.view`."""
@@ -387,8 +392,11 @@ class ContextLoader:
         counter, ratio = self.counter(model, wire)
         framing = counter.count_request(system, [], [])
         project_tokens = framing - counter.count_request(own_system, [], []) if shared else 0
-        tool_tokens = counter.count_request(system, [], tools) - framing
-        base = counter.count_request(system, [], tools)
+        # Tools are counted where the model reads them: a local server whose chat
+        # template does not render them never puts them in the prompt.
+        counted_tools = tools if model.counts_tools else []
+        tool_tokens = counter.count_request(system, [], counted_tools) - framing
+        base = counter.count_request(system, [], counted_tools)
         counts = [cached.count_head(message) for message in head] + tail.counts
         media = [cached.media_tokens(message) for message in head] + tail.media
         if isinstance(counter, ScaledCounter):
@@ -404,6 +412,11 @@ class ContextLoader:
             if anchor and anchor.state_version == version and anchor.view_length <= len(counts):
                 anchor_tokens, added = anchor.tokens, sum(counts[anchor.view_length :])
                 added_media = sum(media[anchor.view_length :])
+            counted = (
+                self.server_count(model, system, view, counted_tools) if with_messages else None
+            )
+            if counted is not None:
+                tokens = counted  # the server's own count of the request: exact
         summary = sum(counts[: len(head)])
         breakdown = ContextBreakdown(
             system=framing - project_tokens,

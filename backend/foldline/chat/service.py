@@ -24,6 +24,7 @@ from foldline.chat.file_reading import read_while_stoppable, stopped_turn
 from foldline.chat.fold_gate import FoldGates
 from foldline.chat.folding import manual_fold_settings
 from foldline.chat.handoff import HandoffRequest, HandoffStopped, hand_off
+from foldline.chat.local_servers import LocalServers
 from foldline.chat.projects import (
     ProjectOverCap,
     conversation_config,
@@ -142,6 +143,9 @@ class ChatService:
         )
         self._providers: dict[str, Provider] = {}
         self._providers_config: AppConfig | None = None
+        self.local_servers = LocalServers(lambda: self.loader.listing)
+        """Local servers: asked what they are at first use, their slot shared in order."""
+        self.loader.server_count = self.local_servers.count_view
 
     def _provider(
         self, config: AppConfig, model: str, *, base: AppConfig | None = None
@@ -235,6 +239,9 @@ class ChatService:
             )
         except Exception as error:  # a missing key or provider is the person's to fix
             raise ChatUnavailable(str(error)) from error
+        self.local_servers.prepare(conversation_id, config, model)
+        provider = self.local_servers.wrap(provider, model)
+        summarizer = self.local_servers.wrap(summarizer, summary_model)
         return TurnRunner(
             store=self.store,
             writes=self.writes,
@@ -256,6 +263,7 @@ class ChatService:
 
         async def drive() -> None:
             try:
+                await self.local_servers.before_turn(conversation_id, asyncio.current_task())
                 async for event in work:
                     handle.publish(event)
             except asyncio.CancelledError:
@@ -538,6 +546,7 @@ class ChatService:
         for provider in self._providers.values():
             await provider.aclose()
         self._providers = {}
+        await self.local_servers.aclose()
         for source in self.tool_sources:
             await source.shutdown()
         await asyncio.to_thread(self.writes.close)

@@ -46,6 +46,7 @@ from foldline.core.prompts import (
 )
 from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState, Strategy, SummarizedRange, Trigger
+from foldline.core.summary_check import summary_defect
 from foldline.core.summary_fit import finish_summary
 from foldline.core.tokens import TokenCounter
 from foldline.core.truncation import truncate_tool_output
@@ -237,7 +238,15 @@ class _SummaryRun:
             if problem is None:
                 return self._fit(answer.strip(), max_output)
             if isinstance(answer, str) and answer.strip():
-                unformatted = answer
+                # An answer that ignored the format is kept free-form only when it may
+                # stand for the folded text: one that loops, invents or is about
+                # something else (what small local models write) is refused like a
+                # failed summary; the digest keeps the facts, it would not.
+                defect = summary_defect(answer, prompt)
+                if defect is None:
+                    unformatted = answer
+                else:
+                    problem = defect
         if unformatted is not None:
             self.free_form = True
             return self._fit(unformatted.strip(), max_output)

@@ -385,8 +385,9 @@ def fit_words(
     dropped: it was chatter); if that is not enough, the sentences that carry least go
     across all those messages (`sentence_weight`: generic statements before firm ones
     before specific facts, the oldest first among equals), so a name or a number said
-    long ago outlasts a vague remark made since; only then are the oldest dropped. The
-    newest is cut only when it alone is too big.
+    long ago outlasts a vague remark made since; only then are messages dropped, the
+    oldest after the first (the opening facts outlive later chatter). The newest is cut
+    only when it alone is too big.
     """
     if cap_tokens <= 0 or not words:
         return ()
@@ -414,8 +415,14 @@ def fit_words(
         total = block_tokens()
     while total > cap_tokens and len(entries) > 1:
         while total > cap_tokens and len(entries) > 1:
-            total -= sizes.pop(0)
-            entries.pop(0)
+            # The oldest kept message (the conversation's opening, fold after fold) says
+            # what the rest builds on: the messages after it go first, the newest last.
+            # Not when a later message overrides something: a decision must never be
+            # kept without the message that took it back, which may be among them.
+            protect = len(entries) > 2 and not any(is_override(e.text) for e in entries[1:])
+            drop = 1 if protect else 0
+            total -= sizes.pop(drop)
+            entries.pop(drop)
         total = block_tokens()
         if total > cap_tokens and len(entries) > 1:
             total = cap_tokens + 1  # the estimate was short: drop one more, count again

@@ -135,6 +135,16 @@ def openai_effort(model: str, effort: Effort) -> str | None:
     return effort
 
 
+def compatible_effort(effort: Effort) -> str | None:
+    """`reasoning_effort` for an OpenAI-compatible server, whatever the model's name:
+    vLLM, Ollama and llama.cpp pass it to the models that reason (gpt-oss, Qwen3,
+    DeepSeek-R1), which no catalog of names can list. Off is not sent at all; `max`
+    becomes `high`, the most those servers take."""
+    if effort == "off":
+        return None
+    return "high" if effort == "max" else effort
+
+
 def chat_refuses_tools_with_reasoning(model: str) -> bool:
     """True for the OpenAI families whose Chat Completions refuse function tools together
     with any reasoning effort but `none` (GPT-5.4 and later, GPT-6)."""

@@ -60,6 +60,9 @@ class ModelRequest:
     reasoning_effort: Effort = "off"
     """How much the model reasons first; each provider maps it to its own form
     (`foldline.core.reasoning`). Summaries and titles send `[compaction]`'s effort."""
+    server_options: dict[str, Any] = field(default_factory=dict)
+    """Fields only a local server understands (llama.cpp's `cache_prompt`, `id_slot`),
+    sent as they are in the body by an OpenAI-compatible provider; others ignore them."""
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,16 @@ class ProviderError(Exception):
     @property
     def retryable(self) -> bool:
         return self.code in ("rate_limited", "overloaded", "unavailable")
+
+
+class StreamEndedEarly(ProviderError):
+    """A stream that ended without a finish reason. `empty` when not one piece of the
+    answer came first: an OpenAI-compatible local server answers a streamed prompt over
+    its window that way (HTTP 200, then nothing), so there it is an overflow."""
+
+    def __init__(self, code: ErrorCode, message: str, *, empty: bool) -> None:
+        super().__init__(code, message)
+        self.empty = empty
 
 
 @runtime_checkable

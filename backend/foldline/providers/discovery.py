@@ -27,10 +27,15 @@ import httpx2
 
 from foldline.config import AppConfig, effective_base_url, find_provider_key, provider_config
 from foldline.providers.listing import ListedModel, ModelDirectory, ProviderListing
+from foldline.providers.server_facts import ServerFacts
 
 log = logging.getLogger("foldline.providers")
 
 LIST_TIMEOUT_SECONDS = 15.0
+MAX_MODELS_ASKED = 8
+"""A server's models asked about after its list was fetched; more are asked at first use."""
+RELEARN_AFTER_SECONDS = 24 * 60 * 60
+"""What a server said is asked again after a day (a model may be reloaded meanwhile)."""
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
@@ -193,7 +198,83 @@ async def refresh_provider(
     except (httpx2.HTTPError, OSError, ValueError) as error:
         log.info("model list of %s unavailable: %r", provider_name, error)
         return directory.record_failure(provider_name, kind, str(error) or repr(error), clock())
-    return directory.record_success(provider_name, kind, models, clock())
+    listing = directory.record_success(provider_name, kind, models, clock())
+    if kind == "openai-compatible":
+        # A local server's list says nothing of windows: each model is asked in turn.
+        for model in models[:MAX_MODELS_ASKED]:
+            await learn_model(
+                directory, config, provider_name, model.id, clock=clock, http_client=http_client
+            )
+        listing = directory.listing(provider_name) or listing
+    return listing
+
+
+def learned_fields(facts: ServerFacts) -> dict[str, Any]:
+    """A server's facts as the `ListedModel` fields they are kept in."""
+    return {
+        "context_window": facts.context_window,
+        "server": facts.server,
+        "window_source": facts.window_source,
+        "max_context": facts.max_context,
+        "slots": facts.slots,
+        "interrupts": facts.interrupts,
+        "tools": facts.tools,
+        "vision": facts.vision,
+        "tokenizer": facts.tokenizer,
+        "streams_usage": facts.streams_usage,
+    }
+
+
+def needs_learning(directory: ModelDirectory, provider: str, model: str, now: float) -> bool:
+    """Whether the server of `model` should be asked (never asked, or a day ago)."""
+    listed = directory.find(provider, model)
+    return (
+        listed is None
+        or listed.learned_at is None
+        or now - listed.learned_at >= RELEARN_AFTER_SECONDS
+    )
+
+
+async def learn_model(
+    directory: ModelDirectory,
+    config: AppConfig,
+    provider_name: str,
+    model: str,
+    *,
+    clock: Clock = time.time,
+    http_client: httpx2.AsyncClient | None = None,
+) -> ListedModel | None:
+    """Ask an OpenAI-compatible server what it says about `model` (its window, slots,
+    tools, vision, tokenizer) and keep the answer, with its source and time, in the
+    model list's cache. None when the provider is hosted or the server says nothing."""
+    provider = provider_config(config, provider_name)
+    if provider.kind != "openai-compatible":
+        return None
+    base_url, _ = effective_base_url(config, provider_name)
+    if not base_url:
+        return None
+    from foldline.providers.compat import discover_server
+
+    try:
+        facts = await discover_server(base_url, model, http_client)
+    except (httpx2.HTTPError, OSError, ValueError) as error:
+        log.info("%s could not tell about %s: %r", provider_name, model, error)
+        return None
+    if facts is None:
+        return None
+    listed = directory.record_learned(
+        provider_name, provider.kind, model, learned_fields(facts), clock()
+    )
+    log.info(
+        "%s (%s) serves %s with a window of %s (%s), %s slot(s)",
+        provider_name,
+        facts.server,
+        model,
+        facts.context_window,
+        facts.window_source,
+        facts.slots,
+    )
+    return listed
 
 
 async def refresh_all(

@@ -30,8 +30,21 @@ _OVERFLOW_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"too many tokens",
         r"context window (is )?(full|exceeded)",
         r"input is too long",
+        # Ollama: "the input length exceeds the context length".
+        r"input length exceeds (the )?(maximum )?context length",
+        # LM Studio: "... the model is loaded with context length of only 4096 tokens,
+        # which is not enough" (the context-overflow policy "stop at limit").
+        r"loaded with (a )?context length of only",
+        # llama-cpp-python's own ValueError, before its error formatter rewrites it:
+        # "Requested tokens (2100) exceed context window of 2048".
+        r"requested tokens \(\d+\) exceed",
     )
 )
+
+# Error types that mean an overflow whatever the message says: llama.cpp's server answers
+# `{"error": {"type": "exceed_context_size_error", "n_prompt_tokens": .., "n_ctx": ..}}`
+# (tools/server/server.cpp, ERROR_TYPE_EXCEED_CONTEXT_SIZE).
+_OVERFLOW_TYPES = frozenset({"exceed_context_size_error"})
 
 # "prompt is too long: 210000 tokens > 200000 maximum" (Anthropic).
 _ANTHROPIC_SIZES = re.compile(r"(\d+)\s*tokens?\s*>\s*(\d+)\s*maximum", re.IGNORECASE)
@@ -41,6 +54,14 @@ _ANTHROPIC_SUM = re.compile(r":\s*(\d+)\s*\+\s*(\d+)\s*>\s*(\d+)")
 # (OpenAI) or "... you requested 9000 tokens" (OpenAI, vLLM).
 _OPENAI_LIMIT = re.compile(r"maximum context length is (\d+) tokens", re.IGNORECASE)
 _OPENAI_PROMPT = re.compile(r"(?:resulted in|you requested|requested) (\d+) tokens", re.IGNORECASE)
+# "request (4476 tokens) exceeds the available context size (4096 tokens)" (llama.cpp).
+_LLAMACPP_SIZES = re.compile(
+    r"\((\d+) tokens\) exceeds the available context size \((\d+) tokens\)", re.IGNORECASE
+)
+# "Requested tokens (2100) exceed context window of 2048" (llama-cpp-python).
+_LLAMA_CPP_PYTHON_SIZES = re.compile(
+    r"requested tokens \((\d+)\) exceed context window of (\d+)", re.IGNORECASE
+)
 
 
 def is_context_overflow_message(message: str) -> bool:
@@ -56,6 +77,9 @@ def overflow_sizes(message: str) -> tuple[int | None, int | None]:
     match = _ANTHROPIC_SUM.search(message)
     if match:
         return int(match.group(1)), int(match.group(3))
+    match = _LLAMACPP_SIZES.search(message) or _LLAMA_CPP_PYTHON_SIZES.search(message)
+    if match:
+        return int(match.group(1)), int(match.group(2))
     limit_match = _OPENAI_LIMIT.search(message)
     prompt_match = _OPENAI_PROMPT.search(message)
     limit = int(limit_match.group(1)) if limit_match else None
@@ -123,7 +147,7 @@ def classify_status(
     The body's own type wins over the status because errors sent inside a stream arrive
     with the stream's 200 status.
     """
-    if code == "context_length_exceeded":
+    if code == "context_length_exceeded" or error_type in _OVERFLOW_TYPES:
         return "context_overflow"
     if error_type in ("authentication_error", "permission_error") or status in (401, 403):
         return "auth"
@@ -166,6 +190,10 @@ def provider_error(
     prompt_tokens, context_limit = (
         overflow_sizes(text) if kind == "context_overflow" else (None, None)
     )
+    if kind == "context_overflow":
+        # llama.cpp states both numbers as fields of its error object.
+        prompt_tokens = prompt_tokens or _body_int(body, "n_prompt_tokens")
+        context_limit = context_limit or _body_int(body, "n_ctx")
     return ProviderError(
         kind,
         text,
@@ -174,3 +202,12 @@ def provider_error(
         prompt_tokens=prompt_tokens,
         context_limit=context_limit,
     )
+
+
+def _body_int(body: object, name: str) -> int | None:
+    """An integer field of the error object (`{"error": {name: ..}}`), if there is one."""
+    if not isinstance(body, Mapping):
+        return None
+    inner = body.get("error", body)
+    value = inner.get(name) if isinstance(inner, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None

@@ -17,7 +17,7 @@ import logging
 import os
 import threading
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,21 @@ MAX_AGE_SECONDS = 24 * 60 * 60
 """A listing older than a day is fetched again at the next start."""
 
 _LIFECYCLES: frozenset[str] = frozenset({"active", "deprecated", "retired"})
+_LEARNED_FIELDS = frozenset(
+    {
+        "context_window",
+        "server",
+        "window_source",
+        "max_context",
+        "slots",
+        "interrupts",
+        "tools",
+        "vision",
+        "tokenizer",
+        "streams_usage",
+        "refuses_tools",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +60,24 @@ class ListedModel:
     line: str | None = None
     """The model line (e.g. "sonnet") the provider groups it in."""
     created_at: str | None = None
+    # What a local server said about the model when asked (`providers.server_facts`);
+    # all None for hosted providers and for servers not asked yet.
+    server: str | None = None
+    """The kind of local server ("llama.cpp", "ollama", ...)."""
+    window_source: str | None = None
+    """Where `context_window` was read ("llama.cpp /props n_ctx", "overflow error")."""
+    max_context: int | None = None
+    slots: int | None = None
+    interrupts: bool | None = None
+    tools: bool | None = None
+    vision: bool | None = None
+    tokenizer: str | None = None
+    streams_usage: bool | None = None
+    refuses_tools: bool | None = None
+    """The server answered a request with tools with a refusal (a model without tool
+    support on Ollama, llama.cpp without `--jinja`): turns are sent without them."""
+    learned_at: float | None = None
+    """When the server was asked (epoch seconds)."""
 
 
 @dataclass(frozen=True)
@@ -107,8 +140,18 @@ class ModelDirectory:
     def record_success(
         self, provider: str, kind: str, models: Iterable[ListedModel], now: float
     ) -> ProviderListing:
+        with self._lock:
+            previous = self.listings.get(provider)
+        learned = {
+            model.id: model
+            for model in (previous.models if previous is not None else ())
+            if model.learned_at is not None
+        }
+        # A new list keeps what each server said about its models: the list itself
+        # (`/v1/models`) tells none of it.
+        kept = tuple(_with_learned(model, learned.get(model.id)) for model in models)
         listing = ProviderListing(
-            provider, kind, tuple(models), fetched_at=now, attempted_at=now, error=None
+            provider, kind, kept, fetched_at=now, attempted_at=now, error=None
         )
         self._put(listing)
         return listing
@@ -125,6 +168,31 @@ class ModelDirectory:
         )
         self._put(listing)
         return listing
+
+    def record_learned(
+        self, provider: str, kind: str, model_id: str, learned: dict[str, Any], now: float
+    ) -> ListedModel:
+        """Merge what a server said about `model_id` (fields of `ListedModel`) into its
+        listing, adding the model when the list did not have it yet."""
+        fields = {k: v for k, v in learned.items() if k in _LEARNED_FIELDS}
+        with self._lock:
+            previous = self.listings.get(provider)
+        base = (
+            previous
+            if previous is not None and previous.kind == kind
+            else ProviderListing(provider, kind)
+        )
+        models = list(base.models)
+        for index, model in enumerate(models):
+            if model.id == model_id:
+                updated = replace(model, **fields, learned_at=now)
+                models[index] = updated
+                break
+        else:
+            updated = ListedModel(id=model_id, **fields, learned_at=now)
+            models.append(updated)
+        self._put(replace(base, models=tuple(models)))
+        return updated
 
     def _put(self, listing: ProviderListing) -> None:
         with self._lock:
@@ -172,12 +240,25 @@ class ModelDirectory:
         return cls(path=path, listings={listing.provider: listing for listing in listings})
 
 
+def _with_learned(model: ListedModel, learned: ListedModel | None) -> ListedModel:
+    if learned is None or model.learned_at is not None:
+        return model
+    values = {name: getattr(learned, name) for name in _LEARNED_FIELDS}
+    if model.context_window:
+        values.pop("context_window")
+    return replace(model, **values, learned_at=learned.learned_at)
+
+
+_FIELD_NAMES = frozenset(f.name for f in fields(ListedModel))
+
+
 def _listing_from_json(item: dict[str, Any]) -> ProviderListing:
     models = []
     for model in item.get("models") or ():
         lifecycle = model.get("lifecycle")
+        known = {k: v for k, v in model.items() if k in _FIELD_NAMES}
         models.append(
-            ListedModel(**{**model, "lifecycle": lifecycle if lifecycle in _LIFECYCLES else None})
+            ListedModel(**{**known, "lifecycle": lifecycle if lifecycle in _LIFECYCLES else None})
         )
     return ProviderListing(
         provider=str(item["provider"]),

@@ -12,6 +12,7 @@ import openai
 
 from foldline.core.reasoning import (
     chat_refuses_tools_with_reasoning,
+    compatible_effort,
     openai_effort,
     reasoning_support,
 )
@@ -24,6 +25,7 @@ from foldline.providers.base import (
     ReasoningDelta,
     Stop,
     StopReason,
+    StreamEndedEarly,
     TextDelta,
     ToolCallEvent,
     Usage,
@@ -144,7 +146,11 @@ class OpenAIProvider:
             params["max_completion_tokens"] = request.max_output_tokens
         if request.tools:
             params["tools"] = to_openai_tools(request.tools)
-        effort = None if self.compatible else openai_effort(request.model, request.reasoning_effort)
+        effort = (
+            compatible_effort(request.reasoning_effort)
+            if self.compatible
+            else openai_effort(request.model, request.reasoning_effort)
+        )
         if (
             effort is not None
             and request.tools
@@ -160,6 +166,8 @@ class OpenAIProvider:
             params["reasoning_effort"] = effort
         elif request.temperature is not None:
             params["temperature"] = request.temperature
+        if request.server_options and self.compatible:
+            params["extra_body"] = dict(request.server_options)
         if request.cache_key is not None and not self.compatible:
             # One key per conversation routes its requests to the same cache; OpenAI
             # caches the longest repeated prefix by itself. Compatible servers may
@@ -177,7 +185,7 @@ class OpenAIProvider:
         try:
             chunks = await self._client.chat.completions.create(**self._request_params(request))
             try:
-                async for event in _translate(chunks):
+                async for event in _translate(chunks, compatible=self.compatible):
                     yield event
             finally:
                 await chunks.close()
@@ -238,7 +246,51 @@ def _add_fragment(pending: dict[int, _PendingToolCall], fragment: Any) -> None:
             call.arguments.append(fragment.function.arguments)
 
 
-async def _translate(chunks: AsyncIterator[Any]) -> AsyncIterator[ProviderEvent]:
+EMPTY_STREAM_MESSAGE = (
+    "The local server sent an empty answer, which it does when the conversation does not "
+    "fit its context window; if this repeats, set `context_window` for this model in "
+    "config.toml to the context size the server was started with."
+)
+CUT_STREAM_MESSAGE = (
+    "The server ended this answer before it finished; a local server with a single slot "
+    "does this when another request reaches it. Send the message again to retry."
+)
+
+
+def _timings_usage(chunk: Any) -> Usage | None:
+    """Usage from llama.cpp's `timings` (`prompt_n` tokens evaluated, `cache_n` reused
+    from its prompt cache, `predicted_n` written), for servers that send timings but no
+    `usage` (tools/server/server.cpp, `result_timings`)."""
+    timings = (getattr(chunk, "model_extra", None) or {}).get("timings")
+    if not isinstance(timings, dict):
+        return None
+    prompt, cached, written = (timings.get(k) for k in ("prompt_n", "cache_n", "predicted_n"))
+    if not isinstance(prompt, int) or not isinstance(written, int):
+        return None
+    return Usage(
+        input_tokens=max(prompt, 0),
+        output_tokens=max(written, 0),
+        cache_read_tokens=cached if isinstance(cached, int) and cached > 0 else 0,
+    )
+
+
+def _ended_early(*, compatible: bool, anything: bool) -> StreamEndedEarly:
+    """Why a stream ended with no `finish_reason`: on a local server an empty stream is
+    its answer to a prompt over its window, a cut one another request's interruption."""
+    if compatible and not anything:
+        return StreamEndedEarly("context_overflow", EMPTY_STREAM_MESSAGE, empty=True)
+    if compatible:
+        # llama-cpp-python ends the running stream with `[DONE]` and no finish reason
+        # when another request arrives (`interrupt_requests`, on by default).
+        return StreamEndedEarly("unavailable", CUT_STREAM_MESSAGE, empty=False)
+    return StreamEndedEarly(
+        "unavailable", "the stream ended before the model finished", empty=not anything
+    )
+
+
+async def _translate(
+    chunks: AsyncIterator[Any], *, compatible: bool = False
+) -> AsyncIterator[ProviderEvent]:
     """Chat Completions chunks → provider events.
 
     Text and reasoning stream as they come. Tool calls are assembled by `index` and
@@ -250,9 +302,12 @@ async def _translate(chunks: AsyncIterator[Any]) -> AsyncIterator[ProviderEvent]
     pending: dict[int, _PendingToolCall] = {}
     finish_reason: str | None = None
     usage: Usage | None = None
+    timed: Usage | None = None
+    anything = False
     async for chunk in chunks:
         if chunk.usage is not None:
             usage = _usage_event(chunk.usage)
+        timed = _timings_usage(chunk) or timed
         for choice in chunk.choices or ():
             # The SDK builds chunks without validation, so a field a server left out is
             # missing rather than None; `getattr` keeps such servers working.
@@ -262,15 +317,19 @@ async def _translate(chunks: AsyncIterator[Any]) -> AsyncIterator[ProviderEvent]
             if delta is not None:
                 reasoning = _reasoning_text(delta)
                 if reasoning:
+                    anything = True
                     yield ReasoningDelta(text=reasoning)
                 if delta.content:
+                    anything = True
                     yield TextDelta(text=delta.content)
                 for fragment in delta.tool_calls or ():
+                    anything = True
                     _add_fragment(pending, fragment)
             if getattr(choice, "finish_reason", None):
                 finish_reason = choice.finish_reason
     if finish_reason is None:
-        raise ProviderError("unavailable", "the stream ended before the model finished")
+        raise _ended_early(compatible=compatible, anything=anything)
+    usage = usage or timed
     for index in sorted(pending):
         call = pending[index]
         yield ToolCallEvent(

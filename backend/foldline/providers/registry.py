@@ -13,7 +13,12 @@ A model's limits are resolved in this order, first answer wins:
 4. the built-in catalog (`foldline.providers.catalog`);
 5. the server, for other kinds (rarely useful, kept for proxies);
 6. a guess from the model's family (claude-* has at least 200k), flagged `known=False`;
-7. a conservative default (8192 / 2048), flagged `known=False` so the UI can say so.
+7. the smallest common window (2048, `DEFAULT_CONTEXT_WINDOW`), flagged `known=False`
+   so the UI can say so.
+
+For an OpenAI-compatible provider, "the server" of step 2 is either a window passed in
+(`discovered_context_window`) or what the server told when it was last asked, kept with
+the provider's model list (`ListedModel.window_source` says where it was read).
 
 The working budget (what the fold thresholds apply to) is the config's `working_budget`,
 else `DEFAULT_WORKING_BUDGET` for windows of `LARGE_WINDOW` or more, else the whole input
@@ -192,12 +197,49 @@ class ResolvedModel:
     api: ModelApi = "chat"
     """The OpenAI API the model is reached through (`[models."x"] api`, else `responses`
     for OpenAI's own reasoning models); always `chat` for Anthropic, which has one API."""
+    window_source: str | None = None
+    """With `source == "server"`: where the server stated the window ("llama.cpp /props
+    n_ctx", "llama-cpp-python overflow error")."""
+    server: str | None = None
+    """The kind of local server that serves the model, when it was asked."""
+    counts_tools: bool = True
+    """Tool definitions take room in the prompt. False where the server said its chat
+    template has no place for them (llama.cpp's `supports_tools`, Ollama's and LM
+    Studio's capabilities), and on llama-cpp-python, whose count is of the chat rendered
+    without them (`providers.server_tokens`)."""
 
 
 def _output_reserve(window: int, max_output: int) -> int:
     if window <= 0:
         return min(max_output, 32_768)
     return max(1, min(max_output, max(window // 8, 4096), window // 4))
+
+
+def _window_and_source(
+    entry: ModelConfig,
+    kind: ProviderKind,
+    discovered: int | None,
+    listed: ListedModel | None,
+    info: catalog.ModelInfo | None,
+    guessed: catalog.ModelInfo | None,
+) -> tuple[int, LimitSource]:
+    """A model's context window and where it was read, the most trusted source first:
+    the configuration, a local server's own word, the provider's list, the catalog, a
+    guess from the name, the smallest common window."""
+    if entry.context_window is not None:
+        return entry.context_window, "config"
+    if kind == "openai-compatible" and discovered:
+        return discovered, "server"
+    if listed is not None and listed.context_window:
+        # A local server's own word (kept in its listing when it was asked) is "server".
+        return listed.context_window, "server" if kind == "openai-compatible" else "provider"
+    if info is not None:
+        return info.context_window, "catalog"
+    if discovered:
+        return discovered, "server"
+    if guessed is not None:
+        return guessed.context_window, "guess"
+    return DEFAULT_CONTEXT_WINDOW, "default"
 
 
 def resolve_model(
@@ -222,22 +264,7 @@ def resolve_model(
     discovered = discovered_context_window if discovered_context_window else None
     listed = listing.find(provider_name, model_name) if listing is not None else None
 
-    window: int
-    source: LimitSource
-    if entry.context_window is not None:
-        window, source = entry.context_window, "config"
-    elif kind == "openai-compatible" and discovered:
-        window, source = discovered, "server"
-    elif listed is not None and listed.context_window:
-        window, source = listed.context_window, "provider"
-    elif info is not None:
-        window, source = info.context_window, "catalog"
-    elif discovered:
-        window, source = discovered, "server"
-    elif guessed is not None:
-        window, source = guessed.context_window, "guess"
-    else:
-        window, source = DEFAULT_CONTEXT_WINDOW, "default"
+    window, source = _window_and_source(entry, kind, discovered, listed, info, guessed)
 
     if entry.max_output_tokens is not None:
         max_output = entry.max_output_tokens
@@ -258,6 +285,15 @@ def resolve_model(
     note = info.note if info is not None and source == "catalog" else None
     if source in ("guess", "default"):
         note = f"context window of `{model_name}` unknown; assuming {window} tokens"
+    if source == "default":
+        note = f"{note} (the smallest window local servers load by default)"
+    window_source = None
+    if source == "server":
+        window_source = (
+            listed.window_source
+            if listed is not None and listed.window_source and not discovered
+            else "the server"
+        )
     return ResolvedModel(
         provider_name=provider_name,
         provider_kind=kind,
@@ -275,11 +311,18 @@ def resolve_model(
         working_budget=working_budget,
         working_budget_source=working_source,
         display_name=listed.display_name if listed is not None else None,
-        vision=_accepts_images(entry, kind, model_name),
+        vision=_accepts_images(entry, kind, model_name, listed),
         reasoning_effort=entry.reasoning_effort or default_effort(model_name),
         temperature=entry.temperature,
         reasons=reasoning_support(model_name).reasons,
         api=_model_api(entry, kind, model_name),
+        window_source=window_source,
+        server=listed.server if listed is not None else None,
+        counts_tools=not (
+            kind == "openai-compatible"
+            and listed is not None
+            and (listed.tools is False or listed.server == "llama-cpp-python")
+        ),
     )
 
 
@@ -291,9 +334,13 @@ def _model_api(entry: ModelConfig, kind: ProviderKind, model: str) -> ModelApi:
     return "responses" if kind == "openai" and prefers_responses_api(model) else "chat"
 
 
-def _accepts_images(entry: ModelConfig, kind: ProviderKind, model: str) -> bool:
+def _accepts_images(
+    entry: ModelConfig, kind: ProviderKind, model: str, listed: ListedModel | None = None
+) -> bool:
     if entry.vision is not None:
         return entry.vision
+    if kind == "openai-compatible" and listed is not None and listed.vision is not None:
+        return listed.vision  # the server said (llama.cpp's modalities, Ollama's capabilities)
     if kind == "anthropic":
         return True
     return kind == "openai" and catalog.openai_accepts_images(model)

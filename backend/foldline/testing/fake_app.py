@@ -39,6 +39,7 @@ from foldline.testing.codec import Wire, decode_request
 from foldline.testing.failures import STATUS_KINDS, Failure, RecordedRequest
 from foldline.testing.fake_models import ModelsServerState, handle_model, handle_models
 from foldline.testing.fake_tokenizer import Element, FakeTokenizer
+from foldline.testing.local_servers import EmptyStream, LocalPersonality
 from foldline.testing.reasoning_rules import (
     anthropic_thinking_on,
     check_anthropic_thinking,
@@ -49,7 +50,7 @@ from foldline.testing.reasoning_rules import (
 from foldline.testing.scripted import ScriptedModel
 from foldline.testing.steps import MALFORMED_SUMMARY, Reply, Step, resolve_step
 from foldline.testing.validation import ModelLimits, check_limits, check_structure
-from foldline.testing.wire_errors import WireError
+from foldline.testing.wire_errors import WireError, openai_error
 from foldline.testing.wire_replies import Frame, complete_body, stream_plan
 
 Responder: TypeAlias = ScriptedModel | Callable[[dict[str, Any], Wire], Step]
@@ -65,6 +66,7 @@ class ServerState(ModelsServerState, Protocol):
     delta_delay: float
     is_summary: Callable[[ModelRequest], bool]
     errors: list[BaseException]
+    personality: LocalPersonality | None
 
     def limits_for(self, model: str) -> ModelLimits | None: ...
 
@@ -113,8 +115,10 @@ class _Delivery:
         cut_index: int | None,
         cut_frame: bytes | None,
         record: RecordedRequest,
+        personality: LocalPersonality | None = None,
     ) -> None:
         self.record = record
+        self.personality = personality
         self.frames = frames
         self.content_type = content_type
         self.headers = headers
@@ -123,6 +127,16 @@ class _Delivery:
         self.cut_frame = cut_frame
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.personality is None:
+            await self._send_all(send, None)
+            return
+        cut = await self.personality.take_slot()
+        try:
+            await self._send_all(send, cut)
+        finally:
+            self.personality.free_slot(cut)
+
+    async def _send_all(self, send: Send, interrupted: asyncio.Event | None) -> None:
         headers = [(b"content-type", self.content_type.encode()), (b"cache-control", b"no-cache")]
         headers += [(k.encode(), v.encode()) for k, v in self.headers.items()]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
@@ -138,6 +152,14 @@ class _Delivery:
                     return
                 if frame.delta and self.delay:
                     await asyncio.sleep(self.delay)
+                if interrupted is not None and interrupted.is_set() and frame.delta:
+                    # llama-cpp-python: a newer request is waiting, so this stream sends
+                    # `[DONE]` now and stops, with no finish reason.
+                    assert self.personality is not None
+                    self.personality.interrupted += 1
+                    await self._body(send, b"data: [DONE]\n\n", more=True)
+                    await self._body(send, b"", more=False)
+                    return
                 await self._body(send, frame.data, more=True)
             # Marked before the last send: once the client holds the whole answer, a test
             # reading the record must already see it complete.
@@ -261,6 +283,31 @@ async def handle_generation(server: ServerState, request: Request, wire: Wire) -
     fixed = server.tokenizer.fixed_tokens(body, wire)
     elements = server.tokenizer.elements(body, wire)
     input_tokens = fixed + sum(e.tokens for e in elements)
+    personality = server.personality
+    if personality is not None:
+        # A local server counts its own way and answers an overflow its own way.
+        input_tokens = personality.prompt_tokens(body, server.tokenizer, input_tokens)
+        verdict = personality.overflow(body, input_tokens)
+        record.input_tokens = input_tokens
+        if isinstance(verdict, WireError):
+            return _error_response(verdict, record)
+        if verdict == "empty":
+            record.status = 200
+            record.completed = True
+            return EmptyStream()
+        if verdict == "in-stream":
+            record.status = 200
+            error = openai_error(400, personality.lm_studio_overflow(input_tokens))
+            return _Delivery(
+                [Frame(b"")],
+                content_type="text/event-stream; charset=utf-8",
+                headers={},
+                delay=0.0,
+                cut_index=0,
+                cut_frame=error.stream_frame(wire),
+                record=record,
+            )
+        limits = replace(limits, context_window=0)
     record.input_tokens = input_tokens
     limit_error = check_limits(body, wire, limits, input_tokens)
     if limit_error is not None:
@@ -286,6 +333,8 @@ async def handle_generation(server: ServerState, request: Request, wire: Wire) -
     usage = reply.usage or server.usage(
         model, wire, fixed, elements, server.tokenizer.count_output(reply)
     )
+    if personality is not None and personality.counts_template:
+        usage = Usage(input_tokens=input_tokens, output_tokens=usage.output_tokens)
     record.usage = usage
     record.reply = reply
     record.status = 200
@@ -337,8 +386,11 @@ def _deliver(
     stream = bool(body.get("stream"))
     error_after_deltas = 0
     """Where a scripted error strikes in a stream (a stream alone gets one after text)."""
+    personality = server.personality
     if stream:
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        if personality is not None and not personality.streams_usage:
+            include_usage = False
         plan = stream_plan(
             wire,
             reply,
@@ -387,6 +439,7 @@ def _deliver(
         cut_index=cut_index,
         cut_frame=cut_frame,
         record=record,
+        personality=personality,
     )
 
 

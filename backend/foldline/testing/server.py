@@ -28,6 +28,7 @@ from types import TracebackType
 from typing import Self
 
 import uvicorn
+from starlette.routing import Route
 
 from foldline.providers.base import ModelRequest, Usage
 from foldline.testing.codec import Wire
@@ -35,6 +36,7 @@ from foldline.testing.failures import SUMMARY_KINDS, Failure, FailureKind, Recor
 from foldline.testing.fake_app import Responder, build_app
 from foldline.testing.fake_models import FakeModel
 from foldline.testing.fake_tokenizer import Element, FakeTokenizer
+from foldline.testing.local_servers import LocalPersonality
 from foldline.testing.prompt_cache import PromptCache
 from foldline.testing.responses_app import responses_route
 from foldline.testing.scripted import ScriptedModel
@@ -78,6 +80,7 @@ class FakeProviderServer:
         is_summary: Callable[[ModelRequest], bool] = looks_like_summary_request,
         startup_timeout: float = 10.0,
         listed: list[FakeModel] | None = None,
+        personality: LocalPersonality | None = None,
     ) -> None:
         """
         `models` maps model names to their limits; other names get `default_limits`, or
@@ -87,7 +90,11 @@ class FakeProviderServer:
         summarizations (for summary failures and `RecordedRequest.is_summary`).
         `listed` is what `GET /v1/models` lists (default: every model of `models`, active,
         with its limits); a listed model also answers with its own limits.
+        `personality` makes the server behave as one kind of local server (llama.cpp,
+        llama-cpp-python, Ollama, LM Studio, vLLM: `foldline.testing.local_servers`): its
+        native endpoints, its window, usage, overflow answers and slots.
         """
+        self.personality = personality
         self.responder: Responder = responder or ScriptedModel(
             when_empty="echo", summaries=structured_summary, is_summary=is_summary
         )
@@ -125,7 +132,7 @@ class FakeProviderServer:
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(
-            build_app(self, [responses_route(self)]),
+            build_app(self, [*self._personality_routes(), responses_route(self)]),
             log_config=None,
             access_log=False,
             lifespan="off",
@@ -151,6 +158,11 @@ class FakeProviderServer:
                 raise RuntimeError("the fake provider server did not start")
             time.sleep(0.005)
         return self
+
+    def _personality_routes(self) -> list[Route]:
+        if self.personality is None:
+            return []
+        return self.personality.routes(self.tokenizer, sorted(self.models))
 
     def stop(self) -> None:
         """Ask uvicorn to exit and wait for its thread; safe to call twice."""

@@ -118,6 +118,10 @@ def _model_out(
         reasoning_effort=resolved.reasoning_effort,
         reasons=resolved.reasons,
         api=resolved.api,
+        window_source=resolved.window_source,
+        server=resolved.server,
+        slots=listed.slots if listed is not None else None,
+        learned_at=_iso(listed.learned_at) if listed is not None else None,
         prices=None
         if prices is None
         else ModelPricesOut.model_validate(prices, from_attributes=True),

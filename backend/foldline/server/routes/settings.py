@@ -81,6 +81,11 @@ async def update_settings(
     for provider_name, key in (body.keys or {}).items():
         if key is not None:
             schedule_refresh(request.app, provider_name)
+    # A local server just added is asked for its models and what it says about them.
+    directory = request.app.state.model_directory
+    for name, provider in source().providers.items():
+        if provider.kind == "openai-compatible" and directory.listing(name) is None:
+            schedule_refresh(request.app, name)
     return result
 
 

@@ -1,0 +1,93 @@
+"""One local slot: a turn goes first, a background request waits and is written again
+from the start when a turn takes the slot in the middle; its caller sees it whole."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from foldline.chat.slots import SlotScheduler
+from foldline.providers.base import ProviderEvent, Stop, TextDelta
+
+
+class GatedStream:
+    """A background answer in two pieces, the second sent only when `go` is set."""
+
+    def __init__(self) -> None:
+        self.go = asyncio.Event()
+        self.first_sent = asyncio.Event()
+        self.started = 0
+        self.closed = 0
+
+    async def __call__(self) -> AsyncIterator[ProviderEvent]:
+        self.started += 1
+        try:
+            yield TextDelta(text="half ")
+            self.first_sent.set()
+            await self.go.wait()
+            yield TextDelta(text="whole")
+            yield Stop(reason="end_turn")
+        finally:
+            self.closed += 1
+
+
+async def test_a_turn_call_restarts_a_background_request_which_its_caller_gets_whole() -> None:
+    scheduler = SlotScheduler(grace=0.0)
+    stream = GatedStream()
+    background = asyncio.ensure_future(scheduler.background(stream))
+    await stream.first_sent.wait()
+
+    turn = asyncio.ensure_future(asyncio.Event().wait())  # a turn, running
+    scheduler.turn_started(turn)  # type: ignore[arg-type]
+    async with scheduler.turn_call():
+        for _ in range(20):  # a few turns of the loop: the preemption runs
+            await asyncio.sleep(0)
+        # The background request gave the slot up: its stream is closed.
+        assert stream.closed == 1 and not background.done()
+        stream.first_sent.clear()
+    stream.go.set()
+    turn.cancel()
+    events = await background
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "half whole"
+    assert (stream.started, scheduler.restarts) == (2, 1)
+
+
+async def test_a_background_request_waits_while_a_turn_streams() -> None:
+    scheduler = SlotScheduler(grace=0.0)
+    stream = GatedStream()
+    stream.go.set()
+    turn = asyncio.ensure_future(asyncio.Event().wait())
+    scheduler.turn_started(turn)  # type: ignore[arg-type]
+    async with scheduler.turn_call():
+        background = asyncio.ensure_future(scheduler.background(stream))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert stream.started == 0
+    turn.cancel()
+    await background
+    assert stream.started == 1 and scheduler.restarts == 0
+
+
+async def test_a_turn_that_waits_for_the_summary_lets_it_run_after_the_grace() -> None:
+    """A turn not streaming (it waits for this very summary at the hard threshold) does
+    not hold the summary back past the grace: nothing deadlocks."""
+    scheduler = SlotScheduler(grace=0.01)
+    stream = GatedStream()
+    stream.go.set()
+    turn = asyncio.ensure_future(asyncio.Event().wait())
+    scheduler.turn_started(turn)  # type: ignore[arg-type]
+    events = await scheduler.background(stream)
+    assert scheduler.turns and events[-1] == Stop(reason="end_turn")
+    turn.cancel()
+
+
+async def test_with_more_slots_nothing_waits() -> None:
+    scheduler = SlotScheduler(single=False, grace=60.0)
+    stream = GatedStream()
+    stream.go.set()
+    turn = asyncio.ensure_future(asyncio.Event().wait())
+    scheduler.turn_started(turn)  # type: ignore[arg-type]
+    async with scheduler.turn_call():
+        events = await scheduler.background(stream)
+    turn.cancel()
+    assert len(events) == 3 and scheduler.restarts == 0
