@@ -31,7 +31,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 import httpx2
 
@@ -265,13 +265,17 @@ class LocalModelProvider:
         self.inner = inner
         self.base_url = base_url
         self.name = inner.name
-        self.wire = inner.wire
         self.compatible = True
 
+    @property
+    def wire(self) -> Literal["anthropic", "openai", "openai-responses"]:
+        return self.inner.wire
+
+    def warm_up(self) -> None:
+        self.inner.warm_up()
+
     async def aclose(self) -> None:
-        close = getattr(self.inner, "aclose", None)
-        if close is not None:
-            await close()
+        await self.inner.aclose()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         listed = self.servers.known(self.name, request.model)

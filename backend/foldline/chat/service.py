@@ -263,7 +263,9 @@ class ChatService:
 
         async def drive() -> None:
             try:
-                await self.local_servers.before_turn(conversation_id, asyncio.current_task())
+                this = asyncio.current_task()
+                assert this is not None  # drive() always runs as a task
+                await self.local_servers.before_turn(conversation_id, this)
                 async for event in work:
                     handle.publish(event)
             except asyncio.CancelledError:
