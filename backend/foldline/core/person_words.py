@@ -437,19 +437,26 @@ def _drop_weakest(
     """`entries` with the sentences of all but the newest left out, those that carry least
     first (the oldest first among equals), until the block fits; an entry left without a
     sentence goes. Overrides weigh most and are never older than what they override, so
-    a superseded statement goes before its override."""
-    aim = cap_tokens - max(8, cap_tokens // 50)
+    a superseded statement goes before its override.
+
+    Each pass removes what the sum of the sentences says is over the cap, no more; the
+    block is counted again after it (tokenizers are not additive) and another pass runs
+    while it is still over, so a pass never takes a sentence the cap had room for."""
     total = count_text(words_block(entries))
     while total > cap_tokens and len(entries) > 1:
         parts = [list(sentences(e.text)) for e in entries[:-1]]
+        # The opening message (what the rest builds on) goes last among equals, unless a
+        # later message overrides something: then age alone decides, so a superseded
+        # statement never outlives its override.
+        opening_last = len(entries) > 2 and not any(is_override(e.text) for e in entries[1:])
         order = sorted(
-            (sentence_weight(sentence), i, j)
+            (sentence_weight(sentence), opening_last and i == 0, i, j)
             for i, pieces in enumerate(parts)
             for j, sentence in enumerate(pieces)
         )
         removed: set[tuple[int, int]] = set()
-        excess = total - aim
-        for _weight, i, j in order:
+        excess = total - cap_tokens
+        for _weight, _opening, i, j in order:
             if excess <= 0:
                 break
             removed.add((i, j))
