@@ -193,8 +193,9 @@ def test_a_fold_lists_its_files_and_model_view_their_cost(start_foldline, make_u
     ui.shot("files-model-view")
     conversation = app.api("GET", "/api/conversations")["items"][0]["id"]
     page.locator("#model-view-button").click()
-    # Enough text after the file for a fold to be worth it.
-    for number in range(3):
+    # Enough text after the file for a fold to be worth it: it must save more than its
+    # summary and the recall tools a folded conversation is offered take.
+    for number in range(5):
         ui.send(f"Message number {number} about the parser. " * 12)
     app.api("POST", f"/api/conversations/{conversation}/compact", {})
     page.reload()

@@ -9,9 +9,12 @@ from playwright.sync_api import expect
 
 from foldline.testing import request_text
 
-# About 330 tokens: a user message and its echo add ~700 tokens to the model's view, so
-# with a 3500-token budget the third turn crosses the 80% threshold and the fourth folds.
-LONG = "Here is a long paragraph about the design of the storage layer. " * 25
+# About 130 tokens: a user message and its echo add ~280 tokens to the model's view, so
+# with a 3500-token budget about the ninth turn crosses the 80% threshold. The first fold
+# then has several exchanges to fold: from it on, the recall tools and the note after the
+# summary join every request (~180 tokens), and a fold of one exchange on this tiny window
+# would save less than that and its summary take.
+LONG = "Here is a long paragraph about the design of the storage layer. " * 10
 
 
 def format_tokens(value: int) -> str:
@@ -51,7 +54,7 @@ def fill_until_folded(ui) -> str:
     conversation_id = only_conversation(ui.app)
     previous = meter_tokens(page)
     warned = False
-    for number in range(1, 8):
+    for number in range(1, 20):
         if page.locator(".fold-line").count():
             break
         warned = warned or page.locator(".auto-fold-warning").is_visible()
@@ -113,8 +116,10 @@ def test_show_summary_then_undo(ui):
     line.locator(".show-summary").click()
     summary = line.locator(".fold-summary")
     expect(summary).to_be_visible()
-    # The summary is rendered Markdown: its section headings are headings.
-    expect(summary.locator("h2", has_text="Active Task")).to_be_visible()
+    # The summary is rendered Markdown: its section headings are headings. (Folding
+    # several exchanges takes the fake summarizer two calls, the second stacked on the
+    # first, whose headings it quotes: the first heading is the summary's own.)
+    expect(summary.locator("h2", has_text="Active Task").first).to_be_visible()
     fold = current_fold(ui.app, conversation_id)
     expect(summary).to_contain_text(fold["summaryMessage"].split("\n")[2][:40])
     ui.shot("fold-summary")
@@ -132,7 +137,9 @@ def test_show_summary_then_undo(ui):
 
 def test_manual_compact_with_instructions(ui):
     ui.open()
-    for number in range(4):
+    # Six exchanges: folding five of them saves more than the summary and the recall
+    # tools a folded conversation is offered take.
+    for number in range(6):
         ui.send(f"Message number {number} about the parser. " * 12)
     conversation_id = only_conversation(ui.app)
     page = ui.page
@@ -168,8 +175,11 @@ def test_manual_compact_with_instructions(ui):
 
 def test_the_compact_dialog_can_keep_more_and_says_why_a_fold_would_not_help(ui):
     ui.open()
+    # Short exchanges: on this tiny window the view after a fold (with the recall tools a
+    # folded conversation is offered) has room for only a few hundred tokens of tail, so
+    # keeping more must still leave more than one exchange to keep.
     for number in range(4):
-        ui.send(f"Message number {number} about the parser. " * 12)
+        ui.send(f"Message number {number} about the parser. " * 6)
     page = ui.page
     page.locator("#compact-button").click()
     dialog = page.locator("#compact-dialog")
@@ -286,11 +296,15 @@ def compact_from_dialog(page, instructions: str = "") -> None:
 
 def test_earlier_folds_stay_visible_as_quieter_lines(ui):
     ui.open()
-    for number in range(4):
+    # Six exchanges: the first fold must save more than its summary and the recall tools
+    # it brings; the second then starts well under the automatic threshold.
+    for number in range(6):
         ui.send(f"First round, message {number} about the parser. " * 12)
     page = ui.page
     compact_from_dialog(page)
-    for number in range(4):
+    # Three exchanges: with the first summary and the recall tools in the view, a fourth
+    # would cross the automatic threshold and fold before the person's Compact.
+    for number in range(3):
         ui.send(f"Second round, message {number} about the lexer. " * 12)
     compact_from_dialog(page)
     conversation_id = only_conversation(ui.app)
@@ -322,7 +336,8 @@ def test_earlier_folds_stay_visible_as_quieter_lines(ui):
 
 def test_summarizing_progress_is_shown_while_the_fold_runs(ui):
     ui.open()
-    for number in range(4):
+    # Six exchanges: a fold of five saves more than its summary and the recall tools take.
+    for number in range(6):
         ui.send(f"Short message number {number} about the parser. " * 12)
     ui.app.fake.fail_next("slow", on="summary", delay=0.05)
     page = ui.page

@@ -15,7 +15,8 @@ def _conversations(app) -> list[dict]:
 
 def test_new_conversation_from_a_fold_line_reuses_its_summary_and_links_back(ui):
     ui.open()
-    for number in range(4):
+    # Six exchanges: a fold of five saves more than its summary and the recall tools take.
+    for number in range(6):
         ui.send(f"Message number {number} about the parser. " * 12)
     page = ui.page
     page.locator("#compact-button").click()
@@ -52,7 +53,7 @@ def test_new_conversation_from_a_fold_line_reuses_its_summary_and_links_back(ui)
     ui.send("Where were we?")
     sent = request_text(ui.app.script.calls[-1].messages)
     assert "This conversation continues an earlier one" in sent
-    assert "Message number 3" not in sent.split("</summary>")[-1]
+    assert "Message number 5" not in sent.split("</summary>")[-1]
     # The sidebar counts the new conversation's own messages, not the old one's.
     expect(page.locator(".conversation-item.active .item-meta")).to_contain_text("2 messages")
     ui.shot("handoff-new-conversation")

@@ -23,13 +23,14 @@ COMPACTION_FIELDS = {
 
 def _conversation_with_history(client: TestClient, store: Store, pairs: int = 6) -> str:
     # keep_recent_tokens 0: the fold keeps only the last user turn, so a short history
-    # has something to fold.
+    # has something to fold. The answers are long enough that folding them saves more
+    # than the summary and the recall tools a folded conversation is offered take.
     conversation = client.post(
         "/api/conversations", json={"settings": {"compaction": {"keep_recent_tokens": 0}}}
     ).json()["id"]
     messages = []
     for i in range(pairs):
-        messages += [user(f"question {i} " * 20), assistant(f"answer {i} " * 20)]
+        messages += [user(f"question {i} " * 20), assistant(f"answer {i} " * 80)]
     store.append_messages(conversation, messages)
     return conversation
 
@@ -233,29 +234,30 @@ def _plain_conversation(client: TestClient, store: Store, pairs: int, words: int
 def test_manual_compact_folds_everything_before_the_last_exchange_and_shrinks_the_view(
     client: TestClient, store: Store, parse_sse
 ) -> None:
-    """16 messages, far fewer tokens than the 8,000 kept after an automatic fold: a
-    manual Compact still folds all but the last exchange, and reports the meter's count."""
-    conversation = _plain_conversation(client, store, pairs=8, words=60)
+    """20 messages, far fewer tokens than the 8,000 kept after an automatic fold: a
+    manual Compact still folds all but the last exchange, and reports the meter's count.
+    (Enough of them that the fixed part of the view, the recall tools the first fold
+    brings included, does not hide what the fold saves.)"""
+    conversation = _plain_conversation(client, store, pairs=10, words=60)
     base = f"/api/conversations/{conversation}"
     before = client.get(f"{base}/context", params={"messages": "false"}).json()
     meter = before["tokens"]
     preview = client.get(f"{base}/compactions/preview").json()
-    assert (preview["fromIndex"], preview["toIndex"], preview["messages"]) == (0, 14, 14)
+    assert (preview["fromIndex"], preview["toIndex"], preview["messages"]) == (0, 18, 18)
 
     ratio_before = store.counting_calibration("local", "fake-model").ratio
     events = _fold(client, conversation, parse_sse)
     completed = next(e for e in events if e.name == "compaction.completed").data
-    assert completed["apiStartIndex"] == 14
+    assert completed["apiStartIndex"] == 18
     assert completed["tokensBefore"] == meter
     ratio_after = store.counting_calibration("local", "fake-model").ratio
     counted = client.get(f"{base}/context", params={"messages": "false"}).json()
-    # The first fold also offers the recall tools; the fold is planned and judged on the
-    # view without their specs (about 130 tokens), which the meter then adds. The tools
-    # offered before are counted again on the ratio the summary call taught.
+    # The first fold also offers the recall tools: the fold is planned and judged on the
+    # view it leaves, their specs included, so its "after" is the meter's next number
+    # (counted on the ratio the summary call taught, below).
     scale = ratio_after / ratio_before
-    recall_tools = counted["breakdown"]["tools"] - before["breakdown"]["tools"] * scale
-    assert 0 < recall_tools < 200 * scale
-    after = counted["tokens"] - recall_tools
+    assert counted["breakdown"]["tools"] > before["breakdown"]["tools"] * scale
+    after = counted["tokens"]
     # The answers fold away; the person's questions (half the tokens here) stay word for
     # word after the summary, well within their budget.
     assert after < meter * 0.75 * ratio_after / ratio_before

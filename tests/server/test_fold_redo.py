@@ -13,9 +13,11 @@ def _folded(client: TestClient, store: Store) -> str:
     conversation = client.post(
         "/api/conversations", json={"settings": {"compaction": {"keep_recent_tokens": 0}}}
     ).json()["id"]
+    # Answers long enough that folding them saves more than the summary and the recall
+    # tools a folded conversation is offered take (a fold that saves nothing is refused).
     messages = []
     for i in range(6):
-        messages += [user(f"question {i} " * 20), assistant(f"answer {i} " * 20)]
+        messages += [user(f"question {i} " * 20), assistant(f"answer {i} " * 80)]
     store.append_messages(conversation, messages)
     reply = client.post(f"/api/conversations/{conversation}/compact", json=None)
     assert reply.status_code == 200, reply.text

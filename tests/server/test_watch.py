@@ -175,9 +175,10 @@ def test_every_change_to_a_conversation_is_announced_with_its_kind_revision_and_
         "/api/conversations", json={"settings": {"compaction": {"keep_recent_tokens": 0}}}
     ).json()["id"]
     path = f"/api/conversations/{conversation}"
+    # Answers long enough that a fold saves more than its summary and the recall tools.
     messages = []
     for i in range(6):
-        messages += [user(f"question {i} " * 20), assistant(f"answer {i} " * 20)]
+        messages += [user(f"question {i} " * 20), assistant(f"answer {i} " * 80)]
     store.append_messages(conversation, messages)
     first = http.get(f"{path}/messages").json()["items"][1]
     page_a = {"X-Foldline-Page": "page-a"}

@@ -76,6 +76,9 @@ class ConversationContext:
     settings: CompactionSettings
     system: str
     tools: list[ToolSpec]
+    tools_after_fold: list[ToolSpec]
+    """The tools offered once the conversation has a fold (the recall tools join at the
+    first): a fold is planned and judged on the view it leaves, these included."""
     state: CompactionState | None
     records: list[MessageRecord]
     """The stored messages of the view (empty when loaded without messages)."""
@@ -148,7 +151,7 @@ class ConversationContext:
             state=self.state,
             counter=self.counter,
             system=self.system,
-            tools=tuple(self.tools),
+            tools=tuple(self.tools_after_fold),
             budget=self.budget,
             settings=self.settings,
             now=now,
@@ -436,6 +439,7 @@ class ContextLoader:
             settings_notice=settings_notice,
             system=system,
             tools=tools,
+            tools_after_fold=offered_tools(self.tools(), True),
             state=state,
             records=records,
             messages_in_view=len(entries),

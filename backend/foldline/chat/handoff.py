@@ -143,7 +143,8 @@ async def hand_off(
         state=None,
         counter=ctx.counter,
         system=ctx.system,
-        tools=tuple(ctx.tools),
+        # The new conversation starts folded when there is a summary: its tools are those.
+        tools=tuple(ctx.tools_after_fold),
         budget=ctx.budget,
         settings=ctx.settings,
         now=now,
