@@ -135,7 +135,10 @@ def test_a_forged_project_import_is_refused_or_leaves_everything_working(
             document.pop(value, None)
         elif what == "file":
             name, media_type, data = value
-            document["project"]["files"].append(
+            # An earlier change may have dropped the project object itself: the file goes
+            # into a fresh one, which the import must refuse or take as well.
+            project_object = document.setdefault("project", {})
+            project_object.setdefault("files", []).append(
                 {
                     "name": name or "f",
                     "mediaType": media_type,
