@@ -56,7 +56,8 @@ async def folded_conversation(
         when_empty=lambda request: Reply(text="Noted. " + filler(0, 250)), summaries=NOTHING
     )
     await run(service, conversation.id, SECRET)
-    for turn in range(1, 4):
+    # Enough history that the fold saves more than the recall tools it brings cost.
+    for turn in range(1, 6):
         await run(service, conversation.id, f"Turn {turn}. " + filler(turn, 60))
     assert not RECALL_TOOL_NAMES & set().union(*offered(server))
     events = [e async for e in service.start_compaction(conversation.id, None).events()]

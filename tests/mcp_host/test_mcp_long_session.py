@@ -160,12 +160,16 @@ kind = "openai-compatible"
 base_url = "{server.openai_url}"
 api_key = "k"
 
+# A compatible server that states no window gets the smallest common one (2,048); these
+# models' windows are set, as a person would, so the turn is about images, not folds.
 [models."gpt-fake-vision"]
 provider = "fake-openai"
 vision = true
+context_window = 128000
 
 [models."{MODEL["openai"]}"]
 provider = "fake-openai"
+context_window = 128000
 
 [compaction]
 auto_title = false  # a title call would take a scripted answer
