@@ -56,8 +56,12 @@ def seed(app) -> str:
         Reply(text="Plenty of room left."),
     )
     app.send(conversation["id"], "How full is your context?")
+    # A fold only commits when it makes the model's view smaller (the recall tools it
+    # brings included): the long answer must be folded, so one exchange follows it.
     app.script.add(Reply(text="Noted. " + "The storage layer keeps every note. " * 80))
     app.send(conversation["id"], "Summarize the plan in detail.")
+    app.script.add(Reply(text="Yes: notes and tags."))
+    app.send(conversation["id"], "So two tables for now?")
     app.api("POST", f"/api/conversations/{conversation['id']}/compact", {})
     app.send(conversation["id"], "And after the fold?")
     app.api("PATCH", f"/api/conversations/{conversation['id']}", {"projectId": project["id"]})

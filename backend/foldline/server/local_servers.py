@@ -14,7 +14,10 @@ import httpx2
 
 from foldline.api.schemas_settings import LocalServer
 
-PROBE_TIMEOUT_SECONDS = 0.75
+# A port with nothing behind it is refused at once, so the limit only matters for a
+# server that is there but slow to answer, as one is on a busy machine: 0.75 s missed the
+# local server on a loaded machine, where onboarding then offered no local choice.
+PROBE_TIMEOUT_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
