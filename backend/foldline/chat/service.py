@@ -25,6 +25,12 @@ from foldline.chat.fold_gate import FoldGates
 from foldline.chat.folding import manual_fold_settings
 from foldline.chat.handoff import HandoffRequest, HandoffStopped, hand_off
 from foldline.chat.local_servers import LocalServers
+from foldline.chat.person_message import (
+    ChatUnavailable,
+    TurnInProgress,
+    WrongMessage,
+    person_message,
+)
 from foldline.chat.projects import (
     ProjectOverCap,
     conversation_config,
@@ -43,13 +49,10 @@ from foldline.chat.turn import TurnRunner
 from foldline.chat.turn_handle import TurnHandle
 from foldline.chat.watching import ConversationWatch
 from foldline.config import AppConfig
-from foldline.core.attachments import AttachmentRefused, settle_pdf_form
 from foldline.core.budget import Budget
 from foldline.core.compaction import planned_split
-from foldline.core.json_values import without_lone_surrogates
-from foldline.core.messages import AttachmentPart, HistoryWindow, Message, TextPart
+from foldline.core.messages import AttachmentPart, HistoryWindow, Message
 from foldline.core.projects import compose_system, project_cap
-from foldline.core.tokens.counter import media_tokens
 from foldline.core.tree import FoldLink, fold_chain
 from foldline.core.view import build_api_messages
 from foldline.providers.base import Provider
@@ -62,7 +65,7 @@ from foldline.providers.registry import (
 from foldline.store import ConversationRecord, Store
 from foldline.store.records import DISK_FULL_MESSAGE, is_disk_full
 from foldline.tokenizers import Wire, encoding_name_for_model, get_encoder
-from foldline.uploads import IncomingFile, PdfsRead, read_attachments, read_pdfs_ahead
+from foldline.uploads import IncomingFile, PdfsRead, read_pdfs_ahead
 
 log = logging.getLogger(__name__)
 
@@ -73,19 +76,6 @@ INTERNAL_ERROR = (
 
 ProviderFactory = Callable[[AppConfig, str], Provider]
 """Builds the provider that serves a model name (tests inject fakes here)."""
-
-
-class TurnInProgress(Exception):
-    """A second turn or fold was asked for while one is running (HTTP 409)."""
-
-
-class ChatUnavailable(Exception):
-    """The turn cannot start: no model chosen, or its provider is not configured (HTTP 400)."""
-
-
-class WrongMessage(Exception):
-    """The message is of the wrong kind: an edit of an answer, a regenerate of a question
-    (HTTP 400)."""
 
 
 def counting_wire(model: ResolvedModel) -> Wire:
@@ -337,40 +327,9 @@ class ChatService:
         kept: Sequence[AttachmentPart] = (),
         pdfs: PdfsRead | None = None,
     ) -> Message:
-        """The person's message: the text, the new files and the `kept` ones (already
-        stored). Every new file is checked (its bytes, the model, the providers' limits;
-        `AttachmentRefused` otherwise) and the whole message must be small enough to be
-        sent at all, before anything is stored."""
-        if not content.strip() and not files and not kept:
-            raise ChatUnavailable("The message is empty.")
-        text = (TextPart(text=without_lone_surrogates(content)),) if content.strip() else ()
-        if not files and not kept:
-            return Message(role="user", parts=text)
-        ctx = self._load(conversation_id)
-        parts = tuple(
-            # A PDF whose page images would crowd the window goes as its text.
-            settle_pdf_form(
-                part,
-                media_tokens(ctx.counter, Message(role="user", parts=(part,))),
-                ctx.budget.input_budget,
-            )
-            for part in read_attachments(
-                files, model=ctx.model.model, vision=ctx.model.vision, pdfs=pdfs
-            )
+        return person_message(
+            lambda: self._load(conversation_id), content, files, kept=kept, pdfs=pdfs
         )
-        message = Message(role="user", parts=(*text, *kept, *parts))
-        # A fold can make room for anything but a message that alone (with the system
-        # prompt and tools) is larger than what the model reads per request.
-        budget = ctx.budget.window_budget
-        cost = ctx.counter.count_message(message)
-        base = ctx.counter.count_request(ctx.system, [], ctx.tools)
-        if budget is not None and base + cost > budget:
-            raise AttachmentRefused(
-                f"with its files this message is about {cost:,} tokens; with the system "
-                f"prompt and tools that is over the {budget:,} tokens {ctx.model.model} "
-                "reads per request; attach fewer or smaller files"
-            )
-        return message
 
     def start_retry(self, conversation_id: str) -> TurnHandle:
         """Run the model again on the history as it is (after an error or a stop)."""
