@@ -110,8 +110,43 @@ export async function openPicker(button = byId("model-picker-button")) {
   place(popover, button);
   button.setAttribute("aria-expanded", "true");
   filter.focus();
+  // The keys are wired before the providers answer, so Esc and Tab close the list even
+  // while a slow server is still being asked for its models.
+  let options = [];
+  let active = -1;
+  filter.addEventListener("keydown", (event) => {
+    const moves = { ArrowDown: active + 1, ArrowUp: active - 1, Home: 0, End: options.length - 1 };
+    if (event.key in moves && (event.key.startsWith("Arrow") || !filter.value)) {
+      event.preventDefault();
+      activate(moves[event.key]);
+    } else if (event.key === "Enter") {
+      event.preventDefault();
+      if (options[active]) {
+        choose(options[active].choice);
+      }
+    } else if (event.key === "Escape") {
+      event.preventDefault();
+      event.stopPropagation();
+      closePicker({ refocus: true });
+    } else if (event.key === "Tab") {
+      closePicker();
+    }
+  });
+  const activate = (index) => {
+    options[active]?.option.classList.remove("active");
+    active = options.length ? (index + options.length) % options.length : -1;
+    const entry = options[active];
+    if (entry) {
+      entry.option.classList.add("active");
+      filter.setAttribute("aria-activedescendant", entry.option.id);
+      entry.option.scrollIntoView({ block: "nearest" });
+    } else {
+      filter.removeAttribute("aria-activedescendant");
+    }
+  };
+  const mine = popover;
   const groups = await loadModelChoices({ refresh: true });
-  if (!popover) {
+  if (popover !== mine) {
     return;
   }
   const current = findChoice(groups, currentChoice());
@@ -119,7 +154,6 @@ export async function openPicker(button = byId("model-picker-button")) {
   foot.textContent = groups.size
     ? "A model two providers offer is listed under each; the conversation keeps the one you choose."
     : "No provider lists a model yet: add one in Settings → Providers.";
-  let options = [];
   const draw = () => {
     const words = filter.value.trim().toLowerCase().split(/\s+/).filter(Boolean);
     list.replaceChildren();
@@ -168,38 +202,7 @@ export async function openPicker(button = byId("model-picker-button")) {
     );
     activate(start);
   };
-  let active = -1;
-  const activate = (index) => {
-    options[active]?.option.classList.remove("active");
-    active = options.length ? (index + options.length) % options.length : -1;
-    const entry = options[active];
-    if (entry) {
-      entry.option.classList.add("active");
-      filter.setAttribute("aria-activedescendant", entry.option.id);
-      entry.option.scrollIntoView({ block: "nearest" });
-    } else {
-      filter.removeAttribute("aria-activedescendant");
-    }
-  };
   filter.addEventListener("input", draw);
-  filter.addEventListener("keydown", (event) => {
-    const moves = { ArrowDown: active + 1, ArrowUp: active - 1, Home: 0, End: options.length - 1 };
-    if (event.key in moves && (event.key.startsWith("Arrow") || !filter.value)) {
-      event.preventDefault();
-      activate(moves[event.key]);
-    } else if (event.key === "Enter") {
-      event.preventDefault();
-      if (options[active]) {
-        choose(options[active].choice);
-      }
-    } else if (event.key === "Escape") {
-      event.preventDefault();
-      event.stopPropagation();
-      closePicker({ refocus: true });
-    } else if (event.key === "Tab") {
-      closePicker();
-    }
-  });
   draw();
 }
 
