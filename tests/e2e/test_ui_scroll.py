@@ -20,6 +20,10 @@ from foldline.store import Store
 JUMP_LIMIT_PX = 50
 WHEEL_PX = 600
 COUNT = 2000
+# Scrolling all the way up reads 14 pages and makes the page let go of the newest ones
+# (it holds at most 400 messages): every kind of step the reader can meet, at a third
+# of the wheel steps of the whole 2,000.
+SCROLLED_COUNT = 700
 
 CODE = "```python\ndef step(n):\n    return n * 31 % 65521\n```\n"
 
@@ -137,13 +141,13 @@ def test_opens_at_the_newest_message_after_open_latest_and_reload(
     assert_at_end(page, "reload")
 
 
-def test_scrolling_up_through_two_thousand_messages_never_jumps(start_foldline, make_ui, tmp_path):
+def test_scrolling_up_through_a_long_history_never_jumps(start_foldline, make_ui, tmp_path):
     data_dir = tmp_path / "long"
-    conversation_id = seed_long(data_dir)
+    conversation_id = seed_long(data_dir, SCROLLED_COUNT)
     ui = make_ui(start_foldline(None, data_dir=data_dir))
     page = ui.page
     ui.open(f"&c={conversation_id}")
-    expect(page.locator(f'.message[data-index="{COUNT - 1}"]')).to_be_attached()
+    expect(page.locator(f'.message[data-index="{SCROLLED_COUNT - 1}"]')).to_be_attached()
     settle(page)
     page.locator("#chat-scroll").hover()
 

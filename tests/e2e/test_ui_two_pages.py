@@ -102,10 +102,13 @@ def test_a_hidden_tab_lets_go_of_its_stream_and_catches_up_when_shown(ui):
     page = ui.page
     # A hidden tab gets no focus; a stray one from the test browser would re-read it.
     page.add_init_script(NO_FOCUS)
-    with page.expect_request(lambda request: request.url.endswith("/watch")):
+    watch_url = f"/api/conversations/{conversation['id']}/watch"
+    with page.expect_request(lambda request: request.url.endswith(watch_url)):
         ui.open(f"&c={conversation['id']}")
+    # Opened and drawn before it hides: a read still under way would draw the new turn.
+    expect(page.locator("#app")).to_have_attribute("data-state", "open")
     # The watch stream is given up (its request ends, aborted by the page).
-    with page.expect_event("requestfailed", lambda request: request.url.endswith("/watch")):
+    with page.expect_event("requestfailed", lambda request: request.url.endswith(watch_url)):
         page.evaluate(SET_VISIBILITY, "hidden")
     ui.app.send(conversation["id"], "sent while hidden")
     expect(page.locator(".message")).to_have_count(0)

@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from foldline.chat.service import ChatService
+from foldline.core.messages import assistant, user
 from foldline.server.config_source import ConfigSource
 from foldline.store import Store
 from foldline.testing import FakeProviderServer, ModelLimits, ScriptedModel, structured_summary
@@ -82,13 +83,23 @@ def chat_service(store: Store, data_dir: Path) -> ChatService:
 
 
 def _long_conversation(client: TestClient, turns: int) -> str:
+    """A conversation of `turns` exchanges: all but the last written to the store as past
+    turns would be, the last one a real turn.
+
+    The turns themselves are not what these tests check (the session tests run turns), so
+    writing them directly keeps each test to its fold or hand-off; the one real turn
+    gives the token counts a provider's usage to calibrate against, as a conversation that
+    has been talked in has.
+    """
     conversation = client.post("/api/conversations", json={}).json()["id"]
-    for turn in range(turns):
-        reply = client.post(
-            f"/api/conversations/{conversation}/messages",
-            json={"content": f"Question {turn}: the port is 80{turn}.\n\n{FILLER}"},
-        )
-        assert reply.status_code == 200 and "event: error" not in reply.text, reply.text
+    store: Store = client.app.state.store  # type: ignore[attr-defined]
+    questions = [f"Question {turn}: the port is 80{turn}.\n\n{FILLER}" for turn in range(turns)]
+    past = [[user(question), assistant(f"echo: {question}")] for question in questions[:-1]]
+    store.append_messages(conversation, [message for pair in past for message in pair])
+    reply = client.post(
+        f"/api/conversations/{conversation}/messages", json={"content": questions[-1]}
+    )
+    assert reply.status_code == 200 and "event: error" not in reply.text, reply.text
     return conversation
 
 
