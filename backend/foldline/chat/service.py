@@ -18,6 +18,7 @@ from pathlib import Path
 from foldline.api.events import Done, ErrorEvent
 from foldline.api.schemas_context import CompactionPreview, ContextOut
 from foldline.api.schemas_messages import EditPreview
+from foldline.chat import events as ev
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.file_reading import read_while_stoppable, stopped_turn
@@ -259,7 +260,7 @@ class ChatService:
                 async for event in work:
                     handle.publish(event)
             except asyncio.CancelledError:
-                handle.publish(ChatEvent("done", Done(cancelled=True)))
+                handle.publish(ev.Done(Done(cancelled=True)))
             except Exception as error:
                 if is_disk_full(error):
                     log.error("turn stopped: disk full (%s)", error)
@@ -271,8 +272,8 @@ class ChatService:
                     # The exception's text can hold paths, data or a library's internals:
                     # it goes to the log, and the person reads a plain sentence.
                     failure = ErrorEvent(code="internal", message=INTERNAL_ERROR, retryable=True)
-                handle.publish(ChatEvent("error", failure))
-                handle.publish(ChatEvent("done"))
+                handle.publish(ev.Error(failure))
+                handle.publish(ev.Done())
             finally:
                 handle.close()
                 if self.running.get(conversation_id) is handle:

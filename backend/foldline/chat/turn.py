@@ -32,6 +32,7 @@ from foldline.api.events import (
     ToolResultEventOut,
     UsageEvent,
 )
+from foldline.chat import events as ev
 from foldline.chat.answer import (
     StreamedAnswer,
     answer_usage,
@@ -202,8 +203,8 @@ class TurnRunner:
             turn=turn,
         ):
             yield event
-        yield ChatEvent("context.stats", (await self._load()).stats())
-        yield ChatEvent("done")
+        yield ev.ContextStats((await self._load()).stats())
+        yield ev.Done()
 
     # --- a turn ---------------------------------------------------------------------
 
@@ -216,7 +217,7 @@ class TurnRunner:
                 self.store.replace_title, self.conversation_id, DEFAULT_TITLE, title
             )
         ctx = await self._load()
-        yield ChatEvent("message.created", await self._message_event(record, ctx))
+        yield ev.MessageCreated(await self._message_event(record, ctx))
         async for event in self._loop(record.seq, ctx):
             yield event
 
@@ -228,7 +229,7 @@ class TurnRunner:
         record = await self.writes.run(self.store.branch, self.conversation_id, parent_id, message)
         assert record is not None
         ctx = await self._load()
-        yield ChatEvent("message.created", await self._message_event(record, ctx))
+        yield ev.MessageCreated(await self._message_event(record, ctx))
         async for event in self._loop(record.seq, ctx):
             yield event
 
@@ -342,8 +343,8 @@ class TurnRunner:
             # it drops a stale summary) the bill: those are refreshed, not the whole view.
             ctx.background_fold = self.loader.fold_status(self.conversation_id)
             ctx.usage = await asyncio.to_thread(self.loader.usage, self.conversation_id, ctx.model)
-        yield ChatEvent("context.stats", ctx.stats())
-        yield ChatEvent("done")
+        yield ev.ContextStats(ctx.stats())
+        yield ev.Done()
 
     async def _call_model(
         self, answer: StreamedAnswer, turn: int, continuing: MessageRecord | None = None
@@ -352,7 +353,7 @@ class TurnRunner:
         With `continuing` (still the last message of the view), the call extends that
         cut-off answer in place instead of writing a new one."""
         ctx, self.fresh = self.fresh or await self._load(), None
-        yield ChatEvent("context.stats", ctx.stats())
+        yield ev.ContextStats(ctx.stats())
         messages = ctx.view
         if continuing is not None and ctx.records and ctx.records[-1].id == continuing.id:
             # Set before the write is queued: a Stop landing while it waits then keeps the
@@ -377,7 +378,7 @@ class TurnRunner:
             record = await self.writes.wait(created)
             # For a continuation this is the existing message (same id and index), which
             # the deltas then extend.
-            yield ChatEvent("message.created", await self._message_event(record, ctx))
+            yield ev.MessageCreated(await self._message_event(record, ctx))
             while True:
                 request = ModelRequest(
                     model=ctx.model.model,
@@ -415,13 +416,12 @@ class TurnRunner:
                         status="error" if answer.empty and not answer.before else "interrupted",
                         error=error.message,
                     )
-                    yield ChatEvent(
-                        "error",
+                    yield ev.Error(
                         ErrorEvent(
                             code=error.code, message=error.message, retryable=error.retryable
                         ),
                     )
-                    yield ChatEvent("message.completed", await self._message_event(final, ctx))
+                    yield ev.MessageCompleted(await self._message_event(final, ctx))
                     answer.stop = None
                     return
                 break
@@ -435,7 +435,7 @@ class TurnRunner:
                 await self.writes.wait(interrupt)
             raise
         final = await self._finish_answer(ctx, answer, turn, record, continuing)
-        yield ChatEvent("message.completed", await self._message_event(final, ctx))
+        yield ev.MessageCompleted(await self._message_event(final, ctx))
 
     async def _finish_answer(
         self,
@@ -541,27 +541,24 @@ class TurnRunner:
                 text = without_lone_surrogates(event.text)
                 answer.text += text
                 answer.end_reasoning(time.monotonic())
-                yield ChatEvent(
-                    "assistant.delta", AssistantDelta(message_id=record.id, kind="text", text=text)
+                yield ev.AssistantDelta(
+                    AssistantDelta(message_id=record.id, kind="text", text=text)
                 )
             elif isinstance(event, ReasoningDelta):
                 text = without_lone_surrogates(event.text)
                 answer.add_reasoning(replace(event, text=text), time.monotonic())
                 if text:
-                    yield ChatEvent(
-                        "assistant.delta",
+                    yield ev.AssistantDelta(
                         AssistantDelta(message_id=record.id, kind="reasoning", text=text),
                     )
             elif isinstance(event, ToolCallEvent):
                 answer.end_reasoning(time.monotonic())
                 call = storable_tool_call(event.id, event.name, event.input)
                 answer.calls.append(call)
-                yield ChatEvent("tool.call", ToolCallEventOut.of(record.id, call))
+                yield ev.ToolCall(ToolCallEventOut.of(record.id, call))
             elif isinstance(event, Usage):
                 answer.usage = event
-                yield ChatEvent(
-                    "usage", UsageEvent(message_id=record.id, **dict(call_usage(event)))
-                )
+                yield ev.Usage(UsageEvent(message_id=record.id, **dict(call_usage(event))))
             elif isinstance(event, Stop):
                 answer.stop = event
             if time.monotonic() - last_flush >= FLUSH_INTERVAL and (flush is None or flush.done()):
@@ -629,5 +626,5 @@ class TurnRunner:
         )
         for part in batch.results:
             if isinstance(part, ToolResultPart):
-                yield ChatEvent("tool.result", ToolResultEventOut.of(record.id, part))
-        yield ChatEvent("message.created", await self._message_event(record, ctx))
+                yield ev.ToolResult(ToolResultEventOut.of(record.id, part))
+        yield ev.MessageCreated(await self._message_event(record, ctx))
