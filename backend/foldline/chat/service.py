@@ -41,6 +41,7 @@ from foldline.chat.projects import (
     project_context,
     serving_config,
 )
+from foldline.chat.provider_pool import ProviderFactory, ProviderPool
 from foldline.chat.recall_tools import RecallTools
 from foldline.chat.store_writer import StoreWriter
 from foldline.chat.titles import BackgroundTitles
@@ -56,7 +57,6 @@ from foldline.core.messages import AttachmentPart, HistoryWindow, Message
 from foldline.core.projects import compose_system, project_cap
 from foldline.core.tree import FoldLink, fold_chain
 from foldline.core.view import build_api_messages
-from foldline.providers.base import Provider
 from foldline.providers.registry import (
     ModelListing,
     ResolvedModel,
@@ -65,7 +65,7 @@ from foldline.providers.registry import (
 )
 from foldline.store import ConversationRecord, Store
 from foldline.store.records import DISK_FULL_MESSAGE, is_disk_full
-from foldline.tokenizers import Wire, encoding_name_for_model, get_encoder
+from foldline.tokenizers import Wire
 from foldline.uploads import IncomingFile, PdfsRead, read_pdfs_ahead
 
 log = logging.getLogger(__name__)
@@ -75,9 +75,6 @@ INTERNAL_ERROR = (
     "kept, and the details are in the log. Try again."
 )
 
-ProviderFactory = Callable[[AppConfig, str], Provider]
-"""Builds the provider that serves a model name (tests inject fakes here)."""
-
 
 def counting_wire(model: ResolvedModel) -> Wire:
     """The wire a model's requests go over, so its view is counted as its turns send
@@ -85,13 +82,6 @@ def counting_wire(model: ResolvedModel) -> Wire:
     if model.provider_kind == "anthropic":
         return "anthropic"
     return "openai-responses" if model.api == "responses" else "openai"
-
-
-def _provider_key(config: AppConfig, model: str) -> str:
-    """The cache key of a model's client: the model, and the provider the configuration
-    names for it (a conversation may have another provider serve the same id)."""
-    entry = config.models.get(model)
-    return f"{entry.provider}\n{model}" if entry is not None and entry.provider else model
 
 
 class ChatService:
@@ -110,7 +100,9 @@ class ChatService:
         self.writes = StoreWriter()
         """Every turn's writes, in one thread, in order (see `StoreWriter`)."""
         self.config_provider = config_provider
-        self.provider_factory = provider_factory
+        self.providers = ProviderPool(provider_factory)
+        """One client per model for the service's life: its connection pool is reused by
+        every turn and by the summaries written in the background."""
         self.files = WorkspaceFiles(files_root) if files_root else None
         self.tool_sources = list(tool_sources)
         self.recall = RecallTools(store)
@@ -132,59 +124,14 @@ class ChatService:
         self.titles = BackgroundTitles(
             store, on_titled=lambda conversation_id: self.watch.changed(conversation_id, "updated")
         )
-        self._providers: dict[str, Provider] = {}
-        self._providers_config: AppConfig | None = None
         self.local_servers = LocalServers(lambda: self.loader.listing)
         """Local servers: asked what they are at first use, their slot shared in order."""
         self.loader.server_count = self.local_servers.count_view
 
-    def _provider(
-        self, config: AppConfig, model: str, *, base: AppConfig | None = None
-    ) -> Provider:
-        """One provider (and so one HTTP connection pool) per model and serving provider
-        while the config holds.
-
-        A saved config may change keys or base URLs, so a new config starts afresh; the
-        old clients are closed in the background. `base` is the saved config when
-        `config` is a conversation's view of it (`serving_config`), which must not count
-        as a change.
-        """
-        base = config if base is None else base
-        if base != self._providers_config:
-            stale = list(self._providers.values())
-            self._providers = {}
-            self._providers_config = base
-            for provider in stale:
-                self._close_later(provider)
-        key = _provider_key(config, model)
-        if key not in self._providers:
-            self._providers[key] = self.provider_factory(config, model)
-        return self._providers[key]
-
     async def warm_up(self) -> None:
-        """Do at launch, in the background, what the first turn would otherwise wait for:
-        import the default model's provider SDK and build its client, and load its
-        tokenizer encoding (seconds on a busy machine; later turns reuse both)."""
-        try:
-            config = self.config_provider()
-        except Exception:  # a broken config.toml is reported where it is used
-            return
-        model = config.default_model
-        if not model:
-            return
-        try:
-            await asyncio.to_thread(get_encoder, encoding_name_for_model(model) or "cl100k_base")
-            provider = await asyncio.to_thread(self.provider_factory, config, model)
-            await asyncio.to_thread(provider.warm_up)
-        except Exception as error:  # the first turn says what is wrong, with context
-            log.debug("warm-up of %s skipped: %s", model, error)
-            return
-        key = _provider_key(config, model)
-        if self._providers_config in (None, config) and key not in self._providers:
-            self._providers_config = config
-            self._providers[key] = provider
-        else:
-            self._close_later(provider)
+        """Build the default model's client and load its tokenizer at launch, in the
+        background (`ProviderPool.warm_up`)."""
+        await self.providers.warm_up(self.config_provider)
 
     def tool_registry(self) -> ToolRegistry:
         """The tools offered now: the built-in ones, the workspace reader, then the tool
@@ -202,10 +149,6 @@ class ChatService:
             events.extend(await source.prepare())
         return events
 
-    @staticmethod
-    def _close_later(provider: Provider) -> None:
-        asyncio.get_running_loop().create_task(provider.aclose())
-
     # --- starting work --------------------------------------------------------------
 
     def _runner(self, conversation_id: str) -> TurnRunner:
@@ -219,14 +162,12 @@ class ChatService:
         if conversation.project_id:
             self.check_project_cap(conversation_id)
         try:
-            # One client per model for the service's life: its connection pool is reused
-            # by every turn and by the summaries written in the background.
-            provider = self._provider(config, model, base=saved)
+            provider = self.providers.get(config, model, base=saved)
             summary_model = config.compaction.model or model
             summarizer = (
                 provider
                 if summary_model == model
-                else self._provider(config, summary_model, base=saved)
+                else self.providers.get(config, summary_model, base=saved)
             )
         except Exception as error:  # a missing key or provider is the person's to fix
             raise ChatUnavailable(str(error)) from error
@@ -505,9 +446,7 @@ class ChatService:
         for handle in handles:
             if handle.task is not None:
                 await asyncio.gather(handle.task, return_exceptions=True)
-        for provider in self._providers.values():
-            await provider.aclose()
-        self._providers = {}
+        await self.providers.aclose()
         await self.local_servers.aclose()
         for source in self.tool_sources:
             await source.shutdown()
