@@ -49,6 +49,7 @@ from foldline.chat.tool_registry import Tool, ToolRegistry, ToolSource
 from foldline.chat.tools import CONTEXT_TOOLS, WorkspaceFiles
 from foldline.chat.turn import TurnRunner
 from foldline.chat.turn_handle import TurnHandle
+from foldline.chat.turn_setup import ConversationSetup, TurnServices
 from foldline.chat.watching import ConversationWatch
 from foldline.config import AppConfig
 from foldline.core.budget import Budget
@@ -175,18 +176,23 @@ class ChatService:
         provider = self.local_servers.wrap(provider, model)
         summarizer = self.local_servers.wrap(summarizer, summary_model)
         return TurnRunner(
-            store=self.store,
-            writes=self.writes,
-            loader=self.loader,
-            config=config,
-            conversation_id=conversation_id,
-            provider=provider,
-            summarizer=(summarizer, summary_model),
-            folds=self.background.of(conversation_id),
-            titles=self.titles,
-            tools=self.tool_registry,
-            prepare_tools=self.prepare_tools,
-            sleep=self.sleep,
+            TurnServices(
+                store=self.store,
+                writes=self.writes,
+                loader=self.loader,
+                titles=self.titles,
+                tools=self.tool_registry,
+                prepare_tools=self.prepare_tools,
+                sleep=self.sleep,
+            ),
+            ConversationSetup(
+                conversation_id=conversation_id,
+                config=config,
+                provider=provider,
+                summarizer=summarizer,
+                summary_model=summary_model,
+                folds=self.background.of(conversation_id),
+            ),
         )
 
     def _start(self, conversation_id: str, work: AsyncIterator[ChatEvent]) -> TurnHandle:
