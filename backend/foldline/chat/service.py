@@ -14,6 +14,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from foldline.api.events import Done, ErrorEvent
 from foldline.api.schemas_context import CompactionPreview, ContextOut
@@ -85,6 +86,16 @@ def counting_wire(model: ResolvedModel) -> Wire:
     return "openai-responses" if model.api == "responses" else "openai"
 
 
+class Serving(NamedTuple):
+    """What serves a conversation's next turn, as read from the store and config."""
+
+    saved: AppConfig
+    """The saved config (the provider pool's key)."""
+    config: AppConfig
+    """The conversation's view of it."""
+    model: str
+
+
 class ChatService:
     def __init__(
         self,
@@ -153,6 +164,11 @@ class ChatService:
     # --- starting work --------------------------------------------------------------
 
     def _runner(self, conversation_id: str) -> TurnRunner:
+        return self._runner_for(conversation_id, self._serving(conversation_id))
+
+    def _serving(self, conversation_id: str) -> Serving:
+        """The store's half of starting a turn (in a worker thread for the server): the
+        conversation's config and model, checked, and its project within its cap."""
         saved = self.config_provider()
         conversation = self.store.get_conversation(conversation_id)
         project = conversation_project(self.store, conversation)
@@ -162,6 +178,12 @@ class ChatService:
             raise ChatUnavailable("Choose a model for this conversation first (Settings).")
         if conversation.project_id:
             self.check_project_cap(conversation_id)
+        return Serving(saved, config, model)
+
+    def _runner_for(self, conversation_id: str, serving: Serving) -> TurnRunner:
+        """The turn's runner, on the event loop: the provider clients are the loop's
+        (a stale one is closed in a task of it)."""
+        saved, config, model = serving
         try:
             provider = self.providers.get(config, model, base=saved)
             summary_model = config.compaction.model or model
@@ -249,23 +271,30 @@ class ChatService:
     async def start_turn_off_loop(
         self, conversation_id: str, content: str, files: Sequence[IncomingFile] = ()
     ) -> TurnHandle:
-        """`start_turn` for the server: the files are read off the event loop, and Stop
-        during the reading ends it with nothing stored (`chat/file_reading.py`)."""
+        """`start_turn` for the server: its checks and the files are read off the event
+        loop, and Stop during the reading of files ends it with nothing stored
+        (`chat/file_reading.py`)."""
         self._check_idle(conversation_id)
-        if not files:
-            return self.start_turn(conversation_id, content)
 
-        async def read() -> Message:
-            pdfs = await read_pdfs_ahead(files)
-            return await asyncio.to_thread(
-                self._person_message, conversation_id, content, files, (), pdfs
-            )
+        def checked(pdfs: PdfsRead | None) -> tuple[Message, Serving]:
+            message = self._person_message(conversation_id, content, files, (), pdfs)
+            return message, self._serving(conversation_id)
 
-        message = await read_while_stoppable(self.running, conversation_id, read)
-        if message is None:
-            return stopped_turn(conversation_id)
+        if files:
+
+            async def read() -> tuple[Message, Serving]:
+                return await asyncio.to_thread(checked, await read_pdfs_ahead(files))
+
+            read_and_checked = await read_while_stoppable(self.running, conversation_id, read)
+            if read_and_checked is None:
+                return stopped_turn(conversation_id)
+        else:
+            read_and_checked = await asyncio.to_thread(checked, None)
+        message, serving = read_and_checked
+        # Another turn may have started while this one was checked.
         self._check_idle(conversation_id)
-        return self._start(conversation_id, self._runner(conversation_id).turn(message))
+        runner = self._runner_for(conversation_id, serving)
+        return self._start(conversation_id, runner.turn(message))
 
     def _person_message(
         self,
@@ -328,18 +357,22 @@ class ChatService:
         loop, and stoppable, as in `start_turn_off_loop`."""
         self._check_idle(conversation_id)
 
-        async def read() -> tuple[str | None, Message]:
-            pdfs = await read_pdfs_ahead(files)
-            return await asyncio.to_thread(
-                self._edited, conversation_id, message_id, content, files, keep, pdfs
+        def checked(pdfs: PdfsRead) -> tuple[str | None, Message, Serving]:
+            parent_id, message = self._edited(
+                conversation_id, message_id, content, files, keep, pdfs
             )
+            return parent_id, message, self._serving(conversation_id)
+
+        async def read() -> tuple[str | None, Message, Serving]:
+            return await asyncio.to_thread(checked, await read_pdfs_ahead(files))
 
         edited = await read_while_stoppable(self.running, conversation_id, read)
         if edited is None:
             return stopped_turn(conversation_id)
+        parent_id, message, serving = edited
         self._check_idle(conversation_id)
-        runner = self._runner(conversation_id)
-        return self._start(conversation_id, runner.edit(edited[0], edited[1]))
+        runner = self._runner_for(conversation_id, serving)
+        return self._start(conversation_id, runner.edit(parent_id, message))
 
     def _edited(
         self,
