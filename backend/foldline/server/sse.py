@@ -31,7 +31,7 @@ async def turn_event_stream(turn: TurnHandle) -> AsyncIterator[ServerSentEvent]:
     try:
         async for event in turn.events():
             yield _sse(event)
-            if event.name == "done":
+            if isinstance(event, ev.Done):
                 sent_done = True
     except Exception:
         log.exception("the event stream of a turn failed")
