@@ -6,8 +6,9 @@ chat layer reads the store in worker threads and writes it through the ordered
 event loop's thread while a turn (or a manual fold) and its background work run: turns
 that prepare and commit folds, an undo that drops a prepared summary, a failed fold that
 leaves an emergency digest, and its re-summary committed when the conversation is idle.
-The checks a request makes before its turn starts (`start_turn` itself) are not armed:
-they answer the request with a 4xx before anything runs.
+The server's starts of a send and an edit (`start_turn_off_loop`, `start_edit_off_loop`)
+are armed from the call on: their checks (the message, the model, a project's cap) read
+the store in a worker thread too.
 """
 
 from __future__ import annotations
@@ -87,9 +88,9 @@ async def test_turns_folds_and_background_work_stay_off_the_loop(
     guard = LoopGuard(store, monkeypatch)
 
     async def turn(text: str) -> list[ChatEvent]:
-        return await guard.follow(
-            service, conversation_id, service.start_turn(conversation_id, text)
-        )
+        guard.armed = True
+        handle = await service.start_turn_off_loop(conversation_id, text)
+        return await guard.follow(service, conversation_id, handle)
 
     # Turns until a fold prepared in the background lands at a gate.
     prepared_landed = False
@@ -122,4 +123,26 @@ async def test_turns_folds_and_background_work_stay_off_the_loop(
     current = store.current_compaction(conversation_id)
     assert current is not None and not current.degraded
 
+    assert guard.on_loop == []
+
+
+async def test_the_checks_before_a_send_or_an_edit_stay_off_the_loop(
+    server: FakeProviderServer, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service = make_service(server, store, tmp_path)
+    # In a project, so the start also checks the project's cap (a whole context load).
+    project = store.create_project(name="Shared", instructions="Answer briefly.")
+    conversation_id = store.create_conversation(model=MODEL["anthropic"], project_id=project.id).id
+    guard = LoopGuard(store, monkeypatch)
+
+    guard.armed = True
+    sent = await service.start_turn_off_loop(conversation_id, "First question.")
+    events = await guard.follow(service, conversation_id, sent)
+    assert [e.name for e in events][-1] == "done" and "error" not in [e.name for e in events]
+    first = next(e for e in events if e.name == "message.created").data["message"]["id"]
+
+    guard.armed = True
+    edited = await service.start_edit_off_loop(conversation_id, first, "The question, again.")
+    events = await guard.follow(service, conversation_id, edited)
+    assert "error" not in [e.name for e in events]
     assert guard.on_loop == []

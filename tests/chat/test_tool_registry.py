@@ -15,7 +15,7 @@ from foldline.api.schemas_context import (
     ConversationUsageOut,
     Thresholds,
 )
-from foldline.chat.events import ChatEvent
+from foldline.chat import events as ev
 from foldline.chat.service import ChatService
 from foldline.chat.tool_registry import (
     BatchRun,
@@ -104,8 +104,7 @@ class WaitingTool:
 
     async def run(self, call: ToolCallPart, env: ToolEnv) -> ToolOutcome:
         env.emit(
-            ChatEvent(
-                "tool.approval_required",
+            ev.ApprovalRequired(
                 ApprovalRequired(call_id=call.id, server="s", tool="t", name="wait", arguments={}),
             )
         )

@@ -89,9 +89,9 @@ async def test_a_failure_in_the_middle_of_the_stream_keeps_the_answer_interrupte
 ) -> None:
     service = make_service(ScriptedModel(text_step("Half an answer, then trouble.")))
     conversation = store.create_conversation()
-    from foldline.chat import turn as turn_module
+    from foldline.chat import model_call
 
-    real = turn_module.without_lone_surrogates
+    real = model_call.without_lone_surrogates
     seen: list[str] = []
 
     def failing(text: str) -> str:
@@ -100,7 +100,7 @@ async def test_a_failure_in_the_middle_of_the_stream_keeps_the_answer_interrupte
             raise RuntimeError("broken in the middle")
         return real(text)
 
-    monkeypatch.setattr(turn_module, "without_lone_surrogates", failing)
+    monkeypatch.setattr(model_call, "without_lone_surrogates", failing)
     events = await collect(service.start_turn(conversation.id, "Hi"))
     assert [event.name for event in events][-2:] == ["error", "done"]
     answer = settled(store, conversation.id)

@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import re
 import sys
-import time
 import tomllib
 
 from mcp_ui_setup import CONFIG, SERVER_SCRIPT, start
-from playwright.sync_api import expect
+from playwright.sync_api import Response, expect
 
 from foldline.testing import call, text_step, tool_step
 
@@ -97,19 +96,19 @@ def test_settings_show_servers_restart_and_import(start_foldline, fake_provider,
     expect(server.locator(".mcp-tools")).to_contain_text("tests__echo")
 
     # Per-tool overrides: switch one tool off, let another run without asking.
-    server.locator('[data-tool-enabled="crash"]').uncheck()
+    # Each change is saved by its own request, answered once config.toml is written.
+    def saved(response: Response) -> bool:
+        return response.url.endswith("/api/mcp/servers/tests") and response.request.method != "GET"
+
+    with ui.page.expect_response(saved):
+        server.locator('[data-tool-enabled="crash"]').uncheck()
     expect(server.locator('[data-tool-enabled="crash"]')).not_to_be_checked()
-    server.locator('[data-tool-approval="echo"]').select_option("always")
+    with ui.page.expect_response(saved):
+        server.locator('[data-tool-approval="echo"]').select_option("always")
     expect(server.locator('[data-tool-approval="echo"]')).to_have_value("always")
-    wanted = {"crash": {"enabled": False}, "echo": {"approval": "always"}}
-    deadline = time.monotonic() + 15
-    while True:  # each change is saved by its own request
-        saved = tomllib.loads((app.data_dir / "config.toml").read_text())
-        tools = saved["mcp_servers"]["tests"].get("tools", {})
-        if tools == wanted or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
-    assert tools == wanted
+    written = tomllib.loads((app.data_dir / "config.toml").read_text())
+    tools = written["mcp_servers"]["tests"].get("tools", {})
+    assert tools == {"crash": {"enabled": False}, "echo": {"approval": "always"}}
     status = app.api("GET", "/api/mcp/servers")["servers"][0]
     assert status["disabledTools"] == ["crash"]
     assert "tests__crash" not in [tool["offeredAs"] for tool in status["tools"]]

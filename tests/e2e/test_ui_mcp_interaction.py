@@ -10,6 +10,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -140,7 +141,14 @@ def test_add_a_remote_server_sign_in_and_use_its_tool(
     keychain = MemoryKeyring()
     keyring.set_keyring(keychain)
     opened: list[str] = []
-    monkeypatch.setattr("webbrowser.open", lambda url: opened.append(url) or True)
+    browser_opened = threading.Event()
+
+    def open_browser(url: str) -> bool:
+        opened.append(url)
+        browser_opened.set()
+        return True
+
+    monkeypatch.setattr("webbrowser.open", open_browser)
     try:
         app = start_foldline(CONFIG.format(base_url=fake_provider.openai_url))
         app.script.add(tool_step(call("remote__whoami", {})), text_step("You are signed in."))
@@ -169,10 +177,7 @@ def test_add_a_remote_server_sign_in_and_use_its_tool(
         expect(sign_in).to_have_text("Waiting for the browser…")
 
         # The system browser: a second tab on the page Foldline asked it to open.
-        deadline = time.monotonic() + 30
-        while not opened and time.monotonic() < deadline:
-            page.wait_for_timeout(100)
-        assert opened, "Foldline did not open the sign-in page"
+        assert browser_opened.wait(30), "Foldline did not open the sign-in page"
         tab = page.context.new_page()
         tab.goto(opened[0])
         expect(tab.locator("#client")).to_contain_text("Foldline asks to use your account")

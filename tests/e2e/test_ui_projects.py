@@ -202,7 +202,8 @@ def test_deleting_a_project_keeps_or_deletes_its_conversations_as_confirmed(ui):
     head.get_by_role("button", name="Delete project").click()
     dialog = page.locator("#delete-project-dialog")
     expect(dialog).to_contain_text("It holds 2 conversations")
-    page.wait_for_timeout(300)  # the dialog's fade-in
+    # The screenshot after the dialog's fade-in has finished.
+    dialog.evaluate("(d) => Promise.all(d.getAnimations().map((a) => a.finished))")
     ui.shot("projects-delete")
     dialog.get_by_role("button", name="Delete project, keep conversations").click()
     expect(_group(page, "Keep")).to_have_count(0)

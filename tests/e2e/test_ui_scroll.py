@@ -9,10 +9,12 @@ by the scroll itself, and by at most JUMP_LIMIT_PX more.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from foldline.core.messages import Message, assistant, user
 from foldline.store import Store
@@ -104,9 +106,20 @@ def settle(page: Page) -> None:
     page.evaluate(SETTLED)
 
 
+# True once the newest message ends inside the view and the view is at its very end
+# (what `assert_at_end` asserts), so the test waits for that state rather than a time.
+AT_END = f"""(last) => {{
+  if (!document.querySelector('.message')) return false;
+  const offsets = ({END_OFFSETS})();
+  return offsets.index === last && offsets.lastBottomAbove >= 0
+    && offsets.lastBottomAbove <= 120 && offsets.fromEnd <= 2;
+}}"""
+
+
 def assert_at_end(page: Page, label: str) -> dict[str, Any]:
     settle(page)
-    page.wait_for_timeout(400)
+    with contextlib.suppress(PlaywrightTimeoutError):  # the asserts below then say how
+        page.wait_for_function(AT_END, arg=COUNT - 1, timeout=10_000)
     settle(page)
     offsets = page.evaluate(END_OFFSETS)
     assert offsets["index"] == COUNT - 1, (label, offsets)

@@ -29,6 +29,18 @@ PAYLOAD = """Here are some tricks:
 
 FLAGS = "() => [window.__xss, window.__control]"
 
+# Resolves once every image of untrusted content has loaded or failed, and the events
+# that follow (where a kept `onload` / `onerror` would run) have been dispatched.
+MEDIA_SETTLED = """async () => {
+  const images = [...document.querySelectorAll('.md img, .fold-summary img, .tool-card img')];
+  await Promise.all(images.filter((img) => !img.complete).map((img) => new Promise((done) => {
+    img.addEventListener('load', done, { once: true });
+    img.addEventListener('error', done, { once: true });
+  })));
+  await new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+  return images.length;
+}"""
+
 
 @pytest.fixture
 def unsafe_page(browser: Browser) -> Iterator[Page]:
@@ -62,9 +74,7 @@ def test_the_control_payload_would_run_without_the_sanitizer(unsafe_page, foldli
             d.innerHTML = '<img src="data:image/png;base64,broken" onerror="window.__control = 1">';
             document.body.append(d); }"""
     )
-    expect(unsafe_page.locator("body")).to_be_attached()
-    unsafe_page.wait_for_timeout(300)
-    assert unsafe_page.evaluate("() => window.__control") == 1
+    unsafe_page.wait_for_function("() => window.__control === 1")
 
 
 def test_a_reply_with_html_and_script_runs_nothing(unsafe_page, foldline):
@@ -76,7 +86,7 @@ def test_a_reply_with_html_and_script_runs_nothing(unsafe_page, foldline):
     answer = unsafe_page.locator(".message.assistant")
     expect(answer).to_contain_text("Here are some tricks")
     expect(unsafe_page.locator("#app")).to_have_attribute("data-busy", "")
-    unsafe_page.wait_for_timeout(500)
+    assert unsafe_page.evaluate(MEDIA_SETTLED) == 1  # the data: image (`src=x` is dropped)
     # Clicking what is left of the payload runs nothing either.
     answer.get_by_text("click me").click()
     answer.get_by_text("a link").click()
@@ -111,5 +121,5 @@ def test_summary_tool_output_and_title_run_nothing(unsafe_page, foldline):
     card = unsafe_page.locator(".tool-card").first
     expect(card).to_be_visible()
     card.locator("summary").click()
-    unsafe_page.wait_for_timeout(500)
+    unsafe_page.evaluate(MEDIA_SETTLED)
     assert_nothing_ran(unsafe_page)

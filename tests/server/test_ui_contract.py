@@ -19,7 +19,8 @@ import pytest
 from pydantic import BaseModel
 
 from foldline.api.events import EVENT_BODIES, Done
-from foldline.chat.events import ChatEvent, EventName
+from foldline.chat import events as ev
+from foldline.chat.events import EventName
 from foldline.server.typedefs import api_models, render, wire_name
 
 FRONTEND_JS = Path(__file__).resolve().parents[2] / "frontend" / "js"
@@ -213,7 +214,7 @@ function apply(name, data) {
 def test_every_event_name_has_one_body_and_a_wrong_body_is_refused() -> None:
     assert set(get_args(EventName)) == set(EVENT_BODIES)
     with pytest.raises(TypeError, match=r"assistant\.delta carries AssistantDelta"):
-        ChatEvent("assistant.delta", Done())
+        ev.AssistantDelta(Done())  # type: ignore[arg-type]
     # The wire form is the body's camelCase dump; `done` after Stop says so, else `{}`.
-    assert ChatEvent("done", Done(cancelled=True)).data == {"cancelled": True}
-    assert ChatEvent("done").data == {}
+    assert ev.Done(Done(cancelled=True)).data == {"cancelled": True}
+    assert ev.Done().data == {}

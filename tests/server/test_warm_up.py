@@ -32,7 +32,7 @@ def test_warm_up_builds_the_default_provider_once(tmp_path: Path, model: Holdabl
     assert model.warmed == 1  # the client's request resources were built
     assert get_encoder.cache_info().currsize == 1  # the tokenizer is loaded
     # The first turn's lookup finds the client the warm-up built.
-    assert service._provider(service.config_provider(), "fake-model") is model
+    assert service.providers.get(service.config_provider(), "fake-model") is model
     assert built == ["fake-model"]
     store.close()
 
@@ -52,7 +52,7 @@ def test_warm_up_without_a_default_model_builds_nothing(tmp_path: Path) -> None:
     # Nothing was built or loaded (a failure would be swallowed: the list tells).
     assert built == []
     assert get_encoder.cache_info().currsize == 0
-    assert service._providers == {}
+    assert service.providers.clients == {}
     store.close()
 
 
@@ -68,5 +68,5 @@ def test_a_failing_warm_up_leaves_the_first_turn_to_report_it(tmp_path: Path) ->
     service = ChatService(store, ConfigSource(tmp_path), provider_factory=factory)
     asyncio.run(service.warm_up())  # does not raise: the first turn says what is wrong
     assert tried == ["fake-model"]
-    assert service._providers == {}
+    assert service.providers.clients == {}
     store.close()

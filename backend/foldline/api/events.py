@@ -243,7 +243,7 @@ EventBody = (
     | ErrorEvent
     | Done
 )
-"""Every event body; `foldline.chat.events.ChatEvent` pairs one with its name."""
+"""Every event body; each kind of `foldline.chat.events.ChatEvent` holds one of them."""
 
 EVENT_BODIES: dict[str, type[ApiModel]] = {
     "message.created": MessageEvent,

@@ -16,7 +16,7 @@ from collections.abc import Callable, Coroutine, MutableMapping
 from typing import Any, TypeVar
 
 from foldline.api.events import Done
-from foldline.chat.events import ChatEvent
+from foldline.chat import events as ev
 from foldline.chat.turn_handle import TurnHandle
 
 T = TypeVar("T")
@@ -50,6 +50,6 @@ async def read_while_stoppable(
 def stopped_turn(conversation_id: str) -> TurnHandle:
     """A turn that ended before it began: its only event says it was cancelled."""
     handle = TurnHandle(conversation_id)
-    handle.publish(ChatEvent("done", Done(cancelled=True)))
+    handle.publish(ev.Done(Done(cancelled=True)))
     handle.close()
     return handle

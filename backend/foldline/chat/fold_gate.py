@@ -28,8 +28,9 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal, assert_never
 
-from foldline.api.events import CompactionCompleted, CompactionFailed, CompactionStarted
+from foldline.api.events import CompactionFailed, CompactionStarted
 from foldline.api.schemas_context import BackgroundFoldOut
+from foldline.chat import events as ev
 from foldline.chat.background import (
     GrowthWatch,
     PreparedFold,
@@ -246,8 +247,7 @@ class ConversationFolds:
             if action == "wait_then_commit":
                 assert entry is not None
                 announced = True
-                yield ChatEvent(
-                    "compaction.started",
+                yield ev.CompactionStarted(
                     CompactionStarted(trigger="auto", reason=decision.reason, waiting=True),
                 )
                 await asyncio.wait({entry.task})
@@ -397,8 +397,7 @@ class ConversationFolds:
         announced: bool,
     ) -> AsyncIterator[ChatEvent]:
         if not announced:
-            yield ChatEvent(
-                "compaction.started",
+            yield ev.CompactionStarted(
                 CompactionStarted(trigger="auto", reason=reason, prepared=True),
             )
         try:
@@ -410,8 +409,7 @@ class ConversationFolds:
             )
         except ConcurrentFold:
             self._drop(entry, "another fold came first")
-            yield ChatEvent(
-                "compaction.failed",
+            yield ev.CompactionFailed(
                 CompactionFailed(trigger="auto", reason="Another fold came first."),
             )
             return
@@ -443,14 +441,14 @@ class ConversationFolds:
         self, maker: FoldMaker, entry: PreparedFold, events: list[ChatEvent]
     ) -> None:
         """Bill a committed re-summary's calls to the version it became."""
-        completed = events[1].body
-        assert isinstance(completed, CompactionCompleted)
+        completed = events[1]
+        assert isinstance(completed, ev.CompactionCompleted)
         await maker.writes.run(
             maker.record_summary_calls,
             self.conversation_id,
             entry.usage,
             entry.turn,
-            completed.version,
+            completed.body.version,
         )
 
     def _drop(self, entry: PreparedFold, why: str) -> None:

@@ -22,6 +22,7 @@ from foldline.api.events import (
     CompactionStarted,
     PruneCompleted,
 )
+from foldline.chat import events as ev
 from foldline.chat.context import ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.store_writer import StoreWriter
@@ -170,7 +171,7 @@ def compaction_completed(
     state: CompactionState, turn: int, *, prepared: bool = False, resummarized: bool = False
 ) -> ChatEvent:
     body = CompactionCompleted.of(state, turn, prepared=prepared, resummarized=resummarized)
-    return ChatEvent("compaction.completed", body)
+    return ev.CompactionCompleted(body)
 
 
 class PreparationBackoff:
@@ -308,8 +309,7 @@ class FoldMaker:
         await self.writes.run(self.store.commit_prune, ctx.conversation.id, replacements)
         self.on_prune(ctx.conversation.id)
         calls = sum(len(target.call_ids) for target in plan.targets)
-        return ChatEvent(
-            "prune.completed",
+        return ev.PruneCompleted(
             PruneCompleted(pruned_calls=calls, reclaimed_tokens=plan.reclaimable_tokens),
         )
 
@@ -326,7 +326,7 @@ class FoldMaker:
     ) -> AsyncIterator[ChatEvent]:
         """A fold written in line and committed; `on_committed` hears of the stored fold
         (the gate's circuit breaker)."""
-        yield ChatEvent("compaction.started", CompactionStarted(trigger=trigger, reason=reason))
+        yield ev.CompactionStarted(CompactionStarted(trigger=trigger, reason=reason))
         for _attempt in range(MAX_FOLD_ATTEMPTS):
             expected = ctx.state.version if ctx.state else 0
             usage = self.summary_usage()
@@ -335,14 +335,11 @@ class FoldMaker:
             except Exception:  # the engine promises not to raise; belt and braces
                 log.exception("fold failed")
                 await self._record_summary_calls(ctx.conversation.id, usage, turn, None)
-                yield ChatEvent(
-                    "compaction.failed", CompactionFailed(trigger=trigger, reason=FOLD_FAILED)
-                )
+                yield ev.CompactionFailed(CompactionFailed(trigger=trigger, reason=FOLD_FAILED))
                 return
             if state is None:
                 await self._record_summary_calls(ctx.conversation.id, usage, turn, None)
-                yield ChatEvent(
-                    "compaction.failed",
+                yield ev.CompactionFailed(
                     CompactionFailed(trigger=trigger, reason="Nothing can be folded yet."),
                 )
                 return
@@ -355,9 +352,7 @@ class FoldMaker:
                 # would only cost a summary and a cache break. (Automatic and tool folds
                 # commit: the circuit breaker watches those that free too little.)
                 reason = not_smaller_reason(state.tokens_before, state.tokens_after)
-                yield ChatEvent(
-                    "compaction.failed", CompactionFailed(trigger=trigger, reason=reason)
-                )
+                yield ev.CompactionFailed(CompactionFailed(trigger=trigger, reason=reason))
                 return
             try:
                 # The store numbers the version (an undone version keeps its number).
@@ -375,8 +370,7 @@ class FoldMaker:
             on_committed(state)
             yield compaction_completed(state, turn)
             return
-        yield ChatEvent(
-            "compaction.failed",
+        yield ev.CompactionFailed(
             CompactionFailed(
                 trigger=trigger, reason="Another fold kept changing the conversation."
             ),
@@ -429,8 +423,7 @@ class FoldMaker:
             self.store.commit_fold, conversation_id, state, expected_version=degraded_version
         )
         return [
-            ChatEvent(
-                "compaction.started",
+            ev.CompactionStarted(
                 CompactionStarted(
                     trigger=state.trigger,
                     reason="Replacing the emergency digest with a model summary.",

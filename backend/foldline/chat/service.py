@@ -14,10 +14,12 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from foldline.api.events import Done, ErrorEvent
 from foldline.api.schemas_context import CompactionPreview, ContextOut
 from foldline.api.schemas_messages import EditPreview
+from foldline.chat import events as ev
 from foldline.chat.context import ContextLoader, ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.file_reading import read_while_stoppable, stopped_turn
@@ -40,6 +42,7 @@ from foldline.chat.projects import (
     project_context,
     serving_config,
 )
+from foldline.chat.provider_pool import ProviderFactory, ProviderPool
 from foldline.chat.recall_tools import RecallTools
 from foldline.chat.store_writer import StoreWriter
 from foldline.chat.titles import BackgroundTitles
@@ -47,6 +50,7 @@ from foldline.chat.tool_registry import Tool, ToolRegistry, ToolSource
 from foldline.chat.tools import CONTEXT_TOOLS, WorkspaceFiles
 from foldline.chat.turn import TurnRunner
 from foldline.chat.turn_handle import TurnHandle
+from foldline.chat.turn_setup import ConversationSetup, TurnServices
 from foldline.chat.watching import ConversationWatch
 from foldline.config import AppConfig
 from foldline.core.budget import Budget
@@ -55,7 +59,6 @@ from foldline.core.messages import AttachmentPart, HistoryWindow, Message
 from foldline.core.projects import compose_system, project_cap
 from foldline.core.tree import FoldLink, fold_chain
 from foldline.core.view import build_api_messages
-from foldline.providers.base import Provider
 from foldline.providers.registry import (
     ModelListing,
     ResolvedModel,
@@ -64,7 +67,7 @@ from foldline.providers.registry import (
 )
 from foldline.store import ConversationRecord, Store
 from foldline.store.records import DISK_FULL_MESSAGE, is_disk_full
-from foldline.tokenizers import Wire, encoding_name_for_model, get_encoder
+from foldline.tokenizers import Wire
 from foldline.uploads import IncomingFile, PdfsRead, read_pdfs_ahead
 
 log = logging.getLogger(__name__)
@@ -73,9 +76,6 @@ INTERNAL_ERROR = (
     "Something went wrong inside Foldline while answering; what was written so far is "
     "kept, and the details are in the log. Try again."
 )
-
-ProviderFactory = Callable[[AppConfig, str], Provider]
-"""Builds the provider that serves a model name (tests inject fakes here)."""
 
 
 def counting_wire(model: ResolvedModel) -> Wire:
@@ -86,11 +86,14 @@ def counting_wire(model: ResolvedModel) -> Wire:
     return "openai-responses" if model.api == "responses" else "openai"
 
 
-def _provider_key(config: AppConfig, model: str) -> str:
-    """The cache key of a model's client: the model, and the provider the configuration
-    names for it (a conversation may have another provider serve the same id)."""
-    entry = config.models.get(model)
-    return f"{entry.provider}\n{model}" if entry is not None and entry.provider else model
+class Serving(NamedTuple):
+    """What serves a conversation's next turn, as read from the store and config."""
+
+    saved: AppConfig
+    """The saved config (the provider pool's key)."""
+    config: AppConfig
+    """The conversation's view of it."""
+    model: str
 
 
 class ChatService:
@@ -109,7 +112,9 @@ class ChatService:
         self.writes = StoreWriter()
         """Every turn's writes, in one thread, in order (see `StoreWriter`)."""
         self.config_provider = config_provider
-        self.provider_factory = provider_factory
+        self.providers = ProviderPool(provider_factory)
+        """One client per model for the service's life: its connection pool is reused by
+        every turn and by the summaries written in the background."""
         self.files = WorkspaceFiles(files_root) if files_root else None
         self.tool_sources = list(tool_sources)
         self.recall = RecallTools(store)
@@ -131,59 +136,14 @@ class ChatService:
         self.titles = BackgroundTitles(
             store, on_titled=lambda conversation_id: self.watch.changed(conversation_id, "updated")
         )
-        self._providers: dict[str, Provider] = {}
-        self._providers_config: AppConfig | None = None
         self.local_servers = LocalServers(lambda: self.loader.listing)
         """Local servers: asked what they are at first use, their slot shared in order."""
         self.loader.server_count = self.local_servers.count_view
 
-    def _provider(
-        self, config: AppConfig, model: str, *, base: AppConfig | None = None
-    ) -> Provider:
-        """One provider (and so one HTTP connection pool) per model and serving provider
-        while the config holds.
-
-        A saved config may change keys or base URLs, so a new config starts afresh; the
-        old clients are closed in the background. `base` is the saved config when
-        `config` is a conversation's view of it (`serving_config`), which must not count
-        as a change.
-        """
-        base = config if base is None else base
-        if base != self._providers_config:
-            stale = list(self._providers.values())
-            self._providers = {}
-            self._providers_config = base
-            for provider in stale:
-                self._close_later(provider)
-        key = _provider_key(config, model)
-        if key not in self._providers:
-            self._providers[key] = self.provider_factory(config, model)
-        return self._providers[key]
-
     async def warm_up(self) -> None:
-        """Do at launch, in the background, what the first turn would otherwise wait for:
-        import the default model's provider SDK and build its client, and load its
-        tokenizer encoding (seconds on a busy machine; later turns reuse both)."""
-        try:
-            config = self.config_provider()
-        except Exception:  # a broken config.toml is reported where it is used
-            return
-        model = config.default_model
-        if not model:
-            return
-        try:
-            await asyncio.to_thread(get_encoder, encoding_name_for_model(model) or "cl100k_base")
-            provider = await asyncio.to_thread(self.provider_factory, config, model)
-            await asyncio.to_thread(provider.warm_up)
-        except Exception as error:  # the first turn says what is wrong, with context
-            log.debug("warm-up of %s skipped: %s", model, error)
-            return
-        key = _provider_key(config, model)
-        if self._providers_config in (None, config) and key not in self._providers:
-            self._providers_config = config
-            self._providers[key] = provider
-        else:
-            self._close_later(provider)
+        """Build the default model's client and load its tokenizer at launch, in the
+        background (`ProviderPool.warm_up`)."""
+        await self.providers.warm_up(self.config_provider)
 
     def tool_registry(self) -> ToolRegistry:
         """The tools offered now: the built-in ones, the workspace reader, then the tool
@@ -201,13 +161,14 @@ class ChatService:
             events.extend(await source.prepare())
         return events
 
-    @staticmethod
-    def _close_later(provider: Provider) -> None:
-        asyncio.get_running_loop().create_task(provider.aclose())
-
     # --- starting work --------------------------------------------------------------
 
     def _runner(self, conversation_id: str) -> TurnRunner:
+        return self._runner_for(conversation_id, self._serving(conversation_id))
+
+    def _serving(self, conversation_id: str) -> Serving:
+        """The store's half of starting a turn (in a worker thread for the server): the
+        conversation's config and model, checked, and its project within its cap."""
         saved = self.config_provider()
         conversation = self.store.get_conversation(conversation_id)
         project = conversation_project(self.store, conversation)
@@ -217,15 +178,19 @@ class ChatService:
             raise ChatUnavailable("Choose a model for this conversation first (Settings).")
         if conversation.project_id:
             self.check_project_cap(conversation_id)
+        return Serving(saved, config, model)
+
+    def _runner_for(self, conversation_id: str, serving: Serving) -> TurnRunner:
+        """The turn's runner, on the event loop: the provider clients are the loop's
+        (a stale one is closed in a task of it)."""
+        saved, config, model = serving
         try:
-            # One client per model for the service's life: its connection pool is reused
-            # by every turn and by the summaries written in the background.
-            provider = self._provider(config, model, base=saved)
+            provider = self.providers.get(config, model, base=saved)
             summary_model = config.compaction.model or model
             summarizer = (
                 provider
                 if summary_model == model
-                else self._provider(config, summary_model, base=saved)
+                else self.providers.get(config, summary_model, base=saved)
             )
         except Exception as error:  # a missing key or provider is the person's to fix
             raise ChatUnavailable(str(error)) from error
@@ -233,18 +198,23 @@ class ChatService:
         provider = self.local_servers.wrap(provider, model)
         summarizer = self.local_servers.wrap(summarizer, summary_model)
         return TurnRunner(
-            store=self.store,
-            writes=self.writes,
-            loader=self.loader,
-            config=config,
-            conversation_id=conversation_id,
-            provider=provider,
-            summarizer=(summarizer, summary_model),
-            folds=self.background.of(conversation_id),
-            titles=self.titles,
-            tools=self.tool_registry,
-            prepare_tools=self.prepare_tools,
-            sleep=self.sleep,
+            TurnServices(
+                store=self.store,
+                writes=self.writes,
+                loader=self.loader,
+                titles=self.titles,
+                tools=self.tool_registry,
+                prepare_tools=self.prepare_tools,
+                sleep=self.sleep,
+            ),
+            ConversationSetup(
+                conversation_id=conversation_id,
+                config=config,
+                provider=provider,
+                summarizer=summarizer,
+                summary_model=summary_model,
+                folds=self.background.of(conversation_id),
+            ),
         )
 
     def _start(self, conversation_id: str, work: AsyncIterator[ChatEvent]) -> TurnHandle:
@@ -259,7 +229,7 @@ class ChatService:
                 async for event in work:
                     handle.publish(event)
             except asyncio.CancelledError:
-                handle.publish(ChatEvent("done", Done(cancelled=True)))
+                handle.publish(ev.Done(Done(cancelled=True)))
             except Exception as error:
                 if is_disk_full(error):
                     log.error("turn stopped: disk full (%s)", error)
@@ -271,8 +241,8 @@ class ChatService:
                     # The exception's text can hold paths, data or a library's internals:
                     # it goes to the log, and the person reads a plain sentence.
                     failure = ErrorEvent(code="internal", message=INTERNAL_ERROR, retryable=True)
-                handle.publish(ChatEvent("error", failure))
-                handle.publish(ChatEvent("done"))
+                handle.publish(ev.Error(failure))
+                handle.publish(ev.Done())
             finally:
                 handle.close()
                 if self.running.get(conversation_id) is handle:
@@ -301,23 +271,30 @@ class ChatService:
     async def start_turn_off_loop(
         self, conversation_id: str, content: str, files: Sequence[IncomingFile] = ()
     ) -> TurnHandle:
-        """`start_turn` for the server: the files are read off the event loop, and Stop
-        during the reading ends it with nothing stored (`chat/file_reading.py`)."""
+        """`start_turn` for the server: its checks and the files are read off the event
+        loop, and Stop during the reading of files ends it with nothing stored
+        (`chat/file_reading.py`)."""
         self._check_idle(conversation_id)
-        if not files:
-            return self.start_turn(conversation_id, content)
 
-        async def read() -> Message:
-            pdfs = await read_pdfs_ahead(files)
-            return await asyncio.to_thread(
-                self._person_message, conversation_id, content, files, (), pdfs
-            )
+        def checked(pdfs: PdfsRead | None) -> tuple[Message, Serving]:
+            message = self._person_message(conversation_id, content, files, (), pdfs)
+            return message, self._serving(conversation_id)
 
-        message = await read_while_stoppable(self.running, conversation_id, read)
-        if message is None:
-            return stopped_turn(conversation_id)
+        if files:
+
+            async def read() -> tuple[Message, Serving]:
+                return await asyncio.to_thread(checked, await read_pdfs_ahead(files))
+
+            read_and_checked = await read_while_stoppable(self.running, conversation_id, read)
+            if read_and_checked is None:
+                return stopped_turn(conversation_id)
+        else:
+            read_and_checked = await asyncio.to_thread(checked, None)
+        message, serving = read_and_checked
+        # Another turn may have started while this one was checked.
         self._check_idle(conversation_id)
-        return self._start(conversation_id, self._runner(conversation_id).turn(message))
+        runner = self._runner_for(conversation_id, serving)
+        return self._start(conversation_id, runner.turn(message))
 
     def _person_message(
         self,
@@ -380,18 +357,22 @@ class ChatService:
         loop, and stoppable, as in `start_turn_off_loop`."""
         self._check_idle(conversation_id)
 
-        async def read() -> tuple[str | None, Message]:
-            pdfs = await read_pdfs_ahead(files)
-            return await asyncio.to_thread(
-                self._edited, conversation_id, message_id, content, files, keep, pdfs
+        def checked(pdfs: PdfsRead) -> tuple[str | None, Message, Serving]:
+            parent_id, message = self._edited(
+                conversation_id, message_id, content, files, keep, pdfs
             )
+            return parent_id, message, self._serving(conversation_id)
+
+        async def read() -> tuple[str | None, Message, Serving]:
+            return await asyncio.to_thread(checked, await read_pdfs_ahead(files))
 
         edited = await read_while_stoppable(self.running, conversation_id, read)
         if edited is None:
             return stopped_turn(conversation_id)
+        parent_id, message, serving = edited
         self._check_idle(conversation_id)
-        runner = self._runner(conversation_id)
-        return self._start(conversation_id, runner.edit(edited[0], edited[1]))
+        runner = self._runner_for(conversation_id, serving)
+        return self._start(conversation_id, runner.edit(parent_id, message))
 
     def _edited(
         self,
@@ -504,9 +485,7 @@ class ChatService:
         for handle in handles:
             if handle.task is not None:
                 await asyncio.gather(handle.task, return_exceptions=True)
-        for provider in self._providers.values():
-            await provider.aclose()
-        self._providers = {}
+        await self.providers.aclose()
         await self.local_servers.aclose()
         for source in self.tool_sources:
             await source.shutdown()

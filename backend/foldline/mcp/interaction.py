@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foldline.api.events import ElicitationRequired, ElicitationResolved, ToolProgress
+from foldline.chat import events as ev
 from foldline.chat.events import ChatEvent
 from foldline.chat.tool_registry import ToolEnv, ToolOutcome
 from foldline.core.messages import ToolCallPart
@@ -106,14 +107,13 @@ async def ask_person(calls: ActiveCalls, server: str, params: Any) -> Any:
             url=params.url if is_url else None,
         )
     )
-    running.emit(ChatEvent("tool.elicitation_required", required_event(pending)))
+    running.emit(ev.ElicitationRequired(required_event(pending)))
     answer = Answer("cancel")
     try:
         answer = await calls.elicitations.wait(pending)
     finally:
         running.emit(
-            ChatEvent(
-                "tool.elicitation_resolved",
+            ev.ElicitationResolved(
                 ElicitationResolved(
                     call_id=pending.call_id, elicitation_id=pending.id, action=answer.action
                 ),
@@ -159,8 +159,7 @@ def progress_reporter(env: ToolEnv, call_id: str) -> Callable[..., Any]:
             return
         last[0] = now
         env.emit(
-            ChatEvent(
-                "tool.progress",
+            ev.ToolProgress(
                 ToolProgress(call_id=call_id, progress=progress, total=total, message=message),
             )
         )

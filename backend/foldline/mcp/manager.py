@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from foldline.api.events import ApprovalRequired, ApprovalResolved, Notice
+from foldline.chat import events as ev
 from foldline.chat.events import ChatEvent
 from foldline.chat.tool_registry import Tool, ToolEnv, ToolOutcome
 from foldline.config import AppConfig
@@ -152,9 +153,7 @@ class McpManager:
             if note not in self._announced_limits:
                 self._announced_limits.add(note)
                 notices.append(
-                    ChatEvent(
-                        "notice", Notice(code="mcp_tools_limited", server=server, message=note)
-                    )
+                    ev.Notice(Notice(code="mcp_tools_limited", server=server, message=note))
                 )
         return notices
 
@@ -376,8 +375,7 @@ class ServerStatus:
 
 
 def server_held(name: str) -> ChatEvent:
-    return ChatEvent(
-        "notice",
+    return ev.Notice(
         Notice(
             code="mcp_server_awaiting_approval",
             server=name,
@@ -391,8 +389,7 @@ def server_held(name: str) -> ChatEvent:
 
 def server_failed(connection: ServerConnection) -> ChatEvent:
     if connection.state == "signin_required":
-        return ChatEvent(
-            "notice",
+        return ev.Notice(
             Notice(
                 code="mcp_sign_in_required",
                 server=connection.name,
@@ -402,8 +399,7 @@ def server_failed(connection: ServerConnection) -> ChatEvent:
                 ),
             ),
         )
-    return ChatEvent(
-        "notice",
+    return ev.Notice(
         Notice(
             code="mcp_server_failed",
             server=connection.name,
@@ -523,19 +519,14 @@ async def approve(
             env.conversation_id, call.id, server, tool, name=name, arguments=call.input
         )
         env.emit(
-            ChatEvent(
-                "tool.approval_required",
+            ev.ApprovalRequired(
                 ApprovalRequired(
                     call_id=call.id, server=server, tool=tool, name=name, arguments=call.input
                 ),
             )
         )
         decision = await manager.approvals.wait(pending)
-        env.emit(
-            ChatEvent(
-                "tool.approval_resolved", ApprovalResolved(call_id=call.id, decision=decision)
-            )
-        )
+        env.emit(ev.ApprovalResolved(ApprovalResolved(call_id=call.id, decision=decision)))
         if decision == "deny":
             return ToolOutcome(f"The person denied this call of {label}.", is_error=True)
         if decision == "always":

@@ -25,8 +25,8 @@ from foldline.providers.base import (
     parse_tool_input,
 )
 from foldline.providers.caching import anthropic_prompt_fields
-from foldline.providers.errors import provider_error
 from foldline.providers.image_fit import fit_anthropic_images
+from foldline.providers.sdk_errors import sdk_errors
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -115,26 +115,12 @@ class AnthropicProvider:
                 "ANTHROPIC_API_KEY.",
             )
         try:
-            # Built off the event loop: fitting large images decodes and encodes them.
-            params = await asyncio.to_thread(self._request_params, request)
-            async with self._client.messages.stream(**params) as stream:
-                async for event in _translate(stream):
-                    yield event
-        except anthropic.APIStatusError as error:
-            raise provider_error(
-                error.status_code, error.body, error.response.headers, error.message
-            ) from error
-        except anthropic.APIConnectionError as error:
-            # Includes APITimeoutError: the server did not answer in time.
-            raise ProviderError("unavailable", f"{self.name}: {error.message}") from error
-        except anthropic.APIError as error:
-            raise provider_error(None, error.body, None, error.message) from error
-        except httpx2.HTTPError as error:
-            # A connection cut in the middle of the stream surfaces as the transport's
-            # own error, not wrapped by the SDK.
-            raise ProviderError(
-                "unavailable", f"{self.name}: the stream was interrupted ({error})"
-            ) from error
+            with sdk_errors(self.name, anthropic):
+                # Built off the event loop: fitting large images decodes and encodes them.
+                params = await asyncio.to_thread(self._request_params, request)
+                async with self._client.messages.stream(**params) as stream:
+                    async for event in _translate(stream):
+                        yield event
         except ValueError as error:
             # The SDK parses streamed tool input as it arrives and raises ValueError on
             # JSON it cannot read; the answer is unusable but a new attempt may not be.

@@ -31,7 +31,7 @@ from foldline.providers.base import (
     Usage,
     parse_tool_input,
 )
-from foldline.providers.errors import provider_error
+from foldline.providers.sdk_errors import sdk_errors
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
@@ -182,26 +182,13 @@ class OpenAIProvider:
                 f"No API key for provider '{self.name}': add one in Settings or set "
                 "OPENAI_API_KEY.",
             )
-        try:
+        with sdk_errors(self.name, openai):
             chunks = await self._client.chat.completions.create(**self._request_params(request))
             try:
                 async for event in _translate(chunks, compatible=self.compatible):
                     yield event
             finally:
                 await chunks.close()
-        except openai.APIStatusError as error:
-            raise provider_error(
-                error.status_code, error.body, error.response.headers, error.message
-            ) from error
-        except openai.APIConnectionError as error:
-            raise ProviderError("unavailable", f"{self.name}: {error.message}") from error
-        except openai.APIError as error:
-            # An error object sent inside the stream (no HTTP status of its own).
-            raise provider_error(None, error.body, None, error.message) from error
-        except httpx2.HTTPError as error:
-            raise ProviderError(
-                "unavailable", f"{self.name}: the stream was interrupted ({error})"
-            ) from error
 
 
 def _usage_event(usage: Any) -> Usage:

@@ -40,6 +40,7 @@ from foldline.providers.base import (
 )
 from foldline.providers.errors import provider_error
 from foldline.providers.openai import openai_client
+from foldline.providers.sdk_errors import sdk_errors
 
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
 
@@ -125,25 +126,13 @@ class OpenAIResponsesProvider:
                 f"No API key for provider '{self.name}': add one in Settings or set "
                 "OPENAI_API_KEY.",
             )
-        try:
+        with sdk_errors(self.name, openai):
             events = await self._client.responses.create(**self._request_params(request))
             try:
                 async for event in _translate(events):
                     yield event
             finally:
                 await events.close()
-        except openai.APIStatusError as error:
-            raise provider_error(
-                error.status_code, error.body, error.response.headers, error.message
-            ) from error
-        except openai.APIConnectionError as error:
-            raise ProviderError("unavailable", f"{self.name}: {error.message}") from error
-        except openai.APIError as error:
-            raise provider_error(None, error.body, None, error.message) from error
-        except httpx2.HTTPError as error:
-            raise ProviderError(
-                "unavailable", f"{self.name}: the stream was interrupted ({error})"
-            ) from error
 
 
 def responses_usage(usage: Any) -> Usage:

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from fastapi.sse import ServerSentEvent
 
 from foldline.api.events import ErrorEvent
+from foldline.chat import events as ev
 from foldline.chat.events import ChatEvent
 from foldline.chat.turn_handle import TurnHandle
 
@@ -30,7 +31,7 @@ async def turn_event_stream(turn: TurnHandle) -> AsyncIterator[ServerSentEvent]:
     try:
         async for event in turn.events():
             yield _sse(event)
-            if event.name == "done":
+            if isinstance(event, ev.Done):
                 sent_done = True
     except Exception:
         log.exception("the event stream of a turn failed")
@@ -39,9 +40,9 @@ async def turn_event_stream(turn: TurnHandle) -> AsyncIterator[ServerSentEvent]:
             message="The event stream failed; reload to see the saved state.",
             retryable=False,
         )
-        yield _sse(ChatEvent("error", failed))
+        yield _sse(ev.Error(failed))
     if not sent_done:
-        yield _sse(ChatEvent("done"))
+        yield _sse(ev.Done())
 
 
 def _sse(event: ChatEvent) -> ServerSentEvent:
