@@ -24,6 +24,7 @@ from foldline.testing import sample_files
 from foldline.testing.hostile_files import FONT, pdf_from_objects
 
 LARGE = 1024 * 1024
+JSON = {"content-type": "application/json"}
 
 
 def padded_pdf(padding: int) -> bytes:
@@ -87,9 +88,6 @@ def test_a_large_body_is_parsed_off_the_event_loop(
     answer = client.post(targets[path], content=json.dumps(body).encode(), headers=JSON)
     assert answer.status_code in (200, 201), answer.text
     assert parsed == [False]
-
-
-JSON = {"content-type": "application/json"}
 
 
 def test_invalid_json_in_a_large_body_is_still_a_clear_400(client: TestClient) -> None:
