@@ -8,7 +8,9 @@ every 50 ms. It prints the send's status and time, the other reads' median and w
 time (the goal: under 200 ms), and the peak resident memory of the process that read the
 PDF (each PDF is read in a child process of its own), and the server's own peak.
 
-    PYTHONPATH=backend python benchmarks/hostile_files_bench.py
+    PYTHONPATH=backend python benchmarks/hostile_files_bench.py [--only WORDS]
+
+`--only 100,000` runs just the cases whose name contains those words.
 
 Results go to docs/benchmarks.md, `## Hostile files`.
 """
@@ -94,6 +96,8 @@ def _peak_rss_mib(pid: int) -> float:
 
 
 def main() -> None:
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
+    cases = {name: make for name, make in CASES.items() if only in name}
     data_dir = Path(tempfile.mkdtemp(prefix="foldline-hostile-"))
     (data_dir / "config.toml").write_text(CONFIG_TOML)
     env = {**os.environ, "FOLDLINE_TOKEN": TOKEN}
@@ -109,7 +113,8 @@ def main() -> None:
     client = httpx2.Client(base_url=base, headers=AUTH, timeout=600)
     other = client.post("/api/conversations", json={"title": "other"}).json()["id"]
     print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
-    for name, make in CASES.items():
+    print(f"server pid {server.pid}", flush=True)
+    for name, make in cases.items():
         files = make()
         target = client.post("/api/conversations", json={}).json()["id"]
         answer: list[Any] = []
@@ -142,7 +147,7 @@ def main() -> None:
             f"{_peak_rss_mib(server.pid):.0f} MiB",
             flush=True,
         )
-    for name, make in list(CASES.items())[:4]:
+    for name, make in [(n, m) for n, m in cases.items() if n.startswith("PDF")]:
         data = base64.b64decode(make()[0]["dataBase64"])
         started = time.perf_counter()
         try:

@@ -18,13 +18,13 @@ results instead of reading the PDFs again.
 from __future__ import annotations
 
 import asyncio
-import base64
 import binascii
 import hashlib
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from foldline.core import base64_slices
 from foldline.core.attachments import (
     MAX_REQUEST_FILE_BYTES,
     MAX_TEXT_FILE_BYTES,
@@ -78,7 +78,7 @@ def _pdf_bytes(file: IncomingFile) -> bytes | None:
     if media_type != PDF_TYPE or len(file.data_base64) > MAX_REQUEST_FILE_BYTES * 4 // 3 + 4:
         return None
     try:
-        data = base64.b64decode(file.data_base64, validate=True)
+        data = base64_slices.decode(file.data_base64)
     except (binascii.Error, ValueError):
         return None
     return data if sniff_media_type(data) == PDF_TYPE else None
@@ -131,7 +131,7 @@ def read_attachment(
     if len(file.data_base64) > MAX_REQUEST_FILE_BYTES * 4 // 3 + 4:
         raise AttachmentRefused(f"{name}: over the 32 MB a request may carry")
     try:
-        data = base64.b64decode(file.data_base64, validate=True)
+        data = base64_slices.decode(file.data_base64)
     except (binascii.Error, ValueError):
         raise AttachmentRefused(f"{name}: its data is not valid base64") from None
     if not data:
@@ -148,7 +148,7 @@ def read_attachment(
     common = {
         "name": name,
         "media_type": media_type,
-        "data_base64": base64.b64encode(data).decode("ascii"),
+        "data_base64": base64_slices.encode(data),
         "sha256": hashlib.sha256(data).hexdigest(),
         "size": len(data),
     }

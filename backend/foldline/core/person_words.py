@@ -36,6 +36,11 @@ MIN_PERSON_WORDS_TOKENS = 64
 PASTE_TOKENS = 400
 """A message longer than this (code blocks aside) is a paste: only its key sentences are
 kept, up to half this many tokens."""
+SCAN_CHARS = 16_384
+"""The most of one message the words' extraction reads. A longer message is a paste
+whose first key sentences fill its condensed entry (half of `PASTE_TOKENS`) many times
+over; reading all of a 4 Mi-character message cost seconds of regular expressions that
+hold the GIL, and so the app's event loop, even from a worker thread."""
 
 CUT_MARK = "[…]"
 """Where a condensed message left sentences out."""
@@ -50,8 +55,12 @@ WORDS_INTRO = (
 )
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
-_MARKUP = re.compile(r"\[\[[^\]]*\]\]|\{\{[^}]*\}\}|</?[A-Za-z][\w-]*(?:\s[^<>]*)?>")
-"""Machine markup ("[[reply 200]]", template fields, tags): not something the person said."""
+_MARKUP = re.compile(
+    r"\[\[(?:[^\][]|\[(?!\[))*\]\]|\{\{(?:[^}{]|\{(?!\{))*\}\}|</?[A-Za-z][\w-]*(?:\s[^<>]*)?>"
+)
+"""Machine markup ("[[reply 200]]", template fields, tags): not something the person said.
+A field ends at the next opening "[[" ("{{") too: read to the text's end from every one
+of thousands of unclosed openings, the search was quadratic (7 s for 32,000 "[")."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 """Sentences end at ".", "!", "?" and line breaks; a semicolon or a dash does not end one,
 so "someone tried X; it blew up; let's not this time" stays one statement."""
@@ -125,10 +134,13 @@ _NOISE_NUMBER = re.compile(
     re.IGNORECASE,
 )
 _FACT = re.compile(
-    r"\d{2,}|\d[.,:%]|[$€£]\d|https?://|[\w.-]+/[\w.-]+|`[^`]+`|\"[^\"]{2,}\"|“[^”]{2,}”|"
-    r"[\w.+-]+@[\w-]+\.\w+|"
+    r"\d{2,}|\d[.,:%]|[$€£]\d|https?://|(?<![\w.-])[\w.-]+/[\w.-]+|`[^`]+`|\"[^\"]{2,}\"|"
+    r"“[^”]{2,}”|(?<![\w.+-])[\w.+-]+@[\w-]+\.\w+|"
     r"\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b",
 )
+"""A path or an address is looked for only from the start of a run of its characters:
+from every position inside one, each try read to the run's end (quadratic: 4 s for
+8,000 letters). Whether a sentence holds one is the same either way."""
 _FACT_WORDS = re.compile(
     r"\b(password|passcode|account|address|phone|e-?mail|called|named|version|port|host|"
     r"server|bucket|repo|branch|costs?|price|per (?:year|month|week|day|hour)|"
@@ -308,7 +320,10 @@ def condense(
     normalized text); '' when none is left."""
     kept: list[str] = []
     used = 0
-    for sentence in key_sentences(text, strong=strong):
+    # Sentence by sentence, so the classifying stops once the cap is full.
+    for sentence in sentences(text):
+        if not is_key_sentence(sentence, strong=strong):
+            continue
         if said_later(_key(sentence)):
             continue
         if cap_tokens is not None:
@@ -342,8 +357,10 @@ def said_words(
         text = own_text(message)
         if not text:
             continue
-        if count_text(text) > PASTE_TOKENS:
-            short = condense(text, PASTE_TOKENS // 2, count_text)
+        # Past `SCAN_CHARS` a message is a paste (far over `PASTE_TOKENS`) without
+        # counting it, and only its first `SCAN_CHARS` are read for key sentences.
+        if len(text) > SCAN_CHARS or count_text(text) > PASTE_TOKENS:
+            short = condense(text[:SCAN_CHARS], PASTE_TOKENS // 2, count_text)
             if short:
                 out.append(SaidWords(index=index, text=short, condensed=True))
             continue

@@ -10,10 +10,12 @@ file's bytes; `hydrate` fills `data_base64` back in for the messages the model r
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import sqlite3
 from collections.abc import Iterable, Sequence
 
+from foldline.core import base64_slices
 from foldline.core.messages import AttachmentPart, Message
 from foldline.store.records import ON_PATH_FILTER, PATH_MESSAGES, NotFound, dump_parts
 
@@ -26,11 +28,20 @@ def _stored_parts(message: Message) -> list[AttachmentPart]:
     ]
 
 
+def file_bytes(text: str) -> bytes:
+    """The bytes of a file's base64, a slice at a time (every upload path hands over
+    strict base64); anything looser is decoded as before, in one call."""
+    try:
+        return base64_slices.decode(text)
+    except (binascii.Error, ValueError):
+        return base64.b64decode(text)
+
+
 def parts_json(conn: sqlite3.Connection, message: Message, now: str) -> str:
     """The message's parts as stored: the bytes of its files saved (once), the JSON
     without them."""
     for part in _stored_parts(message):
-        data = base64.b64decode(part.data_base64 or "")
+        data = file_bytes(part.data_base64 or "")
         if hashlib.sha256(data).hexdigest() != part.sha256:
             # An edited export could pair other bytes with a known hash; since identical
             # files are stored once, that would change the file in every conversation.
@@ -78,7 +89,7 @@ def _load(conn: sqlite3.Connection, hashes: Iterable[str]) -> Iterable[tuple[str
         for sha256, blob in conn.execute(
             f"SELECT sha256, data FROM attachments WHERE sha256 IN ({marks})", chunk
         ):
-            yield sha256, base64.b64encode(blob).decode("ascii")
+            yield sha256, base64_slices.encode(blob)
 
 
 def attachment_bytes(conn: sqlite3.Connection, sha256: str) -> tuple[str, bytes]:

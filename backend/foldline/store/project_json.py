@@ -11,12 +11,12 @@ a PDF's text is read again from its bytes).
 
 from __future__ import annotations
 
-import base64
 import sqlite3
 from typing import Any
 
 from pydantic import Field, PrivateAttr, ValidationError, field_validator
 
+from foldline.core import base64_slices
 from foldline.core.attachments import AttachmentRefused
 from foldline.core.messages import AttachmentPart
 from foldline.core.settings import InvalidSettings, check_conversation_settings
@@ -91,7 +91,7 @@ def project_json(
                 name=f.name,
                 media_type=f.media_type,
                 created_at=f.created_at,
-                data=base64.b64encode(f.content or b"").decode("ascii"),
+                data=base64_slices.encode(f.content or b""),
             )
             for f in files
         ],

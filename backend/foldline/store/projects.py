@@ -9,7 +9,6 @@ separate choice. Each function below runs inside the caller's transaction, like
 
 from __future__ import annotations
 
-import base64
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from foldline.core.messages import AttachmentPart
+from foldline.store.attachments import file_bytes
 from foldline.store.connection import ConnectionPool
 from foldline.store.importing import delete_unfinished_project_imports
 from foldline.store.records import NotFound, new_id
@@ -137,7 +137,7 @@ def insert_file(
     ).fetchone()
     if same is not None:
         raise DuplicateFile(f"This project already holds the same file, named {same[0]!r}.")
-    content = base64.b64decode(part.data_base64 or "")
+    content = file_bytes(part.data_base64 or "")
     record = ProjectFileRecord(
         new_id(),
         project_id,

@@ -19,12 +19,18 @@ from foldline.api.schemas_messages import (
 )
 from foldline.chat.turn_handle import TurnHandle
 from foldline.core.messages import ToolResultPart
+from foldline.server.big_bodies import OffLoopJsonRoute
 from foldline.server.deps import ChatDep, StoreDep
 from foldline.server.errors import ApiError
 from foldline.server.sse import turn_event_stream
 from foldline.uploads import IncomingFile
 
-router = APIRouter(prefix="/api/conversations", tags=["messages"])
+router = APIRouter(
+    prefix="/api/conversations",
+    tags=["messages"],
+    # A message or an edit carries up to 48 MB of JSON (its files).
+    route_class=OffLoopJsonRoute,
+)
 
 MAX_PAGE = 500
 

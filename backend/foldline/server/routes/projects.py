@@ -27,6 +27,7 @@ from foldline.api.schemas_projects import (
 )
 from foldline.chat.projects import over_cap_message
 from foldline.core.attachments import PDF_TYPE, AttachmentRefused
+from foldline.server.big_bodies import OffLoopJsonRoute
 from foldline.server.deps import ChatDep, DataDirDep, StoreDep
 from foldline.server.errors import ApiError
 from foldline.server.routes.conversations import delete_conversation, list_conversations
@@ -43,7 +44,12 @@ from foldline.store.projects import ProjectFileRecord, ProjectNoteRecord, Projec
 from foldline.store.search import search_terms
 from foldline.uploads import IncomingFile, read_project_file
 
-router = APIRouter(prefix="/api/projects", tags=["projects"])
+router = APIRouter(
+    prefix="/api/projects",
+    tags=["projects"],
+    # A project's file carries up to 48 MB of JSON.
+    route_class=OffLoopJsonRoute,
+)
 
 OVER_CAP: dict[int | str, dict] = {
     422: {"description": "The project's shared context would exceed its cap."},
