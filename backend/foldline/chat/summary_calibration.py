@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from foldline.chat.store_writer import StoreWriter
 from foldline.chat.usage import Billing
 from foldline.core.calibration import DEFAULT_ALPHA, update_calibration
-from foldline.core.messages import Message
+from foldline.core.messages import Message, ToolSpec
 from foldline.core.tokens import ScaledCounter, TokenCounter
 from foldline.core.tokens.counter import media_tokens
 from foldline.providers.base import ModelRequest, Usage
@@ -35,15 +35,16 @@ def calibrate_from_call(
     system: str,
     messages: Sequence[Message],
     usage: Usage,
+    tools: Sequence[ToolSpec] = (),
 ) -> None:
-    """Fold one tool-less call's reported input into the model's calibration. Exact
+    """Fold one summarizer call's reported input into the model's calibration. Exact
     counters learn nothing; the sample compares the reported input with the base
     (unscaled) estimate of the same request, formula-billed media out of both."""
     if not isinstance(counter, ScaledCounter) or usage.total_input <= 0:
         return
     base = counter.base
     media = sum(media_tokens(base, m) for m in messages)
-    estimate = base.count_request(system, list(messages), []) - media
+    estimate = base.count_request(system, list(messages), list(tools)) - media
     actual = usage.total_input - media
     current = store.get_calibration(billing.provider, billing.model)
     # Early samples are averaged, later ones enter the moving average, as for turns.
@@ -72,7 +73,14 @@ def summary_calibrator(
 
     def observe(request: ModelRequest, usage: Usage) -> None:
         writes.submit(
-            calibrate_from_call, store, summarizer, counter, request.system, request.messages, usage
+            calibrate_from_call,
+            store,
+            summarizer,
+            counter,
+            request.system,
+            request.messages,
+            usage,
+            request.tools,
         )
 
     return observe

@@ -49,6 +49,10 @@ class FoldInputs:
     summarizer_reads_files: bool = False
     """The summarizer takes images and PDFs: the folded files go to it as files (when they
     fit its budget), not only as their names and text."""
+    summary_after_view: bool = False
+    """The summarizer is the conversation's own model on a provider with a prompt cache:
+    a fold's summary may be asked after the conversation's own view (read back from the
+    cache) instead of in a request of its own that sends the folded messages again."""
 
     @classmethod
     def of(
