@@ -70,6 +70,7 @@ class FoldInputs:
         summarizer_budget: int | None = None,
         pins: Sequence[Pin] = (),
         summarizer_reads_files: bool = False,
+        summary_after_view: bool = False,
     ) -> FoldInputs:
         """Build from any history (a list is a complete one) and any sequences."""
         return cls(
@@ -85,6 +86,7 @@ class FoldInputs:
             summarizer_budget=summarizer_budget,
             pins=tuple(pins),
             summarizer_reads_files=summarizer_reads_files,
+            summary_after_view=summary_after_view,
         )
 
     @property
