@@ -115,9 +115,8 @@ def conversation_prefix(
     if summarizer_model != ctx.model.model or getattr(provider, "compatible", False):
         return None
     effort = ctx.settings.reasoning_effort
-    if provider.wire == "anthropic":
-        if effort != ctx.reasoning_effort:
-            return None
+    if provider.wire == "anthropic" and effort != ctx.reasoning_effort:
+        return None
     return ConversationPrefix(
         system=ctx.system,
         tools=list(ctx.tools),

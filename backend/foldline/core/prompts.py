@@ -266,8 +266,7 @@ def after_view_prompt(
         )
         if boundary:
             scope += (
-                "; the last message to summarize ends with:\n"
-                f'"""\n{escape_data(boundary)}\n"""'
+                f'; the last message to summarize ends with:\n"""\n{escape_data(boundary)}\n"""'
             )
         else:
             scope += "."

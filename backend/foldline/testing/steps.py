@@ -213,7 +213,9 @@ def summary_source(request: ModelRequest) -> list[Message]:
         return messages
     last = messages.pop()
     kept = _KEPT_MESSAGES.search(last.text)
-    others = tuple(p for p in last.parts if not (isinstance(p, TextPart) and is_fold_request(p.text)))
+    others = tuple(
+        p for p in last.parts if not (isinstance(p, TextPart) and is_fold_request(p.text))
+    )
     if others:
         messages.append(last.model_copy(update={"parts": others}))
     if kept is not None and 0 < int(kept.group(1)) < len(messages):
