@@ -117,7 +117,7 @@ async def test_the_summary_reads_the_turns_cached_view(
     # Then the answer, then one message asking for the summary (no tool may be called).
     assert summary.model_request is not None
     assert is_fold_request(summary.model_request.messages[-1].text)
-    assert "do not call any tool" in summary.model_request.messages[-1].text
+    assert "call no tool" in summary.model_request.messages[-1].text
     # The view the last turn sent is read back from the cache.
     assert summary.usage is not None and chat.usage is not None
     assert summary.usage.cache_read_tokens >= 0.8 * chat.usage.total_input

@@ -5,7 +5,8 @@ before its first turn, a background fold after a model switch) would otherwise b
 counted with the unsampled ratio until a chat turn reports usage: `UNSAMPLED_RATIO`
 errs high, so such a view kept only about three quarters of the words it could. A
 summary request is as good a sample as a chat request when the summarizer is the
-conversation's own model: the same provider, tokenizer and wire, no tools. It is a
+conversation's own model: the same provider, tokenizer and wire (its tools counted when it
+is asked after the conversation's view). It is a
 whole-request sample (a summary call has no anchor), taken out of images and page
 images like the chat's (`media_tokens`), and written through the conversation's
 ordered `StoreWriter`, never on the event loop.
