@@ -243,6 +243,8 @@ async def session(wire: str, scenario: Scenario, compaction: dict[str, str]) -> 
         row["same, 1-hour lifetime (writes 2×)"] = "—"
     if VERBOSE:
         print(wire, scenario.name, " ".join(shapes), file=sys.stderr)
+        order = "".join("S" if r.is_summary else "c" for r in records)
+        print(f"  calls in order: {order}", file=sys.stderr)
         for r in summaries:
             u = r.usage
             assert u is not None
