@@ -275,8 +275,7 @@ def after_view_prompt(
     if last_request:
         # The request is in the view already: naming it costs less than repeating it.
         sections.append(
-            "Quote the user's last request in the part you summarize exactly, under "
-            "Active Task."
+            "Quote the user's last request in the part you summarize exactly, under Active Task."
         )
     sections.extend(_common_tail(instructions, None, max_output_tokens, pinned))
     return "\n\n".join(sections) + "\n" + FOLD_REQUEST_CLOSE
