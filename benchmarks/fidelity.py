@@ -58,7 +58,12 @@ from foldline.core.messages import Message, ToolSpec, assistant, user
 from foldline.core.person_words import words_block
 from foldline.core.pins import Pin
 from foldline.core.policy import BreakerState, decide, record_fold
-from foldline.core.prompts import STRUCTURED_HEADINGS
+from foldline.core.prompts import (
+    STRUCTURED_HEADINGS,
+    SUMMARY_SYSTEM,
+    escape_data,
+    render_message,
+)
 from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState
 from foldline.core.tokens import OpenAIChatCounter
@@ -284,6 +289,33 @@ class Result:
     final_view: list[Message] = field(default_factory=list)
 
 
+AFTER_VIEW = False
+"""`--after-view`: folds ask their summary after the conversation's view, as the chat
+layer does when the summarizer is the conversation's own model."""
+
+_KEPT = re.compile(r"except its last (\d+) messages?")
+
+
+def as_read_from_view(
+    request: SummaryRequest, display: list[Message], state: CompactionState | None
+) -> SummaryRequest:
+    """What a faithful model reads from a request after the view: the summary the view
+    opens with and the messages before the kept ones, then the request. The scripted
+    summarizers read it as they read a request of its own."""
+    start = state.api_start_index if state is not None else 0
+    kept = _KEPT.search(request.prompt)
+    end = len(display) - (int(kept.group(1)) if kept else 0)
+    blocks = [render_message(start + i, m) for i, m in enumerate(display[start:end])]
+    sections = []
+    if state is not None:
+        sections.append(
+            f"<previous-summary>\n{escape_data(state.summary_message)}\n</previous-summary>"
+        )
+    sections.append("<transcript>\n" + escape_data("\n\n".join(blocks)) + "\n</transcript>")
+    prompt = "\n\n".join([*sections, request.prompt])
+    return SummaryRequest(SUMMARY_SYSTEM, prompt, request.max_output_tokens, request.purpose)
+
+
 async def run_one(
     name: str,
     summarize: Callable[[SummaryRequest], Awaitable[str]],
@@ -296,6 +328,13 @@ async def run_one(
     display: list[Message] = []
     pins: list[Pin] = []
     state: CompactionState | None = None
+    asked = summarize
+
+    async def summarize(request: SummaryRequest) -> str:
+        if request.after_view:
+            request = as_read_from_view(request, display, state)
+        return await asked(request)
+
     breaker = BreakerState()
     for turn, (text, answer) in enumerate(turns):
         display.append(user(text))
@@ -322,6 +361,7 @@ async def run_one(
                 settings=SETTINGS,
                 now=NOW,
                 pins=pins,
+                summary_after_view=AFTER_VIEW,
             )
             if decision.action == "fold":
                 new_state = (await fold(inputs, summarize=summarize, trigger="auto")).state
@@ -472,7 +512,10 @@ def main() -> None:
     parser.add_argument(
         "--share", type=float, action="append", help="person_words_share (repeatable)"
     )
+    parser.add_argument("--after-view", action="store_true", help="summaries asked after the view")
     args = parser.parse_args()
+    global AFTER_VIEW
+    AFTER_VIEW = args.after_view
     if args.adversarial:
         default = CompactionSettings().person_words_share
         asyncio.run(adversarial(args.seeds, args.share or [default]))

@@ -65,6 +65,7 @@ from fake_sessions import filler  # noqa: E402
 
 from foldline.chat.service import ChatService  # noqa: E402
 from foldline.config import parse_config  # noqa: E402
+from foldline.core.prompts import is_fold_request  # noqa: E402
 from foldline.providers.base import ModelRequest  # noqa: E402
 from foldline.store import Store  # noqa: E402
 from foldline.testing import (  # noqa: E402
@@ -76,6 +77,7 @@ from foldline.testing import (  # noqa: E402
     Reply,
     ScriptedModel,
     request_text,
+    summary_source,
 )
 
 MODEL = {"anthropic": "claude-fake-fold-cost", "openai": "gpt-fake-fold-cost"}
@@ -116,7 +118,7 @@ def sized_summary(request: ModelRequest) -> Reply:
     """A structured summary of realistic size: 300 tokens plus a tenth of what it read,
     within the request's `max_output_tokens`; every line of the input stating one of the
     facts is carried into it (a faithful summarizer)."""
-    source = request_text(request.messages)
+    source = request_text(summary_source(request))
     read = TOKENIZER.count_text(source)
     size = min(request.max_output_tokens, 300 + read // 10)
     facts = sorted({line.strip() for line in source.splitlines() if any(f in line for f in FACTS)})
@@ -162,26 +164,6 @@ auto_title = false
         return None
 
     return ChatService(store, lambda: config, sleep=no_sleep)
-
-
-SUMMARY_PROMPT_TOKENS = 500
-"""The instructions a summary asked after the conversation's own prefix would add."""
-
-
-def previous_chat(records: list[RecordedRequest], summary: RecordedRequest) -> RecordedRequest:
-    """The chat request sent last before `summary`."""
-    before = records[: records.index(summary)]
-    return next(r for r in reversed(before) if not r.is_summary)
-
-
-def summary_from_prefix(chat: RecordedRequest, write: float) -> float:
-    """What a summary would bill if it were asked after the conversation's own cached
-    prefix (its system prompt, tools and view, as the last chat request sent them) rather
-    than as a one-off prompt: that prefix read at 0.1, the answer that followed it and
-    the instructions written. An estimate from the measured requests, not a run."""
-    usage = chat.usage
-    assert usage is not None
-    return 0.1 * usage.total_input + write * (usage.output_tokens + SUMMARY_PROMPT_TOKENS)
 
 
 def equivalents(record: RecordedRequest, write: float) -> float:
@@ -230,9 +212,6 @@ async def session(wire: str, scenario: Scenario, compaction: dict[str, str]) -> 
         assert not bad, bad
     chat = [r for r in records if not r.is_summary]
     write = 1.25 if wire == "anthropic" else 1.0
-    in_context = sum(
-        summary_from_prefix(previous_chat(records, r), write) for r in records if r.is_summary
-    )
     summaries = [r for r in records if r.is_summary]
     chat_billed = sum(equivalents(r, write) for r in chat)
     summary_billed = sum(equivalents(r, write) for r in summaries)
@@ -250,8 +229,13 @@ async def session(wire: str, scenario: Scenario, compaction: dict[str, str]) -> 
         "billed input (equivalents)": f"{(chat_billed + summary_billed) / 1000:.1f}k",
         "facts in the last request": f"{kept}/{len(FACTS)}",
     }
-    row["summaries from the cached prefix (estimate)"] = f"{in_context / 1000:.1f}k"
-    row["billed input, so (estimate)"] = f"{(chat_billed + in_context) / 1000:.1f}k"
+    after_view = [r for r in summaries if is_fold_request(r.model_request.messages[-1].text)]  # type: ignore[union-attr]
+    summary_input = sum(r.usage.total_input for r in summaries)  # type: ignore[union-attr]
+    summary_read = sum(r.usage.cache_read_tokens for r in summaries)  # type: ignore[union-attr]
+    row["summaries after the view"] = f"{len(after_view)}/{len(summaries)}"
+    row["summaries' input read from cache"] = (
+        f"{summary_read / summary_input:.0%}" if summary_input else "—"
+    )
     if wire == "anthropic":
         hour = sum(equivalents(r, 2.0) for r in records)
         row["same, 1-hour lifetime (writes 2×)"] = f"{hour / 1000:.1f}k"
@@ -259,6 +243,16 @@ async def session(wire: str, scenario: Scenario, compaction: dict[str, str]) -> 
         row["same, 1-hour lifetime (writes 2×)"] = "—"
     if VERBOSE:
         print(wire, scenario.name, " ".join(shapes), file=sys.stderr)
+        order = "".join("S" if r.is_summary else "c" for r in records)
+        print(f"  calls in order: {order}", file=sys.stderr)
+        for r in summaries:
+            u = r.usage
+            assert u is not None
+            print(
+                f"  summary {u.total_input}: read {u.cache_read_tokens} written "
+                f"{u.cache_creation_tokens} output {u.output_tokens}",
+                file=sys.stderr,
+            )
         for r in chat:
             first = r.model_request.messages[0].text  # type: ignore[union-attr]
             if first.startswith("[Conversation summary"):

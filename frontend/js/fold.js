@@ -104,7 +104,7 @@ export function detailsLine(fold) {
 
 /**
  * What the fold cost in input and what it saves over the turns after it, e.g. "Cost:
- * the summary read 6.8k tokens and 5.9k were cached again · Saves 4.2k tokens a request
+ * the summary billed 1.1k tokens of input and 5.9k were cached again · Saves 4.2k tokens a request
  * over the next ~7 turns". Empty when the fold did not record them (a digest, an older fold).
  * @param {CompactionOut} fold
  */
@@ -114,7 +114,7 @@ export function costLine(fold) {
     return "";
   }
   return (
-    `Cost: the summary read ${formatTokens(cost.summaryInputTokens)} tokens and ` +
+    `Cost: the summary billed ${formatTokens(cost.summaryInputTokens)} tokens of input and ` +
     `${formatTokens(cost.rewrittenTokens)} were cached again · Saves ` +
     `${formatTokens(cost.savedPerTurn)} tokens a request over the next ~${plural(cost.turns, "turn")}`
   );

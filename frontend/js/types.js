@@ -35,7 +35,7 @@ export {};
 /**
  * What a fold cost in billed input and what it saves over the turns after it (`core.fold_cost.fold_cost`); `cost` and `saving` are input-token equivalents at Anthropic's 5-minute cache prices (writes 1.25, reads 0.1).
  * @typedef {Object} FoldCostOut
- * @property {number} summaryInputTokens What the summarizer read (plain input).
+ * @property {number} summaryInputTokens What the summarizer's input cost, in plain-input tokens (a view it read back from the prompt cache counts a tenth).
  * @property {number} rewrittenTokens The view after the fold, written to the prompt cache again by the next request.
  * @property {number} savedPerTurn How much smaller each request is after the fold.
  * @property {number} turns The turns until the next fold, at the pace the folded part grew.

@@ -53,7 +53,7 @@ def test_a_fold_that_keeps_nothing_still_shows_the_persons_words(ui):
     )
     expect(page.locator(".fold-line.current .fold-cost-line")).to_contain_text(
         re.compile(
-            r"^Cost: the summary read \S+ tokens and \S+ were cached again · Saves \S+ "
+            r"^Cost: the summary billed \S+ tokens of input and \S+ were cached again · Saves \S+ "
             r"tokens a request over the next ~\d+ turns?$"
         )
     )

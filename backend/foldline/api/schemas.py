@@ -88,7 +88,8 @@ class FoldCostOut(ApiModel):
     Anthropic's 5-minute cache prices (writes 1.25, reads 0.1)."""
 
     summary_input_tokens: int
-    """What the summarizer read (plain input)."""
+    """What the summarizer's input cost, in plain-input tokens (a view it read back from
+    the prompt cache counts a tenth)."""
     rewritten_tokens: int
     """The view after the fold, written to the prompt cache again by the next request."""
     saved_per_turn: int

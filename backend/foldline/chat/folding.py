@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TypeVar
 
@@ -41,6 +41,7 @@ from foldline.core.compaction import (
 )
 from foldline.core.digest import emergency_fold
 from foldline.core.fold_inputs import FoldInputs
+from foldline.core.messages import Message, TextPart, ToolSpec
 from foldline.core.pruning import apply_prune, plan_prune
 from foldline.core.reasoning import Effort
 from foldline.core.settings import CompactionSettings
@@ -65,28 +66,97 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+@dataclass(frozen=True)
+class ConversationPrefix:
+    """What the conversation's turn sends before its new message: a summary asked after
+    the view sends exactly this (the same system prompt, tools, view, cache key and
+    breakpoints), so the provider's prompt cache reads it back."""
+
+    system: str
+    tools: list[ToolSpec]
+    view: list[Message]
+    cache_key: str
+    stable_prefix: int
+    images: bool
+    reasoning_effort: Effort
+
+    def request(self, model: str, request: SummaryRequest) -> ModelRequest:
+        """The conversation's request with `request.prompt` as its last user message.
+        After a person's message or tool results, the prompt joins that message: the
+        wire's turns keep alternating, and the bytes before it are unchanged."""
+        ask = TextPart(text=request.prompt)
+        view = list(self.view)
+        if view and view[-1].role == "user":
+            last = view[-1]
+            view[-1] = last.model_copy(update={"parts": (*last.parts, ask)})
+        else:
+            view.append(Message(role="user", parts=(ask,)))
+        return ModelRequest(
+            model=model,
+            system=self.system,
+            messages=view,
+            tools=list(self.tools),
+            max_output_tokens=request.max_output_tokens,
+            cache_key=self.cache_key,
+            images=self.images,
+            stable_prefix=self.stable_prefix,
+            reasoning_effort=self.reasoning_effort,
+        )
+
+
+def conversation_prefix(
+    ctx: ConversationContext, provider: Provider, summarizer_model: str
+) -> ConversationPrefix | None:
+    """The prefix a summary may be asked after, or None when it must be asked on its own:
+    the summarizer is another model (it has no cache of this conversation); the provider
+    is a local or compatible server (no billed prompt cache, and a single slot would be
+    held by a request as long as the whole view); or, on Anthropic, the summary's
+    reasoning effort differs from the turn's (a change of the thinking settings drops
+    the cached messages)."""
+    if summarizer_model != ctx.model.model or getattr(provider, "compatible", False):
+        return None
+    effort = ctx.settings.reasoning_effort
+    if provider.wire == "anthropic" and effort != ctx.reasoning_effort:
+        return None
+    return ConversationPrefix(
+        system=ctx.system,
+        tools=list(ctx.tools),
+        view=list(ctx.view),
+        cache_key=ctx.conversation.id,
+        stable_prefix=1 if ctx.state else 0,
+        images=ctx.model.vision,
+        reasoning_effort=effort,
+    )
+
+
 def make_summarizer(
     provider: Provider,
     model: str,
     on_usage: Callable[[Usage], None] | None = None,
     effort: Effort = "off",
     on_call: SummaryCallObserver | None = None,
+    prefix: ConversationPrefix | None = None,
 ) -> Summarizer:
-    """An engine `Summarizer` that asks the provider with a tool-less request; each
-    call's usage goes to `on_usage` (so a fold's cost can be stored with it). `effort`
-    is `[compaction] reasoning_effort`: summaries are made without reasoning by default."""
+    """An engine `Summarizer` that asks the provider with a tool-less request, or, for a
+    request after the view, with the conversation's own request (`prefix`) and the
+    prompt last; each call's usage goes to `on_usage` (so a fold's cost can be stored
+    with it). `effort` is `[compaction] reasoning_effort`: summaries are made without
+    reasoning by default. Tool calls in an answer are ignored: only its text counts."""
 
     async def summarize(request: SummaryRequest) -> str:
-        model_request = ModelRequest(
-            model=model,
-            system=request.system,
-            messages=[request.message()],
-            tools=[],
-            max_output_tokens=request.max_output_tokens,
-            # The request holds files only for a summarizer that reads them.
-            images=bool(request.files),
-            reasoning_effort=effort,
-        )
+        if request.after_view and prefix is not None:
+            model_request = prefix.request(model, request)
+        else:
+            model_request = ModelRequest(
+                model=model,
+                system=request.system,
+                messages=[request.message()],
+                tools=[],
+                max_output_tokens=request.max_output_tokens,
+                # The request holds files only for a summarizer that reads them.
+                images=bool(request.files),
+                reasoning_effort=effort,
+            )
         chunks: list[str] = []
         async for event in provider.stream(model_request):
             if isinstance(event, TextDelta):
@@ -467,6 +537,8 @@ class FoldMaker:
         """What a fold of `ctx` reads: when the summarizer is another model, its
         requests fit that model's window and its summary that model's output cap."""
         inputs = ctx.fold_inputs(now=utc_now(), model=self.summarizer_model)
+        if conversation_prefix(ctx, self.summarizer_provider, self.summarizer_model):
+            inputs = replace(inputs, summary_after_view=True)
         limits = self.summarizer_limits
         if limits is None or self.summarizer_model == ctx.model.model:
             return inputs
@@ -485,4 +557,5 @@ class FoldMaker:
             summary_calibrator(
                 self.store, self.writes, self.summary_billing, Billing.of(ctx.model), ctx.counter
             ),
+            conversation_prefix(ctx, self.summarizer_provider, self.summarizer_model),
         )

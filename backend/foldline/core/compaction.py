@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 
 from foldline.core.attachments import attached_files, name_folded_files
 from foldline.core.digest import emergency_fold
-from foldline.core.fold_cost import with_fold_cost
+from foldline.core.fold_cost import CACHE_READ, with_fold_cost
 from foldline.core.fold_inputs import FoldInputs
 from foldline.core.messages import AttachmentPart, Message, TextPart
 from foldline.core.person_words import words_cap
@@ -36,6 +36,7 @@ from foldline.core.planning import (
 from foldline.core.prompts import (
     SUMMARY_SYSTEM,
     SummaryStrategy,
+    after_view_prompt,
     chunk_prompt,
     merge_prompt,
     output_mask,
@@ -54,6 +55,7 @@ from foldline.core.view import summary_to_message
 
 if TYPE_CHECKING:
     from foldline.core.budget import Budget
+    from foldline.core.planning import FoldPlanner
 
 SUMMARY_BUDGET_SHARE = 0.10
 """The summary may use up to this share of the input budget ..."""
@@ -69,14 +71,17 @@ Purpose = Literal["summary", "chunk", "merge"]
 
 @dataclass(frozen=True)
 class SummaryRequest:
-    """One tool-less summarizer call: `system` plus one user message holding `prompt`
-    and the folded `files` (for a summarizer that reads them)."""
+    """One summarizer call: `system` plus one user message holding `prompt` and the
+    folded `files` (for a summarizer that reads them), tool-less. With `after_view`, the
+    caller sends instead the conversation's own request (its system prompt, tools and
+    view, as the last turn sent them) followed by `prompt`, and `system` is empty."""
 
     system: str
     prompt: str
     max_output_tokens: int
     purpose: Purpose
     files: tuple[AttachmentPart, ...] = ()
+    after_view: bool = False
 
     def message(self) -> Message:
         """The one user message of the request."""
@@ -170,6 +175,42 @@ def _quote_last_request(
     return f"{line}\n\n{summary}"
 
 
+@dataclass(frozen=True)
+class AfterView:
+    """A summary asked after the conversation's own view (see `core/prompts.py`): the
+    view's size, how many of its last messages stay verbatim, the end of the last folded
+    message, whether the view opens with a summary, and the room the request has."""
+
+    view_tokens: int
+    kept_messages: int
+    boundary: str | None
+    previous_summary: bool
+    input_budget: int
+
+
+BOUNDARY_CHARS = 160
+"""The end of the last folded message quoted in an after-view request, in characters."""
+
+
+def after_view_for(
+    inputs: FoldInputs, planner: FoldPlanner, folded: Sequence[Message], split: int
+) -> AfterView | None:
+    """How to ask this fold's summary after the view, or None when it must be asked on
+    its own: the summarizer is another model (or a server without a prompt cache), or
+    the budget is unlimited."""
+    input_budget = inputs.budget.input_budget
+    if not inputs.summary_after_view or input_budget is None or not folded:
+        return None
+    tail = " ".join(folded[-1].text.split())
+    return AfterView(
+        view_tokens=planner.view_tokens(inputs.start, inputs.state),
+        kept_messages=max(inputs.window.end - split, 0),
+        boundary=("…" + tail[-BOUNDARY_CHARS:] if len(tail) > BOUNDARY_CHARS else tail) or None,
+        previous_summary=inputs.state is not None,
+        input_budget=input_budget,
+    )
+
+
 class _SummaryRun:
     """The summarizer calls of one fold: one call if it fits, else chunks and merges."""
 
@@ -186,8 +227,10 @@ class _SummaryRun:
         capacity: int,
         pinned: Sequence[int] = (),
         reads_files: bool = False,
+        after_view: AfterView | None = None,
     ) -> None:
         self.counter = counter
+        self.after_view = after_view
         self.reads_files = reads_files
         self.pinned = tuple(pinned)
         self.free_form = False
@@ -215,20 +258,32 @@ class _SummaryRun:
         purpose: Purpose,
         final: bool,
         files: tuple[AttachmentPart, ...] = (),
+        source: str | None = None,
     ) -> str | None:
         """One request with one retry; None (and `problem` set) when both fail.
 
         A non-empty final answer without the structured headings is retried once and
         then kept as it is (free-form): losing a summary for its shape would fall back to
-        the much poorer digest.
+        the much poorer digest. A request after the view (`source` given: the folded
+        text it stands for) is tried once and kept only when well formed: the caller
+        then asks on its own, as without a view.
         """
         problem: str | None = None
         unformatted: str | None = None
-        for attempt in range(2):
+        after_view = source is not None
+        for attempt in range(1 if after_view else 2):
             text = prompt if attempt == 0 else prompt + retry_note(problem or "")
             self.calls += 1
-            request = SummaryRequest(SUMMARY_SYSTEM, text, max_output, purpose, files)
-            self.input_tokens += request_tokens(self.counter, request)
+            if after_view and self.after_view is not None:
+                request = SummaryRequest("", text, max_output, purpose, after_view=True)
+                # The view is read from the prompt cache (a tenth of the input price);
+                # only the request's last message is new input.
+                self.input_tokens += round(
+                    self.after_view.view_tokens * CACHE_READ
+                ) + self.counter.count_text(text)
+            else:
+                request = SummaryRequest(SUMMARY_SYSTEM, text, max_output, purpose, files)
+                self.input_tokens += request_tokens(self.counter, request)
             try:
                 answer = await self.summarize(request)
             except Exception as error:  # any failure of the injected summarizer
@@ -242,8 +297,8 @@ class _SummaryRun:
                 # stand for the folded text: one that loops, invents or is about
                 # something else (what small local models write) is refused like a
                 # failed summary; the digest keeps the facts, it would not.
-                defect = summary_defect(answer, prompt)
-                if defect is None:
+                defect = summary_defect(answer, source or prompt)
+                if defect is None and not after_view:
                     unformatted = answer
                 else:
                     problem = defect
@@ -258,9 +313,37 @@ class _SummaryRun:
             return text
         return truncate_tool_output(text, max_output, self.counter.count_text, category="file").text
 
+    async def _after_view_summary(self, full_transcript: str) -> str | None:
+        """The summary asked after the conversation's view, when it fits its budget."""
+        after = self.after_view
+        if after is None:
+            return None
+        prompt = after_view_prompt(
+            kept_messages=after.kept_messages,
+            boundary=after.boundary,
+            previous_summary=after.previous_summary,
+            strategy=self.strategy,
+            instructions=self.instructions,
+            last_request=self.last_request,
+            max_output_tokens=self.summary_max,
+            pinned=self.pinned,
+        )
+        size = after.view_tokens + self.counter.count_text(prompt) + SLACK_TOKENS
+        if size > after.input_budget:
+            return None
+        summary = await self.call(
+            prompt, self.summary_max, "summary", final=True, source=full_transcript
+        )
+        if summary is None:
+            self.problem = None  # asked again on its own, below
+        return summary
+
     async def run(self, folded: Sequence[Message], start: int) -> str | None:
         count_text = self.counter.count_text
         full = [render_message(start + o, m) for o, m in enumerate(folded)]
+        summary = await self._after_view_summary("\n\n".join(full))
+        if summary is not None:
+            return summary
         mask = output_mask(count_text)
         masked = [render_message(start + o, m, mask) for o, m in enumerate(folded)]
         # A summarizer that reads files gets the folded files themselves when they fit
@@ -413,6 +496,7 @@ async def summarize_range(
     previous_summary: str | None,
     instructions: str | None,
     summarize: Summarizer,
+    after_view: AfterView | None = None,
 ) -> tuple[str | None, _SummaryRun]:
     """Summarize `folded` (display indices from `start`) stacked on `previous_summary`,
     within the summarizer's own budget, with the last user request quoted verbatim.
@@ -437,6 +521,7 @@ async def summarize_range(
         capacity=capacity,
         pinned=sorted(p.index for p in inputs.pins if start <= p.index < stop),
         reads_files=inputs.summarizer_reads_files,
+        after_view=after_view,
     )
     summary = await run.run(folded, start)
     if summary is None:
@@ -488,6 +573,7 @@ async def fold(
         previous_summary=state.summary_message if state is not None else None,
         instructions=instructions,
         summarize=summarize,
+        after_view=after_view_for(inputs, planner, folded, split),
     )
     if summary is None:
         return degrade(run.problem or "the summarizer failed", run.calls)

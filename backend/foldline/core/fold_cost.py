@@ -1,7 +1,11 @@
 """What a fold costs in billed input, and what it saves over the turns after it.
 
 A fold is paid for twice. The summarizer reads the folded messages (and the previous
-summary) as plain input: a one-off prompt, never cached. Then the first request after
+summary): when it is the conversation's own model, after the conversation's own view,
+which the provider reads back from the prompt cache at a tenth of the price, so only the
+request's last message (what to summarize, and how) is new input; otherwise as a one-off
+prompt of plain input, never cached. `summary_input_tokens` is that input's cost in
+plain-input tokens, however it was asked. Then the first request after
 the fold sends a view whose bytes differ from the cached prefix from the summary on, so
 the whole folded view (summary, the person's words, pins, the kept tail) is written to
 the prompt cache again instead of being read from it. What it buys: every later request
@@ -46,7 +50,8 @@ class FoldCost:
     """A fold's cost and saving, in tokens and in input-token equivalents."""
 
     summary_input_tokens: int
-    """What the summarizer read (every call of the fold), billed as plain input."""
+    """What the summarizer's input cost (every call of the fold), in plain-input tokens:
+    a view read back from the prompt cache counts a tenth."""
     rewritten_tokens: int
     """The view after the fold, written to the prompt cache again by the next request."""
     saved_per_turn: int
@@ -81,7 +86,8 @@ def fold_cost(
     """The cost and saving of a fold from `tokens_before` to `tokens_after`.
 
     Without the fold, the next request would have read the whole previous view from the
-    cache; with it, the summarizer's input is plain input and the smaller view is
+    cache; with it, the summarizer's input is paid (`summary_input_tokens`, already at
+    its prices) and the smaller view is
     written once (`write_price` instead of `read_price`). Each of the next `turns`
     requests then reads `tokens_before - tokens_after` fewer cached tokens."""
     saved = max(tokens_before - tokens_after, 0)

@@ -49,6 +49,10 @@ class FoldInputs:
     summarizer_reads_files: bool = False
     """The summarizer takes images and PDFs: the folded files go to it as files (when they
     fit its budget), not only as their names and text."""
+    summary_after_view: bool = False
+    """The summarizer is the conversation's own model on a provider with a prompt cache:
+    a fold's summary may be asked after the conversation's own view (read back from the
+    cache) instead of in a request of its own that sends the folded messages again."""
 
     @classmethod
     def of(
@@ -66,6 +70,7 @@ class FoldInputs:
         summarizer_budget: int | None = None,
         pins: Sequence[Pin] = (),
         summarizer_reads_files: bool = False,
+        summary_after_view: bool = False,
     ) -> FoldInputs:
         """Build from any history (a list is a complete one) and any sequences."""
         return cls(
@@ -81,6 +86,7 @@ class FoldInputs:
             summarizer_budget=summarizer_budget,
             pins=tuple(pins),
             summarizer_reads_files=summarizer_reads_files,
+            summary_after_view=summary_after_view,
         )
 
     @property

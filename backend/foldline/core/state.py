@@ -73,8 +73,10 @@ class CompactionState(BaseModel):
     """How many more the person's own words after the summary hold; the rest
     (`details_total - details_kept - details_appended`) were condensed away for space."""
     summary_input_tokens: int = 0
-    """What the summarizer read for this fold (every call, counted): plain input, never
-    cached. 0 for the digest, and for folds stored before it was recorded."""
+    """What the summarizer's input cost for this fold (every call, counted), in input
+    tokens at the plain price: a request on its own counts whole; one asked after the
+    conversation's view counts that view at the cache-read price (a tenth) and its last
+    message whole. 0 for the digest, and for folds stored before it was recorded."""
     saving_turns: int = 0
     """The turns the view takes to grow back to the threshold after this fold, at the
     pace the folded part grew (`fold_cost.turns_until_next_fold`): what the fold's

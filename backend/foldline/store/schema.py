@@ -115,8 +115,9 @@ COLUMN_DOCS: dict[str, dict[str, str]] = {
         "condensed), condensed}.",
         "last_message_id": "The last message the fold summarized (seq = api_start_index - 1; "
         "NULL when it folded none): the fold applies to the paths through it.",
-        "summary_input_tokens": "Input tokens the summarizer read for this fold, every call "
-        "counted (plain input, never cached); 0 for the digest and for older folds.",
+        "summary_input_tokens": "What the summarizer's input cost for this fold, every call "
+        "counted, in plain-input tokens (a view read from the prompt cache counts a tenth); "
+        "0 for the digest and for older folds.",
         "saving_turns": "Turns the view takes to grow back to the threshold after this fold, "
         "at the pace the folded part grew: what its saving is counted over; 0 when unknown.",
     },

@@ -25,7 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeAlias
 
-from foldline.core.messages import Message, ToolCallPart
+from foldline.core.messages import Message, TextPart, ToolCallPart
+from foldline.core.prompts import is_fold_request
 from foldline.providers.base import ModelRequest, StopReason, Usage
 
 
@@ -179,19 +180,47 @@ SUMMARY_HEADINGS: tuple[str, ...] = (
 _SUMMARY_WORD = re.compile(r"summar", re.IGNORECASE)
 
 
+_KEPT_MESSAGES = re.compile(r"except its last (\d+) messages?\b")
+
+
 def looks_like_summary_request(request: ModelRequest) -> bool:
     """The default test for "this request asks for a summary".
 
-    A summarization request is tool-less and its system prompt (or, failing that, its
+    A summary asked after the conversation's own view carries the fold request
+    (`<fold-request>`, `core/prompts.py`) in its last user message, tools and all. A
+    summary asked on its own is tool-less and its system prompt (or, failing that, its
     last user message) asks for a summary. Tests whose summarizer prompt says something
     else pass their own predicate.
     """
+    users = [m for m in request.messages if m.role == "user"]
+    if users and is_fold_request(users[-1].text):
+        return True
     if request.tools:
         return False
     if _SUMMARY_WORD.search(request.system):
         return True
-    users = [m for m in request.messages if m.role == "user"]
     return bool(users) and bool(_SUMMARY_WORD.search(users[-1].text))
+
+
+def summary_source(request: ModelRequest) -> list[Message]:
+    """The messages a summary request asks to summarize.
+
+    For a request on its own, all of them (the prompt holds the transcript). For one
+    after the conversation's view, the view without the fold request itself and without
+    the last messages it says stay verbatim (as a faithful model reads the request)."""
+    messages = list(request.messages)
+    if not messages or not is_fold_request(messages[-1].text):
+        return messages
+    last = messages.pop()
+    kept = _KEPT_MESSAGES.search(last.text)
+    others = tuple(
+        p for p in last.parts if not (isinstance(p, TextPart) and is_fold_request(p.text))
+    )
+    if others:
+        messages.append(last.model_copy(update={"parts": others}))
+    if kept is not None and 0 < int(kept.group(1)) < len(messages):
+        messages = messages[: -int(kept.group(1))]
+    return messages
 
 
 def request_text(messages: Sequence[Message]) -> str:
@@ -227,7 +256,7 @@ class StructuredSummary:
     headings: tuple[str, ...] = SUMMARY_HEADINGS
 
     def __call__(self, request: ModelRequest) -> str:
-        source = request_text(request.messages)
+        source = request_text(summary_source(request))
         if len(source) > self.head_chars + self.tail_chars:
             head = source[: self.head_chars]
             tail = source[len(source) - self.tail_chars :] if self.tail_chars else ""
