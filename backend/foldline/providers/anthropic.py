@@ -25,7 +25,7 @@ from foldline.providers.base import (
     parse_tool_input,
 )
 from foldline.providers.caching import anthropic_prompt_fields
-from foldline.providers.errors import provider_error
+from foldline.providers.errors import connection_error, provider_error
 from foldline.providers.image_fit import fit_anthropic_images
 
 _STOP_REASONS: dict[str, StopReason] = {
@@ -126,7 +126,9 @@ class AnthropicProvider:
             ) from error
         except anthropic.APIConnectionError as error:
             # Includes APITimeoutError: the server did not answer in time.
-            raise ProviderError("unavailable", f"{self.name}: {error.message}") from error
+            raise connection_error(
+                self.name, self.base_url or "https://api.anthropic.com", error.message
+            ) from error
         except anthropic.APIError as error:
             raise provider_error(None, error.body, None, error.message) from error
         except httpx2.HTTPError as error:

@@ -31,7 +31,7 @@ from foldline.providers.base import (
     Usage,
     parse_tool_input,
 )
-from foldline.providers.errors import provider_error
+from foldline.providers.errors import connection_error, provider_error
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
@@ -194,7 +194,9 @@ class OpenAIProvider:
                 error.status_code, error.body, error.response.headers, error.message
             ) from error
         except openai.APIConnectionError as error:
-            raise ProviderError("unavailable", f"{self.name}: {error.message}") from error
+            raise connection_error(
+                self.name, self.base_url or OPENAI_BASE_URL, error.message
+            ) from error
         except openai.APIError as error:
             # An error object sent inside the stream (no HTTP status of its own).
             raise provider_error(None, error.body, None, error.message) from error

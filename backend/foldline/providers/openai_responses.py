@@ -38,8 +38,8 @@ from foldline.providers.base import (
     Usage,
     parse_tool_input,
 )
-from foldline.providers.errors import provider_error
-from foldline.providers.openai import openai_client
+from foldline.providers.errors import connection_error, provider_error
+from foldline.providers.openai import OPENAI_BASE_URL, openai_client
 
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
 
@@ -137,7 +137,9 @@ class OpenAIResponsesProvider:
                 error.status_code, error.body, error.response.headers, error.message
             ) from error
         except openai.APIConnectionError as error:
-            raise ProviderError("unavailable", f"{self.name}: {error.message}") from error
+            raise connection_error(
+                self.name, self.base_url or OPENAI_BASE_URL, error.message
+            ) from error
         except openai.APIError as error:
             raise provider_error(None, error.body, None, error.message) from error
         except httpx2.HTTPError as error:
