@@ -298,7 +298,9 @@ class ContextLoader:
         """The providers' model lists, whose windows win over the catalog."""
         self._counters: dict[tuple[str, str, bool, bool], CachedCounter] = {}
         self._anchors: dict[str, tuple[str, str, TokenAnchor]] = {}
-        self.fold_status: Callable[[str], BackgroundFoldOut | None] = lambda _id: None
+        self.fold_status: Callable[[str, int | None], BackgroundFoldOut | None] = (
+            lambda _id, _version=None: None
+        )
         """The chat service's background folds, as `ConversationContext.background_fold`."""
         self.server_count: Callable[
             [ResolvedModel, str, list[Message], list[ToolSpec]], int | None
@@ -454,7 +456,7 @@ class ContextLoader:
             added_media=added_media,
             breakdown=breakdown,
             usage=self.usage(conversation_id, model),
-            background_fold=self.fold_status(conversation_id),
+            background_fold=self.fold_status(conversation_id, state.version if state else 0),
             pins=pins,
             project=(
                 project_in_view(project.id, shared, project_tokens, budget)
