@@ -423,12 +423,13 @@ class ContextLoader:
             if counted is not None:
                 tokens = counted  # the server's own count of the request: exact
         summary = sum(counts[: len(head)])
-        breakdown = ContextBreakdown(
+        breakdown = split_tokens(
+            tokens,
+            estimate,
             system=framing - project_tokens,
+            project=project_tokens,
             tools=tool_tokens,
             summary=summary,
-            messages=max(tokens - framing - tool_tokens - summary, 0),
-            project=project_tokens,
         )
         settings, settings_notice = conversation_settings(
             config, conversation, settings_with_project(conversation.settings, project)
@@ -488,4 +489,31 @@ def project_in_view(
         notes=[note.title for note in shared.notes],
         tokens=tokens,
         cap_tokens=project_cap(budget.input_budget),
+    )
+
+
+def split_tokens(
+    tokens: int, estimate: int, *, system: int, project: int, tools: int, summary: int
+) -> ContextBreakdown:
+    """The meter's parts of `tokens`: the fixed parts as estimated, the messages the rest.
+
+    When the provider counted less than Foldline's estimate of the fixed parts alone (a
+    server that does not render the tools, a calibration far off), the rest would be 0
+    and the meter would read "Messages 0" beside messages in view; then every part is the
+    estimate scaled to the total, so they keep their shares and still add up to it."""
+    messages = tokens - system - project - tools - summary
+    if messages > 0 or estimate <= 0 or tokens >= estimate:
+        return ContextBreakdown(
+            system=system, tools=tools, summary=summary, messages=max(messages, 0), project=project
+        )
+    scale = tokens / estimate
+    system, project, tools, summary = (
+        round(part * scale) for part in (system, project, tools, summary)
+    )
+    return ContextBreakdown(
+        system=system,
+        tools=tools,
+        summary=summary,
+        messages=max(tokens - system - project - tools - summary, 0),
+        project=project,
     )
