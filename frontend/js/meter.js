@@ -190,19 +190,33 @@ function backgroundBadge(fold) {
   const label =
     fold.kind === "resummary"
       ? ready
-        ? "summary ready"
-        : "re-summarizing"
+        ? "better summary ready"
+        : "rewriting a summary"
       : ready
-        ? "fold ready"
-        : "fold being prepared";
+        ? "next summary ready"
+        : "writing next summary";
   return h("span", {
     class: ["badge", "background-fold", ready ? "ready" : "preparing"],
     dataset: { status: fold.status },
-    title: ready
-      ? "A summary written in the background is ready; the fold lands at the next turn that needs it, with no wait."
-      : "The next fold's summary is being written in the background while you read; no turn waits for it.",
+    title: backgroundExplanation(fold),
     text: label,
   });
+}
+
+/**
+ * What the background badge means, in plain words: shown in the meter's details (not
+ * only on hover).
+ * @param {BackgroundFoldOut} fold
+ */
+function backgroundExplanation(fold) {
+  if (fold.kind === "resummary") {
+    return fold.status === "ready"
+      ? "A better summary of an earlier fold is ready; it replaces the stand-in digest when the conversation is idle."
+      : "A better summary of an earlier fold is being written in the background; nothing waits for it.";
+  }
+  return fold.status === "ready"
+    ? "The summary for the next fold is already written, so when the context fills up the fold happens with no wait. It is dropped if you compact or undo a fold first."
+    : "The summary for the next fold is being written in the background while you read; no answer waits for it.";
 }
 
 export function meterLevel(fraction, soft, growth = 0) {
@@ -332,12 +346,32 @@ function popoverContent(context, { unlimited, fraction, soft, level }) {
       }),
     );
   }
+  if (context.backgroundFold) {
+    children.push(
+      h("p", {
+        class: "note background-fold-note",
+        text: backgroundExplanation(context.backgroundFold),
+      }),
+    );
+  }
   if (level === "danger") {
     children.push(
       h("p", { class: "note warn", text: "Over the fold threshold: the next turn folds first." }),
     );
   }
   return children;
+}
+
+/**
+ * Whether the next message likely brings the context past the fold threshold: by the
+ * last turn's growth when known, else when the percentage shown already reads as the
+ * threshold's (79.7% reads "80%").
+ */
+function foldsNext({ fraction, soft }) {
+  if (lastTurnGrowth > 0) {
+    return fraction + lastTurnGrowth >= soft;
+  }
+  return Math.round(fraction * 100) >= Math.round(soft * 100);
 }
 
 /** The warning above the composer shortly before an automatic fold. */
@@ -361,7 +395,7 @@ function renderWarning(info) {
           ? `Context ${formatPercent(info.fraction)} full: the conversation folds before the next answer.`
           : `Context ${formatPercent(info.fraction)} full and automatic folding is off.`
         : auto
-          ? `Context ${formatPercent(info.fraction)} full: it folds automatically at ${formatPercent(info.soft)}, likely within a turn or two.`
+          ? `Context ${formatPercent(info.fraction)} full: it folds before the answer to the message that takes it past ${formatPercent(info.soft)}${foldsNext(info) ? ", likely your next one" : ""}.`
           : `Context ${formatPercent(info.fraction)} full; automatic folding is off.`;
   const element = h(
     "div",
