@@ -374,6 +374,29 @@ function foldsNext({ fraction, soft }) {
   return Math.round(fraction * 100) >= Math.round(soft * 100);
 }
 
+/**
+ * The words of the warning above the composer: how full the context is and when it
+ * folds (before the answer to the message that takes it past the threshold).
+ * @param {{fraction: number, soft: number, level: string}} info
+ * @param {boolean} auto whether automatic folding is on
+ */
+export function foldWarningText(info, auto) {
+  // Past 100% a percentage says nothing useful (1639%): say what happens next.
+  if (info.fraction >= 1) {
+    return auto
+      ? "The context no longer fits this model's budget: it folds before the next answer."
+      : "The context no longer fits this model's budget and automatic folding is off: compact it, or the next answer may be refused.";
+  }
+  if (info.level === "danger") {
+    return auto
+      ? `Context ${formatPercent(info.fraction)} full: the conversation folds before the next answer.`
+      : `Context ${formatPercent(info.fraction)} full and automatic folding is off.`;
+  }
+  return auto
+    ? `Context ${formatPercent(info.fraction)} full: it folds before the answer to the message that takes it past ${formatPercent(info.soft)}${foldsNext(info) ? ", likely your next one" : ""}.`
+    : `Context ${formatPercent(info.fraction)} full; automatic folding is off.`;
+}
+
 /** The warning above the composer shortly before an automatic fold. */
 function renderWarning(info) {
   const status = byId("composer-status");
@@ -382,21 +405,7 @@ function renderWarning(info) {
     existing?.remove();
     return;
   }
-  const auto = autoFoldEnabled();
-  // Past 100% a percentage says nothing useful (1639%): say what happens next.
-  const over = info.fraction >= 1;
-  const message =
-    over
-      ? auto
-        ? "The context no longer fits this model's budget: it folds before the next answer."
-        : "The context no longer fits this model's budget and automatic folding is off: compact it, or the next answer may be refused."
-      : info.level === "danger"
-        ? auto
-          ? `Context ${formatPercent(info.fraction)} full: the conversation folds before the next answer.`
-          : `Context ${formatPercent(info.fraction)} full and automatic folding is off.`
-        : auto
-          ? `Context ${formatPercent(info.fraction)} full: it folds before the answer to the message that takes it past ${formatPercent(info.soft)}${foldsNext(info) ? ", likely your next one" : ""}.`
-          : `Context ${formatPercent(info.fraction)} full; automatic folding is off.`;
+  const message = foldWarningText(info, autoFoldEnabled());
   const element = h(
     "div",
     { class: "auto-fold-warning", role: "status" },
