@@ -8,6 +8,7 @@ import json
 
 from playwright.sync_api import Route, expect
 
+from foldline.providers.catalog import SUGGESTED_MODELS
 from foldline.testing import sample_files
 
 PREVIEW = {"fromIndex": 0, "toIndex": 2, "messages": 2, "tokens": 900}
@@ -43,6 +44,9 @@ def test_first_minutes_small_things(ui):
           const { foldWarningText } = await import('./js/meter.js');
           const { detailsLine } = await import('./js/fold.js');
           const { contentMediaType } = await import('./js/attachments.js');
+          const { suggestedModel } = await import('./js/settings-panels.js');
+          const { SUGGESTED_MODELS } = await import('./js/onboarding.js');
+          const fresh = { defaults: {}, providers: { anthropic: { kind: 'anthropic' } } };
           const dataUrl = (bytes) => 'data:x;base64,' + btoa(String.fromCharCode(...bytes));
           const text = [...new TextEncoder().encode('just some notes\\n')];
           const png = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13];
@@ -53,6 +57,12 @@ def test_first_minutes_small_things(ui):
             details: detailsLine({ detailsTotal: 4, detailsKept: 1, detailsAppended: 3 }),
             textNamedPng: contentMediaType('image/png', dataUrl(text)),
             realPng: contentMediaType('image/png', dataUrl(png)),
+            // Onboarding, the General placeholder and Test connection: one name.
+            names: [
+              SUGGESTED_MODELS.anthropic,
+              suggestedModel(fresh, { providers: [] }),
+              suggestedModel(fresh, { providers: [] }, 'anthropic'),
+            ],
           };
         }"""
     )
@@ -65,6 +75,7 @@ def test_first_minutes_small_things(ui):
         checks["details"] == "The summary kept 1 of 4 of your key points; 3 more in your own words"
     )
     assert (checks["textNamedPng"], checks["realPng"]) == ("text/plain", "image/png")
+    assert checks["names"] == [SUGGESTED_MODELS["anthropic"]] * 3
 
     # 5. A text file named .png: a file chip, never a broken thumbnail; it sends as text.
     page.locator("#composer .file-input").set_input_files(
