@@ -32,7 +32,5 @@ async def test_messages_in_view_keep_their_share_when_the_provider_counts_less(
         context = service.context(conversation.id, include_messages=False)
     assert context.messages_in_view == 2
     parts = context.breakdown
+    # The messages' own estimate, not the 0 left after the fixed parts.
     assert parts.messages > 0
-    # The parts still add up to the total the meter shows.
-    total = parts.system + parts.tools + parts.summary + parts.messages + parts.project
-    assert total == context.tokens

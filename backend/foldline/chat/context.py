@@ -499,21 +499,13 @@ def split_tokens(
 
     When the provider counted less than Foldline's estimate of the fixed parts alone (a
     server that does not render the tools, a calibration far off), the rest would be 0
-    and the meter would read "Messages 0" beside messages in view; then every part is the
-    estimate scaled to the total, so they keep their shares and still add up to it."""
-    messages = tokens - system - project - tools - summary
-    if messages > 0 or estimate <= 0 or tokens >= estimate:
-        return ContextBreakdown(
-            system=system, tools=tools, summary=summary, messages=max(messages, 0), project=project
-        )
-    scale = tokens / estimate
-    system, project, tools, summary = (
-        round(part * scale) for part in (system, project, tools, summary)
-    )
+    and the meter would read "Messages 0" beside messages in view; then the messages show
+    their own estimate. The fixed parts stay as estimated, so the project's share matches
+    the project's own count shown beside it."""
+    fixed = system + project + tools + summary
+    messages = tokens - fixed
+    if messages <= 0 and estimate > fixed:
+        messages = estimate - fixed
     return ContextBreakdown(
-        system=system,
-        tools=tools,
-        summary=summary,
-        messages=max(tokens - system - project - tools - summary, 0),
-        project=project,
+        system=system, tools=tools, summary=summary, messages=max(messages, 0), project=project
     )
