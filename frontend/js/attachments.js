@@ -50,6 +50,59 @@ export function mediaTypeOf(file) {
   return file.type || "application/octet-stream";
 }
 
+/**
+ * The image type the bytes themselves are (their first bytes), or "" when they are no
+ * image Foldline sends: a file is drawn as a thumbnail only when it is one, whatever its
+ * name or the type the system guessed from it.
+ * @param {Uint8Array} head the file's first bytes (12 are enough)
+ */
+export function imageTypeOfBytes(head) {
+  const starts = (...bytes) => bytes.every((byte, index) => head[index] === byte);
+  if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) {
+    return "image/png";
+  }
+  if (starts(0xff, 0xd8, 0xff)) {
+    return "image/jpeg";
+  }
+  if (starts(0x47, 0x49, 0x46, 0x38)) {
+    return "image/gif";
+  }
+  const webp = [0x57, 0x45, 0x42, 0x50].every((byte, index) => head[8 + index] === byte);
+  if (starts(0x52, 0x49, 0x46, 0x46) && webp) {
+    return "image/webp";
+  }
+  return "";
+}
+
+/**
+ * The media type to send for a file read as a data URL: an image type only when the
+ * bytes are that image; a file named like an image that holds text goes as text (a file
+ * chip, as the server would store it), never as a broken thumbnail.
+ * @param {string} type what the name or the system said
+ * @param {string} dataUrl
+ */
+export function contentMediaType(type, dataUrl) {
+  const base64 = dataUrl.slice(dataUrl.indexOf(",") + 1, dataUrl.indexOf(",") + 1 + 4096);
+  let head;
+  try {
+    head = Uint8Array.from(atob(base64.slice(0, base64.length - (base64.length % 4))), (c) =>
+      c.charCodeAt(0),
+    );
+  } catch {
+    return type;
+  }
+  const image = imageTypeOfBytes(head);
+  if (image) {
+    return image;
+  }
+  if (!IMAGE_TYPES.has(type)) {
+    return type;
+  }
+  // Named as an image but not one: text when its start has no control bytes but blanks.
+  const textual = head.every((byte) => byte >= 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d);
+  return textual ? "text/plain" : type;
+}
+
 /** Why a file cannot be sent at all, or "" (the server decides the rest). */
 export function precheck(file) {
   const type = mediaTypeOf(file);
@@ -211,7 +264,7 @@ export function fileTray({ kept = [], onChange = () => {} } = {}) {
         notifyError(`Could not read ${file.name}`, error);
         continue;
       }
-      const type = mediaTypeOf(file);
+      const type = contentMediaType(mediaTypeOf(file), url);
       items.push({
         name: file.name || "pasted-image.png",
         mediaType: type,

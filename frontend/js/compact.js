@@ -12,9 +12,11 @@ import { compactNow, isRunning, stop } from "./turn.js";
 const KEEP_CHOICES = [
   [0, "Only the last exchange (fold everything before it)"],
   [2000, "About 2,000 tokens of recent messages"],
-  [8000, "About 8,000 tokens of recent messages"],
+  [8000, "About 8,000 tokens of recent messages (as an automatic fold)"],
   [32000, "About 32,000 tokens of recent messages"],
 ];
+/** What an automatic fold keeps verbatim by default (`keep_recent_tokens`). */
+const DEFAULT_KEEP_TOKENS = 8000;
 
 /** @param {CompactionPreview} preview */
 function previewBox(preview) {
@@ -83,13 +85,16 @@ export async function openCompactDialog({ afterRedo = async () => {} } = {}) {
     maxlength: "20000",
     placeholder: "e.g. Keep the final database schema and every decision about the API verbatim.",
   });
-  // By default everything before the last exchange folds (what "make it small now"
-  // means); the person may keep more of the recent conversation verbatim.
+  // By default the gentle choice: about as much recent conversation stays verbatim as an
+  // automatic fold keeps. When that would fold nothing, the first preview steps down to
+  // the largest choice that folds something; "only the last exchange" is never the
+  // default unless it is the only one that helps.
   const keep = h(
     "select",
     { class: "select", id: "compact-keep" },
     ...KEEP_CHOICES.map(([tokens, label]) => h("option", { value: String(tokens), text: label })),
   );
+  keep.value = String(DEFAULT_KEEP_TOKENS);
   const message = h("div", { class: "compact-message", "aria-live": "polite" });
   const body = h(
     "div",
@@ -149,9 +154,19 @@ export async function openCompactDialog({ afterRedo = async () => {} } = {}) {
   });
 
   const keptTokens = () => Number(keep.value) || undefined;
+  let firstPreview = true;
   async function showPreview() {
     try {
-      const preview = await api.compactionPreview(state.currentId, keptTokens());
+      let preview = await api.compactionPreview(state.currentId, keptTokens());
+      // Step down from the gentle default only on opening, never after the person chose.
+      while (firstPreview && !preview?.messages && Number(keep.value) > 0) {
+        const smaller = KEEP_CHOICES.map(([tokens]) => tokens)
+          .filter((tokens) => tokens < Number(keep.value))
+          .at(-1);
+        keep.value = String(smaller ?? 0);
+        preview = await api.compactionPreview(state.currentId, keptTokens());
+      }
+      firstPreview = false;
       previewSlot.replaceChildren(previewBox(preview));
       confirm.disabled = runningHere || !preview?.messages;
     } catch (error) {

@@ -91,7 +91,7 @@ export function detailsLine(fold) {
   const kept = fold.detailsKept;
   const added = fold.detailsAppended;
   const who = fold.degraded ? "the digest" : "the summary";
-  let text = `${who} kept ${formatInteger(kept)} of ${formatInteger(total)} of your details`;
+  let text = `${who} kept ${formatInteger(kept)} of ${formatInteger(total)} of your key points`;
   if (added) {
     text += `; ${formatInteger(added)} more in your own words`;
   }
@@ -131,7 +131,7 @@ function foldCost(usage) {
   }
   const text =
     usage.cost === null
-      ? `summarized with ${formatTokens(usage.inputTokens + usage.cacheReadTokens + usage.cacheCreationTokens + usage.outputTokens)} tokens`
+      ? `the summary took ${formatTokens(usage.inputTokens + usage.cacheReadTokens + usage.cacheCreationTokens + usage.outputTokens)} tokens`
       : `cost $${usage.cost.toFixed(usage.cost < 0.01 ? 4 : 3)}`;
   return h("span", {
     class: "fold-cost",
@@ -248,7 +248,13 @@ export function renderFoldLine(fold, { current, onUndo, position = fold.version 
     `folded ${TRIGGER_LABELS[fold.trigger] ?? ""}; ${formatInteger(fold.tokensBefore)} → ${formatInteger(fold.tokensAfter)} tokens`;
   const details = detailsLine(fold);
   if (details) {
-    card.append(h("div", { class: "fold-details", text: details }));
+    card.append(
+      h("div", { class: "fold-details", text: details }),
+      h("div", {
+        class: "fold-details-help",
+        text: "Key points are the sentences where you state a decision, a constraint, a name or a fact; each is kept, in the summary or word for word.",
+      }),
+    );
   }
   const cost = costLine(fold);
   if (cost) {

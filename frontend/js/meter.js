@@ -190,19 +190,33 @@ function backgroundBadge(fold) {
   const label =
     fold.kind === "resummary"
       ? ready
-        ? "summary ready"
-        : "re-summarizing"
+        ? "better summary ready"
+        : "rewriting a summary"
       : ready
-        ? "fold ready"
-        : "fold being prepared";
+        ? "next summary ready"
+        : "writing next summary";
   return h("span", {
     class: ["badge", "background-fold", ready ? "ready" : "preparing"],
     dataset: { status: fold.status },
-    title: ready
-      ? "A summary written in the background is ready; the fold lands at the next turn that needs it, with no wait."
-      : "The next fold's summary is being written in the background while you read; no turn waits for it.",
+    title: backgroundExplanation(fold),
     text: label,
   });
+}
+
+/**
+ * What the background badge means, in plain words: shown in the meter's details (not
+ * only on hover).
+ * @param {BackgroundFoldOut} fold
+ */
+function backgroundExplanation(fold) {
+  if (fold.kind === "resummary") {
+    return fold.status === "ready"
+      ? "A better summary of an earlier fold is ready; it replaces the stand-in digest when the conversation is idle."
+      : "A better summary of an earlier fold is being written in the background; nothing waits for it.";
+  }
+  return fold.status === "ready"
+    ? "The summary for the next fold is already written, so when the context fills up the fold happens with no wait. It is dropped if you compact or undo a fold first."
+    : "The summary for the next fold is being written in the background while you read; no answer waits for it.";
 }
 
 export function meterLevel(fraction, soft, growth = 0) {
@@ -332,12 +346,55 @@ function popoverContent(context, { unlimited, fraction, soft, level }) {
       }),
     );
   }
+  if (context.backgroundFold) {
+    children.push(
+      h("p", {
+        class: "note background-fold-note",
+        text: backgroundExplanation(context.backgroundFold),
+      }),
+    );
+  }
   if (level === "danger") {
     children.push(
       h("p", { class: "note warn", text: "Over the fold threshold: the next turn folds first." }),
     );
   }
   return children;
+}
+
+/**
+ * Whether the next message likely brings the context past the fold threshold: by the
+ * last turn's growth when known, else when the percentage shown already reads as the
+ * threshold's (79.7% reads "80%").
+ */
+function foldsNext({ fraction, soft }) {
+  if (lastTurnGrowth > 0) {
+    return fraction + lastTurnGrowth >= soft;
+  }
+  return Math.round(fraction * 100) >= Math.round(soft * 100);
+}
+
+/**
+ * The words of the warning above the composer: how full the context is and when it
+ * folds (before the answer to the message that takes it past the threshold).
+ * @param {{fraction: number, soft: number, level: string}} info
+ * @param {boolean} auto whether automatic folding is on
+ */
+export function foldWarningText(info, auto) {
+  // Past 100% a percentage says nothing useful (1639%): say what happens next.
+  if (info.fraction >= 1) {
+    return auto
+      ? "The context no longer fits this model's budget: it folds before the next answer."
+      : "The context no longer fits this model's budget and automatic folding is off: compact it, or the next answer may be refused.";
+  }
+  if (info.level === "danger") {
+    return auto
+      ? `Context ${formatPercent(info.fraction)} full: the conversation folds before the next answer.`
+      : `Context ${formatPercent(info.fraction)} full and automatic folding is off.`;
+  }
+  return auto
+    ? `Context ${formatPercent(info.fraction)} full: it folds before the answer to the message that takes it past ${formatPercent(info.soft)}${foldsNext(info) ? ", likely your next one" : ""}.`
+    : `Context ${formatPercent(info.fraction)} full; automatic folding is off.`;
 }
 
 /** The warning above the composer shortly before an automatic fold. */
@@ -348,21 +405,7 @@ function renderWarning(info) {
     existing?.remove();
     return;
   }
-  const auto = autoFoldEnabled();
-  // Past 100% a percentage says nothing useful (1639%): say what happens next.
-  const over = info.fraction >= 1;
-  const message =
-    over
-      ? auto
-        ? "The context no longer fits this model's budget: it folds before the next answer."
-        : "The context no longer fits this model's budget and automatic folding is off: compact it, or the next answer may be refused."
-      : info.level === "danger"
-        ? auto
-          ? `Context ${formatPercent(info.fraction)} full: the conversation folds before the next answer.`
-          : `Context ${formatPercent(info.fraction)} full and automatic folding is off.`
-        : auto
-          ? `Context ${formatPercent(info.fraction)} full: it folds automatically at ${formatPercent(info.soft)}, likely within a turn or two.`
-          : `Context ${formatPercent(info.fraction)} full; automatic folding is off.`;
+  const message = foldWarningText(info, autoFoldEnabled());
   const element = h(
     "div",
     { class: "auto-fold-warning", role: "status" },

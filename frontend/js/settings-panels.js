@@ -139,9 +139,12 @@ function providerCard(name, provider, draft, { onTest, onRemove, suggestedFor })
   });
   const keyState = provider.hasKey
     ? `Key set (${provider.maskedKey ?? "…"}) from ${provider.keySource ?? "the key store"}.`
-    : provider.keyEnv
-      ? `No key. You can also set ${provider.keyEnv}.`
-      : "No key.";
+    : provider.kind === "openai-compatible"
+      ? "No key: most local servers need none."
+      : provider.keyEnv
+        ? `No key. You can also set ${provider.keyEnv}.`
+        : "No key.";
+  const keyField = field("API key", key, keyState);
   const result = h("span", { class: "test-result" });
   const testModel = h("input", {
     class: "input",
@@ -167,6 +170,13 @@ function providerCard(name, provider, draft, { onTest, onRemove, suggestedFor })
         if (badge) {
           badge.className = "badge accent";
           badge.textContent = "connected";
+        }
+        // The key line says what the test used, never "No key" beside "Connected".
+        const keyHelp = keyField.querySelector(".field-help");
+        if (keyHelp && (key.value.trim() || !provider.hasKey)) {
+          keyHelp.textContent = key.value.trim()
+            ? "Key saved; this test used it."
+            : "No key needed: the server answered without one.";
         }
         result.className = "test-result inline-ok";
         result.replaceChildren(
@@ -221,7 +231,7 @@ function providerCard(name, provider, draft, { onTest, onRemove, suggestedFor })
       "div",
       { class: "field-row" },
       field("Base URL", baseUrl, provider.baseUrlSource === "env" ? "From the environment." : null),
-      field("API key", key, keyState),
+      keyField,
     ),
     h(
       "div",

@@ -216,6 +216,10 @@ export async function openSettings(tab = "general") {
     }
     try {
       settings = await saveSettings(patch);
+      if (patch.models || patch.providers) {
+        // The "Offered by your providers" table shows the limits just saved (Adjust).
+        available = await api.listModels().catch(() => available);
+      }
       if (redraw) {
         draft = newDraft(settings);
         show(current);

@@ -183,6 +183,8 @@ async def test_an_undo_drops_the_prepared_summary_and_keeps_its_cost(
     await service.background.wait(conversation.id)
     version = store.current_compaction(conversation.id).version
     store.undo_fold(conversation.id, version)
+    # The meter's "next fold ready" badge goes with it: that summary no longer applies.
+    assert service.context(conversation.id, include_messages=False).background_fold is None
 
     events = await run(service, conversation.id, "After the undo.")
     assert not [e for e in events if e.name == "compaction.completed" and e.data.get("prepared")]
@@ -289,3 +291,19 @@ async def test_a_change_of_reasoning_effort_lands_a_ready_fold_early(
     started = [e for e in events if e.name == "compaction.started"]
     assert completed and completed[0].data["prepared"] is True
     assert "reasoning effort changed" in started[0].data["reason"]
+
+
+async def test_a_manual_fold_clears_the_ready_badge_of_the_summary_it_replaced(
+    server: FakeProviderServer, store: Store, tmp_path: Path
+) -> None:
+    service, conversation_id, _ = await preparing_a_fold(
+        server, store, tmp_path, from_prepare_threshold=True
+    )
+    await service.background.wait(conversation_id)
+    context = service.context(conversation_id, include_messages=False)
+    assert context.model_dump()["backgroundFold"] == {"status": "ready", "kind": "fold"}
+
+    handle = service.start_compaction(conversation_id, None)
+    assert [e async for e in handle.events() if e.name == "compaction.completed"]
+    # The prepared summary was written on the fold before: it cannot be used any more.
+    assert service.context(conversation_id, include_messages=False).background_fold is None

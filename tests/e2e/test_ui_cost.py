@@ -37,9 +37,13 @@ def test_meter_shows_cost_badge_and_the_fold_line_its_cost(start_foldline, make_
     # The badge shows while the summary is written, then says it is ready.
     expect(badge).to_have_count(1)
     expect(badge).to_have_attribute("data-status", "ready", timeout=15_000)
-    expect(badge).to_have_text("fold ready")
+    expect(badge).to_have_text("next summary ready")
     page.locator("#meter").hover()
     popover = page.locator("#meter-popover")
+    # The badge is explained in words in the meter's details, not only on hover.
+    expect(popover.locator(".background-fold-note")).to_contain_text(
+        "The summary for the next fold is already written"
+    )
     expect(popover.locator('[data-cost="cost-total"]')).to_have_text(re.compile(r"^\$0\.\d+$"))
     expect(popover.locator('[data-cost="cost-last-turn"]')).to_have_text(re.compile(r"^\$"))
     expect(popover.locator('[data-cost="cost-saved"]')).to_have_text(re.compile(r"^\$"))

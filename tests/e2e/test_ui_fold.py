@@ -183,10 +183,12 @@ def test_the_compact_dialog_can_keep_more_and_says_why_a_fold_would_not_help(ui)
     page = ui.page
     page.locator("#compact-button").click()
     dialog = page.locator("#compact-dialog")
-    # By default everything before the last exchange folds: 6 of the 8 messages.
+    # By default the gentle choice (what an automatic fold keeps): some recent messages
+    # stay verbatim; "only the last exchange" folds 6 of the 8.
+    expect(dialog.locator("#compact-keep")).to_have_value("8000")
+    expect(dialog.locator(".preview-messages")).to_have_text("4")
+    dialog.locator("#compact-keep").select_option("0")
     expect(dialog.locator(".preview-messages")).to_have_text("6")
-    dialog.locator("#compact-keep").select_option("2000")
-    expect(dialog.locator(".preview-messages")).not_to_have_text("6")
     ui.shot("compact-dialog-keep-more")
     dialog.locator("button", has_text="Cancel").click()
 

@@ -4,6 +4,7 @@ the panel fits a phone."""
 
 from __future__ import annotations
 
+import re
 import sys
 import tomllib
 
@@ -56,6 +57,8 @@ def test_a_broken_server_is_failed_at_once_then_edited_and_removed(
     # Edit: the command and arguments, in the server's card.
     typo.locator("[data-edit='typo']").click()
     edit = typo.locator("form.mcp-edit")
+    # One Save on screen: the form's own, not also the Settings dialog's.
+    expect(dialog.get_by_role("button", name=re.compile(r"^Save"))).to_have_count(1)
     edit.locator("[data-edit='command']").fill(sys.executable)
     edit.locator("[data-edit='args']").fill(str(SERVER_SCRIPT))
     edit.locator("button", has_text="Save changes").click()

@@ -85,6 +85,9 @@ def test_settings_lists_the_providers_models_and_sets_a_working_budget(
     ui.shot("settings-models")
     dialog.locator("#settings-save").click()
     expect(dialog.locator(".settings-foot-note", has_text="Saved.")).to_be_visible()
+    # The table above shows what was just saved, without a refresh.
+    folds_at = table.locator('tr[data-model="claude-sonnet-5"] td[data-label="Folds at"]')
+    expect(folds_at).to_have_text("400k")
     on_disk = tomllib.loads((app.data_dir / "config.toml").read_text(encoding="utf-8"))
     assert on_disk["models"]["claude-sonnet-5"]["working_budget"] == 400_000
 

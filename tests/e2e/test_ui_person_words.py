@@ -49,7 +49,7 @@ def test_a_fold_that_keeps_nothing_still_shows_the_persons_words(ui):
         page.locator(".conversation-item").first.click()
     details = page.locator(".fold-line.current .fold-details")
     expect(details).to_have_text(
-        "The summary kept 1 of 4 of your details; 3 more in your own words"
+        "The summary kept 1 of 4 of your key points; 3 more in your own words"
     )
     expect(page.locator(".fold-line.current .fold-cost-line")).to_contain_text(
         re.compile(

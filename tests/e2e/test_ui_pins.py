@@ -42,7 +42,7 @@ def test_pin_a_message_see_it_listed_and_the_fold_details(ui):
     fold = next(item for item in folds if item["isCurrent"])
     total, kept, added = fold["detailsTotal"], fold["detailsKept"], fold["detailsAppended"]
     assert total >= 1
-    expected = f"The summary kept {kept} of {total} of your details"
+    expected = f"The summary kept {kept} of {total} of your key points"
     if added:
         expected += f"; {added} more in your own words"
     expect(page.locator(".fold-line.current .fold-details")).to_have_text(expected)

@@ -27,8 +27,12 @@ def test_test_connection_after_an_edit_shows_its_result_the_first_time(ui):
     base = card.locator('[data-field="baseUrl"]')
     base.fill(base.input_value() + "/")
     card.locator('[data-field="testModel"]').fill("fake-model")
+    key_help = card.locator('label:has([data-field="key"]) .field-help')
+    expect(key_help).to_have_text("No key: most local servers need none.")
     card.locator(".test-connection").click()
     expect(card.locator(".test-result")).to_contain_text("Connected to fake-model")
+    # Never "No key" beside "Connected": the line says what the test used.
+    expect(key_help).to_have_text("No key needed: the server answered without one.")
     expect(card.locator('[data-field="testModel"]')).to_have_value("fake-model")
     assert saved(ui.app)["providers"]["fake"]["base_url"].endswith("/")
 

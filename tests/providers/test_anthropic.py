@@ -338,12 +338,16 @@ async def test_timeout_is_unavailable(fake: FakeHTTPServer) -> None:
     assert result.error.code == "unavailable"
 
 
-async def test_connection_refused_is_unavailable() -> None:
-    refused = AnthropicProvider("anthropic", "key", closed_port_url())
+async def test_connection_refused_is_unavailable_and_says_what_to_check() -> None:
+    url = closed_port_url()
+    refused = AnthropicProvider("anthropic", "key", url)
     result = await collect(refused.stream(request()))
 
     assert isinstance(result.error, ProviderError)
     assert result.error.code == "unavailable"
+    # Not the SDK's bare "Connection error.": where, and the next step.
+    assert str(result.error).startswith(f"anthropic: could not reach {url}. Check your network")
+    assert "Settings → Providers" in str(result.error)
 
 
 async def test_missing_key_is_an_auth_error_without_a_request(fake: FakeHTTPServer) -> None:

@@ -333,11 +333,13 @@ async def test_error_object_inside_the_stream(fake: FakeHTTPServer) -> None:
 
 
 async def test_connection_refused_and_missing_key() -> None:
-    refused = await collect(OpenAIProvider("openai", "k", closed_port_url()).stream(request()))
+    url = closed_port_url()
+    refused = await collect(OpenAIProvider("openai", "k", url).stream(request()))
     keyless = await collect(OpenAIProvider("openai", None).stream(request()))
 
     assert isinstance(refused.error, ProviderError)
     assert refused.error.code == "unavailable"
+    assert str(refused.error).startswith(f"openai: could not reach {url}. Check your network")
     assert isinstance(keyless.error, ProviderError)
     assert keyless.error.code == "auth"
 

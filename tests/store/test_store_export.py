@@ -63,6 +63,7 @@ def test_export_is_lossless_json(store: Store, folded: str) -> None:
         "createdAt": conversation.created_at,
         "updatedAt": conversation.updated_at,
         "activeLeafId": conversation.active_leaf_id,
+        "provider": None,
     }
     records = store.list_messages(folded, limit=1000)
     assert [m["index"] for m in document["messages"]] == list(range(len(records)))
@@ -345,3 +346,18 @@ def test_a_counted_call_stays_counted_through_export_and_import(store: Store) ->
     assert [call.estimated for call in store.list_calls(imported.id)] == [False, True]
     total, _last = store.usage_totals(imported.id)
     assert (total.calls, total.estimated_calls) == (2, 1)
+
+
+def test_the_provider_chosen_for_the_model_travels_through_export_and_import(
+    store: Store,
+) -> None:
+    """Two providers may offer one model id; the conversation's choice is part of it.
+    A file from before the choice was exported still imports, with no choice."""
+    conversation = store.create_conversation(model="shared-id", provider="lab")
+    store.append_messages(conversation.id, exchange(0))
+    document = json.loads(json.dumps(export_json(store, conversation.id)))
+    assert document["conversation"]["provider"] == "lab"
+    assert store.get_conversation(import_json(store, document).id).provider == "lab"
+
+    del document["conversation"]["provider"]
+    assert store.get_conversation(import_json(store, document).id).provider is None

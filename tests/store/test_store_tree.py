@@ -233,3 +233,28 @@ def test_lanes_rebuilt_from_parents_are_the_lanes_written_one_by_one(store: Stor
     conn.execute("COMMIT")
     assert snapshot() == before
     assert len(before[0]) == 6  # the main lane, four edits, the other conversation's
+
+
+def test_switching_versions_or_moving_to_a_project_keeps_the_sidebar_order(store: Store) -> None:
+    """Only new messages move a conversation up the sidebar (newest `updated_at` first):
+    looking at another version, or filing it in a project, is not news in it."""
+    older = store.create_conversation().id
+    q0, a0 = chat(store, older, 1)
+    store.branch(older, None, user("q0 edited"))
+    newer = store.create_conversation().id
+    chat(store, newer, 1)
+    order = [c.id for c in store.list_conversations()]
+    assert order == [newer, older]
+    stamp = store.get_conversation(older).updated_at
+
+    store.switch_branch(older, q0)
+    assert store.get_conversation(older).active_leaf_id == a0
+    project = store.create_project(name="P")
+    store.move_conversation(older, project.id)
+    store.move_conversation(older, None)
+
+    assert store.get_conversation(older).updated_at == stamp
+    assert [c.id for c in store.list_conversations()] == order
+    # A new message still brings it to the top.
+    store.append_message(older, user("q1"))
+    assert [c.id for c in store.list_conversations()] == [older, newer]

@@ -298,7 +298,9 @@ class ContextLoader:
         """The providers' model lists, whose windows win over the catalog."""
         self._counters: dict[tuple[str, str, bool, bool], CachedCounter] = {}
         self._anchors: dict[str, tuple[str, str, TokenAnchor]] = {}
-        self.fold_status: Callable[[str], BackgroundFoldOut | None] = lambda _id: None
+        self.fold_status: Callable[[str, int | None], BackgroundFoldOut | None] = (
+            lambda _id, _version=None: None
+        )
         """The chat service's background folds, as `ConversationContext.background_fold`."""
         self.server_count: Callable[
             [ResolvedModel, str, list[Message], list[ToolSpec]], int | None
@@ -421,12 +423,13 @@ class ContextLoader:
             if counted is not None:
                 tokens = counted  # the server's own count of the request: exact
         summary = sum(counts[: len(head)])
-        breakdown = ContextBreakdown(
+        breakdown = split_tokens(
+            tokens,
+            estimate,
             system=framing - project_tokens,
+            project=project_tokens,
             tools=tool_tokens,
             summary=summary,
-            messages=max(tokens - framing - tool_tokens - summary, 0),
-            project=project_tokens,
         )
         settings, settings_notice = conversation_settings(
             config, conversation, settings_with_project(conversation.settings, project)
@@ -454,7 +457,7 @@ class ContextLoader:
             added_media=added_media,
             breakdown=breakdown,
             usage=self.usage(conversation_id, model),
-            background_fold=self.fold_status(conversation_id),
+            background_fold=self.fold_status(conversation_id, state.version if state else 0),
             pins=pins,
             project=(
                 project_in_view(project.id, shared, project_tokens, budget)
@@ -486,4 +489,23 @@ def project_in_view(
         notes=[note.title for note in shared.notes],
         tokens=tokens,
         cap_tokens=project_cap(budget.input_budget),
+    )
+
+
+def split_tokens(
+    tokens: int, estimate: int, *, system: int, project: int, tools: int, summary: int
+) -> ContextBreakdown:
+    """The meter's parts of `tokens`: the fixed parts as estimated, the messages the rest.
+
+    When the provider counted less than Foldline's estimate of the fixed parts alone (a
+    server that does not render the tools, a calibration far off), the rest would be 0
+    and the meter would read "Messages 0" beside messages in view; then the messages show
+    their own estimate. The fixed parts stay as estimated, so the project's share matches
+    the project's own count shown beside it."""
+    fixed = system + project + tools + summary
+    messages = tokens - fixed
+    if messages <= 0 and estimate > fixed:
+        messages = estimate - fixed
+    return ContextBreakdown(
+        system=system, tools=tools, summary=summary, messages=max(messages, 0), project=project
     )

@@ -112,10 +112,13 @@ class FoldGates:
         """A background summary took `seconds`."""
         self.summary_seconds = average(self.summary_seconds, seconds)
 
-    def status(self, conversation_id: str) -> BackgroundFoldOut | None:
-        """A summary being prepared or ready for the conversation, or None."""
+    def status(self, conversation_id: str, version: int | None = None) -> BackgroundFoldOut | None:
+        """A summary being prepared or ready for the conversation, or None. With the
+        conversation's current fold `version`: None too when the summary was prepared
+        on another one (a manual fold, an undo or a version switch came since), since
+        it can no longer be used."""
         folds = self.conversations.get(conversation_id)
-        return None if folds is None else folds.status()
+        return None if folds is None else folds.status(version)
 
     def cancel(self, conversation_id: str) -> None:
         """Stop and forget a conversation's background work (delete, close)."""
@@ -167,9 +170,11 @@ class ConversationFolds:
 
     # --- what the UI sees, lifecycle ------------------------------------------------
 
-    def status(self) -> BackgroundFoldOut | None:
+    def status(self, version: int | None = None) -> BackgroundFoldOut | None:
         entry = self.prepared
         if entry is None or (entry.task.done() and not entry.ready):
+            return None
+        if version is not None and entry.base_version != version:
             return None
         return BackgroundFoldOut(status=entry.status(), kind=entry.kind)
 

@@ -291,7 +291,7 @@ class TurnRunner:
                 )
             # `after_turn` changes no message, only the background fold's status and (when
             # it drops a stale summary) the bill: those are refreshed, not the whole view.
-            ctx.background_fold = self.loader.fold_status(self.conversation_id)
+            ctx.background_fold = self.loader.fold_status(self.conversation_id, None)
             ctx.usage = await asyncio.to_thread(self.loader.usage, self.conversation_id, ctx.model)
         yield ev.ContextStats(ctx.stats())
         yield ev.Done()

@@ -28,6 +28,10 @@ from foldline.providers.caching import anthropic_prompt_fields
 from foldline.providers.image_fit import fit_anthropic_images
 from foldline.providers.sdk_errors import sdk_errors
 
+# Where the SDK sends requests when no base URL is configured (named when it cannot be
+# reached).
+ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
     # We never send stop sequences, but a stop on one is still a natural end of the answer.
@@ -115,7 +119,7 @@ class AnthropicProvider:
                 "ANTHROPIC_API_KEY.",
             )
         try:
-            with sdk_errors(self.name, anthropic):
+            with sdk_errors(self.name, anthropic, self.base_url or ANTHROPIC_BASE_URL):
                 # Built off the event loop: fitting large images decodes and encodes them.
                 params = await asyncio.to_thread(self._request_params, request)
                 async with self._client.messages.stream(**params) as stream:

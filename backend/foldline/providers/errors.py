@@ -211,3 +211,14 @@ def _body_int(body: object, name: str) -> int | None:
     inner = body.get("error", body)
     value = inner.get(name) if isinstance(inner, Mapping) else None
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def connection_error(name: str, base_url: str, reason: str) -> ProviderError:
+    """The server could not be reached (refused, no route, no DNS, timed out): one
+    sentence that says what failed and the next step, instead of the SDK's bare
+    "Connection error." The SDK's own words follow for whoever needs them."""
+    return ProviderError(
+        "unavailable",
+        f"{name}: could not reach {base_url}. Check your network connection, or the "
+        f"server address in Settings → Providers. ({reason.rstrip('.')})",
+    )

@@ -182,7 +182,7 @@ class OpenAIProvider:
                 f"No API key for provider '{self.name}': add one in Settings or set "
                 "OPENAI_API_KEY.",
             )
-        with sdk_errors(self.name, openai):
+        with sdk_errors(self.name, openai, self.base_url or OPENAI_BASE_URL):
             chunks = await self._client.chat.completions.create(**self._request_params(request))
             try:
                 async for event in _translate(chunks, compatible=self.compatible):

@@ -39,7 +39,7 @@ from foldline.providers.base import (
     parse_tool_input,
 )
 from foldline.providers.errors import provider_error
-from foldline.providers.openai import openai_client
+from foldline.providers.openai import OPENAI_BASE_URL, openai_client
 from foldline.providers.sdk_errors import sdk_errors
 
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
@@ -126,7 +126,7 @@ class OpenAIResponsesProvider:
                 f"No API key for provider '{self.name}': add one in Settings or set "
                 "OPENAI_API_KEY.",
             )
-        with sdk_errors(self.name, openai):
+        with sdk_errors(self.name, openai, self.base_url or OPENAI_BASE_URL):
             events = await self._client.responses.create(**self._request_params(request))
             try:
                 async for event in _translate(events):

@@ -364,9 +364,10 @@ def switch_to(conn: sqlite3.Connection, conversation_id: str, message_id: str, n
     remembered = conn.execute(
         "SELECT leaf_fold_version FROM messages WHERE id = ?", (leaf,)
     ).fetchone()[0]
+    # Switching versions is reading, not writing: `updated_at` (the sidebar's order)
+    # stays where the last message put it.
     conn.execute(
-        "UPDATE conversations SET active_leaf_id = ?, updated_at = ? WHERE id = ?",
-        (leaf, now, conversation_id),
+        "UPDATE conversations SET active_leaf_id = ? WHERE id = ?", (leaf, conversation_id)
     )
     repoint_fold(conn, conversation_id, pointer if remembered is None else remembered)
     return leaf

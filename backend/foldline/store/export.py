@@ -108,6 +108,7 @@ def _conversation_json(conversation: ConversationRecord) -> dict[str, Any]:
         created_at=conversation.created_at,
         updated_at=conversation.updated_at,
         active_leaf_id=conversation.active_leaf_id,
+        provider=conversation.provider,
     ).model_dump(mode="json", by_alias=True)
 
 

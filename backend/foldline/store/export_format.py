@@ -76,6 +76,9 @@ class ExportedConversation(ExportSchema):
     created_at: str
     updated_at: str
     active_leaf_id: str | None = None
+    provider: str | None = Field(default=None, max_length=200)
+    """The configured provider chosen to serve `model` (absent in older files: the one the
+    configuration picks, as for a conversation that never chose)."""
 
     check_timestamps = field_validator("created_at", "updated_at")(check_timestamp)
 

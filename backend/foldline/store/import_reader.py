@@ -298,6 +298,7 @@ def _conversation_record(value: Any) -> tuple[ConversationRecord, str | None]:
         created_at=exported.created_at,
         updated_at=exported.updated_at,
         message_count=0,
+        provider=exported.provider,
     )
     return record, exported.active_leaf_id
 

@@ -281,9 +281,11 @@ class ProjectMethods:
         with self._pool.write() as conn:
             if project_id is not None:
                 get_project(conn, project_id)
+            # Filing a conversation away is not news in it: `updated_at` (the sidebar's
+            # order) stays where its last message put it.
             cursor = conn.execute(
-                "UPDATE conversations SET project_id = ?, updated_at = ? WHERE id = ?",
-                (project_id, self._now(), conversation_id),
+                "UPDATE conversations SET project_id = ? WHERE id = ?",
+                (project_id, conversation_id),
             )
             if cursor.rowcount == 0:
                 raise NotFound(f"no conversation with id {conversation_id!r}")
