@@ -33,6 +33,7 @@ MAX_INVENTED_NAMES = 1
 """More names than this that the source never states: the summary invents."""
 
 _WORD = re.compile(r"[^\W\d_][\w'-]*", re.UNICODE)
+_LOOP_TOKEN = re.compile(r"\w[\w'-]*", re.UNICODE)
 _NAME = re.compile(r"(?<![\w.])([A-Z][\w'-]*[a-z][\w'-]*)")
 _DATE = re.compile(
     r"\b(\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4}|"
@@ -108,7 +109,9 @@ def _loops(summary: str) -> bool:
     counted = Counter(line for line in lines if len(line) >= 20)
     if counted and max(counted.values()) >= LOOP_LINE_REPEATS:
         return True
-    words = [w.lower() for w in _WORD.findall(summary)]
+    # Numbers count as words here: a list of numbered items ("item 3", "item 4") is a
+    # list, while a loop repeats its numbers too.
+    words = [w.lower() for w in _LOOP_TOKEN.findall(summary)]
     grams = Counter(tuple(words[i : i + LOOP_NGRAM]) for i in range(len(words) - LOOP_NGRAM + 1))
     return bool(grams) and max(grams.values()) >= LOOP_NGRAM_REPEATS
 
