@@ -15,10 +15,9 @@ its requests.
 
 from __future__ import annotations
 
-import re
-
 import itertools
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 

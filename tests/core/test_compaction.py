@@ -312,7 +312,9 @@ async def test_cancellation_is_not_swallowed() -> None:
 
 async def test_narrative_strategy_takes_prose() -> None:
     narrative = SETTINGS.model_copy(update={"strategy": "narrative"})
-    summarizer = ScriptedSummarizer(COUNTER, script=["They handled each item, request by request. Reading went well."])
+    summarizer = ScriptedSummarizer(
+        COUNTER, script=["They handled each item, request by request. Reading went well."]
+    )
     outcome = await run_fold(agent_session(12), summarizer, settings=narrative)
     assert outcome.state is not None and outcome.state.strategy == "narrative"
     assert "They handled each item, request by request." in outcome.state.summary_message

@@ -39,7 +39,7 @@ from foldline.chat.answer import (
     continuable,
     cut_off_usage,
 )
-from foldline.chat.context import ContextLoader, ConversationContext
+from foldline.chat.context import ContextLoader, ConversationContext, offered_tools_for
 from foldline.chat.events import ChatEvent
 from foldline.chat.fold_gate import ConversationFolds
 from foldline.chat.folding import FoldMaker, manual_fold_settings
@@ -60,7 +60,6 @@ from foldline.core.messages import (
     ToolResultPart,
 )
 from foldline.core.policy import RequestKind
-from foldline.core.recall import offered_tools
 from foldline.core.view import INTERRUPTED_RESULT, continuation_view
 from foldline.providers.base import (
     ModelRequest,
@@ -290,7 +289,8 @@ class TurnRunner:
             for event in await self.prepare_tools():
                 yield event
             # A server came up: other tools, other counts.
-            if offered_tools(self.loader.tools(), ctx.state is not None) != ctx.tools:
+            folded = ctx.state is not None
+            if offered_tools_for(self.loader.tools(), folded, ctx.budget, ctx.counter) != ctx.tools:
                 ctx = await self._load()
         async for event in self._gate(turn, ctx, mid_tool_loop=False):
             yield event
