@@ -44,7 +44,7 @@ from foldline.core.messages import (
 from foldline.core.pins import Pin, pins_cap, pins_tokens
 from foldline.core.projects import ProjectContext, compose_system, project_cap
 from foldline.core.reasoning import Effort, effort_from_settings
-from foldline.core.recall import offered_tools
+from foldline.core.recall import RECALL_TOOL_NAMES, offered_tools
 from foldline.core.settings import (
     CompactionSettings,
     InvalidSettings,
@@ -74,8 +74,13 @@ def offered_tools_for(
     """`offered_tools` with the recall tools' specs measured by the conversation's own
     counter against its input budget (each turn and the fold's plan use the same)."""
 
+    # Measured on top of the other tools: what offering them adds to every request (the
+    # wire's fixed cost of having tools at all is paid for the others already).
+    others = [spec for spec in specs if spec.name not in RECALL_TOOL_NAMES]
+    base = counter.count_request("", [], others)
+
     def spec_tokens(recall: Sequence[ToolSpec]) -> int:
-        return counter.count_request("", [], list(recall)) - counter.count_request("", [], [])
+        return counter.count_request("", [], [*others, *recall]) - base
 
     return offered_tools(specs, folded, input_budget=budget.input_budget, spec_tokens=spec_tokens)
 
