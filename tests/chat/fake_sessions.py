@@ -129,7 +129,11 @@ def fact_keeping_summary(request) -> str:
     facts = sorted({line.strip() for line in text.splitlines() if "launch code" in line})
     sections = {heading: "- (none recorded)" for heading in SUMMARY_HEADINGS}
     sections["Constraints & Requirements"] = "\n".join(f"- {f}" for f in facts) or "- none"
-    sections["Session Narrative"] = "The person sent numbered turns of filler text."
+    turns = [line.strip() for line in text.splitlines() if line.strip().startswith("Turn ")]
+    # The narrative quotes the latest turn it read, so it is about its source (a summary
+    # with nothing of its source in it is refused, as it should be).
+    latest = f" The latest: {turns[-1][:160]}" if turns else ""
+    sections["Session Narrative"] = "The person sent numbered turns of filler text." + latest
     return "\n\n".join(f"## {h}\n{body}" for h, body in sections.items())
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -250,8 +251,42 @@ def structured_summary(body_tokens: int, counter: CharCounter, marker: str = "")
     """A summary with the six headings, padded to about `body_tokens` tokens in all."""
     head = "\n\n".join(f"## {h}\n{marker or 'None.'}" for h in STRUCTURED_HEADINGS)
     missing = body_tokens - counter.count_text(head) - 2
-    filler = ("detail " * (max(missing, 0) * 4 // 7 + 1))[: max(missing, 0) * 4]
+    filler = summary_filler(max(missing, 0) * 4)
     return f"{head}\n\n{filler}".rstrip()
+
+
+def summary_of(prompt: str, body_tokens: int, counter: CharCounter) -> str:
+    """An honest summary of what `prompt` holds: the six headings and the distinct lines
+    of the prompt that name a request (the sessions of these tests number them), up to
+    about `body_tokens` tokens; padding from `summary_filler` when there are none."""
+    lines = list(dict.fromkeys(re.findall(r"[^\n]*\brequest \d+[^\n]*", prompt)))
+    head = "\n\n".join(f"## {h}\nNone." for h in STRUCTURED_HEADINGS)
+    room = max(body_tokens - counter.count_text(head) - 2, 0) * 4
+    body = ""
+    for line in reversed(lines):  # the latest requests first, as a summary keeps them
+        line = line.strip()[:200]
+        if len(body) + len(line) + 1 > room:
+            break
+        body = f"{line}\n{body}"
+    return f"{head}\n\n{body or summary_filler(room)}".rstrip()
+
+
+def summary_filler(size: int) -> str:
+    """About `size` characters of the words `text_of` writes, in an order that never
+    repeats itself: padding a summary judge takes for an honest summary of a session
+    built from `text_of` (it shares the source's words and does not loop)."""
+    words = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta")
+    pieces: list[str] = []
+    length = 0
+    state = 12345
+    while length < size:
+        # A small linear congruential sequence: deterministic, and with seven words no
+        # run of eight repeats often enough to read as a loop.
+        state = (state * 1103515245 + 12345) % 2**31
+        piece = words[(state >> 16) % len(words)] + " "
+        pieces.append(piece)
+        length += len(piece)
+    return "".join(pieces)[:size]
 
 
 @dataclass
@@ -277,5 +312,5 @@ class ScriptedSummarizer:
         if self.default is not None:
             return self.default(request)
         if "## Active Task" not in request.prompt:
-            return f"notes on request {len(self.requests)}"
-        return structured_summary(min(request.max_output_tokens, 200), self.counter)
+            return f"notes on request {len(self.requests)}: please handle each item"
+        return summary_of(request.prompt, min(request.max_output_tokens, 200), self.counter)

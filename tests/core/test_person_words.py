@@ -208,3 +208,21 @@ def test_a_superseded_decision_is_never_kept_without_its_override(
         assert "Scratch that: the archive goes to Backblaze." in block
         at = block.index("Scratch that")
         assert OVERRIDE_MARK in block[block.rindex("[#", 0, at) : at]
+
+
+def test_the_opening_facts_outlive_later_chatter_requests() -> None:
+    """The case of a real session: an emergency digest's words block dropped the three
+    opening messages (five facts) and kept two later chatter requests."""
+    words = said(
+        "My name is Ada and I live in Lisbon.",
+        "My sister Priya arrives on 12 March; the launch code is PINEAPPLE-42.",
+        "I am allergic to peanuts.",
+        "Can you tell me a joke?",
+        "Tell me another one please.",
+        "The newest request: summarize the plan.",
+    )
+    room = count(words_block((words[0], words[1], words[2], words[5]))) + 2
+    block = words_block(fit_words(words, room, count))
+    for fact in ("Ada", "Lisbon", "Priya", "PINEAPPLE-42", "peanuts"):
+        assert fact in block
+    assert "joke" not in block and "another one" not in block

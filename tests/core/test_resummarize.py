@@ -157,16 +157,27 @@ async def test_a_failing_summarizer_leaves_the_digest(failure: object) -> None:
     assert summarize.script == []
 
 
-async def test_a_malformed_answer_is_retried_once() -> None:
+async def test_a_too_short_answer_is_refused_without_asking_again() -> None:
     display = agent_session(14)
     degraded = degrade(display)
     summarize = ScriptedSummarizer(COUNTER, script=["No headings here."])
 
     state = await resummarize_display(display, degraded, summarize)
 
-    assert state is not None and not state.degraded
-    assert len(summarize.requests) == 2
-    assert "could not be used" in summarize.requests[1].prompt
+    assert state is None  # the digest stays
+    assert len(summarize.requests) == 1
+
+
+async def test_a_prose_answer_replaces_the_digest_at_the_first_call() -> None:
+    display = agent_session(14)
+    degraded = degrade(display)
+    prose = "The person asked to handle each item, one request at a time, and read files."
+    summarize = ScriptedSummarizer(COUNTER, script=[prose])
+
+    state = await resummarize_display(display, degraded, summarize)
+
+    assert state is not None and not state.degraded and state.strategy == "free-form"
+    assert len(summarize.requests) == 1
 
 
 async def test_cancellation_is_not_swallowed() -> None:

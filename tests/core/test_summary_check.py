@@ -66,3 +66,20 @@ def test_names_opening_a_sentence_or_a_list_item_are_not_names() -> None:
 
 def test_dates_are_compared_as_written() -> None:
     assert invented_dates("On 2026-03-14 and on March 3, 2027.", SOURCE) == ["March 3, 2027"]
+
+
+def test_a_numbered_list_is_not_a_loop() -> None:
+    """Items that differ only by their numbers are a list, not a loop."""
+    source = "\n".join(f"request {i}: please handle item {i}" for i in range(12))
+    summary = "\n".join(f"- request {i}: please handle item {i}" for i in range(12))
+    assert summary_defect(summary, source) is None
+    assert summary_defect("- request 3: please handle item 3\n" * 12, source) is not None
+
+
+def test_quoting_a_repetitive_source_is_not_a_loop() -> None:
+    """A source that repeats itself may be quoted as it is; repeating more than it does
+    is a loop."""
+    paragraph = "The review found that the migration keeps every column of the table. "
+    source = paragraph * 5
+    assert summary_defect(paragraph * 5, source) is None
+    assert summary_defect(paragraph * 9, source) is not None

@@ -24,6 +24,7 @@ from foldline.core.planning import safe_split_points
 from foldline.core.view import (
     INTERRUPTED_RESULT,
     PRUNED_PLACEHOLDER,
+    UNANSWERED_NOTE,
     build_api_messages,
     repair_pairs,
     summary_to_message,
@@ -225,13 +226,14 @@ def test_tool_message_text_before_a_dropped_result_goes_with_it() -> None:
 
 
 def _strip_repairs(messages: Sequence[Message]) -> list[Message]:
-    """The view without synthetic results, to compare with the history."""
+    """The view without synthetic results and notes, to compare with the history."""
     out = []
     for message in messages:
         parts = tuple(
             p
             for p in message.parts
             if not (isinstance(p, ToolResultPart) and p.output == INTERRUPTED_RESULT)
+            and not (isinstance(p, TextPart) and p.text == UNANSWERED_NOTE)
         )
         if parts:
             out.append(message.model_copy(update={"parts": parts}))

@@ -26,6 +26,7 @@ from foldline.providers.base import ModelRequest, ProviderEvent, Stop, TextDelta
 from foldline.server.app import create_app
 from foldline.server.config_source import ConfigSource
 from foldline.store import Store
+from foldline.testing import StructuredSummary
 
 TOKEN = "test-token-0123456789abcdefghijklmnopqrstuv"
 PORT = 8123
@@ -65,10 +66,15 @@ SUMMARY = "\n\n".join(
 )
 
 
+SHORT_SUMMARY = StructuredSummary(head_chars=240, tail_chars=240)
+"""The fake model's summarizer: the headings and a short head and tail of its source."""
+
+
 @dataclass
 class HoldableModel:
     """Streams `reply` in `chunks` deltas; after the first delta it waits for `release`
-    while `hold` is set. Summary requests (no tools offered) get a structured summary."""
+    while `hold` is set. Summary requests (no tools offered) get a structured summary of
+    their own text."""
 
     reply: str = "Hello from the fake model."
     chunks: int = 3
@@ -84,7 +90,9 @@ class HoldableModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         self.calls.append(request)
-        text = self.reply if request.tools else SUMMARY
+        # A summary built from what it was asked to summarize: the app judges every
+        # summary against its source and refuses one with nothing of it.
+        text = self.reply if request.tools else SHORT_SUMMARY(request)
         size = max(1, -(-len(text) // self.chunks))
         pieces = [text[i : i + size] for i in range(0, len(text), size)]
         yield Usage(input_tokens=100 + 10 * len(request.messages), output_tokens=len(pieces))

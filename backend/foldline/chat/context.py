@@ -7,7 +7,7 @@ does not grow with the history. Everything the gate, the request and the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,7 +44,7 @@ from foldline.core.messages import (
 from foldline.core.pins import Pin, pins_cap, pins_tokens
 from foldline.core.projects import ProjectContext, compose_system, project_cap
 from foldline.core.reasoning import Effort, effort_from_settings
-from foldline.core.recall import offered_tools
+from foldline.core.recall import RECALL_TOOL_NAMES, offered_tools
 from foldline.core.settings import (
     CompactionSettings,
     InvalidSettings,
@@ -66,6 +66,23 @@ DEFAULT_SYSTEM_PROMPT = (
     "message; treat it as a faithful record. You can check how full your context is with "
     "getContextStats and fold older messages with compactContext."
 )
+
+
+def offered_tools_for(
+    specs: list[ToolSpec], folded: bool, budget: Budget, counter: TokenCounter
+) -> list[ToolSpec]:
+    """`offered_tools` with the recall tools' specs measured by the conversation's own
+    counter against its input budget (each turn and the fold's plan use the same)."""
+
+    # Measured on top of the other tools: what offering them adds to every request (the
+    # wire's fixed cost of having tools at all is paid for the others already).
+    others = [spec for spec in specs if spec.name not in RECALL_TOOL_NAMES]
+    base = counter.count_request("", [], others)
+
+    def spec_tokens(recall: Sequence[ToolSpec]) -> int:
+        return counter.count_request("", [], [*others, *recall]) - base
+
+    return offered_tools(specs, folded, input_budget=budget.input_budget, spec_tokens=spec_tokens)
 
 
 @dataclass
@@ -393,8 +410,8 @@ class ContextLoader:
         own_system = conversation.system_prompt or DEFAULT_SYSTEM_PROMPT
         shared = project_context(self.store, project) if project else None
         system = compose_system(own_system, shared)
-        tools = offered_tools(self.tools(), state is not None)
         counter, ratio = self.counter(model, wire)
+        tools = offered_tools_for(self.tools(), state is not None, budget, counter)
         framing = counter.count_request(system, [], [])
         project_tokens = framing - counter.count_request(own_system, [], []) if shared else 0
         # Tools are counted where the model reads them: a local server whose chat
@@ -442,7 +459,7 @@ class ContextLoader:
             settings_notice=settings_notice,
             system=system,
             tools=tools,
-            tools_after_fold=offered_tools(self.tools(), True),
+            tools_after_fold=offered_tools_for(self.tools(), True, budget, counter),
             state=state,
             records=records,
             messages_in_view=len(entries),

@@ -28,7 +28,7 @@ from foldline.chat.answer import (
     StreamedAnswer,
     continuable,
 )
-from foldline.chat.context import ConversationContext
+from foldline.chat.context import ConversationContext, offered_tools_for
 from foldline.chat.events import ChatEvent
 from foldline.chat.folding import FoldMaker, manual_fold_settings
 from foldline.chat.model_call import ModelCall
@@ -46,7 +46,6 @@ from foldline.core.messages import (
     ToolResultPart,
 )
 from foldline.core.policy import RequestKind
-from foldline.core.recall import offered_tools
 from foldline.core.view import INTERRUPTED_RESULT
 from foldline.providers.registry import resolve_model
 from foldline.store import MessageRecord
@@ -241,7 +240,8 @@ class TurnRunner:
             for event in await self.prepare_tools():
                 yield event
             # A server came up: other tools, other counts.
-            if offered_tools(self.loader.tools(), ctx.state is not None) != ctx.tools:
+            folded = ctx.state is not None
+            if offered_tools_for(self.loader.tools(), folded, ctx.budget, ctx.counter) != ctx.tools:
                 ctx = await self._load()
         async for event in self._gate(turn, ctx, mid_tool_loop=False):
             yield event

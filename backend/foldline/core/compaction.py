@@ -260,16 +260,21 @@ class _SummaryRun:
         files: tuple[AttachmentPart, ...] = (),
         source: str | None = None,
     ) -> str | None:
-        """One request with one retry; None (and `problem` set) when both fail.
+        """One request, asked again only when the summarizer failed or answered nothing;
+        None (and `problem` set) when no usable answer came.
 
-        A non-empty final answer without the structured headings is retried once and
-        then kept as it is (free-form): losing a summary for its shape would fall back to
-        the much poorer digest. A request after the view (`source` given: the folded
-        text it stands for) is tried once and kept only when well formed: the caller
-        then asks on its own, as without a view.
+        Every answer is judged against the text it was written from before it may stand
+        for it (`summary_defect`): one that loops, invents or is about something else
+        (what small local models write) is refused at once, like a failed summary, since
+        the digest keeps the facts and it would not. A judged answer without the
+        structured headings is kept as it is (free-form) rather than asked again: on a
+        slow single-slot server a second call doubles the fold's wait, and losing a
+        faithful summary for its shape would fall back to the much poorer digest. A
+        request after the view (`source` given: the folded text it stands for) is tried
+        once and kept only when well formed: the caller then asks on its own, as without
+        a view.
         """
         problem: str | None = None
-        unformatted: str | None = None
         after_view = source is not None
         for attempt in range(1 if after_view else 2):
             text = prompt if attempt == 0 else prompt + retry_note(problem or "")
@@ -289,22 +294,20 @@ class _SummaryRun:
             except Exception as error:  # any failure of the injected summarizer
                 problem = f"the summarizer failed ({type(error).__name__}: {error})"[:240]
                 continue
-            problem = summary_problem(answer, self.strategy if final else None)
-            if problem is None:
-                return self._fit(answer.strip(), max_output)
-            if isinstance(answer, str) and answer.strip():
-                # An answer that ignored the format is kept free-form only when it may
-                # stand for the folded text: one that loops, invents or is about
-                # something else (what small local models write) is refused like a
-                # failed summary; the digest keeps the facts, it would not.
-                defect = summary_defect(answer, source or prompt)
-                if defect is None and not after_view:
-                    unformatted = answer
-                else:
-                    problem = defect
-        if unformatted is not None:
-            self.free_form = True
-            return self._fit(unformatted.strip(), max_output)
+            if not isinstance(answer, str) or not answer.strip():
+                problem = "it was empty"
+                continue
+            defect = summary_defect(answer, source or prompt)
+            if defect is not None:
+                self.problem = defect
+                return None
+            malformed = summary_problem(answer, self.strategy) if final else None
+            if malformed is not None and after_view:
+                problem = malformed
+                continue
+            if malformed is not None:
+                self.free_form = True
+            return self._fit(answer.strip(), max_output)
         self.problem = problem
         return None
 
@@ -541,7 +544,7 @@ async def fold(
     """Fold older messages into a summary, down to the target. Never raises on a
     summarizer failure (exception, empty answer, unreachable): the extractive digest is
     used instead and the outcome says why (`degraded_reason`). An answer that ignores
-    the format after one retry is kept as a free-form summary."""
+    the format but passes the summary judge is kept as a free-form summary."""
     state = inputs.state
     start = inputs.start
     if inputs.window.end <= start:
@@ -624,7 +627,7 @@ async def resummarize(
 
     The split does not move (same `api_start_index`), so the next request only swaps the
     digest for the summary. The summary is made exactly as `fold` makes one (summarizer
-    budget, masking, chunks and merges, heading checks with one retry, free-form kept,
+    budget, masking, chunks and merges, every answer judged, free-form kept,
     the person's details carried) and cut to the target like a fold's. Returns None when
     the summarizer fails again (exception, empty answer) or when the view with the
     summary would reach the soft threshold (the next turn would fold again); the digest

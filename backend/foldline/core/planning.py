@@ -15,7 +15,7 @@ from foldline.core.messages import History, Message, ToolSpec, as_window
 from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState, SummarizedRange, Trigger
 from foldline.core.tokens import TokenCounter
-from foldline.core.view import repair_pairs, summary_to_message, view_message
+from foldline.core.view import mark_unanswered, repair_pairs, summary_to_message, view_message
 
 SLACK_TOKENS = 16
 """Room for tokens merging at string joins: tokenizers are not exactly additive."""
@@ -167,7 +167,7 @@ class FoldPlanner:
     def tail_tokens(self, split: int) -> int:
         """The tail from `split` exactly as it would be sent (repaired)."""
         if split not in self._exact:
-            repaired = repair_pairs(self._viewed[split - self.start :])
+            repaired = mark_unanswered(repair_pairs(self._viewed[split - self.start :]))
             self._exact[split] = sum(self._count(m) for m in repaired)
         return self._exact[split]
 

@@ -485,11 +485,37 @@ SEARCH_CONVERSATIONS = "searchConversations"
 RECALL_TOOL_NAMES = frozenset({SEARCH_HISTORY, READ_HISTORY, SEARCH_CONVERSATIONS})
 
 
-def offered_tools(specs: Sequence[ToolSpec], folded: bool) -> list[ToolSpec]:
+RECALL_TOOLS_SHARE = 0.05
+"""The most of the input budget the recall tools' specs may take. On a 2,048 window the
+three specs cost about a third of the budget, so a first fold freed nothing; there only
+`searchHistory` (or no recall tool) is offered."""
+
+
+def offered_tools(
+    specs: Sequence[ToolSpec],
+    folded: bool,
+    *,
+    input_budget: int | None = None,
+    spec_tokens: Callable[[Sequence[ToolSpec]], int] | None = None,
+) -> list[ToolSpec]:
     """The specs the model is offered: the recall tools only once the conversation has a
     fold, so the tool list (part of the cached prefix) changes only at the first fold,
-    which changes the prefix anyway."""
-    return [spec for spec in specs if folded or spec.name not in RECALL_TOOL_NAMES]
+    which changes the prefix anyway; and only those whose specs fit within
+    `RECALL_TOOLS_SHARE` of `input_budget` as `spec_tokens` counts them: all three, else
+    `searchHistory` alone, else none. Without a budget or a count, all are offered."""
+    others = [spec for spec in specs if spec.name not in RECALL_TOOL_NAMES]
+    if not folded:
+        return others
+    recall = [spec for spec in specs if spec.name in RECALL_TOOL_NAMES]
+    if input_budget is None or spec_tokens is None or not recall:
+        return list(specs)
+    room = input_budget * RECALL_TOOLS_SHARE
+    if spec_tokens(recall) <= room:
+        return list(specs)
+    search = [spec for spec in recall if spec.name == SEARCH_HISTORY]
+    if search and spec_tokens(search) <= room:
+        return [spec for spec in specs if spec.name not in RECALL_TOOL_NAMES - {SEARCH_HISTORY}]
+    return others
 
 
 @dataclass(frozen=True)

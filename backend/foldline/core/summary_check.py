@@ -33,6 +33,7 @@ MAX_INVENTED_NAMES = 1
 """More names than this that the source never states: the summary invents."""
 
 _WORD = re.compile(r"[^\W\d_][\w'-]*", re.UNICODE)
+_LOOP_TOKEN = re.compile(r"\w[\w'-]*", re.UNICODE)
 _NAME = re.compile(r"(?<![\w.])([A-Z][\w'-]*[a-z][\w'-]*)")
 _DATE = re.compile(
     r"\b(\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4}|"
@@ -103,14 +104,29 @@ def _content_words(text: str) -> list[str]:
     return [w for w in (m.lower() for m in _WORD.findall(text)) if len(w) >= 4 and w not in _STOP]
 
 
-def _loops(summary: str) -> bool:
-    lines = [re.sub(r"\s+", " ", line.strip().lower()) for line in summary.splitlines()]
-    counted = Counter(line for line in lines if len(line) >= 20)
-    if counted and max(counted.values()) >= LOOP_LINE_REPEATS:
-        return True
-    words = [w.lower() for w in _WORD.findall(summary)]
-    grams = Counter(tuple(words[i : i + LOOP_NGRAM]) for i in range(len(words) - LOOP_NGRAM + 1))
-    return bool(grams) and max(grams.values()) >= LOOP_NGRAM_REPEATS
+def _lines(text: str) -> Counter[str]:
+    lines = (re.sub(r"\s+", " ", line.strip().lower()) for line in text.splitlines())
+    return Counter(line for line in lines if len(line) >= 20)
+
+
+def _grams(text: str) -> Counter[tuple[str, ...]]:
+    # Numbers count as words here: a list of numbered items ("item 3", "item 4") is a
+    # list, while a loop repeats its numbers too.
+    words = [w.lower() for w in _LOOP_TOKEN.findall(text)]
+    return Counter(tuple(words[i : i + LOOP_NGRAM]) for i in range(len(words) - LOOP_NGRAM + 1))
+
+
+def _loops(summary: str, source: str) -> bool:
+    """A line or a run of words said over and over, more often than the source says it:
+    a summary that quotes a repetitive source faithfully repeats what it quotes."""
+    lines = [(n, line) for line, n in _lines(summary).items() if n >= LOOP_LINE_REPEATS]
+    grams = [(n, gram) for gram, n in _grams(summary).items() if n >= LOOP_NGRAM_REPEATS]
+    if not lines and not grams:
+        return False
+    source_lines, source_grams = _lines(source), _grams(source)
+    return any(n > source_lines[line] for n, line in lines) or any(
+        n > source_grams[gram] for n, gram in grams
+    )
 
 
 def invented_names(summary: str, source: str) -> list[str]:
@@ -144,7 +160,7 @@ def summary_defect(summary: str, source: str) -> str | None:
     body = "\n".join(line for line in summary.splitlines() if not line.lstrip().startswith("#"))
     if len(words) < MIN_WORDS:
         return f"it was too short to stand for the folded messages ({len(words)} words)"
-    if _loops(summary):
+    if _loops(summary, source):
         return "it repeats itself in a loop"
     content = _content_words(body)
     if content:

@@ -45,6 +45,18 @@ CONTINUE_PROMPT = (
 """What follows a cut-off answer in the model's view when the person presses Continue."""
 
 
+UNANSWERED_NOTE = (
+    "\n\n[This message got no answer: its turn failed or was stopped. Answer the person's "
+    "latest message; they will ask again if this one still matters.]"
+)
+"""What follows a person's message that got no answer, in the model's view.
+
+A failed turn leaves the person's question with no answer, so the next request holds two
+questions in a row, and a model (a small one above all) answers the earlier one instead
+of the one just asked. The question stays (it may hold facts the person gave) and says
+it was not answered."""
+
+
 def continuation_view(view: Sequence[Message]) -> list[Message]:
     """The view for Continue: the cut-off answer as the last assistant message, then a
     short user message asking to go on.
@@ -135,10 +147,21 @@ def build_api_messages(
     """
     start = state.api_start_index if state is not None else 0
     tail = [view_message(m) for m in as_window(display).since(start)]
-    repaired = repair_pairs(tail)
+    repaired = mark_unanswered(repair_pairs(tail))
     if state is None:
         return repaired
     return [summary_to_message(state, pins), *repaired]
+
+
+def mark_unanswered(messages: Sequence[Message]) -> list[Message]:
+    """Each person's message followed by another one, with no answer between them, gets
+    `UNANSWERED_NOTE` after its text; the last message (the one being asked) never."""
+    out = list(messages)
+    for i in range(len(out) - 1):
+        if out[i].role == "user" and out[i + 1].role == "user":
+            note = TextPart(text=UNANSWERED_NOTE)
+            out[i] = out[i].model_copy(update={"parts": (*out[i].parts, note)})
+    return out
 
 
 def _without(message: Message, kind: type) -> Message:
