@@ -27,7 +27,7 @@ from foldline.core.tree import (
     path_to,
     sibling_ids,
 )
-from foldline.core.view import summary_to_message, view_message
+from foldline.core.view import mark_unanswered, summary_to_message, view_message
 from foldline.testing.tree_model import ConversationTree
 
 
@@ -91,9 +91,10 @@ def check_every_branch(conversation: ConversationTree) -> None:
         messages = [conversation.messages[m] for m in path]
         view = branch_view(messages, state)
         start = state.api_start_index if state else 0
-        expected = ([summary_to_message(state)] if state else []) + [
-            view_message(message) for message in messages[start:]
-        ]
+        # (A person's message that got no answer carries the view's note saying so.)
+        expected = ([summary_to_message(state)] if state else []) + mark_unanswered(
+            [view_message(message) for message in messages[start:]]
+        )
         assert view == expected
         assert_paired(view)
 
