@@ -376,7 +376,8 @@ function foldsNext({ fraction, soft }) {
 
 /**
  * The words of the warning above the composer: how full the context is and when it
- * folds (before the answer to the message that takes it past the threshold).
+ * folds (before answering the message that takes it past the threshold; the words stay
+ * short, as they sit above the composer on a phone).
  * @param {{fraction: number, soft: number, level: string}} info
  * @param {boolean} auto whether automatic folding is on
  */
@@ -393,7 +394,7 @@ export function foldWarningText(info, auto) {
       : `Context ${formatPercent(info.fraction)} full and automatic folding is off.`;
   }
   return auto
-    ? `Context ${formatPercent(info.fraction)} full: it folds before the answer to the message that takes it past ${formatPercent(info.soft)}${foldsNext(info) ? ", likely your next one" : ""}.`
+    ? `Context ${formatPercent(info.fraction)} full: it folds when a message takes it past ${formatPercent(info.soft)}${foldsNext(info) ? ", likely your next" : ""}.`
     : `Context ${formatPercent(info.fraction)} full; automatic folding is off.`;
 }
 

@@ -83,3 +83,13 @@ def test_quoting_a_repetitive_source_is_not_a_loop() -> None:
     source = paragraph * 5
     assert summary_defect(paragraph * 5, source) is None
     assert summary_defect(paragraph * 9, source) is not None
+
+
+def test_headings_quoted_from_an_earlier_summary_are_not_a_loop() -> None:
+    headings = "## Constraints & Requirements\n- none\n\n## Session Narrative\n- the port is 8080\n"
+    source = f"Previous summary:\n{headings}\n{headings}\nuser: we moved the port to 8080."
+    summary = f"{headings}\n{headings}\n{headings}\nThe port moved to 8080 for the proxy."
+    assert summary_defect(summary, source) is None
+    # A line of text said over and over still is.
+    looping = summary + "\nThe port moved to 8080 again and again.\n" * 4
+    assert summary_defect(looping, source) is not None

@@ -67,10 +67,9 @@ def test_first_minutes_small_things(ui):
         }"""
     )
     assert checks["warning"] == (
-        "Context 80% full: it folds before the answer to the message that takes it past "
-        "80%, likely your next one."
+        "Context 80% full: it folds when a message takes it past 80%, likely your next."
     )
-    assert "likely your next one" not in checks["early"]
+    assert "likely your next" not in checks["early"]
     assert (
         checks["details"] == "The summary kept 1 of 4 of your key points; 3 more in your own words"
     )

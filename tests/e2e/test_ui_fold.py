@@ -271,6 +271,10 @@ def test_reload_shows_the_same_state(ui):
     conversation_id = fill_until_folded(ui)
     page = ui.page
     fold = current_fold(ui.app, conversation_id)
+    # The page has drawn every stored message (the last answer's re-read may still be
+    # under way when the turn's end is heard) before it is compared with a reload.
+    stored = ui.app.api("GET", f"/api/conversations/{conversation_id}")["messageCount"]
+    expect(page.locator(".message")).to_have_count(stored)
     messages_before = page.locator(".message").count()
     folded_before = page.locator(".message.folded").count()
     tokens_before = meter_tokens(page)

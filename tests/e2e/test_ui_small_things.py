@@ -228,7 +228,7 @@ def test_on_a_phone_pins_hand_offs_and_the_warning_leave_the_chat_most_of_the_sc
     ui.open(f"&c={cid}")
     # The warning, whichever of its two sentences the meter's level gives.
     expect(page.locator("#composer-status")).to_contain_text(
-        re.compile(r"folds (automatically|before the next answer)")
+        re.compile(r"folds (automatically|before the next answer|when a message takes it past)")
     )
     links = page.locator("#handoff-links .handoff-link")
     expect(links).to_have_count(2)

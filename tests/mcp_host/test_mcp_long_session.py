@@ -108,7 +108,9 @@ async def test_thirty_turns_of_large_mcp_outputs_on_an_8k_window(
     assert len(results) == TURNS
     assert all(r.data["truncated"] and not r.data["isError"] for r in results)
     assert folds, "an 8k window cannot hold 30 tool results without folding"
-    assert all(not fold.data["degraded"] for fold in folds)
+    assert all(not fold.data["degraded"] for fold in folds), [
+        (f.data.get("reason"), f.data.get("degradedReason")) for f in folds if f.data["degraded"]
+    ]
     # Every output is stored in full: 5,000 to 20,000 tokens each.
     tokenizer = FakeTokenizer()
     stored = [part for record in records for part in record.message.tool_results]

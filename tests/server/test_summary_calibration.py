@@ -14,8 +14,9 @@ from foldline.chat.service import ChatService
 from foldline.core.messages import assistant, user
 from foldline.providers.base import ModelRequest, ProviderEvent, Stop, TextDelta, Usage
 from foldline.store import Store
+from foldline.testing import looks_like_summary_request
 
-from .conftest import SUMMARY
+from .conftest import SHORT_SUMMARY
 
 
 @dataclass
@@ -31,7 +32,8 @@ class ReportingModel:
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         self.calls.append(request)
         yield Usage(input_tokens=self.reported, output_tokens=20)
-        yield TextDelta(SUMMARY)
+        # A summary written from what it was given, so the fold keeps it.
+        yield TextDelta(SHORT_SUMMARY(request))
         yield Stop("end_turn")
 
     def warm_up(self) -> None:
@@ -64,9 +66,10 @@ def test_a_fold_before_any_turn_calibrates_the_model(
     assert parse_sse(reply.text)[-1].name == "done"
 
     (request,) = model.calls
-    assert not request.tools  # a summary call, not a turn
+    assert looks_like_summary_request(request)  # a summary call, not a turn
     base = chat_service.load_context(conversation).counter.base  # type: ignore[attr-defined]
-    estimate = base.count_request(request.system, request.messages, [])
+    # Asked after the conversation's view, the summary request carries the turn's tools.
+    estimate = base.count_request(request.system, request.messages, list(request.tools))
     learned = store.get_calibration("local", "fake-model")
     assert learned.samples == 1
     assert learned.ratio == pytest.approx(min(3.0, max(0.5, 4_321 / estimate)))

@@ -105,8 +105,10 @@ def _content_words(text: str) -> list[str]:
 
 
 def _lines(text: str) -> Counter[str]:
+    # Markdown headings are the summary's frame, not what it says: a summary that stacks
+    # on an earlier one quotes that one's headings beside its own.
     lines = (re.sub(r"\s+", " ", line.strip().lower()) for line in text.splitlines())
-    return Counter(line for line in lines if len(line) >= 20)
+    return Counter(line for line in lines if len(line) >= 20 and not line.startswith("#"))
 
 
 def _grams(text: str) -> Counter[tuple[str, ...]]:
