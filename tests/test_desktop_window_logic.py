@@ -13,9 +13,7 @@ from foldline_desktop.window_state import WindowState
 
 
 def _window(state: WindowState | None = None) -> DesktopWindow:
-    return DesktopWindow(
-        Path("/nonexistent"), "http://127.0.0.1:1", "token", state or WindowState()
-    )
+    return DesktopWindow(Path("/nonexistent"), "token", state or WindowState(), "<p>starting</p>")
 
 
 def test_an_early_none_from_the_page_does_not_forget_the_remembered_conversation() -> None:

@@ -7,7 +7,9 @@ The order matters for start-up time and for honest errors:
 3. Qt cannot work (a missing library, or a DISPLAY with no X server behind it) → one line
    with the reason and the fix (the `apt-get` line for libraries), then serve;
 4. another window already open on this data dir → raise it and exit 0;
-5. start the server on loopback, wait for `/api/health`, open the window on it;
+5. open the window on its starting page and start the server on loopback beside it; the
+   page shows what the start waits for, the app loads once `/api/health` answers, and a
+   start given up says why in the window (the process then ends with status 1);
 6. window closed (or SIGTERM) → stop the server (bounded by uvicorn's graceful-shutdown
    timeout), save the window state, release the lock, end the process (status 0)
    without waiting for Qt WebEngine's slow teardown.
@@ -36,8 +38,9 @@ from foldline_desktop.instance import (
     read_instance_record,
 )
 from foldline_desktop.malloc_arenas import limit_malloc_arenas
-from foldline_desktop.server_handle import ServerDidNotStart, start_local_server
+from foldline_desktop.starting_page import OPENING_DATABASE, starting_html
 from foldline_desktop.window import DesktopWindow, prepare_qt_environment
+from foldline_desktop.window_start import WindowStart
 from foldline_desktop.window_state import load_window_state, save_window_state
 
 logger = logging.getLogger(__name__)
@@ -91,35 +94,38 @@ def _run_window(data_dir: Path, lock: InstanceLock, started_at: float) -> int:
     token = resolve_token()
     register_secret(token)
     state = load_window_state(data_dir)
-    try:
-        server = start_local_server(data_dir, token, state.last_port)
-    except ServerDidNotStart as error:
-        logger.error("%s", error)
-        print(f"Foldline could not start its server: {error}", file=sys.stderr)
-        return 1
-    logger.info("server ready at %s after %.2f s", server.url, time.monotonic() - started_at)
-    window = DesktopWindow(data_dir, server.url, token, replace(state, last_port=server.port))
+    window = DesktopWindow(data_dir, token, state, starting_html(OPENING_DATABASE, 0))
+    start = WindowStart(data_dir, token, state.last_port, window, started_at)
 
     def status() -> dict[str, object]:
+        server = start.server
         return {
-            "url": server.url,
+            "url": server.url if server is not None else None,
+            "starting": start.stages.stage if server is None else None,
             "loaded": window.loaded,
             "conversation": window.state.last_conversation_id,
-            "requests": [asdict(seen) for seen in server.requests.recent()],
+            "requests": [asdict(seen) for seen in server.requests.recent()] if server else [],
         }
 
     listener = ControlListener({RAISE_COMMAND: window.raise_window, STATUS_COMMAND: status})
     listener.start()
     lock.publish(InstanceRecord(os.getpid(), listener.port, listener.secret))
+    # The server starts beside the window, which shows what the start waits for.
+    start.begin()
     try:
         window.run()
     finally:
         listener.stop()
-        stop_started = time.monotonic()
-        server.stop()
-        logger.info("server stopped in %.2f s", time.monotonic() - stop_started)
-        save_window_state(data_dir, window.state)
-    return 0
+        server = start.server
+        if server is not None:
+            stop_started = time.monotonic()
+            server.stop()
+            logger.info("server stopped in %.2f s", time.monotonic() - stop_started)
+        state = window.state
+        if server is not None:
+            state = replace(state, last_port=server.port)
+        save_window_state(data_dir, state)
+    return 0 if start.server is not None else 1
 
 
 def run_desktop(args: argparse.Namespace) -> int:

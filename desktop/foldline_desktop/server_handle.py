@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from foldline_desktop.request_log import RequestLog
+from foldline_desktop.starting_page import OPENING_DATABASE, SERVER_ANSWERING
 
 logger = logging.getLogger(__name__)
 
@@ -108,8 +109,20 @@ def _say_starting(seconds: float, stage: str) -> None:
     print(f"Foldline is still starting ({seconds:.0f} s): waiting for {stage}", flush=True)
 
 
-def start_local_server(data_dir: Path, token: str, preferred_port: int | None) -> LocalServer:
-    """Build the app and serve it on loopback; returns once `/api/health` answers."""
+def _no_stage(stage: str) -> None:
+    del stage
+
+
+def start_local_server(
+    data_dir: Path,
+    token: str,
+    preferred_port: int | None,
+    on_stage: Callable[[str], None] = _no_stage,
+) -> LocalServer:
+    """Build the app and serve it on loopback; returns once `/api/health` answers.
+
+    `on_stage` hears what the start waits for each time that changes (the window's
+    starting page shows it): the database, the server's own stages, its first answer."""
     from foldline.server.app import create_app
     from foldline.server.launch import allowed_hosts_for
     from foldline.server.runner import start_server_in_thread
@@ -117,15 +130,22 @@ def start_local_server(data_dir: Path, token: str, preferred_port: int | None) -
     sock = _bind_preferred(preferred_port)
     port = sock.getsockname()[1]
     try:
+        # The app opens the store as it is built: the database is checked and migrated.
+        on_stage(OPENING_DATABASE)
         app = create_app(
             data_dir=data_dir, token=token, allowed_hosts=allowed_hosts_for(LOOPBACK, port)
         )
         requests = RequestLog(app)
-        server = start_server_in_thread(requests, LOOPBACK, port, sock=sock, on_wait=_say_starting)
+        server = start_server_in_thread(
+            requests, LOOPBACK, port, sock=sock, on_wait=_say_starting, on_stage=on_stage
+        )
     except Exception as error:
         sock.close()
         raise ServerDidNotStart(f"could not start the server: {error}") from error
+    on_stage(SERVER_ANSWERING)
     if wait_until_healthy(server.url):
         return LocalServer(server, requests)
     server.stop()
-    raise ServerDidNotStart(f"the server at {server.url} never answered /api/health")
+    raise ServerDidNotStart(
+        f"the server at {server.url} did not answer within {HEALTH_TIMEOUT_SECONDS:.0f} s"
+    )

@@ -121,11 +121,17 @@ def restore_user_environment(environ: dict[str, str] | os._Environ[str]) -> None
 
 
 class DesktopWindow:
-    """One window on one running server; `run()` blocks until the window is closed."""
+    """One window; `run()` blocks until the window is closed.
 
-    def __init__(self, data_dir: Path, server_url: str, token: str, state: WindowState) -> None:
+    The window opens at once on a page of its own (what the start waits for, see
+    `starting_page`); `open_app` loads the app once its server answers, and `show_html`
+    replaces the starting page (a new stage, or why the start was given up). Both may be
+    called from any thread, before or after the window is shown.
+    """
+
+    def __init__(self, data_dir: Path, token: str, state: WindowState, first_page: str) -> None:
         self._data_dir = data_dir
-        self._server_url = server_url
+        self._server_url: str | None = None
         self._token = token
         self._lock = threading.Lock()
         self._state = state
@@ -136,6 +142,11 @@ class DesktopWindow:
         self._bring_to_front: Callable[[], None] | None = None
         self._page_reported_conversation = False
         self._loaded = threading.Event()
+        self._first_page = first_page
+        # Set when pywebview can take pages (shown), or when there is no window to show
+        # them in any more (closed): a caller from another thread waits for either.
+        self._shown = threading.Event()
+        self._closed = threading.Event()
 
     @property
     def state(self) -> WindowState:
@@ -175,13 +186,47 @@ class DesktopWindow:
         if window is not None:
             window.destroy()  # type: ignore[attr-defined]
 
+    def _shown_window(self) -> object | None:
+        """The window once it is shown, or None once it is closed (waits for either:
+        pywebview's own calls give up after 20 s, which a slow machine can take)."""
+        while not self._shown.wait(0.5):
+            if self._closed.is_set():
+                return None
+        return None if self._closed.is_set() else self._window
+
+    def show_html(self, page: str) -> None:
+        """Show `page` (a page of the window's own, no network) instead of the current one."""
+        if not self._shown.is_set():
+            # Not shown yet: the window opens on the newest page given.
+            with self._lock:
+                self._first_page = page
+        window = self._shown_window()
+        if window is None:
+            return
+        try:
+            window.load_html(page, base_uri="about:blank")  # type: ignore[attr-defined]
+        except Exception as error:  # the window closing under the call
+            logger.info("the starting page could not be updated: %s", error)
+
+    def open_app(self, server_url: str) -> None:
+        """Load the app from its server (which answers by now)."""
+        with self._lock:
+            self._server_url = server_url
+            conversation = self._state.last_conversation_id
+        window = self._shown_window()
+        if window is None:
+            return
+        window.load_url(page_url(server_url, self._token, conversation))  # type: ignore[attr-defined]
+
     def run(self) -> None:
         import webview
 
         state = self.state
+        with self._lock:
+            first_page = self._first_page
         window = webview.create_window(
             WINDOW_TITLE,
-            url=page_url(self._server_url, self._token, state.last_conversation_id),
+            html=first_page,
             width=state.width,
             height=state.height,
             # Placed on the GUI thread before it shows (see _on_before_show), in global
@@ -210,6 +255,7 @@ class DesktopWindow:
             webview.start(gui="qt", private_mode=False, storage_path=str(storage))
             logger.info("window closed")
         finally:
+            self._closed.set()
             signal.signal(signal.SIGTERM, previous_sigterm)
             self._window = None
             self._bring_to_front = None
@@ -239,9 +285,17 @@ class DesktopWindow:
     def _on_loaded(self) -> None:
         # The web profile and its storage exist by now: Qt no longer needs the redirection.
         restore_user_environment(os.environ)
+        server_url = self._server_url
+        window = self._window
+        if server_url is None or window is None:
+            return  # the starting page
+        # A starting page asked for before the app may still finish loading after it.
+        current = window.get_current_url()  # type: ignore[attr-defined]
+        if not (isinstance(current, str) and current.startswith(server_url)):
+            return
         self._loaded.set()
         # Tests and the startup benchmark wait for this line; it carries no token.
-        logger.info("window page loaded from %s", self._server_url)
+        logger.info("window page loaded from %s", server_url)
 
     def _on_before_show(self, window: object) -> None:
         # Runs on the GUI thread, after pywebview built its Qt window and before it shows.
@@ -256,6 +310,7 @@ class DesktopWindow:
 
     def _on_shown(self) -> None:
         logger.info("window shown")
+        self._shown.set()
 
     def _on_sigterm(self, signum: int, frame: FrameType | None) -> None:
         # Close through the window's own path so the server stops and the state is saved,

@@ -36,6 +36,9 @@ clock: Callable[[], float] = time.monotonic
 
 StartWaiting = Callable[[float, str], None]
 """Told (seconds so far, what the start waits for) while a start takes a while."""
+StageChanged = Callable[[str], None]
+"""Told what the start waits for, at once and again each time that changes (the
+desktop window's starting page shows it)."""
 
 
 def url_host(host: str) -> str:
@@ -151,11 +154,13 @@ def start_server_in_thread(
     sock: socket.socket | None = None,
     startup_timeout: float = STUCK_START_SECONDS,
     on_wait: StartWaiting | None = None,
+    on_stage: StageChanged | None = None,
 ) -> RunningServer:
     """Serve `app` on `host:port` (or on an already bound `sock`) from a daemon thread.
 
     Returns once the server accepts connections, however long a healthy start takes;
-    `on_wait` hears every few seconds what it waits for. Raises RuntimeError if it could
+    `on_wait` hears every few seconds what it waits for, `on_stage` each new stage as
+    soon as the start reaches it. Raises RuntimeError if it could
     not start (the thread ended) or is stuck (not started after `startup_timeout`,
     naming the stage), and OSError if the port cannot be bound.
     """
@@ -171,7 +176,11 @@ def start_server_in_thread(
     thread.start()
     began = clock()
     next_report = began + WAIT_REPORT_SECONDS
+    stage_shown: str | None = None
     while not server.started:
+        if on_stage is not None and (stage := startup_stage(server)) != stage_shown:
+            stage_shown = stage
+            on_stage(stage)
         if not thread.is_alive():
             sock.close()
             raise RuntimeError("the server thread stopped during startup (see the log)")
