@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -408,3 +409,91 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+# Loaded at start-up by the `foldline` process of the test below (through PYTHONPATH): the
+# database check waits until the test opens the FIFO named in SLOW_START_GATE for writing,
+# which makes the start's first stage as slow as the test wants, without a clock.
+SLOW_DATABASE_HOOK = """
+import os
+
+import foldline.store.doctor as doctor
+
+_check_database = doctor.check_database
+
+
+def _slow_check_database(path):
+    with open(os.environ["SLOW_START_GATE"], "rb"):
+        pass
+    _check_database(path)
+
+
+doctor.check_database = _slow_check_database
+"""
+
+
+def test_a_slow_start_shows_the_starting_page_with_its_stage_then_the_app(
+    tmp_path: Path,
+    display: VirtualDisplay,
+    launch: Callable[[Path], RunningApp],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The window opens before the server answers, on its own page naming what the start
+    waits for (here the database, held up by the test), and loads the app once it is up."""
+    from foldline_desktop.starting_page import OPENING_DATABASE
+
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(SLOW_DATABASE_HOOK, encoding="utf-8")
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    monkeypatch.setenv("SLOW_START_GATE", str(gate))
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join([str(hooks), os.environ.get("PYTHONPATH", "")])
+    )
+    devtools_port = _free_port()
+    monkeypatch.setenv("QTWEBENGINE_REMOTE_DEBUGGING", f"127.0.0.1:{devtools_port}")
+    app = launch(tmp_path / "data")
+    try:
+        window = app.window()
+        status = app.wait_for_status(lambda status: status["starting"] == OPENING_DATABASE)
+        assert status["url"] is None and not status["loaded"]
+        page = DevToolsPage(devtools_port)
+        try:
+            stage = page.wait_for(
+                "(() => { const line = document.getElementById('stage');"
+                " return line && line.textContent; })()"
+            )
+            assert stage == f"Waiting for {OPENING_DATABASE}"
+            assert "Foldline is starting" in page.evaluate("document.body.innerText")
+            # Painted: the heading and the line stand out from the white page.
+            deadline = time.monotonic() + 30
+            while True:
+                shot = take_screenshot(display.name).crop(
+                    window.x, window.y, window.width, window.height
+                )
+                if shot.distinct_colors() >= 4 and shot.luminance_stddev() >= 2:
+                    break
+                assert time.monotonic() < deadline, (
+                    f"the starting page stayed blank\n{app.diagnostics()}"
+                )
+                time.sleep(0.2)
+            ARTIFACTS.mkdir(exist_ok=True)
+            shot.write_png(ARTIFACTS / "desktop-starting.png")
+        finally:
+            page.close()
+    finally:
+        # Opening the FIFO for writing lets the database check go on, also when an
+        # assertion above failed. It blocks until the app opens its end, so in a thread.
+        threading.Thread(target=lambda: gate.open("wb").close(), daemon=True).start()
+    status = app.wait_for_status(page_is_running)
+    assert status["starting"] is None
+    page = DevToolsPage(devtools_port)
+    try:
+        origin = page.wait_for("document.readyState === 'complete' && location.origin")
+        assert origin == status["url"]
+        assert page.evaluate("document.getElementById('stage') === null")
+    finally:
+        page.close()
+    app.close_window(window)
+    assert app.wait_for_exit() == 0, app.diagnostics()
