@@ -216,7 +216,10 @@ class DesktopWindow:
         window = self._shown_window()
         if window is None:
             return
-        window.load_url(page_url(server_url, self._token, conversation))  # type: ignore[attr-defined]
+        try:
+            window.load_url(page_url(server_url, self._token, conversation))  # type: ignore[attr-defined]
+        except Exception as error:  # the window closing under the call
+            logger.info("the app could not be loaded in the window: %s", error)
 
     def run(self) -> None:
         import webview
