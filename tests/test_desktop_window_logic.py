@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,52 @@ def test_a_callback_during_teardown_is_quietly_ignored(caplog: pytest.LogCapture
     with caplog.at_level(logging.DEBUG):
         late()
     assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
+
+
+class _PywebviewWindow:
+    """Records what pywebview's window was asked to load."""
+
+    def __init__(self) -> None:
+        self.loaded: list[tuple[str, str]] = []
+        self.changed = threading.Condition()
+
+    def load_html(self, page: str, base_uri: str) -> None:
+        assert base_uri == "about:blank"
+        self._record(("html", page))
+
+    def load_url(self, url: str) -> None:
+        self._record(("url", url))
+
+    def _record(self, page: tuple[str, str]) -> None:
+        with self.changed:
+            self.loaded.append(page)
+            self.changed.notify_all()
+
+
+def test_pages_asked_for_before_the_window_shows_never_wait_and_the_newest_is_loaded() -> None:
+    window = DesktopWindow(Path("/nonexistent"), "token", WindowState(), "<p>first</p>")
+    native = _PywebviewWindow()
+    pages = threading.Thread(target=window._load_pages, args=(native, ("html", "<p>first</p>")))
+    pages.start()
+    # The start reports its stages while the window is still being built: no call waits.
+    window.show_html("<p>database</p>")
+    window.show_html("<p>server</p>")
+    window.open_app("http://127.0.0.1:5")
+    assert native.loaded == []
+    window._on_shown()
+    with native.changed:
+        assert native.changed.wait_for(lambda: native.loaded, timeout=10)
+    window.show_html("<p>why it stopped</p>")
+    with native.changed:
+        assert native.changed.wait_for(lambda: len(native.loaded) == 2, timeout=10)
+    # Only the newest page of those asked for before it showed was loaded.
+    assert native.loaded == [
+        ("url", "http://127.0.0.1:5/#token=token"),
+        ("html", "<p>why it stopped</p>"),
+    ]
+    # Closing ends the thread.
+    with window._page_changed:
+        window._closed = True
+        window._page_changed.notify_all()
+    pages.join(10)
+    assert not pages.is_alive()

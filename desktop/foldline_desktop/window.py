@@ -124,9 +124,10 @@ class DesktopWindow:
     """One window; `run()` blocks until the window is closed.
 
     The window opens at once on a page of its own (what the start waits for, see
-    `starting_page`); `open_app` loads the app once its server answers, and `show_html`
-    replaces the starting page (a new stage, or why the start was given up). Both may be
-    called from any thread, before or after the window is shown.
+    `starting_page`); `show_html` replaces it (a new stage, or why the start was given
+    up) and `open_app` loads the app once its server answers. Both may be called from
+    any thread at any time and never wait: the newest page asked for is the one the
+    window gets, from a thread of the window's own once it is shown.
     """
 
     def __init__(self, data_dir: Path, token: str, state: WindowState, first_page: str) -> None:
@@ -142,11 +143,12 @@ class DesktopWindow:
         self._bring_to_front: Callable[[], None] | None = None
         self._page_reported_conversation = False
         self._loaded = threading.Event()
-        self._first_page = first_page
-        # Set when pywebview can take pages (shown), or when there is no window to show
-        # them in any more (closed): a caller from another thread waits for either.
-        self._shown = threading.Event()
-        self._closed = threading.Event()
+        # What the window should show: ("html", a page) or ("url", the app's URL). The
+        # window's own thread loads it once the window is shown and while it is open.
+        self._wanted: tuple[str, str] = ("html", first_page)
+        self._shown = False
+        self._closed = False
+        self._page_changed = threading.Condition(self._lock)
 
     @property
     def state(self) -> WindowState:
@@ -186,50 +188,60 @@ class DesktopWindow:
         if window is not None:
             window.destroy()  # type: ignore[attr-defined]
 
-    def _shown_window(self) -> object | None:
-        """The window once it is shown, or None once it is closed (waits for either:
-        pywebview's own calls give up after 20 s, which a slow machine can take)."""
-        while not self._shown.wait(0.5):
-            if self._closed.is_set():
-                return None
-        return None if self._closed.is_set() else self._window
-
     def show_html(self, page: str) -> None:
         """Show `page` (a page of the window's own, no network) instead of the current one."""
-        if not self._shown.is_set():
-            # Not shown yet: the window opens on the newest page given.
-            with self._lock:
-                self._first_page = page
-        window = self._shown_window()
-        if window is None:
-            return
-        try:
-            window.load_html(page, base_uri="about:blank")  # type: ignore[attr-defined]
-        except Exception as error:  # the window closing under the call
-            logger.info("the starting page could not be updated: %s", error)
+        self._want(("html", page))
 
     def open_app(self, server_url: str) -> None:
         """Load the app from its server (which answers by now)."""
         with self._lock:
             self._server_url = server_url
             conversation = self._state.last_conversation_id
-        window = self._shown_window()
-        if window is None:
-            return
-        try:
-            window.load_url(page_url(server_url, self._token, conversation))  # type: ignore[attr-defined]
-        except Exception as error:  # the window closing under the call
-            logger.info("the app could not be loaded in the window: %s", error)
+        self._want(("url", page_url(server_url, self._token, conversation)))
+
+    def _want(self, page: tuple[str, str]) -> None:
+        with self._page_changed:
+            self._wanted = page
+            self._page_changed.notify_all()
+
+    def _next_page(self, shown: tuple[str, str]) -> tuple[str, str] | None:
+        """The page to load once the window is shown and it differs from `shown`; None
+        once the window is closed."""
+        with self._page_changed:
+            self._page_changed.wait_for(
+                lambda: self._closed or (self._shown and self._wanted != shown)
+            )
+            return None if self._closed else self._wanted
+
+    def _load_pages(self, window: object, shown: tuple[str, str]) -> None:
+        """Give the window the newest page asked for, each time that changes.
+
+        pywebview's `load_html` and `load_url` wait for the window to be shown, but give
+        up after 20 s, which a slow machine's first window can take; and the caller (the
+        server's start) must not wait for the window. So this thread does the waiting."""
+        while (page := self._next_page(shown)) is not None:
+            shown = page
+            kind, value = page
+            try:
+                if kind == "url":
+                    window.load_url(value)  # type: ignore[attr-defined]
+                else:
+                    window.load_html(value, base_uri="about:blank")  # type: ignore[attr-defined]
+            except Exception as error:  # the window closing under the call
+                logger.info("the window could not load its next page: %s", error)
 
     def run(self) -> None:
         import webview
 
         state = self.state
         with self._lock:
-            first_page = self._first_page
+            first = self._wanted
+        # A quick start may have the app ready before the window exists.
+        kind, value = first
         window = webview.create_window(
             WINDOW_TITLE,
-            html=first_page,
+            url=value if kind == "url" else None,
+            html=value if kind == "html" else None,
             width=state.width,
             height=state.height,
             # Placed on the GUI thread before it shows (see _on_before_show), in global
@@ -254,11 +266,16 @@ class DesktopWindow:
         storage = self._data_dir / "webview"
         storage.mkdir(parents=True, exist_ok=True)
         previous_sigterm = signal.signal(signal.SIGTERM, self._on_sigterm)
+        threading.Thread(
+            target=self._load_pages, args=(window, first), name="window-pages", daemon=True
+        ).start()
         try:
             webview.start(gui="qt", private_mode=False, storage_path=str(storage))
             logger.info("window closed")
         finally:
-            self._closed.set()
+            with self._page_changed:
+                self._closed = True
+                self._page_changed.notify_all()
             signal.signal(signal.SIGTERM, previous_sigterm)
             self._window = None
             self._bring_to_front = None
@@ -313,7 +330,9 @@ class DesktopWindow:
 
     def _on_shown(self) -> None:
         logger.info("window shown")
-        self._shown.set()
+        with self._page_changed:
+            self._shown = True
+            self._page_changed.notify_all()
 
     def _on_sigterm(self, signum: int, frame: FrameType | None) -> None:
         # Close through the window's own path so the server stops and the state is saved,
