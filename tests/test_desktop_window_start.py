@@ -121,7 +121,7 @@ def test_a_slow_database_stage_is_shown_then_the_server_stages_then_the_app(
     assert start.done.wait(60)
     assert start.failure is None and start.server is not None
     assert window.app_url == start.server.url
-    assert server_handle.server_is_healthy(window.app_url)
+    assert server_handle.server_is_healthy(start.server.url)
     # The database, then what the server itself waited for, then its first answer; each
     # shown once.
     stages = window.stages()
