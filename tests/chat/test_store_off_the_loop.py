@@ -15,6 +15,7 @@ store in a worker thread too.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -231,3 +232,36 @@ async def test_a_hand_off_starts_and_writes_off_the_loop(
     assert store.get_conversation(created.id).message_count == 2
     assert store.current_compaction(created.id) is not None
     assert guard.on_loop == []
+
+
+async def test_a_made_title_is_read_off_the_loop_and_written_in_order(
+    server: FakeProviderServer, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The title made after the first exchange: its checks read in a worker thread, its
+    bill and the title written by the turns' ordered writer."""
+    service = make_service(server, store, tmp_path, auto_title=True)
+    conversation_id = store.create_conversation(model=MODEL["anthropic"]).id
+    writers: dict[str, list[str]] = {"replace_title": [], "record_calls": []}
+    for name in ("replace_title", "record_calls"):
+        original = getattr(store, name)
+
+        def noted(*args, _name=name, _original=original, **kwargs):  # type: ignore[no-untyped-def]
+            writers[_name].append(threading.current_thread().name)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(store, name, noted)
+    guard = LoopGuard(store, monkeypatch.setattr)
+    first = "Why is the sky blue on a clear day?"
+
+    guard.armed = True
+    handle = await service.start_turn(conversation_id, first)
+    await follow(guard, service, conversation_id, handle)
+    with guard.arming():
+        await service.titles.wait(conversation_id)
+    assert store.get_conversation(conversation_id).title not in ("", first)
+    assert guard.on_loop == []
+    # The turn's and the title request's bills, the first message's title and the made
+    # one: all in the writer's thread.
+    assert len(writers["record_calls"]) == 2 and len(writers["replace_title"]) == 2
+    threads = writers["record_calls"] + writers["replace_title"]
+    assert all(thread.startswith("foldline-store-writer") for thread in threads), threads

@@ -136,7 +136,9 @@ class ChatService:
         self.loader.fold_status = self.background.status
         # A made title changes what every page's list shows.
         self.titles = BackgroundTitles(
-            store, on_titled=lambda conversation_id: self.watch.changed(conversation_id, "updated")
+            store,
+            self.writes,
+            on_titled=lambda conversation_id: self.watch.changed(conversation_id, "updated"),
         )
         self.local_servers = LocalServers(lambda: self.loader.listing)
         """Local servers: asked what they are at first use, their slot shared in order."""
