@@ -148,7 +148,7 @@ async def session(setup: str) -> dict[str, Any]:
                 files.append(IncomingFile(f"shot-{turn}.png", "image/png", sample_files.b64(png)))
             text = f"Turn {turn}. " + filler(turn, 60)
             try:
-                handle = service.start_turn(conversation.id, text, files)
+                handle = await service.start_turn(conversation.id, text, files)
             except AttachmentRefused as refusal:
                 refusals.append(f"turn {turn}: {refusal}")
                 continue

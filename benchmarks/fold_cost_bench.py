@@ -193,7 +193,7 @@ async def session(wire: str, scenario: Scenario, compaction: dict[str, str]) -> 
             clock.now += scenario.answer_seconds  # the answer streams
             text = f"Turn {turn}. " + (FACTS[turn] + " " if turn < len(FACTS) else "")
             text += filler(turn, 80)
-            async for event in service.start_turn(conversation.id, text).events():
+            async for event in (await service.start_turn(conversation.id, text)).events():
                 if event.name == "compaction.completed":
                     folds += 1
                     shapes.append(

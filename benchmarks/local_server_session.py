@@ -81,7 +81,7 @@ auto_title = false
                 started = time.monotonic()
                 first: float | None = None
                 ours: int | None = None
-                handle = service.start_turn(conversation.id, text)
+                handle = await service.start_turn(conversation.id, text)
                 async for event in handle.events():
                     if event.name == "assistant.delta" and first is None:
                         first = time.monotonic() - started

@@ -92,7 +92,7 @@ async def cache_session(wire: str, window: int, turns: int = 100) -> dict[str, s
         fold_turns: list[int] = []
         for turn in range(turns):
             text = f"Turn {turn}. " + filler(turn, 80)
-            async for event in service.start_turn(conversation.id, text).events():
+            async for event in (await service.start_turn(conversation.id, text)).events():
                 if event.name == "compaction.completed":
                     fold_turns.append(turn)
             await service.background.wait(conversation.id)
@@ -151,8 +151,8 @@ async def latency_session(wire: str, turns: int = 40, pause: float = 3.0) -> dic
             first: float | None = None
             folded = False
             waiting_since = 0.0
-            async for event in service.start_turn(
-                conversation.id, f"Turn {turn}. " + filler(turn, 80)
+            async for event in (
+                await service.start_turn(conversation.id, f"Turn {turn}. " + filler(turn, 80))
             ).events():
                 if event.name == "assistant.delta" and first is None:
                     first = time.perf_counter() - started

@@ -238,7 +238,7 @@ def chat_service_first_delta(deltas: int, samples: int) -> list[float]:
         async def once() -> float:
             conversation = store.create_conversation(title="bench").id
             started = time.perf_counter()
-            handle = chat.start_turn(conversation, "hello")
+            handle = await chat.start_turn(conversation, "hello")
             elapsed = 0.0
             async for event in handle.events():
                 if event.name == "assistant.delta" and not elapsed:

@@ -48,7 +48,7 @@ async def session(wire: str) -> dict[str, float]:
         folds = 0
         for turn in range(1, TURNS + 1):
             text = f"Turn {turn}. " + (FACT if turn == 1 else filler(turn, 80))
-            async for event in service.start_turn(conversation.id, text).events():
+            async for event in (await service.start_turn(conversation.id, text)).events():
                 folds += event.name == "compaction.completed"
         elapsed = time.perf_counter() - started
         await service.shutdown()

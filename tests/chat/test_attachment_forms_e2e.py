@@ -66,7 +66,7 @@ auto_title = false
 
 
 async def turn(chat: ChatService, conversation: str, text: str, files=()) -> None:
-    handle = chat.start_turn(conversation, text, files)
+    handle = await chat.start_turn(conversation, text, files)
     events = [event async for event in handle.events()]
     assert not [e for e in events if e.name == "error"], events
 
@@ -119,7 +119,7 @@ async def test_a_pdf_whose_text_does_not_fit_either_is_refused(
     conversation = store.create_conversation(model=SMALL).id
     dense = " ".join(f"term{n}" for n in range(1600))
     with pytest.raises(AttachmentRefused, match="over the 14,336 tokens"):
-        chat.start_turn(conversation, "Read this.", [_pdf(10, dense)])
+        await chat.start_turn(conversation, "Read this.", [_pdf(10, dense)])
     assert store.message_count(conversation) == 0
     assert not _bodies(server)
 

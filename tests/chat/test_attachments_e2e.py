@@ -68,7 +68,7 @@ auto_title = false
 
 
 async def turn(chat: ChatService, conversation: str, text: str, files=()) -> None:
-    handle = chat.start_turn(conversation, text, files)
+    handle = await chat.start_turn(conversation, text, files)
     events = [event async for event in handle.events()]
     assert not [e for e in events if e.name == "error"], events
 
@@ -228,7 +228,7 @@ async def test_a_fold_drops_the_files_unless_pinned_and_names_them(
     conversation = store.create_conversation(model=MODELS["anthropic"]).id
     await turn(chat, conversation, "Look at this chart.", FILES[:1])
     await turn(chat, conversation, "And now something else.")
-    handle = chat.start_compaction(conversation, None)
+    handle = await chat.start_compaction(conversation, None)
     assert not [e for e in [e async for e in handle.events()] if e.name == "error"]
 
     # The summarizer (the conversation's own model, which reads images) got the image

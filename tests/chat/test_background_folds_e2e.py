@@ -99,8 +99,8 @@ async def test_a_prepared_fold_is_committed_with_no_summary_call_in_the_turn(
     for turn in range(10):
         before = summary_requests(server)
         events = []
-        async for event in service.start_turn(
-            conversation.id, f"More {turn}. " + filler(turn, 80)
+        async for event in (
+            await service.start_turn(conversation.id, f"More {turn}. " + filler(turn, 80))
         ).events():
             events.append(event)
             if event.name == "assistant.delta":
@@ -154,7 +154,9 @@ async def test_a_request_over_the_budget_waits_for_the_prepared_summary(
     words = int((1.04 - stats["fraction"]) * stats["inputBudget"] / 1.3)
     events = []
     summaries_at_fold = None
-    async for event in service.start_turn(conversation_id, "Paste. " + filler(60, words)).events():
+    async for event in (
+        await service.start_turn(conversation_id, "Paste. " + filler(60, words))
+    ).events():
         events.append(event)
         if event.name == "compaction.completed":
             summaries_at_fold = summary_requests(server)
@@ -177,7 +179,7 @@ async def test_an_undo_drops_the_prepared_summary_and_keeps_its_cost(
     conversation = store.create_conversation(model=MODEL["openai"])
     for turn in range(8):
         await run(service, conversation.id, f"Turn {turn}. " + filler(turn, 80))
-    handle = service.start_compaction(conversation.id, None)
+    handle = await service.start_compaction(conversation.id, None)
     assert [e async for e in handle.events() if e.name == "compaction.completed"]
     await turns_until_preparing(service, conversation.id)
     await service.background.wait(conversation.id)
@@ -303,7 +305,7 @@ async def test_a_manual_fold_clears_the_ready_badge_of_the_summary_it_replaced(
     context = service.context(conversation_id, include_messages=False)
     assert context.model_dump()["backgroundFold"] == {"status": "ready", "kind": "fold"}
 
-    handle = service.start_compaction(conversation_id, None)
+    handle = await service.start_compaction(conversation_id, None)
     assert [e async for e in handle.events() if e.name == "compaction.completed"]
     # The prepared summary was written on the fold before: it cannot be used any more.
     assert service.context(conversation_id, include_messages=False).background_fold is None

@@ -61,7 +61,7 @@ async def folded_conversation(service: ChatService, store: Store, wire: str) -> 
     conversation = store.create_conversation(model=MODEL[wire])
     for turn in range(4):
         await run(service, conversation.id, TURN[turn])
-    await drain(service.start_compaction(conversation.id, None))
+    await drain(await service.start_compaction(conversation.id, None))
     state = store.current_compaction(conversation.id)
     assert state is not None and state.api_start_index == 6
     return conversation.id
@@ -79,7 +79,7 @@ async def test_each_branch_sends_its_own_view(
     # Editing the first (folded) message: a branch that sees no fold at all.
     preview = service.edit_preview(cid, original[0].id)
     assert (preview.folded, preview.folds_kept, preview.folds_dropped) == (True, 0, 1)
-    events = await drain(service.start_edit(cid, original[0].id, "Turn zero, edited."))
+    events = await drain(await service.start_edit(cid, original[0].id, "Turn zero, edited."))
     created = [e.data["message"] for e in events if e.name == "message.created"]
     assert created[0]["siblingIds"] == [original[0].id, created[0]["id"]]
     assert created[0]["parentId"] is None
@@ -88,7 +88,7 @@ async def test_each_branch_sends_its_own_view(
     assert path_texts(store, cid) == ["Turn zero, edited.", "echo: Turn zero, edited."]
 
     # Back to the first version: its fold again, and its own path after the boundary.
-    service.switch_branch(cid, original[0].id)
+    await service.switch_branch(cid, original[0].id)
     assert store.current_compaction(cid).version == 1
     await run(service, cid, "Turn 4.")
     sent = last_request(server, summary)
@@ -96,7 +96,7 @@ async def test_each_branch_sends_its_own_view(
 
     # Regenerating the last answer: the same view up to the question, a sibling answer.
     answer = store.list_messages(cid, offset=9, limit=1)[0]
-    events = await drain(service.start_regenerate(cid, answer.id))
+    events = await drain(await service.start_regenerate(cid, answer.id))
     sent = last_request(server, summary)
     assert sent[1:] == [TURN[3], f"echo: {TURN[3]}", "Turn 4."]
     new_answer = next(e.data["message"] for e in events if e.name == "message.created")
@@ -106,12 +106,12 @@ async def test_each_branch_sends_its_own_view(
     # An edit after the boundary keeps the fold.
     preview = service.edit_preview(cid, original[6].id)
     assert (preview.folded, preview.folds_kept, preview.folds_dropped) == (False, 1, 0)
-    await drain(service.start_edit(cid, original[6].id, "Turn 3, edited."))
+    await drain(await service.start_edit(cid, original[6].id, "Turn 3, edited."))
     sent = last_request(server, summary)
     assert sent[1:] == ["Turn 3, edited."]
 
     # And the edited first branch is still there, with its view, after all this.
-    service.switch_branch(cid, created[0]["id"])
+    await service.switch_branch(cid, created[0]["id"])
     assert store.current_compaction(cid) is None
     await run(service, cid, "Back on the edit.")
     assert last_request(server) == [
@@ -150,12 +150,12 @@ async def test_edits_and_regenerates_are_refused_on_the_wrong_message(
     await run(service, conversation.id, "Hello.")
     question, answer = store.list_messages(conversation.id)
     with pytest.raises(WrongMessage):
-        service.start_edit(conversation.id, answer.id, "no")
+        await service.start_edit(conversation.id, answer.id, "no")
     with pytest.raises(WrongMessage):
-        service.start_regenerate(conversation.id, question.id)
-    await drain(service.start_edit(conversation.id, question.id, "Hello again."))
+        await service.start_regenerate(conversation.id, question.id)
+    await drain(await service.start_edit(conversation.id, question.id, "Hello again."))
     with pytest.raises(NotOnPath):  # the first version is on the other branch now
-        service.start_edit(conversation.id, question.id, "no")
+        await service.start_edit(conversation.id, question.id, "no")
 
 
 async def test_a_fold_prepared_on_one_branch_is_dropped_on_another(
@@ -178,7 +178,7 @@ async def test_a_fold_prepared_on_one_branch_is_dropped_on_another(
         # A new branch from the second question, inside what the summary folded: the
         # first gate on it drops the summary (its cost stays on the bill).
         second = store.list_messages(cid)[2]
-        events = await drain(service.start_edit(cid, second.id, "Turn 1, edited."))
+        events = await drain(await service.start_edit(cid, second.id, "Turn 1, edited."))
         assert not [e for e in events if e.name == "compaction.completed"]
         summaries = [c for c in store.list_calls(cid) if c.purpose == "summary"]
         assert summaries and {c.fold_version for c in summaries} == {None}
@@ -201,12 +201,12 @@ async def test_branches_do_not_move_while_a_turn_runs(
     cid = store.create_conversation(model=MODEL["openai"]).id
     await run(service, cid, "Hello.")
     question, answer = store.list_messages(cid)
-    handle = service.start_turn(cid, "Another.")
+    handle = await service.start_turn(cid, "Another.")
     with pytest.raises(TurnInProgress):
-        service.switch_branch(cid, question.id)
+        await service.switch_branch(cid, question.id)
     with pytest.raises(TurnInProgress):
-        service.start_edit(cid, question.id, "edited")
+        await service.start_edit(cid, question.id, "edited")
     with pytest.raises(TurnInProgress):
-        service.start_regenerate(cid, answer.id)
+        await service.start_regenerate(cid, answer.id)
     await drain(handle)
     assert len(store.list_messages(cid)) == 4

@@ -28,7 +28,7 @@ class CountingLoads:
 
 
 async def _run(service: ChatService, conversation_id: str, content: str) -> None:
-    async for _event in service.start_turn(conversation_id, content).events():
+    async for _event in (await service.start_turn(conversation_id, content)).events():
         pass
 
 

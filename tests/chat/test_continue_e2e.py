@@ -44,7 +44,7 @@ def server() -> Iterator[FakeProviderServer]:
 
 
 async def _retry(service: ChatService, conversation_id: str) -> list[ChatEvent]:
-    handle = service.start_retry(conversation_id)
+    handle = await service.start_retry(conversation_id)
     return [event async for event in handle.events()]
 
 
@@ -175,7 +175,7 @@ async def test_a_stopped_answer_is_billed_as_counted(
     )
     await run(service, conversation.id, "First question.")
     [first] = store.list_calls(conversation.id)
-    handle = service.start_turn(conversation.id, "Second question.")
+    handle = await service.start_turn(conversation.id, "Second question.")
     async for event in handle.events():
         if event.name == "assistant.delta":
             break
@@ -278,7 +278,7 @@ async def test_stop_during_a_tool_batch_leaves_no_call_without_its_result(
         tool_sources=[SlowSource(tool)],
     )
     conversation = store.create_conversation()
-    handle = service.start_turn(conversation.id, "Read and wait.")
+    handle = await service.start_turn(conversation.id, "Read and wait.")
     await asyncio.wait_for(tool.started.wait(), 10)
     assert service.cancel(conversation.id)
     await handle.wait()
@@ -299,7 +299,7 @@ async def test_stop_during_a_tool_batch_leaves_no_call_without_its_result(
     assert results[1].output == INTERRUPTED_RESULT
 
     # Continue goes on after the results: a new answer, the history stays valid.
-    retried = service.start_retry(conversation.id)
+    retried = await service.start_retry(conversation.id)
     await retried.wait()
     history = store.list_messages(conversation.id)
     assert [(m.message.role, m.status) for m in history][-1] == ("assistant", "complete")
@@ -321,7 +321,7 @@ async def test_retry_closes_the_calls_of_an_answer_left_without_results(
     calls = (ToolCallPart(id="c1", name="read_file", input={"path": "a"}),)
     store.append_message(conversation.id, Message(role="assistant", parts=calls))
 
-    await service.start_retry(conversation.id).wait()
+    await (await service.start_retry(conversation.id)).wait()
     history = store.list_messages(conversation.id)
     assert [(m.message.role, m.status) for m in history] == [
         ("user", "complete"),

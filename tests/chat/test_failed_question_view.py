@@ -24,9 +24,9 @@ async def test_the_failed_question_is_marked_in_the_next_request(
     )
     service = make_service(model)
     conversation = store.create_conversation()
-    first = await collect(service.start_turn(conversation.id, "What is the tallest tree?"))
+    first = await collect(await service.start_turn(conversation.id, "What is the tallest tree?"))
     assert any(event.name == "error" for event in first)
-    await collect(service.start_turn(conversation.id, "What is the capital of France?"))
+    await collect(await service.start_turn(conversation.id, "What is the capital of France?"))
     sent: list[Message] = list(model.calls[-1].messages)
     users = [m for m in sent if m.role == "user"]
     assert users[-1].text == "What is the capital of France?"

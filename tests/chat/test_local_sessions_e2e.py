@@ -64,7 +64,7 @@ def chat_requests(server: FakeProviderServer) -> list:
 
 
 async def run(service: ChatService, conversation_id: str, text: str) -> list[ChatEvent]:
-    handle = service.start_turn(conversation_id, text)
+    handle = await service.start_turn(conversation_id, text)
     return [event async for event in handle.events()]
 
 

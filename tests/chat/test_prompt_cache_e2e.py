@@ -183,7 +183,7 @@ async def test_the_summary_is_a_breakpoint_after_a_fold(
     # Enough turns that the fold frees room beside the person's words it keeps.
     for turn in range(8):
         await run(service, conversation.id, f"Turn {turn}. " + filler(turn, 60))
-    handle = service.start_compaction(conversation.id, None)
+    handle = await service.start_compaction(conversation.id, None)
     assert [e async for e in handle.events() if e.name == "compaction.completed"]
     server.reset()
     await run(service, conversation.id, "After the fold. " + filler(9, 60))

@@ -60,7 +60,7 @@ async def folded_conversation(
     for turn in range(1, 6):
         await run(service, conversation.id, f"Turn {turn}. " + filler(turn, 60))
     assert not RECALL_TOOL_NAMES & set().union(*offered(server))
-    events = [e async for e in service.start_compaction(conversation.id, None).events()]
+    events = [e async for e in (await service.start_compaction(conversation.id, None)).events()]
     assert any(e.name == "compaction.completed" for e in events), [(e.name, e.data) for e in events]
     view = store.current_compaction(conversation.id)
     assert view is not None and view.api_start_index > 0

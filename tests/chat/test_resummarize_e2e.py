@@ -58,7 +58,7 @@ async def degraded_conversation(
     for turn in range(8):
         await run(service, conversation.id, f"Turn {turn}: " + filler(turn, 60))
     server.fail_next("server_error", times=50, on="summary")
-    handle = service.start_compaction(conversation.id, None)
+    handle = await service.start_compaction(conversation.id, None)
     events = [event async for event in handle.events()]
     completed = [e for e in events if e.name == "compaction.completed"]
     assert completed and completed[0].data["degraded"] is True

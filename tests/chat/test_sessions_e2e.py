@@ -132,7 +132,7 @@ async def test_summarizer_failures_end_in_an_emergency_fold(
     for turn in range(8):
         await run(service, conversation.id, f"Turn {turn}: " + filler(turn, 60))
     server.fail_next(failure, times=10, on="summary")  # every retry fails too
-    handle = service.start_compaction(conversation.id, None)
+    handle = await service.start_compaction(conversation.id, None)
     events = [event async for event in handle.events()]
     completed = [e for e in events if e.name == "compaction.completed"]
     assert completed and completed[0].data["degraded"] is True
@@ -212,7 +212,7 @@ async def test_calibration_converges_to_the_providers_tokenizer(
     for turn in range(3):
         await run(service, conversation.id, f"Turn {turn}: " + filler(turn, 50))
     # The estimate of the next request, after 3 calibrating calls...
-    handle = service.start_turn(conversation.id, "Turn 3: " + filler(3, 50))
+    handle = await service.start_turn(conversation.id, "Turn 3: " + filler(3, 50))
     estimate = None
     async for event in handle.events():
         if event.name == "context.stats" and estimate is None:

@@ -68,7 +68,7 @@ async def test_a_stop_while_the_answer_row_is_written_leaves_it_interrupted(
     monkeypatch.setattr(store, "append_message", slow_append)
     service: ChatService = make_service(ScriptedModel(Reply(text="never streamed")))
     conversation = store.create_conversation()
-    handle = service.start_turn(conversation.id, "hi")
+    handle = await service.start_turn(conversation.id, "hi")
     assert await asyncio.to_thread(entered.wait, 5)
     assert service.cancel(conversation.id)
     await asyncio.sleep(0.1)  # the Stop has landed while the row is still being written
@@ -95,7 +95,7 @@ async def test_a_slow_flush_never_lands_after_the_final_write(
     text = "word " * 40
     service: ChatService = make_service(ScriptedModel(Reply(text=text, chunk_chars=5, delay=0.01)))
     conversation = store.create_conversation()
-    events = [event async for event in service.start_turn(conversation.id, "hi").events()]
+    events = [event async for event in (await service.start_turn(conversation.id, "hi")).events()]
     assert events[-1].name == "done"
     assert flushes  # the stream lasted long enough to flush at least once
     last = store.list_messages(conversation.id)[-1]
@@ -137,7 +137,7 @@ async def test_a_turn_writes_loads_and_truncates_off_the_event_loop(
     )
     service: ChatService = make_service(model)
     conversation = store.create_conversation()
-    events = [event async for event in service.start_turn(conversation.id, "hi").events()]
+    events = [event async for event in (await service.start_turn(conversation.id, "hi")).events()]
     assert events[-1].name == "done" and "error" not in [event.name for event in events]
     model.assert_complete()
     assert on_loop == []

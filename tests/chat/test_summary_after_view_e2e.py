@@ -82,7 +82,7 @@ def server() -> Iterator[FakeProviderServer]:
 async def fold_after_turns(service: ChatService, conversation_id: str, turns: int) -> None:
     for turn in range(turns):
         await run(service, conversation_id, f"Turn {turn}. " + filler(turn, 60))
-    handle = service.start_compaction(conversation_id, None)
+    handle = await service.start_compaction(conversation_id, None)
     events = [e async for e in handle.events()]
     assert [e for e in events if e.name == "compaction.completed"], [e.data for e in events]
 

@@ -41,7 +41,7 @@ def service_for(store: Store, provider: Any, config: AppConfig) -> ChatService:
 
 async def first_exchange(service: ChatService, store: Store) -> str:
     conversation = store.create_conversation()
-    handle = service.start_turn(conversation.id, QUESTION)
+    handle = await service.start_turn(conversation.id, QUESTION)
     events = [event async for event in handle.events()]
     assert events[-1].name == "done"
     return conversation.id
@@ -72,7 +72,7 @@ async def test_a_title_is_made_after_the_first_exchange(store: Store, config: Ap
     assert [(c.purpose, c.fold_version) for c in calls] == [("chat", None), ("summary", None)]
     # A second exchange makes no new title.
     model.add(text_step("Since 987."))
-    handle = service.start_turn(conversation_id, "Since when?")
+    handle = await service.start_turn(conversation_id, "Since when?")
     [event async for event in handle.events()]
     await service.titles.wait(conversation_id)
     model.assert_complete()

@@ -228,7 +228,7 @@ async def test_the_turn_loop_runs_any_registered_tool(store: Store, make_service
     base = service.tool_registry
     service.tool_registry = lambda: ToolRegistry([*base().tools(), echo])  # type: ignore[method-assign]
     conversation = store.create_conversation()
-    events = [e async for e in service.start_turn(conversation.id, "look it up").events()]
+    events = [e async for e in (await service.start_turn(conversation.id, "look it up")).events()]
     assert "tool.result" in [e.name for e in events]
     assert [t.name for t in model.calls[0].tools] == ["getContextStats", "compactContext", "lookup"]
     assert echo.calls and echo.calls[0].input == {"q": "x"}

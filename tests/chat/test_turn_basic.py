@@ -26,7 +26,7 @@ async def test_a_turn_streams_and_persists(store: Store, make_service) -> None:
     model = ScriptedModel(text_step("Hello there, friend."))
     service: ChatService = make_service(model)
     conversation = store.create_conversation(title="t")
-    events = await collect(service.start_turn(conversation.id, "Hi"))
+    events = await collect(await service.start_turn(conversation.id, "Hi"))
     assert names(events)[0] == "message.created"
     assert "assistant.delta" in names(events)
     assert names(events)[-1] == "done"
@@ -48,7 +48,7 @@ async def test_tool_loop_runs_tools_and_pairs_results(store: Store, make_service
     model = ScriptedModel(tool_step(call("getContextStats", {})), text_step("Plenty of room."))
     service = make_service(model)
     conversation = store.create_conversation()
-    events = await collect(service.start_turn(conversation.id, "How full are you?"))
+    events = await collect(await service.start_turn(conversation.id, "How full are you?"))
     assert "tool.call" in names(events) and "tool.result" in names(events)
     roles = [r.message.role for r in store.list_messages(conversation.id)]
     assert roles == ["user", "assistant", "tool", "assistant"]
@@ -65,7 +65,7 @@ async def test_retryable_error_is_retried_then_succeeds(store: Store, make_servi
     )
     service = make_service(model)
     conversation = store.create_conversation()
-    events = await collect(service.start_turn(conversation.id, "hi"))
+    events = await collect(await service.start_turn(conversation.id, "hi"))
     assert "error" not in names(events)
     assert store.list_messages(conversation.id)[-1].message.text == "ok now"
 
@@ -74,7 +74,7 @@ async def test_auth_error_marks_message_and_emits_error(store: Store, make_servi
     model = ScriptedModel(error_step(ProviderError("auth", "bad key", status=401)))
     service = make_service(model)
     conversation = store.create_conversation()
-    events = await collect(service.start_turn(conversation.id, "hi"))
+    events = await collect(await service.start_turn(conversation.id, "hi"))
     error = next(e for e in events if e.name == "error")
     assert error.data == {"code": "auth", "message": "bad key", "retryable": False}
     last = store.list_messages(conversation.id)[-1]
@@ -85,7 +85,7 @@ async def test_cancel_keeps_partial_answer_interrupted(store: Store, make_servic
     model = ScriptedModel(Reply(text="word " * 200, chunk_chars=5, delay=0.01))
     service = make_service(model)
     conversation = store.create_conversation()
-    handle = service.start_turn(conversation.id, "write a lot")
+    handle = await service.start_turn(conversation.id, "write a lot")
     seen = 0
     async for event in handle.events():
         if event.name == "assistant.delta":
@@ -103,9 +103,9 @@ async def test_second_turn_while_running_is_refused(store: Store, make_service) 
     model = ScriptedModel(Reply(text="slow " * 50, chunk_chars=5, delay=0.01))
     service = make_service(model)
     conversation = store.create_conversation()
-    handle = service.start_turn(conversation.id, "one")
+    handle = await service.start_turn(conversation.id, "one")
     with pytest.raises(TurnInProgress):
-        service.start_turn(conversation.id, "two")
+        await service.start_turn(conversation.id, "two")
     await collect(handle)
     assert [r.message.role for r in store.list_messages(conversation.id)] == ["user", "assistant"]
 
@@ -115,7 +115,7 @@ async def test_preview_names_what_a_fold_would_summarize(store: Store, make_serv
     service = make_service(model)
     conversation = store.create_conversation(model="test-big")
     for i in range(6):
-        await collect(service.start_turn(conversation.id, f"Question {i}: " + "words " * 200))
+        await collect(await service.start_turn(conversation.id, f"Question {i}: " + "words " * 200))
     preview = service.preview_compaction(conversation.id).model_dump()
     assert preview["fromIndex"] == 0
     assert 0 < preview["messages"] < 12
@@ -131,8 +131,8 @@ async def test_retry_after_an_error_answers_without_a_new_message(
     )
     service = make_service(model)
     conversation = store.create_conversation()
-    await collect(service.start_turn(conversation.id, "hi"))
-    events = await collect(service.start_retry(conversation.id))
+    await collect(await service.start_turn(conversation.id, "hi"))
+    events = await collect(await service.start_retry(conversation.id))
     assert "error" not in names(events)
     records = store.list_messages(conversation.id)
     assert [(r.message.role, r.status) for r in records] == [
@@ -143,7 +143,7 @@ async def test_retry_after_an_error_answers_without_a_new_message(
     # The model saw the question once, and not the empty failed attempt.
     assert [m.role for m in model.calls[1].messages] == ["user"]
     with pytest.raises(ChatUnavailable):
-        service.start_retry(conversation.id)
+        await service.start_retry(conversation.id)
 
 
 def test_resummary_backoff_doubles_the_wait_and_resets() -> None:
@@ -173,7 +173,7 @@ async def test_stop_during_a_retry_back_off_keeps_the_message_interrupted(
         store, lambda: config, provider_factory=lambda _c, _m: model, sleep=long_sleep
     )
     conversation = store.create_conversation()
-    handle = service.start_turn(conversation.id, "hi")
+    handle = await service.start_turn(conversation.id, "hi")
     await waiting.wait()
     assert service.cancel(conversation.id)
     events = await collect(handle)
@@ -188,7 +188,7 @@ async def test_lone_surrogates_are_replaced_so_the_answer_is_stored(
     model = ScriptedModel(text_step("bad \ud800 high, \udfff low, fine \U0001f600"))
     service = make_service(model)
     conversation = store.create_conversation()
-    events = await collect(service.start_turn(conversation.id, "odd \udc00 question"))
+    events = await collect(await service.start_turn(conversation.id, "odd \udc00 question"))
     assert names(events)[-1] == "done"
     records = store.list_messages(conversation.id)
     assert records[0].message.text == "odd \ufffd question"

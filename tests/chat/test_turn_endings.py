@@ -50,7 +50,7 @@ async def test_stop_while_the_finished_answer_is_written_keeps_it_complete(
         return original(*args, **kwargs)
 
     monkeypatch.setattr(store, blocked, held)
-    handle = service.start_turn(conversation.id, "How full is the context?")
+    handle = await service.start_turn(conversation.id, "How full is the context?")
     events = asyncio.ensure_future(collect(handle))
     await asyncio.to_thread(entered.wait, 5)
     assert service.cancel(conversation.id)
@@ -75,7 +75,7 @@ async def test_an_unexpected_failure_shows_a_plain_message_and_logs_the_details(
         raise RuntimeError("secret /home/someone/path in the internals")
 
     monkeypatch.setattr(store, "record_calls", broken)
-    events = await collect(service.start_turn(conversation.id, "Hi"))
+    events = await collect(await service.start_turn(conversation.id, "Hi"))
     errors = [event.data for event in events if event.name == "error"]
     assert len(errors) == 1
     assert errors[0]["message"] == INTERNAL_ERROR and "secret" not in str(errors[0])
@@ -101,7 +101,7 @@ async def test_a_failure_in_the_middle_of_the_stream_keeps_the_answer_interrupte
         return real(text)
 
     monkeypatch.setattr(model_call, "without_lone_surrogates", failing)
-    events = await collect(service.start_turn(conversation.id, "Hi"))
+    events = await collect(await service.start_turn(conversation.id, "Hi"))
     assert [event.name for event in events][-2:] == ["error", "done"]
     answer = settled(store, conversation.id)
     assert answer.status == "interrupted"

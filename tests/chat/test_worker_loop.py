@@ -82,7 +82,7 @@ async def test_a_manual_fold_runs_the_engine_off_the_event_loop(
             for m in (user(f"question {n} " * 150), assistant(f"answer {n} " * 100))
         ],
     )
-    handle = service.start_compaction(conversation.id, None)
+    handle = await service.start_compaction(conversation.id, None)
     events = [(event.name, event.data) async for event in handle.events()]
     names = [name for name, _ in events]
     assert "compaction.completed" in names, [e for e in events if e[0] == "compaction.failed"]

@@ -117,10 +117,10 @@ async def snapshot_then_read_the_report(
     service = ChatService(store, lambda: config, tool_sources=[McpManager(lambda: config)])
     try:
         conversation = store.create_conversation(model=model).id
-        handle = service.start_turn(conversation, "Show me the chart and the report.")
+        handle = await service.start_turn(conversation, "Show me the chart and the report.")
         events = [event async for event in handle.events()]
         # A second turn reads the files back from the store (bytes by their sha256).
-        handle = service.start_turn(conversation, "And again?")
+        handle = await service.start_turn(conversation, "And again?")
         events += [event async for event in handle.events()]
     finally:
         await service.shutdown()

@@ -54,7 +54,7 @@ async def setup(store: Store) -> AsyncIterator[Setup]:
 
 
 async def run(service: ChatService, conversation_id: str, text: str) -> list[ChatEvent]:
-    return [event async for event in service.start_turn(conversation_id, text).events()]
+    return [event async for event in (await service.start_turn(conversation_id, text)).events()]
 
 
 def results(events: list[ChatEvent]) -> list[dict]:
@@ -194,7 +194,7 @@ async def test_stop_cancels_a_call_waiting_for_approval(store: Store, setup: Set
     model = ScriptedModel(tool_step(call("tests__echo", {"text": "wait"})))
     service, manager = setup(model, tests=stdio_server())
     conversation = store.create_conversation()
-    handle = service.start_turn(conversation.id, "ask first")
+    handle = await service.start_turn(conversation.id, "ask first")
     async for event in handle.events():
         if event.name == "tool.approval_required":
             assert event.data["server"] == "tests" and event.data["tool"] == "echo"
@@ -242,7 +242,7 @@ async def test_stop_cancels_a_running_call_and_the_server_stays_usable(
     )
     service, manager = setup(model, tests=stdio_server(approval="always"))
     conversation = store.create_conversation()
-    handle = service.start_turn(conversation.id, "be slow")
+    handle = await service.start_turn(conversation.id, "be slow")
     async for event in handle.events():
         if event.name == "tool.call":
             await asyncio.sleep(1.0)  # the call is now running on the server

@@ -106,7 +106,7 @@ async def converse(
     conversation = store.create_conversation()
     events: list[ChatEvent] = []
     try:
-        async for event in service.start_turn(conversation.id, "call every tool").events():
+        async for event in (await service.start_turn(conversation.id, "call every tool")).events():
             events.append(event)
             if event.name == "tool.elicitation_required":
                 data = event.data
@@ -188,7 +188,7 @@ async def test_the_model_reads_a_resource_link_through_the_built_in_tool(
     conversation = store.create_conversation()
     events: list[ChatEvent] = []
     try:
-        async for event in service.start_turn(conversation.id, "read the links").events():
+        async for event in (await service.start_turn(conversation.id, "read the links")).events():
             events.append(event)
             if event.name == "tool.approval_required":
                 # Approved like any other call of the server (its approval is "ask").

@@ -47,7 +47,7 @@ async def test_the_server_sees_foldline_and_exactly_its_capabilities(tmp_path: P
     service = service_for(store, model, features(tmp_path))
     try:
         conversation = store.create_conversation()
-        events = [e async for e in service.start_turn(conversation.id, "who").events()]
+        events = [e async for e in (await service.start_turn(conversation.id, "who")).events()]
     finally:
         await service.shutdown()
         store.close()
@@ -70,7 +70,7 @@ async def test_a_changed_tool_list_is_offered_from_the_next_turn(tmp_path: Path)
     service = service_for(store, model, features(tmp_path))
     try:
         conversation = store.create_conversation()
-        [_ async for _ in service.start_turn(conversation.id, "grow").events()]
+        [_ async for _ in (await service.start_turn(conversation.id, "grow")).events()]
         # Within the turn that changed it, the list (the cached prefix) stays the same.
         first_turn = [{t.name for t in c.tools} for c in model.calls[:2]]
         assert all("f__late" not in names for names in first_turn)
@@ -82,7 +82,7 @@ async def test_a_changed_tool_list_is_offered_from_the_next_turn(tmp_path: Path)
             if connection.changed_tools is not None:
                 break
             await asyncio.sleep(0.05)
-        events = [e async for e in service.start_turn(conversation.id, "use it").events()]
+        events = [e async for e in (await service.start_turn(conversation.id, "use it")).events()]
     finally:
         await service.shutdown()
         store.close()
@@ -113,7 +113,7 @@ async def test_stop_and_a_timeout_cancel_the_call_on_the_server(tmp_path: Path) 
     try:
         conversation = store.create_conversation()
         # A timeout: the call is abandoned with an error result, and cancelled there.
-        events = [e async for e in service.start_turn(conversation.id, "wait").events()]
+        events = [e async for e in (await service.start_turn(conversation.id, "wait")).events()]
         [result] = [e.data for e in events if e.name == "tool.result"]
         assert result["isError"] and "did not answer within 1 second" in result["output"]
         assert len(await wait_for_log(log, 1)) == 1
@@ -125,7 +125,7 @@ async def test_stop_and_a_timeout_cancel_the_call_on_the_server(tmp_path: Path) 
     service = service_for(store, model, features(tmp_path, timeout=60))
     try:
         conversation = store.create_conversation()
-        turn = service.start_turn(conversation.id, "wait again")
+        turn = await service.start_turn(conversation.id, "wait again")
         async for event in turn.events():
             if event.name == "tool.call":
                 await asyncio.sleep(1.0)  # the call has reached the server
@@ -158,7 +158,7 @@ async def test_stop_dismisses_a_question_waiting_for_the_person(tmp_path: Path) 
     names: list[str] = []
     try:
         conversation = store.create_conversation()
-        async for event in service.start_turn(conversation.id, "ask").events():
+        async for event in (await service.start_turn(conversation.id, "ask")).events():
             names.append(event.name)
             if event.name == "tool.elicitation_required":
                 service.cancel(conversation.id)

@@ -39,7 +39,7 @@ async def test_a_hostile_server_cannot_make_every_turn_overflow(store: Store, mo
     )
     try:
         conversation = store.create_conversation()
-        events = [e async for e in service.start_turn(conversation.id, "hi").events()]
+        events = [e async for e in (await service.start_turn(conversation.id, "hi")).events()]
         assert [e for e in events if e.name == "error"] == []
         [notice] = [e.data for e in events if e.name == "notice"]
         assert notice["code"] == "mcp_tools_limited" and notice["server"] == "evil"
@@ -53,7 +53,7 @@ async def test_a_hostile_server_cannot_make_every_turn_overflow(store: Store, mo
         [status] = manager.status()
         assert status.limits == notice["message"]
         # Said once, not at every turn.
-        events = [e async for e in service.start_turn(conversation.id, "again").events()]
+        events = [e async for e in (await service.start_turn(conversation.id, "again")).events()]
         assert [e for e in events if e.name in ("notice", "error")] == []
     finally:
         await service.shutdown()

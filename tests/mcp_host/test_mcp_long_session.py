@@ -85,7 +85,7 @@ async def test_thirty_turns_of_large_mcp_outputs_on_an_8k_window(
         conversation = store.create_conversation(model=MODEL[wire])
         events: list[ChatEvent] = []
         for turn in range(1, TURNS + 1):
-            handle = service.start_turn(conversation.id, f"Turn {turn}: read report {turn}.")
+            handle = await service.start_turn(conversation.id, f"Turn {turn}: read report {turn}.")
             events += [event async for event in handle.events()]
         records = store.list_messages(conversation.id, limit=1000)
     finally:
@@ -133,7 +133,7 @@ async def test_a_tool_image_reaches_an_anthropic_model(
     service = ChatService(store, lambda: config, tool_sources=[McpManager(lambda: config)])
     try:
         conversation = store.create_conversation(model=MODEL["anthropic"])
-        handle = service.start_turn(conversation.id, "Show me the picture.")
+        handle = await service.start_turn(conversation.id, "Show me the picture.")
         events = [event async for event in handle.events()]
     finally:
         await service.shutdown()
@@ -200,7 +200,7 @@ async def test_a_tool_image_reaches_an_openai_model_that_accepts_images(
         service = ChatService(store, lambda: config, tool_sources=[McpManager(lambda: config)])
         try:
             conversation = store.create_conversation(model=model)
-            handle = service.start_turn(conversation.id, "Show me the picture.")
+            handle = await service.start_turn(conversation.id, "Show me the picture.")
             events = [event async for event in handle.events()]
         finally:
             await service.shutdown()

@@ -131,7 +131,7 @@ async def test_sign_in_then_tools_then_tokens_kept_in_the_keychain(
     )
     try:
         conversation = store.create_conversation()
-        events = [e async for e in service.start_turn(conversation.id, "who am I").events()]
+        events = [e async for e in (await service.start_turn(conversation.id, "who am I")).events()]
         [result] = [e.data for e in events if e.name == "tool.result"]
         assert result["output"] == "signed in as the test person"
     finally:

@@ -14,7 +14,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from foldline.api.events import Done, ErrorEvent
 from foldline.api.schemas_context import CompactionPreview, ContextOut
@@ -71,6 +71,8 @@ from foldline.tokenizers import Wire
 from foldline.uploads import IncomingFile, PdfsRead, read_pdfs_ahead
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 INTERNAL_ERROR = (
     "Something went wrong inside Foldline while answering; what was written so far is "
@@ -134,7 +136,9 @@ class ChatService:
         self.loader.fold_status = self.background.status
         # A made title changes what every page's list shows.
         self.titles = BackgroundTitles(
-            store, on_titled=lambda conversation_id: self.watch.changed(conversation_id, "updated")
+            store,
+            self.writes,
+            on_titled=lambda conversation_id: self.watch.changed(conversation_id, "updated"),
         )
         self.local_servers = LocalServers(lambda: self.loader.listing)
         """Local servers: asked what they are at first use, their slot shared in order."""
@@ -163,12 +167,24 @@ class ChatService:
 
     # --- starting work --------------------------------------------------------------
 
-    def _runner(self, conversation_id: str) -> TurnRunner:
-        return self._runner_for(conversation_id, self._serving(conversation_id))
+    async def _checked_runner(
+        self, conversation_id: str, check: Callable[[], T]
+    ) -> tuple[T, TurnRunner]:
+        """The store's half of starting work in a worker thread (`check`, then what
+        serves the conversation), and its runner built back on the event loop."""
+        self._check_idle(conversation_id)
+
+        def checked() -> tuple[T, Serving]:
+            return check(), self._serving(conversation_id)
+
+        result, serving = await asyncio.to_thread(checked)
+        # Another turn may have started while this one was checked.
+        self._check_idle(conversation_id)
+        return result, self._runner_for(conversation_id, serving)
 
     def _serving(self, conversation_id: str) -> Serving:
-        """The store's half of starting a turn (in a worker thread for the server): the
-        conversation's config and model, checked, and its project within its cap."""
+        """The store's half of starting a turn (in a worker thread): the conversation's
+        config and model, checked, and its project within its cap."""
         saved = self.config_provider()
         conversation = self.store.get_conversation(conversation_id)
         project = conversation_project(self.store, conversation)
@@ -260,19 +276,11 @@ class ChatService:
                 "A reply is still being written in this conversation; wait or press Stop."
             )
 
-    def start_turn(
+    async def start_turn(
         self, conversation_id: str, content: str, files: Sequence[IncomingFile] = ()
     ) -> TurnHandle:
-        self._check_idle(conversation_id)
-        message = self._person_message(conversation_id, content, files)
-        runner = self._runner(conversation_id)
-        return self._start(conversation_id, runner.turn(message))
-
-    async def start_turn_off_loop(
-        self, conversation_id: str, content: str, files: Sequence[IncomingFile] = ()
-    ) -> TurnHandle:
-        """`start_turn` for the server: its checks and the files are read off the event
-        loop, and Stop during the reading of files ends it with nothing stored
+        """A turn answering the person's message: its checks and its files are read off
+        the event loop, and Stop during the reading of files ends it with nothing stored
         (`chat/file_reading.py`)."""
         self._check_idle(conversation_id)
 
@@ -308,9 +316,17 @@ class ChatService:
             lambda: self._load(conversation_id), content, files, kept=kept, pdfs=pdfs
         )
 
-    def start_retry(self, conversation_id: str) -> TurnHandle:
+    async def start_retry(self, conversation_id: str) -> TurnHandle:
         """Run the model again on the history as it is (after an error or a stop)."""
-        self._check_idle(conversation_id)
+        _, runner = await self._checked_runner(
+            conversation_id, lambda: self._check_retryable(conversation_id)
+        )
+        return self._start(conversation_id, runner.retry())
+
+    def _check_retryable(self, conversation_id: str) -> None:
+        """ChatUnavailable unless the last message is a failed or unanswered one (after
+        NotFound for an unknown conversation)."""
+        self.store.get_conversation(conversation_id)
         last = self.store.list_messages(
             conversation_id, offset=max(self.store.message_count(conversation_id) - 1, 0), limit=1
         )
@@ -324,10 +340,8 @@ class ChatService:
         )
         if not last or finished:
             raise ChatUnavailable("There is no failed or unanswered message to retry.")
-        runner = self._runner(conversation_id)
-        return self._start(conversation_id, runner.retry())
 
-    def start_edit(
+    async def start_edit(
         self,
         conversation_id: str,
         message_id: str,
@@ -336,25 +350,12 @@ class ChatService:
         keep: Sequence[str] = (),
     ) -> TurnHandle:
         """A new version of the person's message `message_id` (on the active path): a
-        sibling that becomes the tip of the active path, and a turn answering it.
+        sibling that becomes the tip of the active path, and a turn answering it. The
+        message and its files are read off the event loop, and stoppable, as in
+        `start_turn`.
 
         `files` are new files; `keep` the sha256s of the old version's files that stay
         (their bytes are stored already, so they are not sent again)."""
-        self._check_idle(conversation_id)
-        parent_id, message = self._edited(conversation_id, message_id, content, files, keep)
-        runner = self._runner(conversation_id)
-        return self._start(conversation_id, runner.edit(parent_id, message))
-
-    async def start_edit_off_loop(
-        self,
-        conversation_id: str,
-        message_id: str,
-        content: str,
-        files: Sequence[IncomingFile] = (),
-        keep: Sequence[str] = (),
-    ) -> TurnHandle:
-        """`start_edit` for the server: the message and its files read off the event
-        loop, and stoppable, as in `start_turn_off_loop`."""
         self._check_idle(conversation_id)
 
         def checked(pdfs: PdfsRead) -> tuple[str | None, Message, Serving]:
@@ -383,7 +384,9 @@ class ChatService:
         keep: Sequence[str],
         pdfs: PdfsRead | None = None,
     ) -> tuple[str | None, Message]:
-        """(the parent of the edited message, its new version), checked."""
+        """(the parent of the edited message, its new version), checked (NotFound first
+        for an unknown conversation)."""
+        self.store.get_conversation(conversation_id)
         record = self.store.message_on_path(conversation_id, message_id)
         if record.message.role != "user":
             raise WrongMessage("Only your own messages can be edited; regenerate an answer.")
@@ -396,24 +399,29 @@ class ChatService:
         message = self._person_message(conversation_id, content, files, kept, pdfs)
         return record.parent_id, message
 
-    def start_regenerate(self, conversation_id: str, message_id: str) -> TurnHandle:
+    async def start_regenerate(self, conversation_id: str, message_id: str) -> TurnHandle:
         """A new answer in place of the answer `message_id` (on the active path), written
         as its sibling; the old answer stays, one switch away."""
-        self._check_idle(conversation_id)
-        record = self.store.message_on_path(conversation_id, message_id)
-        if record.message.role != "assistant" or record.parent_id is None:
-            raise WrongMessage("Only an answer can be regenerated; edit your own message.")
-        runner = self._runner(conversation_id)
-        return self._start(conversation_id, runner.regenerate(record.parent_id))
 
-    def switch_branch(self, conversation_id: str, message_id: str) -> ConversationRecord:
-        """Make the leaf last used under `message_id` the active leaf (not during a turn)."""
+        def answered() -> str:
+            self.store.get_conversation(conversation_id)  # NotFound for an unknown one
+            record = self.store.message_on_path(conversation_id, message_id)
+            if record.message.role != "assistant" or record.parent_id is None:
+                raise WrongMessage("Only an answer can be regenerated; edit your own message.")
+            return record.parent_id
+
+        parent_id, runner = await self._checked_runner(conversation_id, answered)
+        return self._start(conversation_id, runner.regenerate(parent_id))
+
+    async def switch_branch(self, conversation_id: str, message_id: str) -> ConversationRecord:
+        """Make the leaf last used under `message_id` the active leaf (not during a turn),
+        written in order with the turns' writes."""
         self._check_idle(conversation_id)
-        record = self.store.switch_branch(conversation_id, message_id)
+        record = await self.writes.run(self.store.switch_branch, conversation_id, message_id)
         self.loader.drop_anchor(conversation_id)
         return record
 
-    def start_compaction(
+    async def start_compaction(
         self,
         conversation_id: str,
         instructions: str | None,
@@ -421,8 +429,7 @@ class ChatService:
     ) -> TurnHandle:
         """A manual fold: everything before the last exchange, unless asked to keep the
         recent messages holding `keep_recent_tokens` verbatim."""
-        self._check_idle(conversation_id)
-        runner = self._runner(conversation_id)
+        _, runner = await self._checked_runner(conversation_id, lambda: None)
         return self._start(
             conversation_id, runner.compact(instructions or None, keep_recent_tokens)
         )
@@ -430,8 +437,7 @@ class ChatService:
     async def hand_off(self, conversation_id: str, request: HandoffRequest) -> ConversationRecord:
         """A hand-off ("New conversation from here"): a conversation continuing this one (see
         `chat/handoff.py`); refused while a turn runs, so the point cannot move."""
-        self._check_idle(conversation_id)
-        runner = self._runner(conversation_id)
+        _, runner = await self._checked_runner(conversation_id, lambda: None)
         # Registered as running work like a turn, so sends, edits, regenerations, folds,
         # pins and a second hand-off wait for it, and Stop or a delete ends it.
         handle = TurnHandle(conversation_id, kind="handoff")

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from foldline.chat.store_writer import StoreWriter
 from foldline.chat.usage import Billing, model_call
 from foldline.core.messages import user
 from foldline.core.reasoning import Effort
@@ -84,6 +85,8 @@ class BackgroundTitles:
     """The title requests running in the background, one per conversation at most."""
 
     store: Store
+    writes: StoreWriter
+    """The chat service's ordered writer: a title and its bill land after the turn's writes."""
     on_titled: Callable[[str], None] = lambda _conversation_id: None
     """Called (on the event loop) with a conversation that got its made title."""
     tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
@@ -161,11 +164,11 @@ class BackgroundTitles:
             chunks = []  # a half-written title is no title
         if usages:
             calls = [model_call(u, billing, purpose="summary", turn=turn) for u in usages]
-            await asyncio.to_thread(self.store.record_calls, conversation_id, calls)
+            await self.writes.run(self.store.record_calls, conversation_id, calls)
         title = clean_title("".join(chunks))
         if not title:
             return
-        if await asyncio.to_thread(self.store.replace_title, conversation_id, expected, title):
+        if await self.writes.run(self.store.replace_title, conversation_id, expected, title):
             self.on_titled(conversation_id)
         else:
             log.info("the made title of %s was dropped: renamed meanwhile", conversation_id)

@@ -9,6 +9,8 @@
   on loopback for the real SDKs, with context windows, tool pairing, prompt caching and
   injected failures (`fail_next`), counted by its own `FakeTokenizer`; its models
   endpoints list `FakeModel`s in each API's shape.
+- `loop_guard.LoopGuard` (imported from its module, as it needs the store): makes a
+  store raise when it is called on an event loop, for the tests of the store rule.
 
 Used by Foldline's tests, benchmarks and demos; never imported by the application.
 """

@@ -149,7 +149,7 @@ async def start_compaction_turn(
 ) -> TurnHandle:
     instructions = body.instructions.strip() if body and body.instructions else None
     keep = body.keep_recent_tokens if body else None
-    return chat.start_compaction(conversation_id, instructions or None, keep)
+    return await chat.start_compaction(conversation_id, instructions or None, keep)
 
 
 @router.post(

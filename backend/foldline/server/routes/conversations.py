@@ -210,14 +210,16 @@ def move_to_project(
 
 
 @router.put("/{conversation_id}/active-leaf", response_model=ConversationOut)
-def put_active_leaf(
+async def put_active_leaf(
     conversation_id: str, body: ActiveLeaf, store: StoreDep, chat: ChatDep
 ) -> ConversationOut:
     """Switch branches: the active leaf becomes the leaf last used under
     `messageId` (where that branch was last left), and the fold current on that path."""
-    store.get_conversation(conversation_id)
-    chat.switch_branch(conversation_id, body.message_id)
-    return get_conversation(conversation_id, store, chat)
+    # Switched from the event loop, where turns start: the check that none runs and the
+    # switch queued in the turns' ordered writer happen with no turn starting between.
+    await asyncio.to_thread(store.get_conversation, conversation_id)
+    await chat.switch_branch(conversation_id, body.message_id)
+    return await asyncio.to_thread(get_conversation, conversation_id, store, chat)
 
 
 @router.delete(
@@ -225,15 +227,16 @@ def put_active_leaf(
 )
 async def delete_conversation(conversation_id: str, store: StoreDep, chat: ChatDep) -> Response:
     # A running turn would go on writing into a conversation that no longer exists:
-    # stop it first (this runs on the event loop, where the turn's task lives).
-    store.get_conversation(conversation_id)
+    # stop it first (this runs on the event loop, where the turn's task lives; the store
+    # is read and written in worker threads).
+    await asyncio.to_thread(store.get_conversation, conversation_id)
     handle = chat.running.get(conversation_id)
     if handle is not None and chat.cancel(conversation_id):
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(handle.wait(), timeout=10)
     chat.background.cancel(conversation_id)
     chat.titles.cancel(conversation_id)
-    store.delete_conversation(conversation_id)
+    await asyncio.to_thread(store.delete_conversation, conversation_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
@@ -241,5 +244,5 @@ async def delete_conversation(conversation_id: str, store: StoreDep, chat: ChatD
 async def cancel_turn(conversation_id: str, store: StoreDep, chat: ChatDep) -> CancelResult:
     """The Stop button: the running turn or fold ends; a partial answer is kept, marked
     `interrupted`. Answers `{"cancelled": false}` when nothing was running."""
-    store.get_conversation(conversation_id)
+    await asyncio.to_thread(store.get_conversation, conversation_id)
     return CancelResult(cancelled=chat.cancel(conversation_id))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import APIRouter, status
 
 from foldline.api.schemas import ConversationOut, HandoffRequest
@@ -30,9 +32,10 @@ async def hand_off(
     `messageId` (the last message when left out), the pins of that part, and the last
     `keepLast` messages verbatim; the two are linked both ways."""
     body = body or HandoffRequest()
-    store.get_conversation(conversation_id)
+    # The chat service reads the store in worker threads (an unknown conversation is a
+    # 404 from there); so is the new conversation read back.
     created = await chat.hand_off(
         conversation_id,
         Handoff(body.message_id, (body.instructions or "").strip() or None, body.keep_last),
     )
-    return get_conversation(created.id, store, chat)
+    return await asyncio.to_thread(get_conversation, created.id, store, chat)

@@ -109,7 +109,7 @@ def incoming_files(body: SendMessage) -> list[IncomingFile]:
 async def start_message_turn(conversation_id: str, body: SendMessage, chat: ChatDep) -> TurnHandle:
     # Started in a dependency, not in the streaming generator: a refusal (409, 404, 400)
     # must be an ordinary JSON answer, and once the stream has begun the status is 200.
-    return await chat.start_turn_off_loop(conversation_id, body.content, incoming_files(body))
+    return await chat.start_turn(conversation_id, body.content, incoming_files(body))
 
 
 @router.post(
@@ -124,12 +124,11 @@ async def send_message(
         yield event
 
 
-async def start_retry_turn(conversation_id: str, store: StoreDep, chat: ChatDep) -> TurnHandle:
-    # The conversation is looked up first so an unknown id is a 404, not "nothing to
-    # retry"; the chat service then refuses (400) when the last message is a complete
-    # answer and (409) while another turn runs, before any event, like a send.
-    store.get_conversation(conversation_id)
-    return chat.start_retry(conversation_id)
+async def start_retry_turn(conversation_id: str, chat: ChatDep) -> TurnHandle:
+    # The chat service refuses (404) an unknown conversation, (400) when the last message
+    # is a complete answer and (409) while another turn runs, before any event, like a
+    # send; its checks read the store in a worker thread.
+    return await chat.start_retry(conversation_id)
 
 
 @router.post(
@@ -146,10 +145,9 @@ async def retry(
 
 
 async def start_edit_turn(
-    conversation_id: str, message_id: str, body: EditMessage, store: StoreDep, chat: ChatDep
+    conversation_id: str, message_id: str, body: EditMessage, chat: ChatDep
 ) -> TurnHandle:
-    store.get_conversation(conversation_id)
-    return await chat.start_edit_off_loop(
+    return await chat.start_edit(
         conversation_id, message_id, body.content, incoming_files(body), body.keep_attachments
     )
 
@@ -168,11 +166,8 @@ async def edit_message(
         yield event
 
 
-async def start_regenerate_turn(
-    conversation_id: str, message_id: str, store: StoreDep, chat: ChatDep
-) -> TurnHandle:
-    store.get_conversation(conversation_id)
-    return chat.start_regenerate(conversation_id, message_id)
+async def start_regenerate_turn(conversation_id: str, message_id: str, chat: ChatDep) -> TurnHandle:
+    return await chat.start_regenerate(conversation_id, message_id)
 
 
 @router.post(

@@ -3,6 +3,7 @@ conversation of the project sends the model (see `core.projects`)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import tempfile
 from typing import IO, Annotated, Literal
@@ -171,8 +172,10 @@ async def delete_project(
     (`conversations=move`, the default), or are deleted too with `conversations=delete`,
     which needs `confirmCount` equal to how many the project holds now (the number the
     person confirmed): any other count is a 409 and nothing is deleted."""
-    store.get_project(project_id)
-    ids = store.project_conversation_ids(project_id)
+    # On the event loop, where a conversation's running turn is stopped; the store is
+    # read and written in worker threads.
+    await asyncio.to_thread(store.get_project, project_id)
+    ids = await asyncio.to_thread(store.project_conversation_ids, project_id)
     deleted = 0
     if conversations == "delete":
         if confirm_count != len(ids):
@@ -186,7 +189,7 @@ async def delete_project(
         for conversation_id in ids:
             await delete_conversation(conversation_id, store, chat)
             deleted += 1
-    moved = store.delete_project(project_id)
+    moved = await asyncio.to_thread(store.delete_project, project_id)
     return ProjectDeleted(moved=moved, deleted=deleted)
 
 
