@@ -151,7 +151,9 @@ async def bounded_stdio_client(
         with anyio.move_on_after(0.5):
             await writer_done.wait()
         await sdk_stdio._stop_server_process(process)
-        await sdk_stdio._aclose_all(read_stream, write_stream, read_stream_writer, write_stream_reader)
+        await sdk_stdio._aclose_all(
+            read_stream, write_stream, read_stream_writer, write_stream_reader
+        )
         await anyio.lowlevel.checkpoint()
 
     async with anyio.create_task_group() as group:
