@@ -18,7 +18,8 @@ does not compete with it for the GIL; both use the same fake model
    wakes a 5 ms sleep in each phase. Here the fake model waits `--delta-delay` seconds
    before each delta (0.03 s: 8 characters every 30 ms, a fast real model); with 0 the
    streams are a closed loop that takes every cycle the machine has, so the reads measure
-   their share of the CPU, not what blocks them. `--only-reads` runs just this part.
+   their share of the CPU, not what blocks them. `--only-reads` runs just this part;
+   `--slow-callbacks FILE` writes every step of the server's loop over 20 ms to FILE.
 
 Rerun: `.venv/bin/python benchmarks/server_bench.py` (about a minute on 2 shared cores).
 Results go to docs/benchmarks.md, `## HTTP server`.
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import json
 import os
 import platform
@@ -110,10 +112,57 @@ class LoopLagProbe:
         await self.app(scope, receive, send)
 
 
+SLOW_CALLBACKS_ENV = "FOLDLINE_BENCH_SLOW_CALLBACKS"
+SLOW_CALLBACK_SECONDS = 0.02
+
+
+def record_slow_callbacks(path: Path) -> None:
+    """Every step of the event loop that takes over 20 ms, with the coroutine it ran,
+    written to `path` (slowest first) when the server exits: what held the loop.
+
+    A step's time is wall time, so on a loaded machine it includes the OS descheduling
+    the process; read it beside a quiet run.
+    """
+    import asyncio.events
+
+    run = asyncio.events.Handle._run
+    slow: list[tuple[float, str]] = []
+
+    def describe(handle: asyncio.Handle) -> str:
+        task = getattr(handle._callback, "__self__", None)
+        if not isinstance(task, asyncio.Task):
+            return repr(handle._callback)[:160]
+        frames, awaited = [], task.get_coro()
+        while awaited is not None:
+            frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
+            if frame is not None:
+                name = frame.f_code.co_filename.rsplit("site-packages/", 1)[-1]
+                frames.append(f"{name}:{frame.f_lineno} {frame.f_code.co_name}")
+            awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "gi_yieldfrom", None)
+        return " <- ".join(reversed(frames[-3:]))
+
+    def timed(handle: asyncio.Handle) -> None:
+        where = describe(handle)  # before the step: where the task resumes
+        started = time.perf_counter()
+        run(handle)
+        took = time.perf_counter() - started
+        if took > SLOW_CALLBACK_SECONDS:
+            slow.append((took, where))
+
+    def write() -> None:
+        lines = [f"{took * 1000:8.1f} ms  {where}" for took, where in sorted(slow, reverse=True)]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    asyncio.events.Handle._run = timed  # type: ignore[method-assign]
+    atexit.register(write)
+
+
 def serve(data_dir: Path, deltas: int, history: int, busy: int, delay: float) -> None:
     """Child process: build the app on a fake model, print `PORT CONVERSATION BUSY...`
     (`busy` more conversations of the same history, for part 4), serve until stdin
     closes."""
+    if os.environ.get(SLOW_CALLBACKS_ENV):
+        record_slow_callbacks(Path(os.environ[SLOW_CALLBACKS_ENV]))
     from foldline.chat.service import ChatService
     from foldline.server.app import create_app
     from foldline.server.config_source import ConfigSource
@@ -459,7 +508,14 @@ def main() -> None:
         help="seconds before each delta of part 4's streams (0: no delay, a saturated loop)",
     )
     parser.add_argument("--only-reads", action="store_true", help="run part 4 only")
+    parser.add_argument(
+        "--slow-callbacks",
+        metavar="FILE",
+        help="write the server's event-loop steps over 20 ms to FILE (slowest first)",
+    )
     args = parser.parse_args()
+    if args.slow_callbacks:
+        os.environ[SLOW_CALLBACKS_ENV] = str(Path(args.slow_callbacks).resolve())
     if args.serve:
         serve(Path(args.serve), args.deltas, args.history, args.busy_streams, args.delta_delay)
         return

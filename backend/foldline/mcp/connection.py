@@ -92,6 +92,8 @@ class ServerConnection:
     """The person pressed Sign in: this start may open the browser."""
     capabilities: Any = None
     """The server's declared capabilities (`mcp_types.ServerCapabilities`) once running."""
+    refused: str | None = None
+    """Why the transport refused the server's output (a message over the limit), if it did."""
     _session: Any = None
     _task: asyncio.Task[None] | None = None
     _ready: asyncio.Event = field(default_factory=asyncio.Event)
@@ -103,6 +105,7 @@ class ServerConnection:
             return
         if self._task is None or self._task.done():
             self.state, self.error, self.tools, self.changed_tools = "starting", None, [], None
+            self.refused = None
             self._ready, self._stop = asyncio.Event(), asyncio.Event()
             self._task = asyncio.get_running_loop().create_task(self._supervise())
         try:
@@ -150,6 +153,8 @@ class ServerConnection:
                 raise ServerCallError(
                     f"no answer within {timeout:g} seconds", timed_out=True
                 ) from error
+            if error.code == CONNECTION_CLOSED and self.refused is not None:
+                raise ServerCallError(f"the server was stopped: {self.refused}") from error
             if error.code == CONNECTION_CLOSED:
                 self._crashed("the connection closed during a call")
                 raise ServerCallError("the server stopped during the call", crashed=True) from error
@@ -178,9 +183,21 @@ class ServerConnection:
                 f"no answer within {timeout:g} seconds", timed_out=True
             ) from error
         except MCPError as error:
+            if self.refused is not None:
+                raise ServerCallError(f"the server was stopped: {self.refused}") from error
             raise ServerCallError(error.message) from error
 
     def _crashed(self, reason: str) -> None:
+        if self.refused is None:  # a refusal's reason is the one the person needs
+            self.state, self.error = "failed", reason
+        self._session = None
+        self._stop.set()
+
+    def _refused(self, reason: str) -> None:
+        """The transport refused what the server sent (a message over the limit): the
+        server is stopped and stays failed, with the reason; it is not restarted."""
+        log.warning("MCP server %s: %s", self.name, reason)
+        self.refused = reason
         self.state, self.error, self._session = "failed", reason, None
         self._stop.set()
 
@@ -208,6 +225,8 @@ class ServerConnection:
                 needs_sign_in = find_sign_in_required(error)
                 if needs_sign_in is not None:
                     self.state, self.error = "signin_required", str(needs_sign_in)
+                elif self.refused is not None:
+                    self.state, self.error = "failed", self.refused
                 elif self.state != "failed":
                     self.state = "failed"
                     self.error = _reason(error, errlog)
@@ -279,7 +298,9 @@ class ServerConnection:
     async def _open_transport(self, stack: AsyncExitStack, errlog: Any) -> tuple[Any, Any]:
         config = self.config
         if config.command:
-            from mcp import StdioServerParameters, stdio_client
+            from mcp import StdioServerParameters
+
+            from foldline.mcp.stdio_transport import bounded_stdio_client
 
             parameters = StdioServerParameters(
                 command=config.command,
@@ -287,7 +308,9 @@ class ServerConnection:
                 env=dict(config.env) or None,
                 cwd=config.cwd,
             )
-            return await stack.enter_async_context(stdio_client(parameters, errlog=errlog))
+            return await stack.enter_async_context(
+                bounded_stdio_client(parameters, errlog, self._refused)
+            )
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 

@@ -399,12 +399,13 @@ def server_failed(connection: ServerConnection) -> ChatEvent:
                 ),
             ),
         )
+    what = "was stopped" if connection.refused is not None else "did not start"
     return ev.Notice(
         Notice(
             code="mcp_server_failed",
             server=connection.name,
             message=(
-                f"The MCP server {connection.name} did not start: {connection.error}. "
+                f"The MCP server {connection.name} {what}: {connection.error}. "
                 "Its tools are not offered; restart it in Settings."
             ),
         ),

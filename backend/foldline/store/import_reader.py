@@ -35,7 +35,7 @@ from foldline.store.export_format import (
 )
 from foldline.store.import_files import checked_parts
 from foldline.store.json_stream import JsonReader
-from foldline.store.project_json import ExportedProject, join_or_create, validated_project
+from foldline.store.project_json import ExportedProject, join_or_create, read_project
 from foldline.store.records import CompactionRecord, ConversationRecord, Marks, MessageRecord
 from foldline.store.usage import ModelCall
 
@@ -371,6 +371,17 @@ def import_stream(
                 _import_messages(reader, writer, marks, seen["formatVersion"])
                 seen[key] = True
                 continue
+            if key == "project":
+                if writer is not None and project_id is None:
+                    raise ValueError(
+                        "invalid Foldline export: project must come before conversation"
+                    )
+                # Read a piece at a time (its files can be large); checked, and ignored in
+                # a project import (the conversation joins the project being imported).
+                exported = read_project(reader)
+                project = exported if project_id is None else None
+                seen[key] = True
+                continue
             value = reader.value()
             _check_values(value, key)
             seen[key] = value
@@ -383,12 +394,6 @@ def import_stream(
                 elif project is not None:
                     join = partial(join_or_create, exported=project)
                 writer = transaction.enter_context(store.import_conversation(record, join))
-            if key == "project" and project_id is None:
-                if writer is not None:
-                    raise ValueError(
-                        "invalid Foldline export: project must come before conversation"
-                    )
-                project = validated_project(value)
             if key == "modelCalls":
                 calls = _model_calls(value)
             if key == "compactions":

@@ -26,7 +26,7 @@ from foldline.store.json_stream import JsonReader
 from foldline.store.project_json import (
     ExportedProject,
     project_json,
-    validated_project,
+    read_project,
     write_project,
 )
 from foldline.store.records import new_id
@@ -114,12 +114,13 @@ def import_project(store: Store, stream: IO[bytes]) -> tuple[str, list[str]]:
             if key == "conversations":
                 _import_conversations(store, reader, project_id, created)
                 continue
+            if key == "project":
+                exported = read_project(reader)
+                project_id = store.in_write_transaction(partial(_new_project, exported=exported))
+                continue
             value = reader.value()
             if key in ("format", "formatVersion"):
                 _check_header(key, value)
-            elif key == "project":
-                exported = validated_project(value)
-                project_id = store.in_write_transaction(partial(_new_project, exported=exported))
             else:
                 raise _fail(f"{key}: extra inputs are not permitted")
         reader.end()

@@ -12,19 +12,23 @@ a PDF's text is read again from its bytes).
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import Field, PrivateAttr, ValidationError, field_validator
 
 from foldline.core import base64_slices
 from foldline.core.attachments import AttachmentRefused
+from foldline.core.json_values import MAX_DEPTH, json_problem
 from foldline.core.messages import AttachmentPart
 from foldline.core.settings import InvalidSettings, check_conversation_settings
 from foldline.store import projects
 from foldline.store.export_format import ExportSchema, check_timestamp
+from foldline.store.json_stream import JsonReader
 from foldline.store.projects import ProjectFileRecord, ProjectNoteRecord, ProjectRecord
 from foldline.store.records import NotFound, new_id
 from foldline.uploads import IncomingFile, read_project_file
+
+T = TypeVar("T", bound=ExportSchema)
 
 
 class ExportedFile(ExportSchema):
@@ -113,16 +117,70 @@ def validated_project(value: Any, where: str = "project") -> ExportedProject:
         item = error.errors()[0]
         path = ".".join(str(step) for step in (where, *item["loc"]))
         raise ValueError(f"invalid Foldline export: {path}: {item['msg']}") from None
-    checked = []
-    for position, file in enumerate(exported.files):
-        try:
-            checked.append(read_project_file(IncomingFile(file.name, file.media_type, file.data)))
-        except AttachmentRefused as error:
-            raise ValueError(
-                f"invalid Foldline export: {where}.files.{position}: {error}"
-            ) from None
+    exported._checked_files = [
+        _checked_file(file, f"{where}.files.{position}")
+        for position, file in enumerate(exported.files)
+    ]
+    return exported
+
+
+def _validated(schema: type[T], value: Any, where: str) -> T:
+    problem = json_problem(value, max_depth=MAX_DEPTH + 3)
+    if problem:
+        raise ValueError(f"invalid Foldline export: {where}: the value {problem}")
+    try:
+        return schema.model_validate(value)
+    except ValidationError as error:
+        item = error.errors()[0]
+        path = ".".join(str(step) for step in (where, *item["loc"]))
+        raise ValueError(f"invalid Foldline export: {path}: {item['msg']}") from None
+
+
+def _list_start(reader: JsonReader, where: str) -> None:
+    if reader.peek() != "[":
+        raise ValueError(f"invalid Foldline export: {where}: Input should be a valid list")
+
+
+def read_project(reader: JsonReader, where: str = "project") -> ExportedProject:
+    """The `project` object where `reader` stands, read one piece at a time and checked
+    like `validated_project`: each file is read, checked by the upload rules and kept as
+    its checked bytes (its base64 text is let go) before the next is read, and each note
+    on its own, so the object is never in memory whole (a 30 MB object once took 2 GB)."""
+    if reader.peek() != "{":
+        raise ValueError(f"invalid Foldline export: {where}: Input should be an object")
+    fields: dict[str, Any] = {}
+    files: list[ExportedFile] = []
+    checked: list[AttachmentPart] = []
+    notes: list[ExportedNote] = []
+    seen: set[str] = set()
+    for key in reader.object_keys():
+        if key in seen:
+            raise ValueError(f"invalid Foldline export: {where}.{key} appears twice")
+        seen.add(key)
+        if key == "files":
+            _list_start(reader, f"{where}.files")
+            for position in reader.array_positions():
+                at = f"{where}.files.{position}"
+                file = _validated(ExportedFile, reader.value(), at)
+                checked.append(_checked_file(file, at))
+                files.append(file.model_copy(update={"data": ""}))
+        elif key == "notes":
+            _list_start(reader, f"{where}.notes")
+            for position in reader.array_positions():
+                notes.append(_validated(ExportedNote, reader.value(), f"{where}.notes.{position}"))
+        else:
+            fields[key] = reader.value()
+    exported = _validated(ExportedProject, fields, where)
+    exported = exported.model_copy(update={"files": files, "notes": notes})
     exported._checked_files = checked
     return exported
+
+
+def _checked_file(file: ExportedFile, where: str) -> AttachmentPart:
+    try:
+        return read_project_file(IncomingFile(file.name, file.media_type, file.data))
+    except AttachmentRefused as error:
+        raise ValueError(f"invalid Foldline export: {where}: {error}") from None
 
 
 def write_project(
