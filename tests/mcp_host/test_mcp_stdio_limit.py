@@ -56,7 +56,7 @@ async def test_an_endless_line_is_refused_and_the_server_marked_failed(store: St
     )
     try:
         conversation = store.create_conversation()
-        events = [e async for e in service.start_turn(conversation.id, "flood").events()]
+        events = [e async for e in (await service.start_turn(conversation.id, "flood")).events()]
         flooded, echoed, after = [e.data for e in events if e.name == "tool.result"]
         # Refused at the limit, not after the call's 60 s timeout.
         assert flooded["isError"]
@@ -71,7 +71,7 @@ async def test_an_endless_line_is_refused_and_the_server_marked_failed(store: St
         assert "larger than 1 MiB" in (status["flood"].error or "")
         assert status["good"].state == "running"
         # The person is told at the next turn, once.
-        events = [e async for e in service.start_turn(conversation.id, "again").events()]
+        events = [e async for e in (await service.start_turn(conversation.id, "again")).events()]
         [notice] = [e.data for e in events if e.name == "notice"]
         assert notice["server"] == "flood" and "was stopped" in notice["message"]
         assert "larger than 1 MiB" in notice["message"]
