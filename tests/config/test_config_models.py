@@ -56,6 +56,13 @@ def test_no_provider_for_a_local_model_is_a_clear_error() -> None:
         provider_name_for_model(AppConfig(), "qwen3")
 
 
+def test_no_model_at_all_says_to_connect_one() -> None:
+    # A conversation made before any provider was connected has the empty model.
+    with pytest.raises(ConfigError, match="no model is connected yet") as raised:
+        provider_name_for_model(AppConfig(), "")
+    assert "``" not in str(raised.value)
+
+
 def test_catalog_limits_and_output_reserve() -> None:
     resolved = resolve_model(AppConfig(), "claude-sonnet-4-5")
     assert (resolved.provider_name, resolved.provider_kind) == ("anthropic", "anthropic")

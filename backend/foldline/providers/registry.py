@@ -153,6 +153,13 @@ def provider_name_for_model(config: AppConfig, model: str) -> str:
     for name, provider in config.providers.items():
         if provider.kind == "openai-compatible":
             return name
+    if not model.strip():
+        # A conversation made before any provider was connected has no model yet: naming
+        # an empty model in the message would only puzzle the person.
+        raise ConfigError(
+            "no model is connected yet: connect one on the welcome page or in Settings, "
+            "then pick it for this conversation"
+        )
     raise ConfigError(
         f"no provider for model `{model}`: add an openai-compatible provider or a "
         f'[models."{model}"] table naming one'
