@@ -225,8 +225,15 @@ class SummaryRun:
         size = after.view_tokens + self.counter.count_text(prompt) + SLACK_TOKENS
         if size > after.input_budget:
             return None
+        # Judged against what a request of its own would send (the earlier summary
+        # included): the model after the view reads that summary too, and a faithful
+        # merge carries its names forward.
         summary = await self.call(
-            prompt, self.summary_max, "summary", final=True, source=full_transcript
+            prompt,
+            self.summary_max,
+            "summary",
+            final=True,
+            source=self._summary_prompt(full_transcript),
         )
         if summary is None:
             self.problem = None  # asked again on its own, below
