@@ -153,7 +153,7 @@ class ModelConfig(_Section):
     working_budget: int | None = Field(default=None, ge=1)
     """The input tokens the fold thresholds apply to, when smaller than the window.
 
-    A 1M-token window filled to an 85% threshold would send 850k tokens with every turn:
+    A 1M-token window filled to an 80% threshold would send 800k tokens with every turn:
     dollars per turn even at cache prices, and answers get worse on very long inputs.
     Folding at a working budget keeps turns cheap and sharp; set it to the window (or
     more) to use the whole window."""
@@ -393,8 +393,8 @@ DEFAULT_CONFIG_TEXT = """\
 [compaction]
 auto = true
 prune = true
-threshold = 0.85                 # fraction of the input budget
-prepare_threshold = 0.80         # from here the next fold's summary is written in the background
+threshold = 0.80                 # fraction of the input budget
+prepare_threshold = 0.75         # from here the next fold's summary is written in the background
 target = 0.50
 keep_recent_tokens = 8000
 keep_recent_share = 0.10         # an automatic fold keeps at most this share of the budget verbatim

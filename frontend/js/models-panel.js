@@ -30,7 +30,7 @@ export const PRICE_FIELDS = [
 ];
 
 const WORKING_BUDGET_HELP =
-  "Where it folds instead of the full window. Every turn sends the whole context, so a 1M-token window filled to 85% costs dollars per turn even at cache prices, and models answer worse on very long inputs. Set it to the window to use all of it.";
+  "Where it folds instead of the full window. Every turn sends the whole context, so a 1M-token window filled to 80% costs dollars per turn even at cache prices, and models answer worse on very long inputs. Set it to the window to use all of it.";
 
 /** @param {ModelSettingsOut} model */
 function modelRow(name, model, draft, providerNames, redraw, known) {

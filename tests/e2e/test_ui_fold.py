@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from foldline.testing import request_text
 
 # About 130 tokens: a user message and its echo add ~280 tokens to the model's view, so
-# with a 3500-token budget about the tenth turn crosses the 85% threshold. The first fold
+# with a 3500-token budget about the ninth turn crosses the 80% threshold. The first fold
 # then has several exchanges to fold: from it on, the recall tools and the note after the
 # summary join every request (~180 tokens), and a fold of one exchange on this tiny window
 # would save less than that and its summary take.

@@ -23,20 +23,15 @@ class CompactionSettings(BaseModel):
     """Fold automatically when the view crosses `threshold`."""
     prune: bool = True
     """Replace old tool outputs in the view by placeholders before folding."""
-    threshold: float = Field(default=0.85, gt=0, le=1)
-    """Soft threshold, a fraction of the input budget: fold between turns above it.
-    Since a summary is read from the view the provider has cached, a fold costs little
-    and folding later saves more than it costs: 0.85 billed 20-30% less input than 0.80
-    over 40 turns (`benchmarks/fold_cost_bench.py`), with a paste of up to 30% of the
-    budget still folded without a wait (`--long-messages`)."""
-    prepare_threshold: float = Field(default=0.80, gt=0, le=1)
+    threshold: float = Field(default=0.80, gt=0, le=1)
+    """Soft threshold, a fraction of the input budget: fold between turns above it."""
+    prepare_threshold: float = Field(default=0.75, gt=0, le=1)
     """When a turn ends with the view above this fraction, the next fold's summary is
     written in the background while the person reads, so the fold itself (at
     `threshold`) needs no model call in the person's path. At or above `threshold` it
     only prepares when a fold is due. Not earlier than needed: the tail that grows
     between the summary and the fold is cached again with the fold (0.70 cost 13% more
-    billed input than 0.75 with the fold at 0.80 on a 16k window;
-    `benchmarks/fold_cost_bench.py`); a
+    billed input than 0.75 on a 16k window; `benchmarks/fold_cost_bench.py`); a
     conversation that grows faster than its summaries are written prepares earlier
     anyway (`core.policy.prepare_from`)."""
     hard_threshold: float = Field(default=0.95, gt=0, le=1)
