@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/fold_cost_bench.py                 # both scenarios, both wires
     .venv/bin/python benchmarks/fold_cost_bench.py --scenario 16k --wire anthropic
     .venv/bin/python benchmarks/fold_cost_bench.py --set target=0.35 --set threshold=0.9
+    .venv/bin/python benchmarks/fold_cost_bench.py --long-messages   # pastes, fold safety
 
 Runs Foldline's chat service and real providers (the real `anthropic` and `openai` SDKs)
 against `foldline.testing.FakeProviderServer`, whose prompt cache bills like the
@@ -23,6 +24,16 @@ included (chat and summaries): Anthropic bills plain input at 1, cache writes at
 at 0.1. The "1-hour lifetime" line prices the same Anthropic calls with writes at 2 (what
 `"ttl": "1h"` costs): with no pause longer than 5 minutes it reads nothing more.
 After the run, the final request is checked for the three facts.
+
+`--long-messages` makes every fourth message from the fourth on a paste of 10-30% of the
+input budget (the shares in `LONG_SHARES`, in turn), the case a later threshold leaves
+less room for: a paste that lands between the threshold and the hard threshold, or over
+the budget, before the summary is ready. It counts what the person would notice: a turn
+that waited for a summary being written (`waits`), a fold written in the person's path
+(`inline folds`), an emergency digest instead of a summary (`digests`), a request the
+provider rejected as too long (`overflows`) and a turn that ended in an error
+(`refusals`). `--slow-summaries S` streams every summary over about S seconds of real
+time and no longer waits for it between turns: a summarizer slower than the model.
 """
 
 from __future__ import annotations
@@ -93,6 +104,19 @@ TOKENS_PER_SECOND = 60.0
 """The model's (and so the summarizer's) writing speed."""
 VERBOSE = False
 MAX_OUTPUT = 8192
+LONG_SHARES = (0.10, 0.15, 0.20, 0.25, 0.30)
+"""The sizes of the person's pastes in `--long-messages`, as shares of the input budget."""
+TOKENS_PER_WORD = 1.33
+"""The fake tokenizer's tokens per word of `filler`."""
+
+
+@dataclass
+class Options:
+    """How a run differs from the plain scenario."""
+
+    compaction: dict[str, str]
+    long_messages: bool = False
+    slow_summary_seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -104,7 +128,11 @@ class Scenario:
 
     @property
     def answer_seconds(self) -> float:
-        return self.answer_words * 1.33 / TOKENS_PER_SECOND
+        return self.answer_words * TOKENS_PER_WORD / TOKENS_PER_SECOND
+
+    @property
+    def input_budget(self) -> int:
+        return self.window - MAX_OUTPUT
 
 
 SCENARIOS = {
@@ -114,19 +142,28 @@ SCENARIOS = {
 TOKENIZER = FakeTokenizer()
 
 
-def sized_summary(request: ModelRequest) -> Reply:
+def sized_summary(request: ModelRequest, seconds: float = 0.0) -> Reply:
     """A structured summary of realistic size: 300 tokens plus a tenth of what it read,
-    within the request's `max_output_tokens`; every line of the input stating one of the
-    facts is carried into it (a faithful summarizer)."""
+    within the request's `max_output_tokens`; every fact the input states is carried into
+    it, once (a faithful summarizer). `seconds`: how long it streams."""
     source = request_text(summary_source(request))
     read = TOKENIZER.count_text(source)
     size = min(request.max_output_tokens, 300 + read // 10)
-    facts = sorted({line.strip() for line in source.splitlines() if any(f in line for f in FACTS)})
+    facts = [fact for fact in FACTS if fact in source]  # each stated once
     body = {heading: "- (none recorded)" for heading in SUMMARY_HEADINGS}
     body["Constraints & Requirements"] = "\n".join(f"- {f}" for f in facts) or "- none"
     text = "\n\n".join(f"## {h}\n{b}" for h, b in body.items())
-    narrative = filler(read, max(size - TOKENIZER.count_text(text), 8) * 3 // 4)
-    return Reply(text=f"{text}\n\n{narrative}")
+    # The narrative retells the end of what it read, in its words: a faithful summary
+    # shares the source's words and never repeats itself more than the source does
+    # (filler long enough to cycle is what the summary judge refuses as a loop).
+    words = max(size - TOKENIZER.count_text(text), 8) * 3 // 4
+    answer = f"{text}\n\n" + " ".join(source.split()[-words:])
+    while words > 8 and TOKENIZER.count_text(answer) > size:
+        # Within its output limit, as a model stops there (an answer over it would be cut).
+        words = words * 9 // 10
+        answer = f"{text}\n\n" + " ".join(source.split()[-words:])
+    chunk = Reply().chunk_chars
+    return Reply(text=answer, delay=seconds * chunk / len(answer))
 
 
 def make_service(
@@ -173,43 +210,76 @@ def equivalents(record: RecordedRequest, write: float) -> float:
     return plain + write * usage.cache_creation_tokens + 0.1 * usage.cache_read_tokens
 
 
-async def session(wire: str, scenario: Scenario, compaction: dict[str, str]) -> dict[str, str]:
+def person_message(turn: int, scenario: Scenario, long_messages: bool) -> str:
+    """The person's message of `turn`: a fact in the first turns, ~110 tokens, and with
+    `long_messages` every fourth one from the fourth on a paste of a share of the budget."""
+    text = f"Turn {turn}. " + (FACTS[turn] + " " if turn < len(FACTS) else "")
+    if long_messages and turn % 4 == 3:
+        share = LONG_SHARES[(turn // 4) % len(LONG_SHARES)]
+        return text + filler(turn, int(share * scenario.input_budget / TOKENS_PER_WORD))
+    return text + filler(turn, 80)
+
+
+@dataclass
+class Noticed:
+    """What the person would notice of the folds (see `--long-messages`)."""
+
+    folds: int = 0
+    waits: int = 0
+    inline: int = 0
+    digests: int = 0
+    refusals: int = 0
+
+    def see(self, name: str, data: dict) -> None:
+        if name == "compaction.started" and data["trigger"] == "auto":
+            if data["waiting"]:
+                self.waits += 1
+            elif not data["prepared"]:
+                self.inline += 1
+        elif name == "compaction.completed":
+            self.folds += 1
+            self.digests += bool(data["degraded"])
+        elif name == "error":
+            self.refusals += 1
+
+
+async def session(wire: str, scenario: Scenario, options: Options) -> dict[str, str]:
     limits = ModelLimits(context_window=scenario.window, max_output_tokens=MAX_OUTPUT)
     model = ScriptedModel(
         when_empty=lambda request: Reply(text="Noted. " + filler(7, scenario.answer_words)),
-        summaries=sized_summary,
+        summaries=lambda request: sized_summary(request, options.slow_summary_seconds),
     )
     with (
         tempfile.TemporaryDirectory() as tmp,
         FakeProviderServer(model, models={MODEL[wire]: limits}, api_key="k") as server,
     ):
         store = Store(Path(tmp) / "db.sqlite")
-        service = make_service(server, store, scenario.window, **compaction)
+        service = make_service(server, store, scenario.window, **options.compaction)
         conversation = store.create_conversation(model=MODEL[wire])
-        folds = 0
+        noticed = Noticed()
         shapes: list[str] = []
         clock = CLOCK
         for turn in range(TURNS):
             clock.now += scenario.answer_seconds  # the answer streams
-            text = f"Turn {turn}. " + (FACTS[turn] + " " if turn < len(FACTS) else "")
-            text += filler(turn, 80)
+            text = person_message(turn, scenario, options.long_messages)
             async for event in (await service.start_turn(conversation.id, text)).events():
+                data = event.data
+                noticed.see(event.name, data)
                 if event.name == "compaction.completed":
-                    folds += 1
-                    shapes.append(
-                        f"t{turn}:{event.data['tokensBefore']}->{event.data['tokensAfter']}"
-                    )
-                assert event.name != "error", event.data
+                    shapes.append(f"t{turn}:{data['tokensBefore']}->{data['tokensAfter']}")
+                assert options.long_messages or event.name != "error", data
             # A summary started after the turn takes as long as an answer; the person
-            # then pauses.
+            # then pauses. A slow summarizer is not waited for.
             clock.now += scenario.answer_seconds
-            await service.background.wait(conversation.id)
+            if not options.slow_summary_seconds:
+                await service.background.wait(conversation.id)
             clock.now += PAUSE_SECONDS
+        await service.background.wait(conversation.id)
         await service.shutdown()
         store.close()
         records = [r for r in server.requests if r.status == 200 and r.usage is not None]
-        bad = [(r.status, r.error) for r in server.requests if r.status != 200]
-        assert not bad, bad
+        overflows = [r for r in server.requests if r.status != 200]
+        assert options.long_messages or not overflows, [(r.status, r.error) for r in overflows]
     chat = [r for r in records if not r.is_summary]
     write = 1.25 if wire == "anthropic" else 1.0
     summaries = [r for r in records if r.is_summary]
@@ -219,7 +289,7 @@ async def session(wire: str, scenario: Scenario, compaction: dict[str, str]) -> 
     kept = sum(fact in last for fact in FACTS)
     chat_input = sum(r.usage.total_input for r in chat)  # type: ignore[union-attr]
     row = {
-        "folds": str(folds),
+        "folds": str(noticed.folds),
         "summarizer calls": str(len(summaries)),
         "chat input tokens": f"{chat_input:,}",
         "read from cache": f"{sum(r.usage.cache_read_tokens for r in chat) / chat_input:.0%}",
@@ -236,6 +306,12 @@ async def session(wire: str, scenario: Scenario, compaction: dict[str, str]) -> 
     row["summaries' input read from cache"] = (
         f"{summary_read / summary_input:.0%}" if summary_input else "—"
     )
+    if options.long_messages:
+        row["waits"] = str(noticed.waits)
+        row["inline folds"] = str(noticed.inline)
+        row["digests"] = str(noticed.digests)
+        row["overflows"] = str(len(overflows))
+        row["refusals"] = str(noticed.refusals)
     if wire == "anthropic":
         hour = sum(equivalents(r, 2.0) for r in records)
         row["same, 1-hour lifetime (writes 2×)"] = f"{hour / 1000:.1f}k"
@@ -284,16 +360,27 @@ def main(argv: list[str] | None = None) -> None:
         "--set", action="append", default=[], help="a [compaction] knob, e.g. target=0.35"
     )
     parser.add_argument("--verbose", action="store_true", help="each fold's before and after")
+    parser.add_argument(
+        "--long-messages", action="store_true", help="every fourth message a 10-30%% paste"
+    )
+    parser.add_argument(
+        "--slow-summaries",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="stream each summary over ~S s and do not wait for it between turns",
+    )
     args = parser.parse_args(argv)
     global VERBOSE
     VERBOSE = args.verbose
     compaction = dict(item.split("=", 1) for item in args.set)
-    settings = compaction or "defaults"
+    options = Options(compaction, args.long_messages, args.slow_summaries)
+    settings = (compaction or "defaults", "long messages" if args.long_messages else "")
     print(f"machine: {platform.machine()}, Python {platform.python_version()}; {settings}")
     rows = {}
     for key in SCENARIOS if args.scenario == "all" else (args.scenario,):
         for wire in MODEL if args.wire == "all" else (args.wire,):
-            rows[f"{wire}, {key}"] = asyncio.run(session(wire, SCENARIOS[key], compaction))
+            rows[f"{wire}, {key}"] = asyncio.run(session(wire, SCENARIOS[key], options))
     print("\n" + table(rows))
 
 

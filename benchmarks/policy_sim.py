@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/policy_sim.py            # 300 turns, 200k and 32k windows
     .venv/bin/python benchmarks/policy_sim.py --turns 60 # a quicker look
     .venv/bin/python benchmarks/policy_sim.py --one-million  # 1M window, working budget or not
+    .venv/bin/python benchmarks/policy_sim.py --policies foldline --set threshold=0.8
 
 The session (seeded RNG, generated in policy_session.py) is shaped like real agent use:
 short user turns, long answers, tool rounds of 1-3 parallel calls whose outputs run from
@@ -423,7 +424,19 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="only the 1M-token window, with and without the default working budget",
     )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        help="a [compaction] knob for Foldline's default policy, e.g. threshold=0.8",
+    )
     args = parser.parse_args(argv)
+    if args.set:
+        knobs = dict(item.split("=", 1) for item in args.set)
+        FoldlinePolicy.settings = CompactionSettings.model_validate(
+            FoldlinePolicy.settings.model_dump() | knobs
+        )
+        print(f"foldline's settings: {knobs}")
     chosen = [p for p in POLICIES if not args.policies or p.name in args.policies.split(",")]
     session = make_session(args.turns, args.seed)
     if args.one_million:

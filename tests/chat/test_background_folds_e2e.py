@@ -1,11 +1,11 @@
 """Folds nobody waits for, through the real SDKs against the fake server.
 
-With the defaults (prepare at 70%, fold at 80%, hard threshold at 95%) a turn that ends
-above 70% starts the next fold's summary in the background; earlier (down to the 50%
-target) when the view grows faster than a summary is written, as these turns with no
-pause do. The fold lands at a later gate with no summarizer call in that turn. A turn
-that finds the summary still being written goes ahead unfolded unless its request
-would overflow the input budget, where it waits.
+With the defaults (`prepare_threshold`, `threshold`, the hard threshold; the assertions
+read them) a turn that ends above `prepare_threshold` starts the next fold's summary in
+the background; earlier (down to the target) when the view grows faster than a summary
+is written, as these turns with no pause do. The fold lands at a later gate with no
+summarizer call in that turn. A turn that finds the summary still being written goes
+ahead unfolded unless its request would overflow the input budget, where it waits.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from fake_sessions import MODEL, WIRES, fake_server, filler, make_service, notin
 from foldline.chat.events import ChatEvent
 from foldline.chat.service import ChatService
 from foldline.core.messages import ToolSpec
+from foldline.core.settings import CompactionSettings
 from foldline.store import Store
 from foldline.testing import (
     FakeProviderServer,
@@ -28,6 +29,7 @@ from foldline.testing import (
     structured_summary,
 )
 
+DEFAULTS = CompactionSettings()
 SUMMARY_DELAY = 0.6
 """Seconds the fake summarizer takes (one delta, after this delay)."""
 
@@ -68,7 +70,7 @@ async def preparing_a_fold(
 ) -> tuple[ChatService, str, list[ChatEvent]]:
     """A service and an Anthropic-wire conversation whose last turn (its events returned)
     started preparing a fold in the background. `from_prepare_threshold`: summaries are
-    known to be quick, so it starts at `prepare_threshold` (70%) whatever the pace, and
+    known to be quick, so it starts at `prepare_threshold` whatever the pace, and
     the view stays where a fold is prepared however slowly the machine runs the turns
     (the pace is measured on the wall clock)."""
     service = make_service(server, store, tmp_path)
@@ -88,9 +90,9 @@ async def test_a_prepared_fold_is_committed_with_no_summary_call_in_the_turn(
     events = await turns_until_preparing(service, conversation.id)
     stats = events[-2].data
     assert stats["backgroundFold"] == {"status": "preparing", "kind": "fold"}
-    # Turns with no pause: started before `prepare_threshold` (70%), early enough for
-    # the pace, and never below the target (50%).
-    assert 0.50 <= stats["fraction"] < 0.70
+    # Turns with no pause: started before `prepare_threshold`, early enough for
+    # the pace, and never below the target.
+    assert DEFAULTS.target <= stats["fraction"] < DEFAULTS.prepare_threshold
     await service.background.wait(conversation.id)
     ready = service.context(conversation.id, include_messages=False).model_dump()["backgroundFold"]
     assert ready == {"status": "ready", "kind": "fold"}
@@ -113,7 +115,7 @@ async def test_a_prepared_fold_is_committed_with_no_summary_call_in_the_turn(
     assert folded, "the prepared fold never landed"
     completed = folded[0].data
     assert completed["prepared"] is True and completed["degraded"] is False
-    assert completed["tokensAfter"] < 0.80 * stats["inputBudget"]
+    assert completed["tokensAfter"] < DEFAULTS.threshold * stats["inputBudget"]
     # The fold lands at the gate, before the model call of that turn.
     names = [e.name for e in events]
     assert names.index("compaction.completed") < names.index("assistant.delta")
@@ -133,7 +135,7 @@ async def test_under_the_hard_threshold_a_turn_does_not_wait_for_the_summary(
     # The summary is still being written when the next turn runs to its end.
     events = await run(service, conversation_id, "Quick question. " + filler(50, 300))
     assert not [e for e in events if e.name.startswith("compaction.")]
-    assert events[-2].data["fraction"] < 0.95
+    assert events[-2].data["fraction"] < DEFAULTS.hard_threshold
     assert events[-2].data["backgroundFold"] == {"status": "preparing", "kind": "fold"}
     await service.background.wait(conversation_id)
 
@@ -147,7 +149,7 @@ async def test_a_request_over_the_budget_waits_for_the_prepared_summary(
     service.background.summary_seconds = 0.0
     conversation_id = store.create_conversation(model=MODEL["anthropic"]).id
     events = await turns_until_preparing(service, conversation_id)
-    assert events[-2].data["fraction"] >= 0.70
+    assert events[-2].data["fraction"] >= DEFAULTS.prepare_threshold
     # A message large enough to take the view past the input budget at once (filler
     # words are about 1.3 tokens each): the only case where a turn waits.
     stats = events[-2].data
@@ -219,7 +221,7 @@ async def test_after_a_pause_longer_than_the_cache_lifetime_a_ready_fold_lands_e
     service, conversation_id, events = await preparing_a_fold(
         server, store, tmp_path, from_prepare_threshold=True
     )
-    assert events[-2].data["fraction"] < 0.80  # not due yet
+    assert events[-2].data["fraction"] < DEFAULTS.threshold  # not due yet
     await service.background.wait(conversation_id)
     # Six minutes later (the clock, not the test, waits): the prompt cache is cold.
     service.background.clock = lambda: datetime.now(UTC) + timedelta(minutes=6)
@@ -257,7 +259,7 @@ async def test_a_changed_tool_list_lands_a_ready_fold_early(
     service, conversation_id, events = await preparing_a_fold(
         server, store, tmp_path, from_prepare_threshold=True
     )
-    assert events[-2].data["fraction"] < 0.80  # not due yet
+    assert events[-2].data["fraction"] < DEFAULTS.threshold  # not due yet
     await service.background.wait(conversation_id)
     service.tool_sources.append(NewTools())  # the cached prefix changes at the next call
 
@@ -283,7 +285,7 @@ async def test_a_change_of_reasoning_effort_lands_a_ready_fold_early(
     service, conversation_id, events = await preparing_a_fold(
         server, store, tmp_path, from_prepare_threshold=True
     )
-    assert events[-2].data["fraction"] < 0.80  # not due yet
+    assert events[-2].data["fraction"] < DEFAULTS.threshold  # not due yet
     await service.background.wait(conversation_id)
     # The person raises the effort: the next request misses the prompt cache anyway.
     store.update_conversation(conversation_id, settings={"reasoning": {"effort": "high"}})

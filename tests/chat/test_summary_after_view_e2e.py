@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 from fake_sessions import SERVICES, filler, run
+from test_prompt_cache_e2e import breakpoints
 
 from foldline.chat.service import ChatService
 from foldline.config import parse_config
@@ -31,7 +32,9 @@ OTHER = {"anthropic": "claude-fake-summarizer", "openai": "gpt-fake-summarizer"}
 SYSTEM = "You are a careful assistant. " + filler(1, 300)
 
 
-def make_service(server: FakeProviderServer, store: Store, summarizer: str = "") -> ChatService:
+def make_service(
+    server: FakeProviderServer, store: Store, summarizer: str = "", prepare_threshold: float = 0.95
+) -> ChatService:
     models = ""
     for wire in MODEL:
         for name in (MODEL[wire], OTHER[wire]):
@@ -55,7 +58,7 @@ api_key = "k"
 {models}
 [compaction]
 auto_title = false
-prepare_threshold = 0.95
+prepare_threshold = {prepare_threshold}
 {f'model = "{summarizer}"' if summarizer else ""}
 """
     )
@@ -141,3 +144,35 @@ async def test_another_summarizer_model_gets_a_request_of_its_own(
     assert not request.tools and request.system == SUMMARY_SYSTEM
     assert len(request.messages) == 1 and "<transcript>" in request.messages[0].text
     assert not is_fold_request(request.messages[0].text)
+
+
+async def test_the_turn_after_a_prepared_summary_reads_the_last_answer_back(
+    server: FakeProviderServer, store: Store
+) -> None:
+    # Prepared early and committed late: the next turn still sends the view the summary
+    # was asked after, plus the person's new message.
+    service = make_service(server, store, prepare_threshold=0.4)
+    conversation = store.create_conversation(model=MODEL["anthropic"], system_prompt=SYSTEM)
+    for turn in range(20):
+        await run(service, conversation.id, f"Turn {turn}. " + filler(turn, 60))
+        await service.background.wait(conversation.id)
+        if any(r.is_summary for r in server.requests):
+            break
+    await run(service, conversation.id, "One more. " + filler(30, 60))
+    server.assert_no_errors()
+    assert not store.list_compactions(conversation.id)
+
+    ok = [r for r in server.requests if r.status == 200 and r.body is not None]
+    (summary,) = [r for r in ok if r.is_summary]
+    at = ok.index(summary)
+    before, after = ok[at - 1], ok[at + 1]
+    assert summary.body is not None and after.usage is not None and before.usage is not None
+    # The summary request marks the view's end, the block before the fold request: four
+    # breakpoints with the system prompt, the top-level one and none other here (no fold
+    # yet), within the API's limit, which the fake server enforces.
+    blocks = [b for m in summary.body["messages"] for b in m["content"]]
+    assert is_fold_request(blocks[-1]["text"]) and "cache_control" in blocks[-2]
+    assert breakpoints(summary.body) == 3
+    # So the next turn reads the view through the last answer back: more than the whole
+    # request before the summary, which is all it could read without that breakpoint.
+    assert after.usage.cache_read_tokens > before.usage.total_input

@@ -1,8 +1,9 @@
 """The fold gate's one decision: `decide_gate`, given a summary prepared in the background.
 
-With the defaults (input budget 100k: prune threshold/target 50%, prepare at 70%, soft
-threshold 80%, hard threshold 95%), every row below is the facts before a call and the
-one action the gate must take.
+With the default settings on an input budget of 100k (the prune threshold at the target,
+then the prepare, soft and hard thresholds; the sizes below are computed from them, so
+the table holds whatever the defaults), every row below is the facts before a call and
+the one action the gate must take.
 """
 
 from __future__ import annotations
@@ -26,9 +27,18 @@ from foldline.core.settings import CompactionSettings
 
 BUDGET = Budget(context_window=110_000, max_output_tokens=10_000)  # input budget 100k
 DEFAULTS = CompactionSettings()
+assert BUDGET.input_budget == 100_000
 TRIPPED = BreakerState(consecutive_failures=3)
+LIMIT = 100_000
+PREPARE = int(DEFAULTS.prepare_threshold * LIMIT)
+SOFT = int(DEFAULTS.threshold * LIMIT)
+HARD = int(DEFAULTS.hard_threshold * LIMIT)
+NOT_DUE = (PREPARE + SOFT) // 2
+"""A view where a fold is prepared but not yet due."""
+DUE = (SOFT + HARD) // 2
+"""A view over the soft threshold, under the hard one."""
 QUICK = Pace(tokens_per_second=100.0, tokens_per_turn=20_000.0, summary_seconds=1.0)
-"""A pace at which a turn from 76% reaches the 95% hard threshold."""
+"""A pace at which a turn from `NOT_DUE` reaches the hard threshold."""
 
 
 def facts(tokens: int, **kw: object) -> GateFacts:
@@ -53,66 +63,66 @@ CASES: list[tuple[str, GateFacts, str, str | None, str | None]] = [
         None,
         None,
     ),
-    ("due, nothing prepared: start", facts(85_000), "start_preparing", "auto", None),
+    ("due, nothing prepared: start", facts(DUE), "start_preparing", "auto", None),
     (
         "due, nothing prepared, the back-off holds",
-        facts(85_000, may_prepare=False),
+        facts(DUE, may_prepare=False),
         "none",
         None,
         None,
     ),
     (
         "due at the hard threshold, nothing prepared: in line",
-        facts(96_000),
+        facts(HARD + 1_000),
         "fold_inline",
         "auto",
         None,
     ),
     (
         "due, prepared still being written: go ahead",
-        facts(85_000, prepared="preparing"),
+        facts(DUE, prepared="preparing"),
         "none",
         None,
         None,
     ),
     (
         "hard but fits, still being written: go ahead",
-        facts(97_000, prepared="preparing"),
+        facts(HARD + 2_000, prepared="preparing"),
         "none",
         None,
         None,
     ),
     (
         "over the budget, still being written: wait",
-        facts(101_000, prepared="preparing"),
+        facts(LIMIT + 1_000, prepared="preparing"),
         "wait_then_commit",
         "auto",
         None,
     ),
     (
         "due, prepared ready (after not counted yet): commit",
-        facts(85_000, prepared="ready"),
+        facts(DUE, prepared="ready"),
         "commit_prepared",
         "auto",
         None,
     ),
     (
         "due, prepared ready, after under threshold: commit",
-        facts(85_000, prepared="ready", prepared_tokens_after=40_000),
+        facts(DUE, prepared="ready", prepared_tokens_after=40_000),
         "commit_prepared",
         "auto",
         None,
     ),
     (
         "due, prepared ready, after over threshold: drop, fold in line",
-        facts(85_000, prepared="ready", prepared_tokens_after=81_000),
+        facts(DUE, prepared="ready", prepared_tokens_after=SOFT + 1_000),
         "fold_inline",
         "auto",
         DROPPED_OVER_THRESHOLD,
     ),
     (
         "invalid prepared: dropped, then as if none",
-        facts(85_000, prepared="ready", prepared_invalid="a folded message changed"),
+        facts(DUE, prepared="ready", prepared_invalid="a folded message changed"),
         "start_preparing",
         "auto",
         "a folded message changed",
@@ -133,35 +143,35 @@ CASES: list[tuple[str, GateFacts, str, str | None, str | None]] = [
     ),
     (
         "a re-summary being written: an auto fold goes ahead",
-        facts(85_000, prepared="preparing", prepared_kind="resummary"),
+        facts(DUE, prepared="preparing", prepared_kind="resummary"),
         "none",
         None,
         None,
     ),
     (
         "ready fold, not due, warm cache: waits",
-        facts(75_000, prepared="ready", idle_seconds=10.0),
+        facts(NOT_DUE, prepared="ready", idle_seconds=10.0),
         "none",
         None,
         None,
     ),
     (
         "ready fold, not due, cold cache: lands early",
-        facts(75_000, prepared="ready", idle_seconds=PROMPT_CACHE_TTL_SECONDS + 1.0),
+        facts(NOT_DUE, prepared="ready", idle_seconds=PROMPT_CACHE_TTL_SECONDS + 1.0),
         "commit_prepared",
         "auto",
         None,
     ),
     (
         "ready fold, not due, tools changed: lands early",
-        facts(75_000, prepared="ready", prefix_changed="tools offered"),
+        facts(NOT_DUE, prepared="ready", prefix_changed="tools offered"),
         "commit_prepared",
         "auto",
         None,
     ),
     (
         "ready fold, not due, next turn reaches hard: lands early",
-        facts(76_000, prepared="ready", pace=QUICK),
+        facts(NOT_DUE, prepared="ready", pace=QUICK),
         "commit_prepared",
         "auto",
         None,
@@ -169,10 +179,10 @@ CASES: list[tuple[str, GateFacts, str, str | None, str | None]] = [
     (
         "early, but the view after it stays over the threshold: dropped",
         facts(
-            75_000,
+            NOT_DUE,
             prepared="ready",
             prefix_changed="reasoning effort",
-            prepared_tokens_after=80_000,
+            prepared_tokens_after=SOFT,
         ),
         "none",
         None,
@@ -181,7 +191,7 @@ CASES: list[tuple[str, GateFacts, str, str | None, str | None]] = [
     (
         "cold cache mid tool loop: no early commit",
         facts(
-            75_000,
+            NOT_DUE,
             prepared="ready",
             mid_tool_loop=True,
             idle_seconds=PROMPT_CACHE_TTL_SECONDS + 1.0,
@@ -192,7 +202,7 @@ CASES: list[tuple[str, GateFacts, str, str | None, str | None]] = [
     ),
     (
         "over the soft threshold mid loop: waits for the loop's end",
-        facts(85_000, mid_tool_loop=True),
+        facts(DUE, mid_tool_loop=True),
         "none",
         None,
         None,
@@ -216,14 +226,14 @@ CASES: list[tuple[str, GateFacts, str, str | None, str | None]] = [
     ),
     (
         "breaker tripped at the hard threshold: digest",
-        facts(96_000, breaker=TRIPPED),
+        facts(HARD + 1_000, breaker=TRIPPED),
         "emergency_fold",
         "auto",
         None,
     ),
     (
         "breaker tripped under the hard threshold: paused",
-        facts(85_000, breaker=TRIPPED, prepared="ready"),
+        facts(DUE, breaker=TRIPPED, prepared="ready"),
         "none",
         None,
         None,
@@ -231,7 +241,7 @@ CASES: list[tuple[str, GateFacts, str, str | None, str | None]] = [
     (
         "automatic folding off: nothing, even with a ready fold",
         facts(
-            85_000,
+            DUE,
             settings=DEFAULTS.model_copy(update={"auto": False}),
             prepared="ready",
             idle_seconds=PROMPT_CACHE_TTL_SECONDS + 1.0,
@@ -272,7 +282,7 @@ def test_without_a_prepared_summary_the_gate_is_decide_or_a_preparation() -> Non
                     breaker=BreakerState(),
                 )
                 gate = decide_gate(gate_facts)
-                if inner.action == "fold" and tokens < 95_000:
+                if inner.action == "fold" and tokens < HARD:
                     assert gate.action == "start_preparing"
                 elif inner.action == "fold":
                     assert gate.action == "fold_inline"
@@ -282,15 +292,15 @@ def test_without_a_prepared_summary_the_gate_is_decide_or_a_preparation() -> Non
 
 
 def test_the_reasons_name_why_a_ready_fold_lands_early() -> None:
-    cold = decide_gate(facts(75_000, prepared="ready", idle_seconds=400.0))
+    cold = decide_gate(facts(NOT_DUE, prepared="ready", idle_seconds=400.0))
     assert "prompt cache expired" in cold.reason
-    tools = decide_gate(facts(75_000, prepared="ready", prefix_changed="tools offered"))
+    tools = decide_gate(facts(NOT_DUE, prepared="ready", prefix_changed="tools offered"))
     assert "tools offered changed" in tools.reason
-    effort = decide_gate(facts(75_000, prepared="ready", prefix_changed="reasoning effort"))
+    effort = decide_gate(facts(NOT_DUE, prepared="ready", prefix_changed="reasoning effort"))
     assert "reasoning effort changed" in effort.reason
-    urgent = decide_gate(facts(76_000, prepared="ready", pace=QUICK))
+    urgent = decide_gate(facts(NOT_DUE, prepared="ready", pace=QUICK))
     assert "next turn would reach the hard threshold" in urgent.reason
-    waiting = decide_gate(facts(101_000, prepared="preparing"))
+    waiting = decide_gate(facts(LIMIT + 1_000, prepared="preparing"))
     assert waiting.reason.endswith("Waiting for the summary being written in the background.")
 
 
@@ -298,11 +308,11 @@ def test_the_reasons_name_why_a_ready_fold_lands_early() -> None:
     ("degraded", "tokens", "breaker", "expected"),
     [
         (False, 30_000, BreakerState(), None),
-        (False, 77_000, BreakerState(), "fold"),
+        (False, NOT_DUE, BreakerState(), "fold"),
         (True, 10_000, BreakerState(), "resummary"),
-        (True, 77_000, BreakerState(), "resummary"),
-        (True, 77_000, TRIPPED, None),
-        (False, 77_000, TRIPPED, None),
+        (True, NOT_DUE, BreakerState(), "resummary"),
+        (True, NOT_DUE, TRIPPED, None),
+        (False, NOT_DUE, TRIPPED, None),
     ],
 )
 def test_what_a_turn_that_ended_well_prepares(

@@ -28,7 +28,10 @@ from foldline.core.policy import (
 from foldline.core.settings import CompactionSettings
 
 BUDGET = Budget(context_window=110_000, max_output_tokens=10_000)  # input budget 100k
-DEFAULTS = CompactionSettings()
+DEFAULTS = CompactionSettings(threshold=0.80, prepare_threshold=0.75)
+"""The rules at the thresholds these cases were worked out for (the prune ceiling's
+numbers below follow from them); the shipped defaults go through the same rules in
+test_gate_policy.py, whose sizes are computed from them."""
 TRIPPED = BreakerState(consecutive_failures=3)
 
 
@@ -438,3 +441,11 @@ def test_a_fold_is_prepared_early_enough_for_the_pace() -> None:
     # Waiting for a summary is only for a request that no longer fits.
     assert not would_overflow(99_999, BUDGET) and would_overflow(100_000, BUDGET)
     assert not would_overflow(10**9, Budget(context_window=0, max_output_tokens=1))
+
+
+def test_the_default_thresholds_are_ordered() -> None:
+    shipped = CompactionSettings()
+    # A fold's summary is prepared before the fold is due, which comes before the hard
+    # threshold, with room for a prepared fold to land between them.
+    assert shipped.target < shipped.prepare_threshold < shipped.threshold
+    assert shipped.threshold < shipped.hard_threshold < 1

@@ -241,7 +241,7 @@ def big_tail_case(tail_share: float) -> tuple[list[Message], CompactionState]:
 
 
 async def test_no_summary_is_asked_for_when_the_tail_alone_reaches_the_threshold() -> None:
-    display, degraded = big_tail_case(0.81)
+    display, degraded = big_tail_case(SETTINGS.threshold + 0.01)
     summarize = ScriptedSummarizer(COUNTER)
 
     assert await resummarize_display(display, degraded, summarize) is None
@@ -249,7 +249,8 @@ async def test_no_summary_is_asked_for_when_the_tail_alone_reaches_the_threshold
 
 
 async def test_a_summary_that_would_push_the_view_over_the_threshold_is_refused() -> None:
-    display, degraded = big_tail_case(0.76)  # over the target, under the threshold
+    # Over the target, under the threshold.
+    display, degraded = big_tail_case(SETTINGS.threshold - 0.04)
     summary_max = summary_output_tokens(BUDGET)
     big = ScriptedSummarizer(COUNTER, default=lambda r: structured_summary(summary_max, COUNTER))
     small = ScriptedSummarizer(COUNTER)  # ~200 tokens

@@ -9,8 +9,9 @@ without `summary_after_view` (another summarizer model) every request is on its 
 from __future__ import annotations
 
 from fold_setup import BUDGET, COUNTER, agent_session, run_fold
-from strategies import ScriptedSummarizer
+from strategies import ScriptedSummarizer, summary_of
 
+from foldline.core.messages import user
 from foldline.core.prompts import is_fold_request, missing_headings
 
 
@@ -59,3 +60,22 @@ async def test_a_view_too_large_for_the_budget_is_summarized_on_its_own() -> Non
     outcome = await run_fold(display, summarizer, summary_after_view=True)
     assert outcome.state is not None
     assert summarizer.requests and not summarizer.requests[0].after_view
+
+
+async def test_an_answer_after_the_view_may_carry_the_earlier_summary_forward() -> None:
+    # The names are stated before the first fold only; the second fold's range never
+    # mentions them, but its view opens with the first summary, which carries them.
+    fact = "request 0: Ingrid Halvorsen signs every Zephyr release."
+    display = [user(fact), *agent_session(12, first=1)]
+    first = await run_fold(display, ScriptedSummarizer(COUNTER))
+    assert first.state is not None and "Ingrid Halvorsen" in first.state.summary_message
+    display += agent_session(12, first=13)
+    summarizer = ScriptedSummarizer(
+        COUNTER, default=lambda request: summary_of(request.prompt, 300, COUNTER) + "\n" + fact
+    )
+    second = await run_fold(display, summarizer, first.state, summary_after_view=True)
+    assert second.state is not None and second.degraded_reason is None
+    # One request, after the view, kept: not refused as inventing the earlier names.
+    (request,) = summarizer.requests
+    assert request.after_view
+    assert "Ingrid Halvorsen" in second.state.summary_message

@@ -55,7 +55,7 @@ REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
 
 # A small window so a few long messages reach the fold threshold: the budget is
-# 4000 - 500 = 3500 tokens and the automatic fold starts at 80% (2800).
+# 4000 - 500 = 3500 tokens and the automatic fold starts at `threshold` (80%: 2800).
 CONFIG_TEMPLATE = """\
 [defaults]
 model = "{model}"

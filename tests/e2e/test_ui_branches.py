@@ -204,7 +204,7 @@ def fill_until_folded(ui) -> None:
     # `prepare_threshold`, as for a person who pauses, rather than early for the pace
     # of these instant turns, so it folds the first messages in one go.
     ui.app.server.server.config.app.state.chat_service.background.summary_seconds = 0.0
-    for number in range(8):
+    for number in range(12):
         if ui.page.locator(".fold-line").count():
             return
         ui.send(f"Message {number}. {LONG}")

@@ -247,7 +247,8 @@ def test_breakdown_on_hover_matches_the_context(ui):
             f"{context['breakdown'][part]:,}"
         )
     expect(page.locator("#meter")).to_have_attribute("data-level", "ok")
-    expect(popover).to_contain_text("Folds automatically at 80%")
+    soft = context["thresholds"]["soft"]
+    expect(popover).to_contain_text(f"Folds automatically at {round(soft * 100)}%")
 
 
 def test_model_view_lists_the_request_and_the_summary_after_a_fold(ui):

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import expect
 
+from foldline.core.settings import CompactionSettings
 from foldline.testing import (
     FakeProviderServer,
     ModelLimits,
@@ -41,6 +42,7 @@ WINDOWS = {
     "local-small": ("fake-compat", ModelLimits(8_000, 500)),
 }
 SMALL_BUDGET = 8_000 - 500
+DEFAULTS = CompactionSettings()
 GROWN_TO = 8_000
 """The view's size on the large model (its meter) before the switch: over the small
 model's budget, and under the hard threshold when counted without calibration."""
@@ -215,12 +217,13 @@ def test_past_the_fold_point_but_under_the_hard_threshold_the_first_answer_goes_
 ):
     fake = windows_fake
     app = start_foldline(config(fake, "claude-big"))
-    # 86% of the small model's budget: past its fold point (80%), under the hard 95%.
-    conversation, grown = grow(app, fake, round(SMALL_BUDGET * 0.86), fine=True)
+    # Midway between the small model's fold point and its hard threshold.
+    soft, hard = DEFAULTS.threshold, DEFAULTS.hard_threshold
+    conversation, grown = grow(app, fake, round(SMALL_BUDGET * (soft + hard) / 2), fine=True)
     before_switch = len(fake.requests)
     ui = open_on(make_ui, app, conversation, grown)
     said = switch_in_dialog(ui, "claude-big", "local-small", "its first answer fits as it is")
-    assert 0.8 * SMALL_BUDGET <= said < 0.95 * SMALL_BUDGET
+    assert soft * SMALL_BUDGET <= said < hard * SMALL_BUDGET
 
     ui.send("Still fits?")
     expect(ui.page.locator(".fold-line")).to_have_count(0)
@@ -228,7 +231,7 @@ def test_past_the_fold_point_but_under_the_hard_threshold_the_first_answer_goes_
     # and it fit.
     first = chat_requests(fake.requests[before_switch:])[0]
     assert first.status == 200 and first.model_request is not None
-    assert first.input_tokens is not None and first.input_tokens > 0.8 * SMALL_BUDGET
+    assert first.input_tokens is not None and first.input_tokens > soft * SMALL_BUDGET
     assert first.input_tokens + first.model_request.max_output_tokens <= 8_000
     # The summary written in the background meanwhile folds at the next message.
     ui.send("And now?")

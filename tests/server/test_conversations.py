@@ -6,6 +6,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from foldline.core.messages import user
+from foldline.core.settings import CompactionSettings
 from foldline.store import Store
 
 
@@ -234,7 +235,7 @@ def test_a_conversation_with_invalid_stored_settings_still_opens_on_the_defaults
     context = client.get(f"{base}/context")
     assert context.status_code == 200
     assert "settings.compaction.keep_recent_tokens" in context.json()["settingsNotice"]
-    assert context.json()["thresholds"]["soft"] == 0.8
+    assert context.json()["thresholds"]["soft"] == CompactionSettings().threshold
     assert client.get(f"{base}/compactions/preview").status_code == 200
     assert client.get(f"{base}/export").status_code == 200
     turn = client.post(f"{base}/messages", json={"content": "hello"})

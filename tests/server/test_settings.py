@@ -15,6 +15,7 @@ from starlette.routing import Route
 
 from foldline import secrets as key_store
 from foldline.core.messages import assistant, user
+from foldline.core.settings import CompactionSettings
 from foldline.providers.base import ProviderError
 from foldline.server.local_servers import LocalServerTarget
 from foldline.server.routes.settings import get_local_targets, get_provider_builder
@@ -37,7 +38,7 @@ def test_read_settings(client: TestClient) -> None:
     assert local["baseUrl"] == "http://127.0.0.1:9/v1"
     assert local["hasKey"] is False
     assert body["models"]["fake-model"]["contextWindow"] == 32768
-    assert body["compaction"]["threshold"] == 0.8
+    assert body["compaction"]["threshold"] == CompactionSettings().threshold
     assert body["keyStorage"]["backend"] == "file"
     assert body["keyStorage"]["warning"]
 

@@ -36,6 +36,7 @@ from foldline.core.summary_check import summary_defect
 from foldline.core.summary_request import Purpose, Summarizer, SummaryRequest, request_tokens
 from foldline.core.tokens import TokenCounter
 from foldline.core.truncation import truncate_tool_output
+from foldline.core.view import summary_to_message
 
 if TYPE_CHECKING:
     from foldline.core.planning import FoldPlanner
@@ -77,6 +78,9 @@ class AfterView:
     boundary: str | None
     previous_summary: bool
     input_budget: int
+    head: str = ""
+    """What the view opens with (an earlier fold's summary, the person's words, the
+    pins): the model reads it with the folded messages, so its answer is judged with it."""
 
 
 BOUNDARY_CHARS = 160
@@ -99,6 +103,7 @@ def after_view_for(
         boundary=("…" + tail[-BOUNDARY_CHARS:] if len(tail) > BOUNDARY_CHARS else tail) or None,
         previous_summary=inputs.state is not None,
         input_budget=input_budget,
+        head=summary_to_message(inputs.state, inputs.pins).text if inputs.state else "",
     )
 
 
@@ -225,9 +230,11 @@ class SummaryRun:
         size = after.view_tokens + self.counter.count_text(prompt) + SLACK_TOKENS
         if size > after.input_budget:
             return None
-        summary = await self.call(
-            prompt, self.summary_max, "summary", final=True, source=full_transcript
-        )
+        # Judged against all the model read: what a request of its own would send and
+        # the view's head (the earlier summary, the person's words, the pins), whose
+        # names a faithful merge carries forward.
+        source = "\n\n".join(p for p in (after.head, self._summary_prompt(full_transcript)) if p)
+        summary = await self.call(prompt, self.summary_max, "summary", final=True, source=source)
         if summary is None:
             self.problem = None  # asked again on its own, below
         return summary
