@@ -67,7 +67,9 @@ export function startEdit(message, element) {
   let warned = false;
   const close = () => {
     chat.redrawMessage(message.index);
-    chat.messageElement(message.index)?.querySelector(".edit-button")?.focus();
+    /** @type {HTMLElement|null} */ (
+      chat.messageElement(message.index)?.querySelector(".edit-button")
+    )?.focus();
   };
   const files = (message.parts ?? []).filter((part) => part.kind === "attachment");
   const editor = messageEditor(text, {
