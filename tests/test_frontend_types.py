@@ -5,6 +5,7 @@ error. The settings are frontend/jsconfig.json; nothing is built or emitted."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -57,9 +58,9 @@ def test_tsc_reports_a_wrong_field(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     config = tmp_path / "jsconfig.json"
+    types = ROOT / "frontend" / "js" / "types.js"
     config.write_text(
-        '{"extends": "%s", "include": ["%s", "%s"]}'
-        % (CONFIG.as_posix(), (ROOT / "frontend" / "js" / "types.js").as_posix(), module.as_posix()),
+        json.dumps({"extends": str(CONFIG), "include": [str(types), str(module)]}),
         encoding="utf-8",
     )
     result = _tsc("--project", str(config), "--pretty", "false")

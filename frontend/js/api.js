@@ -20,7 +20,10 @@ export function initToken() {
     const url = window.location.pathname + window.location.search + (rest ? `#${rest}` : "");
     window.history.replaceState(null, "", url);
   }
-  /** The desktop shell's injected token, when the page runs in its window. @type {string|undefined} */
+  /**
+   * The desktop shell's injected token, when the page runs in its window.
+   * @type {string|undefined}
+   */
   const injected = /** @type {any} */ (window).FOLDLINE_TOKEN;
   token = fromFragment || injected || sessionStorage.getItem(TOKEN_KEY) || "";
   return token !== "";

@@ -27,7 +27,6 @@
  * @property {() => void} showEmptyState The start screen, no conversation open.
  * @property {(id: string) => void} conversationDeleted A conversation was deleted here.
  * @property {() => Promise<void>} refreshList Read the sidebar's list again.
- * @property {() => Promise<void>} refreshConversation Read the open conversation again.
  * @property {() => Promise<void>} refreshFolds Read its fold versions again.
  * @property {() => Promise<void>} refreshContext Count its context again (the meter).
  * @property {() => Promise<void>} foldsChanged A fold landed: the folds, then the
@@ -36,8 +35,6 @@
  *   stored now of the open conversation after a change made elsewhere.
  * @property {() => Promise<void>} projectsChanged A project was created, changed, or
  *   deleted, or a conversation moved between projects.
- * @property {() => Promise<void>} afterFoldChange Redraw what a fold undone or brought back
- *   changes.
  * @property {() => void} compactNow Open the "Fold now" dialog.
  * @property {() => Promise<boolean>} retry Run the model again after a failed answer.
  * @property {(fold: CompactionVersionOut) => Promise<void>} undoFold

@@ -45,7 +45,10 @@ const view = {
   messages: new Map(),
   /** @type {Map<number, HTMLElement>} */
   elements: new Map(),
-  /** callId -> result part, for results drawn inside their call's card. @type {Map<string, CardResult>} */
+  /**
+   * callId -> result part, for results drawn inside their call's card.
+   * @type {Map<string, CardResult>}
+   */
   results: new Map(),
   /** callId -> index of the assistant message that made the call. @type {Map<string, number>} */
   calls: new Map(),

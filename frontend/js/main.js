@@ -2,7 +2,7 @@
 // keyboard shortcuts. Opening conversations is in opening.js.
 
 import { api, initToken } from "./api.js";
-import { provideApp } from "./app.js";
+import { app, provideApp } from "./app.js";
 import { acceptFiles, attachButton, fileTray } from "./attachments.js";
 import { startEdit, startRegenerate, switchVersion } from "./branches.js";
 import * as chat from "./chat.js";
@@ -18,7 +18,7 @@ import { initHandoff } from "./handoff.js";
 import { initPromptMenu } from "./mcp-prompts.js";
 import { openShortcutSheet, shortcutOf } from "./keyboard.js";
 import { initMeter } from "./meter.js";
-import { initModelPicker, isPickerOpen, openPicker, renderPickers } from "./model-picker.js";
+import { initModelPicker, openPicker, renderPickers } from "./model-picker.js";
 import {
   initModelView,
   isModelViewOpen,
@@ -165,9 +165,7 @@ function initComposer() {
 // ---- top bar ----------------------------------------------------------------------
 
 function initTopbar() {
-  byId("compact-button").addEventListener("click", () =>
-    openCompactDialog({ afterRedo: afterFoldChange }),
-  );
+  byId("compact-button").addEventListener("click", () => app.compactNow());
   byId("settings-button").addEventListener("click", () => openSettings());
   const more = byId("more-button");
   const menu = byId("more-menu");
@@ -263,7 +261,7 @@ function initTopbar() {
         await deleteConversation(conversation);
         break;
       case "compact":
-        openCompactDialog({ afterRedo: afterFoldChange });
+        app.compactNow();
         break;
       case "conversation-settings":
         openConversationSettings({ afterSave: refreshContext });
@@ -373,7 +371,7 @@ function initShortcuts() {
         break;
       case "compact":
         if (open && !state.busy) {
-          openCompactDialog({ afterRedo: afterFoldChange });
+          app.compactNow();
         }
         break;
       case "conversation":
@@ -491,7 +489,6 @@ async function main() {
       }
     },
     refreshList,
-    refreshConversation,
     refreshFolds,
     refreshContext,
     foldsChanged: () => refreshFolds().then(() => refreshConversation()),
@@ -506,7 +503,6 @@ async function main() {
         }
       }
     },
-    afterFoldChange,
     compactNow: () => openCompactDialog({ afterRedo: afterFoldChange }),
     retry: () => retryLast(),
     undoFold,

@@ -151,7 +151,9 @@ def render() -> str:
     parts = "|".join(js_type(a) for a in get_args(get_args(schemas_messages.PartOut)[0]))
     blocks.append(f"/** @typedef {{{parts}}} PartOut One part of a message, by `kind`. */\n")
     lines = ["/**", " * The body of each server-sent event, by event name.", " * @typedef {{"]
-    entries = [f' *   "{name}": {typedef_name(body)},' for name, body in events.EVENT_BODIES.items()]
+    entries = [
+        f' *   "{name}": {typedef_name(body)},' for name, body in events.EVENT_BODIES.items()
+    ]
     lines += [*entries, " * }} EventBodies", " */"]
     blocks.append("\n".join(lines) + "\n")
     blocks.append(stream_event_typedef())
