@@ -47,12 +47,15 @@ def test_tsc_finds_no_error_in_the_ui() -> None:
     )
 
 
-def test_tsc_reports_a_wrong_field(tmp_path: Path) -> None:
-    """The check can fail: a module reading a field its API type lacks is refused."""
+def test_tsc_reports_a_wrong_field_and_a_direct_write_to_the_state(tmp_path: Path) -> None:
+    """The check can fail: a module reading a field its API type lacks is refused, and so
+    is one writing the state without `update` (which announces every change)."""
     module = tmp_path / "wrong.js"
     module.write_text(
+        f'import {{ state }} from "{(ROOT / "frontend" / "js" / "state.js").as_posix()}";\n'
         "/** @param {MessageOut} message */\n"
         "export function shown(message) {\n"
+        "  state.busy = null;\n"
         "  return message.indx;\n"
         "}\n",
         encoding="utf-8",
@@ -64,4 +67,6 @@ def test_tsc_reports_a_wrong_field(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     result = _tsc("--project", str(config), "--pretty", "false")
-    assert [code for _, _, code in ERROR.findall(result.stdout)] == ["TS2551"], result.stdout
+    codes = [code for file, _, code in ERROR.findall(result.stdout) if file.endswith("wrong.js")]
+    # TS2540: a read-only property written; TS2551: no such property (did you mean...).
+    assert codes == ["TS2540", "TS2551"], result.stdout
