@@ -27,8 +27,10 @@
  * @property {() => void} showEmptyState The start screen, no conversation open.
  * @property {(id: string) => void} conversationDeleted A conversation was deleted here.
  * @property {() => Promise<void>} refreshList Read the sidebar's list again.
- * @property {() => Promise<void>} refreshFolds Read its fold versions again.
- * @property {() => Promise<void>} refreshContext Count its context again (the meter).
+ * @property {() => Promise<void>} refreshFolds Read the open conversation's fold versions
+ *   again.
+ * @property {() => Promise<void>} refreshContext Count the open conversation's context
+ *   again (the meter).
  * @property {() => Promise<void>} foldsChanged A fold landed: the folds, then the
  *   conversation.
  * @property {(options?: {ifChanged?: boolean}) => Promise<void>} reread Show what is
