@@ -4,8 +4,9 @@
 # about a second without touching the network.
 #
 #   bash desktop/install.sh           # app: .venv, `pip install -e .`, Qt's system libraries
-#   bash desktop/install.sh --test    # + test extras, chromium, xvfb, xauth, and the MCP
-#                                     #   conformance suite and reference server (npm)
+#   bash desktop/install.sh --test    # + test extras, chromium, xvfb, xauth, the MCP
+#                                     #   conformance suite and reference server, and
+#                                     #   TypeScript for the UI's type check (npm)
 #
 # System packages are installed with apt-get when running as root or with passwordless
 # sudo; otherwise the exact apt-get line is printed and the install goes on (the app then
@@ -195,12 +196,14 @@ install_python_packages() {
 # --- the MCP test programs (npm) -----------------------------------------------------------
 
 install_node_packages() {
-  # The official MCP conformance suite and reference server, pinned by tests/node's
-  # package-lock.json; `npm ci` again only when that lock file changed.
+  # The official MCP conformance suite and reference server, and TypeScript (the UI's
+  # type check, a devDependency), pinned by tests/node's package-lock.json; `npm ci` again
+  # only when that lock file changed. `--include=dev` keeps TypeScript even where npm is
+  # set to leave development packages out (NODE_ENV=production, `omit=dev`).
   local folder="tests/node" stamp_file="tests/node/node_modules/.foldline-install"
   [[ -f "$folder/package-lock.json" ]] || return 0
   if ! command -v npm >/dev/null 2>&1; then
-    say "npm is missing: the MCP conformance tests cannot run (on Debian: apt-get install npm)"
+    say "npm is missing: the MCP conformance tests and the UI's type check cannot run (on Debian: apt-get install npm)"
     return 0
   fi
   local stamp
@@ -208,10 +211,10 @@ install_node_packages() {
   if [[ -f "$stamp_file" && "$(cat "$stamp_file")" == "$stamp" ]]; then
     return 0
   fi
-  say "installing the MCP test programs (npm ci in $folder)"
+  say "installing the MCP test programs and TypeScript (npm ci in $folder)"
   local npm_log
   npm_log="$(mktemp)"
-  if ! (cd "$folder" && npm ci --no-audit --no-fund) >"$npm_log" 2>&1; then
+  if ! (cd "$folder" && npm ci --include=dev --no-audit --no-fund) >"$npm_log" 2>&1; then
     cat "$npm_log" >&2
     rm -f "$npm_log"
     fail "npm ci in $folder failed (output above)"

@@ -7,7 +7,11 @@ import keyring.errors
 
 
 class MemoryKeyring(keyring.backend.KeyringBackend):
-    priority = 1  # type: ignore[assignment]
+    # Below keyring's "no keyring" backend (priority 0): keyring picks its default among
+    # every backend class loaded, once per process, and a positive priority made this
+    # class, once imported, the shared default of all the tests that had not set one.
+    # Tests set it explicitly with `keyring.set_keyring`.
+    priority = -1  # type: ignore[assignment]
 
     def __init__(self) -> None:
         super().__init__()

@@ -206,13 +206,15 @@ def test_test_install_runs_npm_ci_for_the_mcp_test_programs_once(scratch: Path) 
     _write_executable(scratch.parent / "bin" / "npm", FAKE_NPM)
     result, calls = _run(scratch, "--test")
     assert result.returncode == 0, result.stderr
-    assert "npm ci --no-audit --no-fund in node" in calls
+    assert "npm ci --include=dev --no-audit --no-fund in node" in calls
     # A repeat run with the same lock file does nothing; a changed one runs again.
     _, calls = _run(scratch, "--test")
     assert [c for c in calls if c.startswith("npm")] == []
     (node / "package-lock.json").write_text('{"lockfileVersion": 3, "x": 1}\n', encoding="utf-8")
     _, calls = _run(scratch, "--test")
-    assert [c for c in calls if c.startswith("npm")] == ["npm ci --no-audit --no-fund in node"]
+    assert [c for c in calls if c.startswith("npm")] == [
+        "npm ci --include=dev --no-audit --no-fund in node"
+    ]
     # The app install never needs them.
     (node / "package-lock.json").write_text('{"lockfileVersion": 3, "x": 2}\n', encoding="utf-8")
     _, calls = _run(scratch)

@@ -20,12 +20,21 @@ export function initToken() {
     const url = window.location.pathname + window.location.search + (rest ? `#${rest}` : "");
     window.history.replaceState(null, "", url);
   }
-  token = fromFragment || window.FOLDLINE_TOKEN || sessionStorage.getItem(TOKEN_KEY) || "";
+  /**
+   * The desktop shell's injected token, when the page runs in its window.
+   * @type {string|undefined}
+   */
+  const injected = /** @type {any} */ (window).FOLDLINE_TOKEN;
+  token = fromFragment || injected || sessionStorage.getItem(TOKEN_KEY) || "";
   return token !== "";
 }
 
 /** An API failure with the server's code and a message fit to show a person. */
 export class ApiError extends Error {
+  /**
+   * @param {string} message
+   * @param {{status?: number, code?: string}} [details]
+   */
   constructor(message, { status = 0, code = "" } = {}) {
     super(message);
     this.name = "ApiError";
@@ -77,7 +86,9 @@ async function errorFrom(response) {
 export const pageId =
   globalThis.crypto?.randomUUID?.() ?? `page-${Math.random().toString(36).slice(2)}`;
 
+/** @param {Record<string, string>} extra @returns {Record<string, string>} */
 function headers(extra = {}) {
+  /** @type {Record<string, string>} */
   const result = { ...extra, "X-Foldline-Page": pageId };
   if (token) {
     result.Authorization = `Bearer ${token}`;
@@ -85,6 +96,22 @@ function headers(extra = {}) {
   return result;
 }
 
+/**
+ * What a request sends: a JSON `body`, `query` parameters (empty ones left out), a signal
+ * to abort it, and the `accept`ed type.
+ * @typedef {Object} RequestOptions
+ * @property {unknown} [body]
+ * @property {Record<string, string|number|boolean|null|undefined>} [query]
+ * @property {AbortSignal} [signal]
+ * @property {string} [accept]
+ */
+
+/**
+ * @param {string} method
+ * @param {string} path
+ * @param {RequestOptions} [options]
+ * @returns {Promise<Response>}
+ */
 async function send(method, path, { body, query, signal, accept = "application/json" } = {}) {
   let url = path;
   if (query) {
@@ -99,6 +126,7 @@ async function send(method, path, { body, query, signal, accept = "application/j
       url += `?${text}`;
     }
   }
+  /** @type {RequestInit & {headers: Record<string, string>}} */
   const init = { method, headers: headers({ Accept: accept }), signal };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
@@ -121,6 +149,12 @@ async function send(method, path, { body, query, signal, accept = "application/j
   return response;
 }
 
+/**
+ * @param {string} method
+ * @param {string} path
+ * @param {RequestOptions} [options]
+ * @returns {Promise<any>} the answer's JSON (typed by each call below)
+ */
 async function json(method, path, options) {
   const response = await send(method, path, options);
   if (response.status === 204) {
@@ -134,13 +168,26 @@ async function json(method, path, options) {
  * POST a body; once the server accepted it, return an async iterator of the `{name, data}`
  * events of its `text/event-stream` answer. A refusal (409, 400, ...) throws here, before
  * any event, so callers can tell "not started" from "failed midway".
+ * @param {string} path
+ * @param {unknown} body
+ * @param {AbortSignal} signal
  */
 async function stream(path, body, signal) {
   const response = await send("POST", path, { body, signal, accept: "text/event-stream" });
   if (!response.body) {
     throw new ApiError("The server answered without a stream.");
   }
-  return readEvents(response.body);
+  return turnEvents(response.body);
+}
+
+/**
+ * A turn's or a fold's events: their names and bodies are the server's `EVENT_BODIES`
+ * (types.js `StreamEvent`), which the SSE reader itself does not know of.
+ * @param {ReadableStream} body
+ * @returns {AsyncGenerator<StreamEvent>}
+ */
+function turnEvents(body) {
+  return /** @type {AsyncGenerator<StreamEvent>} */ (readEvents(body));
 }
 
 const enc = encodeURIComponent;
@@ -151,8 +198,11 @@ export const api = {
   /** @returns {Promise<ConversationOut[]>} */
   listConversations: async (q = "", projectId = "") =>
     (await json("GET", "/api/conversations", { query: { q, projectId } })).items,
+  /** @returns {Promise<ConversationOut>} */
   createConversation: (fields = {}) => json("POST", "/api/conversations", { body: fields }),
+  /** @returns {Promise<ConversationOut>} */
   getConversation: (id) => json("GET", `/api/conversations/${enc(id)}`),
+  /** @returns {Promise<ConversationOut>} */
   updateConversation: (id, fields) =>
     json("PATCH", `/api/conversations/${enc(id)}`, { body: fields }),
   deleteConversation: (id) => json("DELETE", `/api/conversations/${enc(id)}`),
@@ -175,20 +225,31 @@ export const api = {
       `/api/conversations/${enc(id)}/messages/${enc(messageId)}/parts/${enc(partIndex)}/full`,
     ),
 
-  /** "New conversation from here": `{messageId, keepLast, instructions}` -> the new one. */
+  /**
+   * "New conversation from here": `{messageId, keepLast, instructions}` -> the new one.
+   * @returns {Promise<ConversationOut>}
+   */
   handOff: (id, body) => json("POST", `/api/conversations/${enc(id)}/handoff`, { body }),
-  /** Pin or unpin a message: `{pins, pinnedTokens, capTokens}`; 422 over the cap. */
+  /**
+   * Pin or unpin a message: `{pins, pinnedTokens, capTokens}`; 422 over the cap.
+   * @returns {Promise<PinsOut>}
+   */
   pinMessage: (id, messageId) =>
     json("POST", `/api/conversations/${enc(id)}/messages/${enc(messageId)}/pin`),
+  /** @returns {Promise<PinsOut>} */
   unpinMessage: (id, messageId) =>
     json("DELETE", `/api/conversations/${enc(id)}/messages/${enc(messageId)}/pin`),
 
-  /** The text and its files (`[{name, mediaType, dataBase64}]`), then the answer: SSE. */
+  /**
+   * The text and its files (`[{name, mediaType, dataBase64}]`), then the answer: SSE.
+   * @returns {Promise<AsyncGenerator<StreamEvent>>}
+   */
   sendMessage: (id, content, signal, attachments = []) =>
     stream(`/api/conversations/${enc(id)}/messages`, { content, attachments }, signal),
   /**
    * A new version of the person's message `messageId` (a sibling), then its answer: SSE.
    * `keepAttachments` are the sha256s of the old version's files that stay.
+   * @returns {Promise<AsyncGenerator<StreamEvent>>}
    */
   editMessage: (id, messageId, content, signal, attachments = [], keepAttachments = []) =>
     stream(
@@ -201,7 +262,10 @@ export const api = {
     const path = `/api/conversations/${enc(id)}/attachments/${enc(sha256)}`;
     return (await send("GET", path, { accept: "*/*" })).blob();
   },
-  /** A new version of the answer `messageId` (a sibling with the same parent): SSE. */
+  /**
+   * A new version of the answer `messageId` (a sibling with the same parent): SSE.
+   * @returns {Promise<AsyncGenerator<StreamEvent>>}
+   */
   regenerate: (id, messageId, signal) =>
     stream(
       `/api/conversations/${enc(id)}/messages/${enc(messageId)}/regenerate`,
@@ -211,20 +275,31 @@ export const api = {
   /**
    * What editing `messageId` would do to the model's view: `{folded, foldsKept,
    * foldsDropped, viewTokens, contextWindow}`.
+   * @returns {Promise<EditPreview>}
    */
   editPreview: (id, messageId) =>
     json("GET", `/api/conversations/${enc(id)}/messages/${enc(messageId)}/edit-preview`),
-  /** Show the branch of `messageId` (where it was last left): the conversation. */
+  /**
+   * Show the branch of `messageId` (where it was last left): the conversation.
+   * @returns {Promise<ConversationOut>}
+   */
   setActiveLeaf: (id, messageId) =>
     json("PUT", `/api/conversations/${enc(id)}/active-leaf`, { body: { messageId } }),
-  /** Run the model again on the history as it is (after an error), without a new message. */
+  /**
+   * Run the model again on the history as it is (after an error), without a new message.
+   * @returns {Promise<AsyncGenerator<StreamEvent>>}
+   */
   retry: (id, signal) => stream(`/api/conversations/${enc(id)}/retry`, undefined, signal),
+  /** @returns {Promise<CancelResult>} */
   cancel: (id) => json("POST", `/api/conversations/${enc(id)}/cancel`, { body: {} }),
-  /** The running turn's events from its start, then live; an empty stream when idle. */
+  /**
+   * The running turn's events from its start, then live; an empty stream when idle.
+   * @returns {Promise<AsyncGenerator<StreamEvent>>}
+   */
   events: async (id, signal) => {
     const path = `/api/conversations/${enc(id)}/events`;
     const response = await send("GET", path, { signal, accept: "text/event-stream" });
-    return readEvents(response.body);
+    return turnEvents(response.body);
   },
   /** Stays open: the conversation's turns and changes, made anywhere (watch.js); with
    * `id` null, the list's changes. */
@@ -234,7 +309,10 @@ export const api = {
     const response = await send("GET", path, { signal, accept: "text/event-stream" });
     return readEvents(response.body);
   },
-  /** `keepRecentTokens` left out: everything before the last exchange folds. */
+  /**
+   * `keepRecentTokens` left out: everything before the last exchange folds.
+   * @returns {Promise<AsyncGenerator<StreamEvent>>}
+   */
   compact: (id, instructions, signal, keepRecentTokens) =>
     stream(
       `/api/conversations/${enc(id)}/compact`,
@@ -249,6 +327,7 @@ export const api = {
    * What the model sees now. `messages: false` leaves out the view's messages (the meter
    * needs only the numbers; the messages can be megabytes on a long conversation).
    * `model` counts the view for another model: what switching to it would show.
+   * @returns {Promise<ContextOut>}
    */
   context: (id, { messages = true, model = undefined, provider = undefined } = {}) =>
     json("GET", `/api/conversations/${enc(id)}/context`, {
@@ -256,21 +335,32 @@ export const api = {
     }),
   /** @returns {Promise<CompactionVersionOut[]>} every fold version, oldest first */
   compactions: async (id) => (await json("GET", `/api/conversations/${enc(id)}/compactions`)).items,
-  /** Every message matching `q` in display order (other versions with `branches`). */
+  /**
+   * Every message matching `q` in display order (other versions with `branches`).
+   * @returns {Promise<FindResult>}
+   */
   find: (id, q, branches) =>
     json(
       "GET",
       `/api/conversations/${enc(id)}/search?q=${encodeURIComponent(q)}${branches ? "&branches=true" : ""}`,
     ),
-  /** The whole list: `{items, currentVersion, redoVersion}`. */
+  /**
+   * The whole list: `{items, currentVersion, redoVersion}`.
+   * @returns {Promise<CompactionList>}
+   */
   compactionList: (id) => json("GET", `/api/conversations/${enc(id)}/compactions`),
-  /** Make an undone fold current again (no model call) → the Compaction. */
+  /**
+   * Make an undone fold current again (no model call) → the Compaction.
+   * @returns {Promise<CompactionOut>}
+   */
   redoCompaction: (id, version) =>
     json("POST", `/api/conversations/${enc(id)}/compactions/${enc(version)}/redo`, { body: {} }),
+  /** @returns {Promise<CompactionPreview>} */
   compactionPreview: (id, keepRecentTokens) =>
     json("GET", `/api/conversations/${enc(id)}/compactions/preview`, {
       query: keepRecentTokens ? { keepRecentTokens: String(keepRecentTokens) } : undefined,
     }),
+  /** @returns {Promise<UndoResult>} */
   undoCompaction: (id, version) =>
     json("POST", `/api/conversations/${enc(id)}/compactions/${enc(version)}/undo`, { body: {} }),
 
@@ -292,9 +382,14 @@ export const api = {
   listProjects: async () => (await json("GET", "/api/projects")).items,
   /** @returns {Promise<ProjectOut>} */
   getProject: (id) => json("GET", `/api/projects/${enc(id)}`),
+  /** @returns {Promise<ProjectOut>} */
   createProject: (fields) => json("POST", "/api/projects", { body: fields }),
+  /** @returns {Promise<ProjectOut>} */
   updateProject: (id, fields) => json("PATCH", `/api/projects/${enc(id)}`, { body: fields }),
-  /** `conversations`: "move" (to no project) or "delete" (with `confirmCount`). */
+  /**
+   * `conversations`: "move" (to no project) or "delete" (with `confirmCount`).
+   * @returns {Promise<ProjectDeleted>}
+   */
   deleteProject: (id, conversations = "move", confirmCount = undefined) =>
     json("DELETE", `/api/projects/${enc(id)}`, { query: { conversations, confirmCount } }),
   addProjectFile: (id, file) => json("POST", `/api/projects/${enc(id)}/files`, { body: file }),
@@ -311,9 +406,13 @@ export const api = {
     return { blob: await response.blob(), filename: match ? match[1] : "project.json" };
   },
 
+  /** @returns {Promise<SettingsOut>} */
   getSettings: () => json("GET", "/api/settings"),
+  /** @returns {Promise<SettingsOut>} */
   putSettings: (settings) => json("PUT", "/api/settings", { body: settings }),
+  /** @returns {Promise<ConnectionTestResult>} */
   testConnection: (body) => json("POST", "/api/settings/test-connection", { body }),
+  /** @returns {Promise<LocalServers>} */
   detectLocal: () => json("GET", "/api/settings/detect-local"),
 
   /** Answer an MCP call waiting for approval: "allow" | "always" | "deny". */
@@ -321,14 +420,20 @@ export const api = {
     json("POST", `/api/conversations/${enc(id)}/tool-calls/${enc(callId)}/approval`, {
       body: { decision },
     }),
-  /** The MCP calls waiting for approval in a conversation: `{items: [...]}`. */
+  /**
+   * The MCP calls waiting for approval in a conversation: `{items: [...]}`.
+   * @returns {Promise<PendingApprovals>}
+   */
   pendingApprovals: (id) => json("GET", `/api/conversations/${enc(id)}/tool-calls/pending`),
+  /** @returns {Promise<McpServerList>} */
   mcpServers: () => json("GET", "/api/mcp/servers"),
   /** `{name, transport: "stdio"|"http", command?, args?, env?, cwd?, url?, headers?,
+   * @returns {Promise<McpServerOut>}
    * approval?, timeout?, enabled?}` → the new McpServer (secrets masked). */
   addMcpServer: (server) => json("POST", "/api/mcp/servers", { body: server }),
   restartMcpServer: (name) => json("POST", `/api/mcp/servers/${enc(name)}/restart`, { body: {} }),
   allowMcpServer: (name) => json("POST", `/api/mcp/servers/${enc(name)}/allow`, { body: {} }),
+  /** @returns {Promise<McpImportResult>} */
   importMcp: (text) => json("POST", "/api/mcp/import", { body: { text } }),
   /** Open the server's sign-in page in the browser; answers once the sign-in ended. */
   signInMcpServer: (name) => json("POST", `/api/mcp/servers/${enc(name)}/sign-in`, { body: {} }),
@@ -342,23 +447,43 @@ export const api = {
     json("POST", `/api/conversations/${enc(id)}/elicitations/${enc(elicitationId)}`, {
       body: { action, content },
     }),
-  /** The running servers' prompts: `{items: [{server, name, title, description, arguments}]}`. */
+  /**
+   * The running servers' prompts: `{items: [{server, name, title, description, arguments}]}`.
+   * @returns {Promise<PromptList>}
+   */
   mcpPrompts: () => json("GET", "/api/mcp/prompts"),
-  /** A prompt filled in: `{text}`. */
+  /**
+   * A prompt filled in: `{text}`.
+   * @returns {Promise<PromptText>}
+   */
   getMcpPrompt: (server, name, args) =>
     json("POST", "/api/mcp/prompts/get", { body: { server, name, arguments: args } }),
+  /** @returns {Promise<ResourceList>} */
   mcpResources: (name) => json("GET", `/api/mcp/servers/${enc(name)}/resources`),
-  /** `{uri, name, mediaType, text?, dataBase64?}` */
+  /**
+   * `{uri, name, mediaType, text?, dataBase64?}`
+   * @returns {Promise<ResourceContentOut>}
+   */
   readMcpResource: (name, uri) =>
     json("POST", `/api/mcp/servers/${enc(name)}/resources/read`, { body: { uri } }),
-  /** The servers' questions waiting in a conversation: `{items: [...]}`. */
+  /**
+   * The servers' questions waiting in a conversation: `{items: [...]}`.
+   * @returns {Promise<PendingElicitations>}
+   */
   pendingElicitations: (id) => json("GET", `/api/conversations/${enc(id)}/elicitations`),
-  /** `{approval?, timeout?, enabled?, tools?: {TOOL: {approval?, enabled?}}}` */
+  /**
+   * `{approval?, timeout?, enabled?, tools?: {TOOL: {approval?, enabled?}}}`
+   * @returns {Promise<McpServerOut>}
+   */
   updateMcpServer: (name, change) =>
     json("PATCH", `/api/mcp/servers/${enc(name)}`, { body: change }),
   deleteMcpServer: (name) => json("DELETE", `/api/mcp/servers/${enc(name)}`),
-  /** Every configured provider's models (discovered, else the catalog) and its status. */
+  /**
+   * Every configured provider's models (discovered, else the catalog) and its status.
+   * @returns {Promise<ModelsOut>}
+   */
   listModels: () => json("GET", "/api/models"),
+  /** @returns {Promise<ModelsOut>} */
   refreshModels: (provider) =>
     json("POST", "/api/models/refresh", { body: provider ? { provider } : {} }),
 };

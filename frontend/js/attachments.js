@@ -312,7 +312,11 @@ export function fileTray({ kept = [], onChange = () => {} } = {}) {
   };
 }
 
-/** The attach button that opens the file picker of `tray`. */
+/**
+ * The attach button that opens the file picker of `tray`.
+ * @param {ReturnType<typeof fileTray>} tray
+ * @param {{id?: string}} [options]
+ */
 export function attachButton(tray, { id } = {}) {
   return h(
     "button",

@@ -8,14 +8,13 @@
 // meter and the pinned bar are all re-read for the new path.
 
 import { api } from "./api.js";
+import { app } from "./app.js";
 import { messageEditor, siblingAt } from "./branch-controls.js";
 import { offsetInView } from "./chat-window.js";
 import * as chat from "./chat.js";
 import { formatTokens } from "./format.js";
 import { messageText } from "./messages.js";
 import { notify, notifyError } from "./notices.js";
-import { openConversation } from "./opening.js";
-import { refreshList } from "./sidebar.js";
 import { apiStartIndex, state } from "./state.js";
 import { editMessage, isRunning, regenerate } from "./turn.js";
 
@@ -67,7 +66,9 @@ export function startEdit(message, element) {
   let warned = false;
   const close = () => {
     chat.redrawMessage(message.index);
-    chat.messageElement(message.index)?.querySelector(".edit-button")?.focus();
+    /** @type {HTMLElement|null} */ (
+      chat.messageElement(message.index)?.querySelector(".edit-button")
+    )?.focus();
   };
   const files = (message.parts ?? []).filter((part) => part.kind === "attachment");
   const editor = messageEditor(text, {
@@ -147,12 +148,14 @@ export async function switchVersion(message, step) {
   }
   // The list shows the message count of each conversation's active path.
   await Promise.all([
-    openConversation(conversationId, { at: message.index, offset }),
-    refreshList(),
+    app.open(conversationId, { at: message.index, offset }),
+    app.refreshList(),
   ]);
   // The arrow pressed, or the other one once the end of the versions is reached.
   const arrow = step < 0 ? ".previous" : ".next";
-  const arrows = chat.messageElement(message.index)?.querySelectorAll(".version-step") ?? [];
+  const arrows = /** @type {NodeListOf<HTMLButtonElement>|[]} */ (
+    chat.messageElement(message.index)?.querySelectorAll(".version-step") ?? []
+  );
   const enabled = [...arrows].filter((button) => !button.disabled);
   const button = enabled.find((candidate) => candidate.matches(arrow)) ?? enabled[0];
   button?.focus();

@@ -11,6 +11,10 @@
 // it, or heights settle (code highlighted as it nears the screen, fonts, a window
 // resize), a ResizeObserver on the list and the view puts that message back where it
 // was before the frame is painted. At the end of the list the view stays at the end.
+//
+// The window's bookkeeping (`view`) is this module's alone: chat.js and the others read it
+// through the functions below and change it only through them (a message put at the live
+// end, the history cut for a new branch, the total settled after a turn).
 
 import { api } from "./api.js";
 import { byId, h, icon, markTerms } from "./dom.js";
@@ -23,27 +27,47 @@ const FIRST_SCREEN = 10;
 const MAX_LOADED = 400;
 const EDGE_PX = 800;
 
+/**
+ * A tool result as a call's card shows it: the result part, where it is stored (so its
+ * full output can be fetched when truncated), and the images the tool returned after it.
+ * @typedef {ToolResultPartOut & {messageId: string, partIndex?: number,
+ *   attachments?: AttachmentPartOut[]}} CardResult
+ */
+
 /** The loaded window [lo, hi) of the history and what it needs to draw it. */
-export const view = {
+const view = {
+  /** @type {string|null} */
   conversationId: null,
   lo: 0,
   hi: 0,
   total: 0,
+  /** @type {Map<number, MessageOut>} */
   messages: new Map(),
+  /** @type {Map<number, HTMLElement>} */
   elements: new Map(),
-  /** callId -> result part, for results drawn inside their call's card. */
+  /**
+   * callId -> result part, for results drawn inside their call's card.
+   * @type {Map<string, CardResult>}
+   */
   results: new Map(),
-  /** callId -> index of the assistant message that made the call. */
+  /** callId -> index of the assistant message that made the call. @type {Map<string, number>} */
   calls: new Map(),
   loading: false,
   /** Incremented on every open, so answers for a conversation left behind are dropped. */
   generation: 0,
   stickToBottom: true,
-  /** The message at the top of the screen and its offset from the scroller's top. */
+  /**
+   * The message at the top of the screen and its offset from the scroller's top.
+   * @type {{element: HTMLElement, offset: number}|null}
+   */
   anchor: null,
   lastScrollTop: 0,
+  /** @type {number|null} */
   streamingIndex: null,
-  /** Messages of the first page loaded but not drawn yet (drawn after the first paint). */
+  /**
+   * Messages of the first page loaded but not drawn yet (drawn after the first paint).
+   * @type {MessageOut[]}
+   */
   rest: [],
 };
 
@@ -53,10 +77,17 @@ let topEdge;
 let bottomEdge;
 let jumpButton;
 
-/** How a message becomes an element, and what to redraw after the list changed. */
+/**
+ * How a message becomes an element, and what to redraw after the list changed.
+ * @type {{build: (message: MessageOut) => HTMLElement, afterPage: () => void}}
+ */
 const hooks = { build: null, afterPage: () => {} };
 
-/** The element to draw `message` with (chat.js), kept in `view.elements`. */
+/**
+ * Set up the list: `build` makes the element of a message (chat.js), `afterPage` redraws
+ * what depends on the loaded messages (the fold lines) after a page came or went.
+ * @param {{build: (message: MessageOut) => HTMLElement, afterPage: () => void}} drawing
+ */
 export function initWindow({ build, afterPage }) {
   Object.assign(hooks, { build, afterPage });
   scroller = byId("chat-scroll");
@@ -84,8 +115,173 @@ export function endMarker() {
   return bottomEdge;
 }
 
+// ---- reading the window ----------------------------------------------------------------
+
+/** The loaded message at index `i`, or null. */
+export function messageAt(i) {
+  return view.messages.get(i) ?? null;
+}
+
+/** The element of message `i` when it is loaded. */
+export function elementAt(i) {
+  return view.elements.get(i) ?? null;
+}
+
+/** The loaded messages' elements, by index. @returns {ReadonlyMap<number, HTMLElement>} */
+export function loadedElements() {
+  return view.elements;
+}
+
+/** The loaded window [lo, hi) and how many messages the history holds. */
+export function windowBounds() {
+  return { lo: view.lo, hi: view.hi, total: view.total };
+}
+
+/** How many messages the open conversation's history holds (loaded or not). */
+export function totalMessages() {
+  return view.total;
+}
+
+/** Whether a conversation's messages are shown (not the start screen). */
+export function isOpen() {
+  return view.conversationId !== null;
+}
+
+/** Whether message `i` is the answer being streamed. */
+export function isStreaming(i) {
+  return view.streamingIndex === i;
+}
+
+/** Whether the view follows the end of the history (the reader has not scrolled up). */
+export function followsEnd() {
+  return view.stickToBottom;
+}
+
+/**
+ * Where the person is reading: the message at the top of the view (null when none is
+ * drawn), and whether they are at the end.
+ * @returns {{top: HTMLElement|null, atEnd: boolean}}
+ */
+export function readerPlace() {
+  return { top: view.anchor?.element ?? null, atEnd: view.stickToBottom };
+}
+
+/** The result of a tool call, drawn inside its card, or null. @param {string} callId */
+export function resultFor(callId) {
+  return view.results.get(callId) ?? null;
+}
+
+/** The index of the message that made call `callId`, if it is loaded. @param {string} callId */
+export function callOwner(callId) {
+  return view.calls.get(callId);
+}
+
+// ---- the live end ----------------------------------------------------------------------
+
+/**
+ * Record a message of the live end: a loaded one is replaced, one just past the loaded end
+ * is built and appended, one beyond it (the reader is far up) is only counted, and shown
+ * on return. Returns what happened and, for a loaded message, its element to fill again;
+ * "closed" when no conversation is shown.
+ * @param {MessageOut} message
+ * @param {boolean} streaming whether it is the answer being streamed
+ * @returns {{placed: "closed"|"loaded"|"appended"|"counted"|"kept", element?: HTMLElement}}
+ */
+export function placeMessage(message, streaming) {
+  if (!view.conversationId) {
+    return { placed: "closed" };
+  }
+  if (streaming) {
+    view.streamingIndex = message.index;
+  } else if (view.streamingIndex === message.index) {
+    view.streamingIndex = null;
+  }
+  const existing = view.elements.get(message.index);
+  const old = view.messages.get(message.index);
+  if (old) {
+    forget(old);
+  }
+  view.messages.set(message.index, message);
+  index(message);
+  if (existing) {
+    return { placed: "loaded", element: existing };
+  }
+  if (message.index < view.hi) {
+    return { placed: "kept" };
+  }
+  if (view.hi !== view.total) {
+    // The person is reading far up; the message is counted and shown on return.
+    view.total = Math.max(view.total, message.index + 1);
+    updateEdges();
+    return { placed: "counted" };
+  }
+  bottomEdge.before(buildElement(message));
+  view.hi = message.index + 1;
+  view.total = Math.max(view.total, view.hi);
+  return { placed: "appended" };
+}
+
+/**
+ * Record a result that arrived before its tool message; returns the index of the message
+ * whose card shows it.
+ * @param {CardResult} result
+ */
+export function recordResult(result) {
+  view.results.set(result.callId, result);
+  return view.calls.get(result.callId);
+}
+
+/**
+ * Drop message `i` and everything after it from the window (a new branch grows from
+ * there); false when `i` is outside it.
+ */
+export function cutAt(i) {
+  if (!view.conversationId || i < view.lo || i > view.hi) {
+    return false;
+  }
+  for (let at = view.hi - 1; at >= i; at--) {
+    removeIndex(at);
+  }
+  view.hi = i;
+  view.total = i;
+  view.streamingIndex = null;
+  return true;
+}
+
+/** Drop message `i` when it is the last one (one only this page had). */
+export function dropLast(i) {
+  if (i === view.hi - 1 && i === view.total - 1) {
+    removeIndex(i);
+    view.hi--;
+    view.total--;
+    updateEdges();
+  }
+}
+
+/**
+ * The history holds `total` messages (the server's count after a turn): nothing streams,
+ * and messages past it (an optimistic one the server refused) go.
+ */
+export function settleTotal(total) {
+  view.streamingIndex = null;
+  for (let i = total; i < view.hi; i++) {
+    removeIndex(i);
+  }
+  view.hi = Math.min(view.hi, total);
+  view.total = total;
+}
+
+// ---- the window's own bookkeeping ------------------------------------------------------
+
+/** The element of `message`, recorded as its element. @param {MessageOut} message */
+function buildElement(message) {
+  const element = hooks.build(message);
+  view.elements.set(message.index, element);
+  return element;
+}
+
 /** Note the calls and results of a message, so cards find their results. */
-export function index(message) {
+function index(message) {
   let lastResult = null;
   (message.parts ?? []).forEach((part, partIndex) => {
     if (part.kind === "tool-call") {
@@ -101,7 +297,7 @@ export function index(message) {
   });
 }
 
-export function forget(message) {
+function forget(message) {
   for (const part of message.parts ?? []) {
     if (part.kind === "tool-call" && view.calls.get(part.id) === message.index) {
       view.calls.delete(part.id);
@@ -109,8 +305,13 @@ export function forget(message) {
   }
 }
 
-/** The start screen: no conversation, an empty window. */
-export function showEmpty() {
+/** The start screen: no conversation, an empty window (a page still arriving is dropped). */
+export function closeWindow() {
+  view.generation++;
+  showEmpty();
+}
+
+function showEmpty() {
   view.conversationId = null;
   view.messages.clear();
   view.elements.clear();
@@ -234,6 +435,7 @@ function keepingPosition(change) {
   recordAnchor();
 }
 
+/** Messages [offset, offset + limit) of the open conversation, or null if another opened. */
 export async function fetchPage(offset, limit) {
   return pageOfThisOpen(api.listMessages(view.conversationId, { offset, limit }));
 }
@@ -263,7 +465,7 @@ async function firstPage(conversation, at, newest) {
  * result is scrolled to the middle with the search `terms` marked; with `offset` (another
  * version of a message was chosen) message `at` is put that far below the top of the view,
  * where the person was looking. `newest`: the newest page, when it was already asked for.
- * @param {ConversationOut} conversation
+ * @param {Pick<ConversationOut, "id">} conversation
  */
 export async function openWindow(
   conversation,
@@ -375,7 +577,7 @@ function drawRest(generation) {
 function buildAll(messages) {
   const fragment = document.createDocumentFragment();
   for (const message of messages) {
-    fragment.append(hooks.build(message));
+    fragment.append(buildElement(message));
   }
   return fragment;
 }
@@ -466,7 +668,7 @@ async function loadNewer() {
   }
 }
 
-export function removeIndex(i) {
+function removeIndex(i) {
   const message = view.messages.get(i);
   if (message) {
     forget(message);

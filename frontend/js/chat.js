@@ -4,66 +4,90 @@
 // Fold lines are drawn between messages at the `apiStartIndex` of each visible fold, and
 // every message before the current one is dimmed as display-only.
 
+import { app } from "./app.js";
 import {
+  callOwner,
+  closeWindow,
+  cutAt,
+  dropLast,
+  elementAt,
   endMarker,
   fetchPage,
-  forget,
-  index,
+  followsEnd,
   initWindow,
+  isOpen,
+  isStreaming,
   listElement,
+  loadedElements,
+  messageAt,
   PAGE_SIZE,
-  removeIndex,
+  placeMessage,
+  recordResult,
+  resultFor,
   scrollToBottom,
-  showEmpty,
+  settleTotal,
+  totalMessages,
   updateEdges,
-  view,
+  windowBounds,
 } from "./chat-window.js";
 import { renderFoldLine, visibleFolds } from "./fold.js";
 import { fillMessage, renderMessage } from "./messages.js";
 import { notifyError } from "./notices.js";
 import { apiStartIndex, currentFold, state } from "./state.js";
 
-export { fetchNewest, jumpToLatest, openWindow as openConversation } from "./chat-window.js";
+export {
+  fetchNewest,
+  jumpToLatest,
+  messageAt,
+  openWindow as openConversation,
+  totalMessages,
+} from "./chat-window.js";
 
-/** What a message's buttons and the fold lines call (set by main.js). */
-const hooks = { onRetry: null, onUndo: null, onEdit: null, onRegenerate: null, onSwitch: null };
+/**
+ * A message as the chat draws it: one the server sent, or the person's own shown before
+ * the server's copy arrives (`pending`).
+ * @typedef {MessageOut & {pending?: boolean}} ShownMessage
+ */
 
 const tools = {
-  resultFor: (callId) => view.results.get(callId) ?? null,
-  hasCall: (callId) => view.calls.has(callId),
+  /** @param {string} callId */
+  resultFor: (callId) => resultFor(callId),
+  /** @param {string} callId */
+  hasCall: (callId) => callOwner(callId) !== undefined,
 };
 
-export function initChat(actions) {
-  Object.assign(hooks, actions);
+export function initChat() {
   initWindow({ build, afterPage: renderFolds });
 }
 
+/** @param {MessageOut} message */
 function isLastMessage(message) {
-  return message.index === view.total - 1;
+  return message.index === totalMessages() - 1;
 }
 
+/** What a message's buttons do, and how it is drawn. @param {MessageOut} message */
 function options(message, streaming = false) {
   return {
     tools,
-    onRetry: hooks.onRetry,
-    onEdit: hooks.onEdit,
-    onRegenerate: hooks.onRegenerate,
-    onSwitch: hooks.onSwitch,
+    onRetry: () => app.retry(),
+    onEdit: app.edit,
+    onRegenerate: app.regenerate,
+    onSwitch: app.switchVersion,
     canRetry: isLastMessage(message) && !state.busy,
     streaming,
   };
 }
 
+/** @param {MessageOut} message */
 function build(message) {
-  const element = renderMessage(message, options(message, view.streamingIndex === message.index));
+  const element = renderMessage(message, options(message, isStreaming(message.index)));
   element.classList.toggle("folded", message.index < apiStartIndex());
-  view.elements.set(message.index, element);
   return element;
 }
 
+/** The start screen: no conversation's messages. */
 export function clearChat() {
-  view.generation++;
-  showEmpty();
+  closeWindow();
 }
 
 /** Redraw every fold line and the dimming of the messages above the current one. */
@@ -73,15 +97,16 @@ export function renderFolds() {
   }
   const current = currentFold();
   const start = apiStartIndex();
-  for (const [i, element] of view.elements) {
+  for (const [i, element] of loadedElements()) {
     element.classList.toggle("folded", i < start);
   }
+  const { lo, hi, total } = windowBounds();
   for (const [position, fold] of visibleFolds(state.compactions, current).entries()) {
     const at = fold.apiStartIndex;
     let anchor = null;
-    if (at >= view.lo && at < view.hi) {
-      anchor = view.elements.get(at);
-    } else if (at === view.hi && view.hi === view.total) {
+    if (at >= lo && at < hi) {
+      anchor = elementAt(at);
+    } else if (at === hi && hi === total) {
       anchor = endMarker();
     }
     if (!anchor) {
@@ -89,7 +114,11 @@ export function renderFolds() {
     }
     const isCurrent = fold.version === current.version;
     anchor.before(
-      renderFoldLine(fold, { current: isCurrent, onUndo: hooks.onUndo, position: position + 1 }),
+      renderFoldLine(fold, {
+        current: isCurrent,
+        onUndo: (undone) => app.undoFold(undone),
+        position: position + 1,
+      }),
     );
   }
 }
@@ -97,7 +126,7 @@ export function renderFolds() {
 // ---- Live updates from a running turn ------------------------------------------------
 
 function afterLiveChange() {
-  if (view.stickToBottom) {
+  if (followsEnd()) {
     scrollToBottom();
   }
   updateEdges();
@@ -105,63 +134,41 @@ function afterLiveChange() {
 
 /**
  * Add or replace a message at the live end of the history.
- * @param {MessageOut} message
+ * @param {ShownMessage} message
+ * @param {{streaming?: boolean}} [drawing]
  */
 export function putMessage(message, { streaming = false } = {}) {
-  if (!view.conversationId) {
+  const { placed, element } = placeMessage(message, streaming);
+  if (placed === "closed" || placed === "counted") {
     return;
   }
-  if (streaming) {
-    view.streamingIndex = message.index;
-  } else if (view.streamingIndex === message.index) {
-    view.streamingIndex = null;
-  }
-  const existing = view.elements.get(message.index);
-  const old = view.messages.get(message.index);
-  if (old) {
-    forget(old);
-  }
-  view.messages.set(message.index, message);
-  index(message);
-  if (existing) {
-    fillMessage(existing, message, options(message, streaming));
-  } else if (message.index >= view.hi) {
-    if (view.hi !== view.total) {
-      // The person is reading far up; the message is counted and shown on return.
-      view.total = Math.max(view.total, message.index + 1);
-      updateEdges();
-      return;
-    }
-    const element = build(message);
-    endMarker().before(element);
-    view.hi = message.index + 1;
-    view.total = Math.max(view.total, view.hi);
+  if (element) {
+    fillMessage(element, message, options(message, streaming));
   }
   if (message.role === "tool") {
     refreshCardsFor(message);
   }
   // The previous last message may have offered "Retry" or "Continue"; only the last may.
-  const previous = view.messages.get(message.index - 1);
+  const previous = messageAt(message.index - 1);
   if (previous?.status === "error" || previous?.status === "interrupted") {
-    fillMessage(view.elements.get(previous.index), previous, options(previous));
+    fillMessage(elementAt(previous.index), previous, options(previous));
   }
   afterLiveChange();
 }
 
-/** Redraw the assistant messages whose call cards show results from this tool message. */
+/**
+ * Redraw the assistant messages whose call cards show results from this tool message.
+ * @param {MessageOut} toolMessage
+ */
 function refreshCardsFor(toolMessage) {
   const owners = new Set();
   for (const part of toolMessage.parts ?? []) {
-    if (part.kind === "tool-result" && view.calls.has(part.callId)) {
-      owners.add(view.calls.get(part.callId));
+    if (part.kind === "tool-result" && callOwner(part.callId) !== undefined) {
+      owners.add(callOwner(part.callId));
     }
   }
   for (const owner of owners) {
-    const message = view.messages.get(owner);
-    const element = view.elements.get(owner);
-    if (message && element) {
-      fillMessage(element, message, options(message, view.streamingIndex === owner));
-    }
+    redrawMessage(owner);
   }
 }
 
@@ -170,32 +177,29 @@ function refreshCardsFor(toolMessage) {
  * @param {ToolResultEventOut} result
  */
 export function putToolResult(result) {
-  view.results.set(result.callId, result);
-  const owner = view.calls.get(result.callId);
-  const message = view.messages.get(owner);
-  const element = view.elements.get(owner);
-  if (message && element) {
-    fillMessage(element, message, options(message, view.streamingIndex === owner));
+  const owner = recordResult(result);
+  if (redrawMessage(owner)) {
     afterLiveChange();
   }
 }
 
-export function messageAt(i) {
-  return view.messages.get(i) ?? null;
-}
-
 /** The element of message `i` when it is loaded. */
 export function messageElement(i) {
-  return view.elements.get(i) ?? null;
+  return elementAt(i);
 }
 
-/** Draw message `i` again from its data (e.g. when its inline editor is cancelled). */
+/**
+ * Draw message `i` again from its data (e.g. when its inline editor is cancelled); false
+ * when it is not loaded.
+ */
 export function redrawMessage(i) {
-  const message = view.messages.get(i);
-  const element = view.elements.get(i);
+  const message = messageAt(i);
+  const element = elementAt(i);
   if (message && element) {
-    fillMessage(element, message, options(message, view.streamingIndex === i));
+    fillMessage(element, message, options(message, isStreaming(i)));
+    return true;
   }
+  return false;
 }
 
 /**
@@ -203,71 +207,52 @@ export function redrawMessage(i) {
  * replaces them by a new branch (they stay stored, and the switcher leads back to them).
  */
 export function cutHistory(i) {
-  if (!view.conversationId || i < view.lo || i > view.hi) {
+  if (!cutAt(i)) {
     return;
   }
-  for (let at = view.hi - 1; at >= i; at--) {
-    removeIndex(at);
-  }
-  view.hi = i;
-  view.total = i;
-  view.streamingIndex = null;
   renderFolds();
   // The new branch grows from here: follow it as a sent message is followed.
   scrollToBottom();
   updateEdges();
 }
 
-export function totalMessages() {
-  return view.total;
-}
-
 /** Remove a message that only existed on this page (an optimistic one the server refused). */
 export function dropLocalMessage(i) {
-  if (i === view.hi - 1 && i === view.total - 1) {
-    removeIndex(i);
-    view.hi--;
-    view.total--;
-    updateEdges();
-  }
+  dropLast(i);
 }
 
 /**
  * Replace the newest messages by the server's copy after a turn, so what is on screen is
  * exactly what is stored (statuses, ids, pruned outputs, the final text).
+ * @param {number} fromIndex
  */
 export async function reconcileTail(fromIndex) {
-  if (!view.conversationId) {
+  if (!isOpen()) {
     return;
   }
-  const start = Math.max(0, Math.min(fromIndex, view.total - 1));
+  const total = totalMessages();
+  const start = Math.max(0, Math.min(fromIndex, total - 1));
   try {
-    const page = await fetchPage(start, Math.max(PAGE_SIZE, view.total - start + 8));
+    const page = await fetchPage(start, Math.max(PAGE_SIZE, total - start + 8));
     if (!page) {
       return;
     }
-    view.streamingIndex = null;
-    // Messages the server no longer has (an optimistic one it refused) go away.
-    for (let i = page.total; i < view.hi; i++) {
-      removeIndex(i);
-    }
-    view.hi = Math.min(view.hi, page.total);
-    view.total = page.total;
+    settleTotal(page.total);
     for (const message of page.messages) {
-      if (message.index < view.lo) {
+      if (message.index < windowBounds().lo) {
         continue;
       }
-      const old = view.messages.get(message.index);
+      const old = messageAt(message.index);
       const unchanged =
-        old && view.elements.has(message.index) && JSON.stringify(old) === JSON.stringify(message);
+        old && elementAt(message.index) && JSON.stringify(old) === JSON.stringify(message);
       if (!unchanged) {
         putMessage(message);
       }
     }
     // The last message may have changed (a new error, a finished turn): only it offers Retry.
-    const last = view.messages.get(view.total - 1);
-    if (last && view.elements.has(last.index)) {
-      fillMessage(view.elements.get(last.index), last, options(last));
+    const last = messageAt(totalMessages() - 1);
+    if (last && elementAt(last.index)) {
+      fillMessage(elementAt(last.index), last, options(last));
     }
     renderFolds();
   } catch (error) {

@@ -9,6 +9,7 @@ import { notify } from "./notices.js";
 import { state } from "./state.js";
 import { compactNow, isRunning, stop } from "./turn.js";
 
+/** @type {Array<[number, string]>} */
 const KEEP_CHOICES = [
   [0, "Only the last exchange (fold everything before it)"],
   [2000, "About 2,000 tokens of recent messages"],

@@ -10,7 +10,7 @@ import { formatTokens } from "./format.js";
 import { field, numberOrNull } from "./settings-fields.js";
 import { choiceKey, describeChoice, findChoice, loadModelChoices } from "./model-choices.js";
 import { notifyError } from "./notices.js";
-import { emit, state } from "./state.js";
+import { state, update } from "./state.js";
 
 /**
  * What switching to the model `context` was counted for does to the conversation, in
@@ -208,8 +208,7 @@ export async function openConversationSettings({ afterSave }) {
       }
       const saved = await api.updateConversation(conversation.id, fields);
       if (state.currentId === conversation.id) {
-        state.conversation = { ...state.conversation, ...saved };
-        emit("conversation", state.conversation);
+        update({ conversation: { ...state.conversation, ...saved } });
       }
       dialog.close();
       await afterSave?.();

@@ -7,6 +7,8 @@ import { h, icon } from "./dom.js";
  * itself from the DOM when closed, and `onClose` runs once. With `mayClose` (an async
  * function answering true or false), Esc and the × button ask it first; the dialog's
  * `requestClose()` does the same for other Close buttons.
+ * @param {{title: string, subtitle?: string, body?: Node, foot?: Node|null, wide?: boolean,
+ *   onClose?: () => void, id?: string, mayClose?: (() => Promise<boolean>)|null}} parts
  */
 export function openModal({
   title,

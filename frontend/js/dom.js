@@ -56,12 +56,23 @@ export function icon(name, extraClass = "") {
   return h("span", { class: ["icon", `i-${name}`, extraClass], "aria-hidden": "true" });
 }
 
-export function byId(id) {
+/**
+ * The element with id `id`, which must exist; with `kind` (e.g. `HTMLInputElement`) it
+ * must be one, and it is typed as one.
+ * @template {HTMLElement} [T=HTMLElement]
+ * @param {string} id
+ * @param {new (...args: any[]) => T} [kind]
+ * @returns {T}
+ */
+export function byId(id, kind) {
   const element = document.getElementById(id);
   if (!element) {
     throw new Error(`missing #${id}`);
   }
-  return element;
+  if (kind && !(element instanceof kind)) {
+    throw new Error(`#${id} is not a ${kind.name}`);
+  }
+  return /** @type {T} */ (element);
 }
 
 /** Copy text to the clipboard, falling back to a hidden textarea where the API is refused. */

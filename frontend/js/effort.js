@@ -6,7 +6,7 @@
 import { api } from "./api.js";
 import { byId, h } from "./dom.js";
 import { notify, notifyError } from "./notices.js";
-import { emit, on, state } from "./state.js";
+import { on, state, update } from "./state.js";
 
 const EFFORTS = ["off", "low", "medium", "high", "max"];
 const LABELS = { off: "Off", low: "Low", medium: "Medium", high: "High", max: "Max" };
@@ -35,7 +35,7 @@ function conversationEffort(conversation) {
 }
 
 async function render() {
-  const select = byId("effort-select");
+  const select = byId("effort-select", HTMLSelectElement);
   const conversation = state.conversation;
   const modelId = conversation?.model ?? state.settings?.defaults?.model;
   const model = conversation && modelId ? await modelInfo(modelId) : null;
@@ -53,7 +53,7 @@ async function render() {
 
 async function choose() {
   const conversation = state.conversation;
-  const select = byId("effort-select");
+  const select = byId("effort-select", HTMLSelectElement);
   if (!conversation) {
     return;
   }
@@ -66,8 +66,7 @@ async function choose() {
   try {
     const saved = await api.updateConversation(conversation.id, { settings });
     if (saved.id === state.currentId) {
-      state.conversation = saved;
-      emit("conversation", saved);
+      update({ conversation: saved });
     }
     notify({
       title: "Reasoning effort changed",

@@ -4,11 +4,9 @@
 // (or its version) when it is not on screen, with the words marked.
 
 import { api } from "./api.js";
+import { app } from "./app.js";
 import { byId, h, icon, markTerms, searchTerms } from "./dom.js";
 import { state } from "./state.js";
-
-/** Opens the conversation at a message (opening.js openConversation; set by main.js). */
-let openAt = async () => {};
 
 const find = { hits: [], at: -1, query: "", request: 0, timer: null };
 
@@ -16,9 +14,7 @@ function bar() {
   return byId("find-bar");
 }
 
-/** @param {{open: (id: string, opening: object) => Promise<void>}} hooks */
-export function initFind({ open }) {
-  openAt = open;
+export function initFind() {
   const input = h("input", {
     class: "input",
     id: "find-input",
@@ -87,7 +83,7 @@ export function initFind({ open }) {
 export function openFind() {
   const element = bar();
   element.hidden = false;
-  const input = byId("find-input");
+  const input = byId("find-input", HTMLInputElement);
   input.focus();
   input.select();
 }
@@ -126,7 +122,7 @@ async function run(query) {
     return;
   }
   try {
-    const result = await api.find(id, query, byId("find-branches").checked);
+    const result = await api.find(id, query, byId("find-branches", HTMLInputElement).checked);
     if (request !== find.request) {
       return;
     }
@@ -154,14 +150,16 @@ async function step(direction) {
   const terms = searchTerms(find.query);
   clearMarks();
   let element = hit.onActivePath
-    ? document.querySelector(`.chat-inner .message[data-index="${hit.index}"]`)
+    ? /** @type {HTMLElement|null} */ (
+        document.querySelector(`.chat-inner .message[data-index="${hit.index}"]`)
+      )
     : null;
   if (element?.dataset.id !== hit.messageId) {
     // Not on the loaded page (or another version): open there (which marks the words),
     // then come back to the bar.
     const opening = { at: hit.index, terms };
     const branch = hit.onActivePath ? {} : { branchOf: hit.messageId };
-    await openAt(state.currentId, { ...opening, ...branch });
+    await app.open(state.currentId, { ...opening, ...branch });
     byId("find-input").focus();
     document
       .querySelector(`.chat-inner .message[data-index="${hit.index}"]`)

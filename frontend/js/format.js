@@ -53,7 +53,7 @@ export function formatWhen(iso) {
   if (sameDay) {
     return TIME.format(date);
   }
-  const days = (now - date) / 86_400_000;
+  const days = (now.getTime() - date.getTime()) / 86_400_000;
   if (days < 6) {
     return WEEKDAY.format(date);
   }
@@ -68,7 +68,7 @@ export function dayGroup(iso) {
   const date = new Date(iso);
   const now = new Date();
   const startOfToday = new Date(now.getFullYear(), now.getMonth(), now.getDate());
-  const diff = (startOfToday - date) / 86_400_000;
+  const diff = (startOfToday.getTime() - date.getTime()) / 86_400_000;
   if (date >= startOfToday) {
     return "Today";
   }

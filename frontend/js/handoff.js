@@ -8,17 +8,12 @@
 // the bottom of the old one where it went; both open the other conversation.
 
 import { api } from "./api.js";
+import { app } from "./app.js";
 import { openModal } from "./dialog.js";
 import { byId, h, icon } from "./dom.js";
 import { formatInteger } from "./format.js";
 import { notify } from "./notices.js";
 import { on, state } from "./state.js";
-
-/** Hooks into the app (set by main.js): open a conversation, refresh the sidebar. */
-const app = {
-  open: async () => {},
-  refreshList: async () => {},
-};
 
 const KEEP_MAX = 1000;
 
@@ -257,9 +252,7 @@ export function renderHandoffLinks() {
   handoffs.replaceChildren(...links, ...(more ? [more] : []));
 }
 
-export function initHandoff({ open, refreshList }) {
-  app.open = open;
-  app.refreshList = refreshList;
+export function initHandoff() {
   const chat = byId("chat");
   const scroll = byId("chat-scroll");
   chat.prepend(h("nav", { class: "handoff-bar origin", id: "handoff-origin", hidden: true }));

@@ -2,6 +2,7 @@
 // keyboard shortcuts. Opening conversations is in opening.js.
 
 import { api, initToken } from "./api.js";
+import { app, provideApp } from "./app.js";
 import { acceptFiles, attachButton, fileTray } from "./attachments.js";
 import { startEdit, startRegenerate, switchVersion } from "./branches.js";
 import * as chat from "./chat.js";
@@ -17,7 +18,7 @@ import { initHandoff } from "./handoff.js";
 import { initPromptMenu } from "./mcp-prompts.js";
 import { openShortcutSheet, shortcutOf } from "./keyboard.js";
 import { initMeter } from "./meter.js";
-import { initModelPicker, isPickerOpen, openPicker, renderPickers } from "./model-picker.js";
+import { initModelPicker, openPicker, renderPickers } from "./model-picker.js";
 import {
   initModelView,
   isModelViewOpen,
@@ -37,16 +38,15 @@ import {
   startApp,
 } from "./opening.js";
 import { initPins } from "./pins.js";
-import { initRecallLine } from "./recall-line.js";
 import { initRetiredNotice } from "./retired.js";
 import { isConfigured, loadSettings, openSettings } from "./settings.js";
 import { chooseProject, initProjects, showDraftIn } from "./projects.js";
 import { deleteConversation, initSidebar, refreshList, renameConversation } from "./sidebar.js";
 import { rovingList } from "./roving.js";
-import { emit, on, setBusy, state } from "./state.js";
+import { on, setBusy, state, update } from "./state.js";
 import { applyTheme } from "./theme.js";
 import { exportConversation, importFile } from "./transfer.js";
-import { initTurns, isRunning, retryLast, sendMessage, stop } from "./turn.js";
+import { isRunning, retryLast, sendMessage, stop } from "./turn.js";
 import { initWatch } from "./watch.js";
 
 // ---- the header ---------------------------------------------------------------------
@@ -87,16 +87,17 @@ function autosize(textarea) {
 let composerFiles = null;
 
 function updateComposer() {
-  const input = byId("composer-input");
+  const input = byId("composer-input", HTMLTextAreaElement);
   const busy = Boolean(state.busy);
   byId("send-button").hidden = busy;
   byId("stop-button").hidden = !busy;
-  byId("send-button").disabled = input.value.trim() === "" && !composerFiles?.count();
-  byId("compact-button").disabled = busy;
+  byId("send-button", HTMLButtonElement).disabled =
+    input.value.trim() === "" && !composerFiles?.count();
+  byId("compact-button", HTMLButtonElement).disabled = busy;
 }
 
 async function submitComposer() {
-  const input = byId("composer-input");
+  const input = byId("composer-input", HTMLTextAreaElement);
   const content = input.value.trim();
   const files = composerFiles;
   if ((!content && !files?.count()) || isRunning() || state.busy || !ready) {
@@ -133,7 +134,7 @@ async function submitComposer() {
 }
 
 function initComposer() {
-  const input = byId("composer-input");
+  const input = byId("composer-input", HTMLTextAreaElement);
   const form = byId("composer-form");
   composerFiles = fileTray({ onChange: updateComposer });
   composerFiles.element.id = "composer-files";
@@ -164,15 +165,14 @@ function initComposer() {
 // ---- top bar ----------------------------------------------------------------------
 
 function initTopbar() {
-  byId("compact-button").addEventListener("click", () =>
-    openCompactDialog({ afterRedo: afterFoldChange }),
-  );
+  byId("compact-button").addEventListener("click", () => app.compactNow());
   byId("settings-button").addEventListener("click", () => openSettings());
   const more = byId("more-button");
   const menu = byId("more-menu");
-  const items = () => [...menu.querySelectorAll("button[data-action]")].filter(
-    (item) => item.offsetParent !== null,
-  );
+  const items = () =>
+    [...menu.querySelectorAll("button[data-action]")]
+      .map((item) => /** @type {HTMLButtonElement} */ (item))
+      .filter((item) => item.offsetParent !== null);
   const closeMenu = ({ refocus = false } = {}) => {
     if (menu.hidden) {
       return;
@@ -208,7 +208,7 @@ function initTopbar() {
   // Tab leaves the menu.
   menu.addEventListener("keydown", (event) => {
     const list = items();
-    const at = list.indexOf(document.activeElement);
+    const at = list.indexOf(/** @type {HTMLButtonElement} */ (document.activeElement));
     const moves = {
       ArrowDown: (at + 1) % list.length,
       ArrowUp: (at - 1 + list.length) % list.length,
@@ -228,7 +228,9 @@ function initTopbar() {
   });
   document.addEventListener("click", () => closeMenu());
   menu.addEventListener("click", async (event) => {
-    const button = event.target.closest("button[data-action]");
+    const button = /** @type {HTMLElement|null} */ (
+      /** @type {Element} */ (event.target).closest("button[data-action]")
+    );
     if (!button || !state.conversation) {
       return;
     }
@@ -259,7 +261,7 @@ function initTopbar() {
         await deleteConversation(conversation);
         break;
       case "compact":
-        openCompactDialog({ afterRedo: afterFoldChange });
+        app.compactNow();
         break;
       case "conversation-settings":
         openConversationSettings({ afterSave: refreshContext });
@@ -284,7 +286,7 @@ function initTopbar() {
       await renameConversation(state.conversation.id, title);
     }
   });
-  const importInput = byId("import-file");
+  const importInput = byId("import-file", HTMLInputElement);
   byId("import-button").addEventListener("click", () => importInput.click());
   importInput.addEventListener("change", async () => {
     const file = importInput.files?.[0];
@@ -369,7 +371,7 @@ function initShortcuts() {
         break;
       case "compact":
         if (open && !state.busy) {
-          openCompactDialog({ afterRedo: afterFoldChange });
+          app.compactNow();
         }
         break;
       case "conversation":
@@ -441,7 +443,6 @@ async function afterFoldChange() {
   await refreshFolds();
   await Promise.all([refreshConversation(), refreshContext()]);
   chat.renderFolds();
-  emit("compactions", state.compactions);
 }
 
 // ---- start ------------------------------------------------------------------------
@@ -474,17 +475,25 @@ async function main() {
     showNoToken();
     return;
   }
-  initSidebar({
+  provideApp({
     open: (id, opening) => openConversation(id, opening),
-    create: () => startDraft(),
-    afterDelete: async (id) => {
+    startDraft,
+    startDraftIn: (project) => {
+      startDraft();
+      showDraftIn(project.id);
+    },
+    showEmptyState,
+    conversationDeleted: (id) => {
       if (id === state.currentId) {
         showEmptyState();
       }
     },
-  });
-  initProjects({
-    refresh: async () => {
+    refreshList,
+    refreshFolds,
+    refreshContext,
+    foldsChanged: () => refreshFolds().then(() => refreshConversation()),
+    reread: (options) => rereadConversation(options),
+    projectsChanged: async () => {
       await refreshList();
       if (state.currentId) {
         // What the open conversation sends may have changed with its project.
@@ -494,45 +503,24 @@ async function main() {
         }
       }
     },
-    afterDelete: async () => showEmptyState(),
-    newIn: (project) => {
-      startDraft();
-      showDraftIn(project.id);
-    },
-  });
-  chat.initChat({
-    onRetry: () => retryLast(),
-    onUndo: (fold) => undoFold(fold),
-    onEdit: startEdit,
-    onRegenerate: startRegenerate,
-    onSwitch: switchVersion,
-  });
-  initMeter({
     compactNow: () => openCompactDialog({ afterRedo: afterFoldChange }),
-    refresh: refreshContext,
-    foldsChanged: () => refreshFolds().then(() => refreshConversation()),
+    retry: () => retryLast(),
+    undoFold,
+    edit: startEdit,
+    regenerate: startRegenerate,
+    switchVersion,
   });
+  initSidebar();
+  initProjects();
+  chat.initChat();
+  initMeter();
   initRetiredNotice();
   initModelView();
-  initPins({ open: (index) => openConversation(state.currentId, { at: index }) });
-  initHandoff({ open: (id) => openConversation(id), refreshList });
+  initPins();
+  initHandoff();
   keepLatestAboveLinks();
-  initTurns({
-    refreshConversation,
-    refreshFolds,
-    refreshContext,
-    refreshList,
-    reopen: () => rereadConversation(),
-  });
-  initWatch({
-    refresh: rereadConversation,
-    refreshFolds,
-    refreshContext,
-    refreshList,
-    showEmptyState,
-  });
-  initFind({ open: (id, opening) => openConversation(id, opening) });
-  initRecallLine({ open: (id, opening) => openConversation(id, opening) });
+  initWatch();
+  initFind();
   initComposer();
   initTopbar();
   initDrawer();
@@ -542,7 +530,7 @@ async function main() {
   on("conversation", renderHeader);
   on("settings", renderHeader);
   initEffortControl();
-  initModelPicker({ refreshContext });
+  initModelPicker();
   renderHeader();
 
   // Settings, the list and the last conversation load together; onboarding covers the
@@ -583,7 +571,7 @@ async function finishOnboarding() {
   hideOnboarding();
   const draft = state.draftModel;
   startDraft();
-  state.draftModel = draft;
+  update({ draftModel: draft });
   renderPickers();
   byId("composer-input").focus();
 }

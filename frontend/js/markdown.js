@@ -23,6 +23,7 @@ const marked = new Marked({ gfm: true, breaks: false, async: false });
 const purifier = DOMPurify(window);
 const codePurifier = DOMPurify(window);
 
+/** @type {import("../vendor/dompurify/purify.es.js").Config & {RETURN_DOM_FRAGMENT: true}} */
 const PURIFY_CONFIG = {
   USE_PROFILES: { html: true },
   FORBID_TAGS: [
@@ -50,6 +51,7 @@ const PURIFY_CONFIG = {
   RETURN_DOM_FRAGMENT: true,
 };
 
+/** @type {import("../vendor/dompurify/purify.es.js").Config & {RETURN_DOM_FRAGMENT: true}} */
 const CODE_CONFIG = {
   ALLOWED_TAGS: ["span"],
   ALLOWED_ATTR: ["class"],
@@ -115,7 +117,7 @@ function lazyObserver() {
           if (entry.isIntersecting) {
             observer.unobserve(entry.target);
             waiting.delete(entry.target);
-            const code = entry.target;
+            const code = /** @type {HTMLElement} */ (entry.target);
             highlighter.then((hljs) => highlightInto(hljs, code, code.dataset.language ?? ""));
           }
         }
@@ -223,6 +225,7 @@ export function plainText(text, reason) {
 // added to each copy. Four pages' worth: the pages just left and the one around a switched
 // version, without doubling what the page itself holds (at most 400 messages).
 const PARSED_KEPT = 200;
+/** @type {Map<string, DocumentFragment>} */
 const parsed = new Map();
 
 /** A sanitized fragment of `source`, the caller's own; kept for next time if `keep`. */
@@ -232,15 +235,17 @@ function sanitized(source, keep) {
     // Most recently used last, so the oldest is dropped first.
     parsed.delete(source);
     parsed.set(source, kept);
-    return kept.cloneNode(true);
+    return /** @type {DocumentFragment} */ (kept.cloneNode(true));
   }
-  const fragment = purifier.sanitize(marked.parse(source), PURIFY_CONFIG);
+  // `async: false` above: the parse is synchronous and returns the HTML itself.
+  const html = /** @type {string} */ (marked.parse(source));
+  const fragment = purifier.sanitize(html, PURIFY_CONFIG);
   replaceRemoteImages(fragment);
   if (keep) {
     if (parsed.size >= PARSED_KEPT) {
       parsed.delete(parsed.keys().next().value);
     }
-    parsed.set(source, fragment.cloneNode(true));
+    parsed.set(source, /** @type {DocumentFragment} */ (fragment.cloneNode(true)));
   }
   return fragment;
 }
@@ -250,6 +255,9 @@ function sanitized(source, keep) {
  * highlighted when it nears the screen) or false (never); `keep`: false for a text that
  * will not be drawn again (an answer still streaming). Never throws: text out of bounds,
  * or that the renderer fails on, comes back as plain text.
+ * @param {string} text
+ * @param {{highlight?: "lazy"|false, keep?: boolean}} [options]
+ * @returns {DocumentFragment}
  */
 export function renderMarkdown(text, { highlight = "lazy", keep = true } = {}) {
   const source = String(text ?? "");

@@ -20,7 +20,7 @@ let shown = [];
 let active = 0;
 
 function input() {
-  return byId("composer-input");
+  return byId("composer-input", HTMLTextAreaElement);
 }
 
 function setText(text) {

@@ -102,6 +102,7 @@ export function showQuestion(conversationId, data) {
   }
   const properties = data.requestedSchema?.properties ?? {};
   const required = new Set(data.requestedSchema?.required ?? []);
+  /** @type {Array<[string, ReturnType<typeof field>]>} */
   const fields = Object.entries(properties).map(([name, schema]) => [
     name,
     field(name, schema, required.has(name)),
@@ -239,7 +240,8 @@ export function showToolProgress(data) {
 
 // A page opened (or reloaded) while a server waits for an answer shows its form too.
 on("conversation", async (conversation) => {
-  for (const card of byId("composer-status").querySelectorAll(".elicitation-card")) {
+  const cards = byId("composer-status").querySelectorAll(".elicitation-card");
+  for (const card of /** @type {NodeListOf<HTMLElement>} */ (cards)) {
     if (card.dataset.conversationId !== conversation?.id) {
       card.remove();
     }

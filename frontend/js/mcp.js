@@ -95,7 +95,8 @@ export function clearApprovals() {
 // A page opened (or reloaded) while a call waits shows its card too: the event that
 // announced it went to the stream the old page was reading.
 on("conversation", async (conversation) => {
-  for (const card of byId("composer-status").querySelectorAll(".approval-card")) {
+  const cards = byId("composer-status").querySelectorAll(".approval-card");
+  for (const card of /** @type {NodeListOf<HTMLElement>} */ (cards)) {
     if (card.dataset.conversationId !== conversation?.id) {
       card.remove();
     }

@@ -5,9 +5,10 @@
 // before the automatic fold a warning appears above the composer, so a fold is never a
 // surprise. Numbers come from GET /context and, while a turn runs, `context.stats` events.
 
+import { app } from "./app.js";
 import { byId, h, icon } from "./dom.js";
 import { formatInteger, formatPercent, formatTokens } from "./format.js";
-import { emit, on, state } from "./state.js";
+import { on, state, update } from "./state.js";
 
 /** How far below the fold threshold the warning starts (a fraction of the budget) while
  * no turn has been measured yet. Once one has, the margin is two turns' growth, so
@@ -26,19 +27,12 @@ const PARTS = [
   ["messages", "Messages"],
 ];
 
-let onCompactNow = () => {};
-let onRefresh = async () => {};
-let onFoldsChanged = () => {};
-
 /** While a fold is being prepared in the background (no turn running), the meter asks
  * for fresh numbers this often, to show "ready" and a re-summary that landed. */
 const BACKGROUND_POLL_MS = 2000;
 let pollTimer = null;
 
-export function initMeter({ compactNow, refresh = async () => {}, foldsChanged = () => {} }) {
-  onCompactNow = compactNow;
-  onRefresh = refresh;
-  onFoldsChanged = foldsChanged;
+export function initMeter() {
   on("context", render);
   on("settings", render);
   on("busy", (busy) => {
@@ -71,7 +65,7 @@ function learnTurnGrowth(busy) {
 
 /**
  * Merge new numbers (a `context.stats` event or a /context body) and redraw.
- * @param {ContextStatsOut} numbers
+ * @param {ContextStatsOut|ContextOut} numbers
  */
 export function updateContext(numbers) {
   if (!numbers) {
@@ -79,16 +73,15 @@ export function updateContext(numbers) {
   }
   // Only the numbers are kept: the view's messages (in the model view's /context body)
   // can be megabytes and nothing reads them from here.
-  const kept = { ...numbers };
+  const kept = /** @type {Partial<ContextOut>} */ ({ ...numbers });
   delete kept.apiMessages;
   delete kept.apiMessagesIncluded;
   const before = state.context;
-  state.context = { ...(before ?? {}), ...kept };
-  emit("context", state.context);
+  update({ context: /** @type {ContextOut} */ ({ ...(before ?? {}), ...kept }) });
   // A fold that landed outside a turn (a background re-summary): redraw the fold lines.
   if (before && !state.busy && before.version !== undefined && kept.version !== undefined) {
     if (before.version !== kept.version) {
-      onFoldsChanged();
+      app.foldsChanged();
     }
   }
   schedulePoll();
@@ -101,7 +94,7 @@ function schedulePoll() {
     pollTimer = setTimeout(() => {
       pollTimer = null;
       if (!state.busy) {
-        onRefresh();
+        app.refreshContext();
       } else {
         schedulePoll();
       }
@@ -416,7 +409,7 @@ function renderWarning(info) {
       type: "button",
       class: "link-button",
       text: "Compact now",
-      on: { click: () => onCompactNow() },
+      on: { click: () => app.compactNow() },
     }),
   );
   if (existing) {

@@ -134,6 +134,8 @@ export function currentChoice() {
 /**
  * The entry a choice stands for: its provider's, else the one `[models."id"] provider`
  * names, else the first provider that lists the id.
+ * @param {Map<string, ModelChoice[]>} groups
+ * @param {{model: string, provider?: string|null}} choice
  * @returns {ModelChoice|null}
  */
 export function findChoice(groups, { model, provider }) {

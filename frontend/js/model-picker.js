@@ -8,6 +8,7 @@
 // active option (aria-activedescendant), Enter chooses, Esc closes back to the button.
 
 import { api } from "./api.js";
+import { app } from "./app.js";
 import { byId, h, icon } from "./dom.js";
 import {
   choiceKey,
@@ -17,16 +18,16 @@ import {
   loadModelChoices,
 } from "./model-choices.js";
 import { notify, notifyError } from "./notices.js";
-import { emit, on, state } from "./state.js";
+import { on, state, update } from "./state.js";
 
-let hooks = { refreshContext: async () => {} };
 let popover = null;
 let opener = null;
 
 /** The label of the current choice, on every picker button. */
 export function renderPickers() {
   const { model, provider } = currentChoice();
-  for (const button of document.querySelectorAll(".model-picker-button")) {
+  const buttons = document.querySelectorAll(".model-picker-button");
+  for (const button of /** @type {NodeListOf<HTMLElement>} */ (buttons)) {
     const label = button.querySelector(".model-name");
     label.textContent = model || "Choose a model";
     button.dataset.provider = provider ?? "";
@@ -67,8 +68,7 @@ function wire(button) {
   return button;
 }
 
-export function initModelPicker(options) {
-  hooks = { ...hooks, ...options };
+export function initModelPicker() {
   wire(byId("model-picker-button"));
   on("conversation", renderPickers);
   on("settings", renderPickers);
@@ -236,7 +236,7 @@ async function choose(choice) {
   closePicker({ refocus: true });
   const conversation = state.conversation;
   if (!conversation) {
-    state.draftModel = { model: choice.id, provider: choice.provider };
+    update({ draftModel: { model: choice.id, provider: choice.provider } });
     renderPickers();
     return;
   }
@@ -251,8 +251,7 @@ async function choose(choice) {
       provider: choice.provider,
     });
     if (state.currentId === conversation.id) {
-      state.conversation = { ...state.conversation, ...saved };
-      emit("conversation", state.conversation);
+      update({ conversation: { ...state.conversation, ...saved } });
     }
     notify({
       kind: "success",
@@ -260,7 +259,7 @@ async function choose(choice) {
       text: `From ${choice.providerLabel}, from the next answer on. The meter shows the context on it.`,
       timeout: 6000,
     });
-    await hooks.refreshContext();
+    await app.refreshContext();
   } catch (error) {
     notifyError("Could not change the model", error);
   }

@@ -51,6 +51,8 @@ document.addEventListener(
 /**
  * Show a notice. `kind` is error|warn|success|info; errors stay until dismissed
  * (they may need reading), the others fade after `timeout` ms.
+ * @param {{kind?: "error"|"warn"|"success"|"info", title?: string, text?: string,
+ *   timeout?: number, action?: {label: string, run: () => void}}} [notice]
  */
 export function notify({ kind = "info", title = "", text = "", timeout, action } = {}) {
   const container = byId("notices");

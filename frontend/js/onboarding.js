@@ -11,7 +11,7 @@ import { byId, h, icon } from "./dom.js";
 import { forgetModelChoices } from "./model-choices.js";
 import { notifyError } from "./notices.js";
 import { saveSettings } from "./settings.js";
-import { state } from "./state.js";
+import { state, update } from "./state.js";
 
 /** The model onboarding suggests for a hosted key when the provider's list is not read yet
  * (the server's catalog suggests the same: GET /api/models `suggested`). */
@@ -20,6 +20,7 @@ export const SUGGESTED_MODELS = { anthropic: "claude-sonnet-5-5", openai: "gpt-6
 const LABELS = { anthropic: "Anthropic", openai: "OpenAI" };
 
 let onDone = async () => {};
+/** @type {(tab?: string) => void} */
 let openSettingsAt = () => {};
 let step = "start";
 
@@ -411,7 +412,7 @@ async function connect(provider, model, result, extra = {}) {
     }
     await saveSettings({ defaults: { model } });
     forgetModelChoices();
-    state.draftModel = { model, provider };
+    update({ draftModel: { model, provider } });
     await onDone();
     return true;
   } catch (error) {

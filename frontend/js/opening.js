@@ -12,7 +12,7 @@ import { isModelViewOpen, refreshModelView } from "./modelview.js";
 import { notify, notifyError } from "./notices.js";
 import { renderPins } from "./pins.js";
 import { refreshList } from "./sidebar.js";
-import { emit, state } from "./state.js";
+import { state, update } from "./state.js";
 import { followRunning, isRunning, stopFollowing } from "./turn.js";
 import { watchConversation } from "./watch.js";
 
@@ -26,8 +26,7 @@ export async function refreshConversation() {
   try {
     const conversation = await api.getConversation(id);
     if (id === state.currentId) {
-      state.conversation = conversation;
-      emit("conversation", conversation);
+      update({ conversation });
       chat.renderFolds();
     }
   } catch (error) {
@@ -45,13 +44,9 @@ export async function refreshFolds() {
     if (id !== state.currentId) {
       return;
     }
-    state.compactions = items;
     const current = items.find((fold) => fold.isCurrent) ?? null;
-    if (state.conversation) {
-      state.conversation = { ...state.conversation, compaction: current };
-    }
+    update({ compactions: items, compaction: current });
     chat.renderFolds();
-    emit("compactions", items);
   } catch (error) {
     notifyError("Could not load the folds", error);
   }
@@ -60,7 +55,10 @@ export async function refreshFolds() {
 /** Conversations whose invalid-settings notice was shown (once per conversation and run). */
 const settingsNoticesShown = new Set();
 
-/** @param {ContextOut} context */
+/**
+ * @param {string} id
+ * @param {{settingsNotice: string|null}} context
+ */
 function announceSettingsNotice(id, context) {
   if (context?.settingsNotice && !settingsNoticesShown.has(id)) {
     settingsNoticesShown.add(id);
@@ -103,6 +101,8 @@ function rememberCurrent(id) {
  * marked, or `offset` pixels below the top of the view (see chat-window.js). With
  * `branchOf` (a message on another branch, e.g. a search match) that branch is made the
  * one shown first.
+ * @param {string} id
+ * @param {import("./app.js").Opening} [opening]
  */
 export async function openConversation(
   id,
@@ -119,9 +119,7 @@ export async function openConversation(
       text: "The answer keeps running and is saved; you will see it when you come back.",
     });
   }
-  state.currentId = id;
-  state.context = null;
-  state.compactions = [];
+  update({ currentId: id, context: null, compactions: [] });
   rememberCurrent(id);
   if (isDrawerOpen()) {
     setDrawer(false);
@@ -146,12 +144,9 @@ export async function openConversation(
     }
     if (error.status === 404) {
       watchConversation(null);
-      state.currentId = null;
-      state.conversation = null;
       rememberCurrent(null);
       chat.clearChat();
-      emit("conversation", null);
-      emit("context", null);
+      update({ currentId: null, conversation: null, context: null });
     }
     return;
   }
@@ -159,9 +154,7 @@ export async function openConversation(
     return;
   }
   watchConversation(id);
-  state.conversation = conversation;
-  emit("conversation", conversation);
-  emit("context", null);
+  update({ conversation, context: null });
   // Stored settings that could not be read back (served as none until saved again).
   announceSettingsNotice(id, { settingsNotice: conversation.notice });
   // The meter's numbers come with the messages: the server sums stored per-message
@@ -216,8 +209,7 @@ export async function rereadConversation({ ifChanged = false } = {}) {
   if (ifChanged && same) {
     return;
   }
-  state.conversation = stored;
-  emit("conversation", stored);
+  update({ conversation: stored });
   // Added messages only: the ones the page had are still the stored ones if its last one
   // is still on the path. They are put in order, as a live turn would put them (at the
   // end, or counted while the reader is far up); anything else redraws the page.
@@ -252,8 +244,7 @@ export async function createConversation() {
       ...(projectId ? { projectId } : {}),
       ...(draft?.model ? { model: draft.model, provider: draft.provider ?? undefined } : {}),
     });
-    state.draftProjectId = null;
-    state.draftModel = null;
+    update({ draftProjectId: null, draftModel: null });
     await refreshList();
     await openConversation(conversation.id);
     return conversation;
@@ -264,16 +255,16 @@ export async function createConversation() {
 }
 
 export function showEmptyState() {
-  state.draftProjectId = null;
   watchConversation(null);
-  state.currentId = null;
-  state.conversation = null;
-  state.context = null;
-  state.compactions = [];
   rememberCurrent(null);
   chat.clearChat();
-  emit("conversation", null);
-  emit("context", null);
+  update({
+    draftProjectId: null,
+    currentId: null,
+    conversation: null,
+    context: null,
+    compactions: [],
+  });
 }
 
 /** Load the list and reopen the last conversation (or the one the link names), at once. */

@@ -6,9 +6,10 @@
 // is capped, and a refused pin is explained in a notice.
 
 import { api } from "./api.js";
+import { app } from "./app.js";
 import { byId, h, icon } from "./dom.js";
 import { notify } from "./notices.js";
-import { emit, on, state } from "./state.js";
+import { on, state, update } from "./state.js";
 
 function pins() {
   return state.conversation?.pins ?? [];
@@ -39,8 +40,7 @@ async function toggle(messageId) {
     if (id !== state.currentId || !state.conversation) {
       return;
     }
-    state.conversation = { ...state.conversation, pins: result.pins };
-    emit("pins", result.pins);
+    update({ pins: result.pins });
   } catch (error) {
     notify({
       kind: error.status === 422 ? "warn" : "error",
@@ -81,14 +81,11 @@ function messageElement(index) {
   return document.querySelector(`.chat-inner .message[data-index="${index}"]`);
 }
 
-/** Opens the conversation at a message not on the loaded page (set by main.js). */
-let openAt = async () => {};
-
 /** Show a pinned message: on the loaded page, or by loading its page. */
 async function jumpTo(index) {
   const element = messageElement(index);
   if (!element) {
-    await openAt(index);
+    await app.open(state.currentId, { at: index });
     return;
   }
   element.classList.add("search-hit");
@@ -103,7 +100,8 @@ export function renderPins() {
   for (const button of document.querySelectorAll(".pin-button")) {
     syncButton(button);
   }
-  for (const element of document.querySelectorAll(".chat-inner .message")) {
+  const messages = document.querySelectorAll(".chat-inner .message");
+  for (const element of /** @type {NodeListOf<HTMLElement>} */ (messages)) {
     element.classList.toggle("is-pinned", isPinned(element.dataset.id));
   }
   const bar = byId("pinned-list");
@@ -169,10 +167,7 @@ export function renderPins() {
   );
 }
 
-export function initPins({ open } = {}) {
-  if (open) {
-    openAt = open;
-  }
+export function initPins() {
   on("pins", renderPins);
   on("conversation", renderPins);
 }

@@ -4,19 +4,19 @@
 // edited in its dialog (project-dialog.js).
 
 import { api } from "./api.js";
+import { app } from "./app.js";
 import { confirmDialog, openModal, promptDialog } from "./dialog.js";
 import { byId, h, icon } from "./dom.js";
 import { plural } from "./format.js";
 import { notify, notifyError } from "./notices.js";
 import { openProjectDialog } from "./project-dialog.js";
-import { emit, on, state } from "./state.js";
+import { emit, on, state, update } from "./state.js";
 
 const COLLAPSED_KEY = "foldline.collapsedProjects";
 const DRAG_TYPE = "application/x-foldline-conversation";
 
 /** Ids of the collapsed groups ("" = No project), kept across reloads. */
 const collapsed = new Set(readCollapsed());
-let hooks = { refresh: async () => {}, afterDelete: async () => {}, newIn: () => {} };
 
 function readCollapsed() {
   try {
@@ -26,9 +26,7 @@ function readCollapsed() {
   }
 }
 
-/** @param {{refresh: Function, afterDelete: Function, newIn: Function}} appHooks */
-export function initProjects(appHooks) {
-  hooks = appHooks;
+export function initProjects() {
   byId("new-project").addEventListener("click", () => createProject());
   on("conversation", () => showDraftIn(state.draftProjectId));
 }
@@ -38,8 +36,8 @@ const COMPOSER_PLACEHOLDER = "Message Foldline";
 /** The empty composer starts a conversation in project `id` (null: in none). */
 export function showDraftIn(id) {
   const project = state.currentId ? undefined : projectOf(id);
-  state.draftProjectId = project?.id ?? null;
-  byId("composer-input").placeholder = project
+  update({ draftProjectId: project?.id ?? null });
+  byId("composer-input", HTMLTextAreaElement).placeholder = project
     ? `New conversation in “${project.name}”…`
     : COMPOSER_PLACEHOLDER;
 }
@@ -47,7 +45,7 @@ export function showDraftIn(id) {
 /** Load the projects (for the groups); an error leaves the last list. */
 export async function loadProjects() {
   try {
-    state.projects = await api.listProjects();
+    update({ projects: await api.listProjects() });
   } catch (error) {
     notifyError("Could not load the projects", error);
   }
@@ -106,9 +104,9 @@ function group(project, items, render) {
     ? h(
         "span",
         { class: "project-actions" },
-        actionButton("plus", "New conversation in this project", () => hooks.newIn(project)),
+        actionButton("plus", "New conversation in this project", () => app.startDraftIn(project)),
         actionButton("file-text", "Instructions, files and notes", () =>
-          openProjectDialog(project.id, { changed: hooks.refresh }),
+          openProjectDialog(project.id, { changed: app.projectsChanged }),
         ),
         actionButton("pencil", "Rename project", () => renameProject(project)),
         actionButton("trash-2", "Delete project", () => deleteProject(project)),
@@ -253,10 +251,9 @@ export async function moveConversation(id, projectId) {
     const where = projectOf(projectId)?.name ?? "No project";
     notify({ kind: "success", title: "Moved", text: `“${updated.title}” → ${where}` });
     if (state.conversation?.id === id) {
-      state.conversation = { ...state.conversation, projectId: updated.projectId };
-      emit("conversation", state.conversation);
+      update({ conversation: { ...state.conversation, projectId: updated.projectId } });
     }
-    await hooks.refresh();
+    await app.projectsChanged();
   } catch (error) {
     notifyError("Could not move the conversation", error);
   }
@@ -269,8 +266,8 @@ async function createProject() {
   }
   try {
     const project = await api.createProject({ name });
-    await hooks.refresh();
-    openProjectDialog(project.id, { changed: hooks.refresh });
+    await app.projectsChanged();
+    openProjectDialog(project.id, { changed: app.projectsChanged });
   } catch (error) {
     notifyError("Could not create the project", error);
   }
@@ -284,7 +281,7 @@ async function renameProject(project) {
   }
   try {
     await api.updateProject(project.id, { name });
-    await hooks.refresh();
+    await app.projectsChanged();
   } catch (error) {
     notifyError("Could not rename the project", error);
   }
@@ -372,9 +369,9 @@ export async function deleteProject(project) {
         ? `${plural(result.deleted, "conversation")} deleted with it.`
         : `${plural(result.moved, "conversation")} moved to “No project”.`,
     });
-    await hooks.refresh();
+    await app.projectsChanged();
     if (choice === "delete" && members.includes(state.currentId)) {
-      await hooks.afterDelete(state.currentId);
+      app.showEmptyState();
     }
   } catch (error) {
     notifyError("Could not delete the project", error);

@@ -9,6 +9,7 @@
 // begins with `#<n> `; a hit in another conversation reads
 // `#<n> in conversation <id> "<title>", …`.
 
+import { app } from "./app.js";
 import { h, icon } from "./dom.js";
 import { state } from "./state.js";
 
@@ -19,14 +20,6 @@ const MAX_LINKS = 8;
 
 const HIT = /^#(\d+) /;
 const OTHER = /^#(\d+) in conversation ([0-9a-f]{32}) "([^"]*)"/;
-
-/** Opens a conversation at a message (opening.js openConversation; set by main.js). */
-let openAt = async () => {};
-
-/** @param {{open: (id: string, opening: object) => Promise<void>}} hooks */
-export function initRecallLine({ open }) {
-  openAt = open;
-}
 
 export function isRecallCall(name) {
   return RECALL_TOOLS.has(name);
@@ -86,7 +79,7 @@ function action(name, input, running) {
 async function jumpTo(index) {
   const element = document.querySelector(`.chat-inner .message[data-index="${index}"]`);
   if (!element) {
-    await openAt(state.currentId, { at: index });
+    await app.open(state.currentId, { at: index });
     return;
   }
   for (const marked of document.querySelectorAll(".chat-inner .message.search-hit")) {
@@ -112,7 +105,7 @@ function hitLink(hit, readConversation) {
     on: {
       click: () =>
         conversationId && conversationId !== state.currentId
-          ? openAt(conversationId, { at: hit.index })
+          ? app.open(conversationId, { at: hit.index })
           : jumpTo(hit.index),
     },
   });

@@ -7,7 +7,7 @@
 import { api } from "./api.js";
 import { byId, h, icon } from "./dom.js";
 import { notifyError } from "./notices.js";
-import { emit, on, state } from "./state.js";
+import { on, state, update } from "./state.js";
 import { updateContext } from "./meter.js";
 
 export function initRetiredNotice() {
@@ -56,8 +56,7 @@ async function switchModel(model) {
     if (id !== state.currentId) {
       return;
     }
-    state.conversation = { ...state.conversation, ...conversation };
-    emit("conversation", state.conversation);
+    update({ conversation: { ...state.conversation, ...conversation } });
     updateContext(await api.context(id, { messages: false }));
   } catch (error) {
     notifyError("Could not switch the model", error);

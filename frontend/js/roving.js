@@ -19,9 +19,14 @@ const SCROLLERS = ".tool-output, pre[tabindex]";
  */
 export function rovingList(container, { items, start = "first", onEnter }) {
   let current = null;
-  const all = () => [...container.querySelectorAll(items)].filter(visible);
+  /** @type {() => HTMLElement[]} */
+  const all = () =>
+    [.../** @type {NodeListOf<HTMLElement>} */ (container.querySelectorAll(items))].filter(
+      visible,
+    );
+  /** @type {(item: HTMLElement) => HTMLElement[]} */
   const controlsOf = (item) =>
-    [...item.querySelectorAll(CONTROLS)].filter(
+    [.../** @type {NodeListOf<HTMLButtonElement>} */ (item.querySelectorAll(CONTROLS))].filter(
       (element) => visible(element) && !element.closest(EDITING) && !element.disabled,
     );
 
@@ -33,7 +38,9 @@ export function rovingList(container, { items, start = "first", onEnter }) {
     for (const item of list) {
       item.dataset.rovingItem = "";
       item.tabIndex = item === current ? 0 : -1;
-      for (const control of item.querySelectorAll(CONTROLS)) {
+      for (const control of /** @type {NodeListOf<HTMLElement>} */ (
+        item.querySelectorAll(CONTROLS)
+      )) {
         if (
           !control.closest(EDITING) &&
           !control.matches(EDITING) &&
@@ -68,7 +75,7 @@ export function rovingList(container, { items, start = "first", onEnter }) {
   };
 
   container.addEventListener("focusin", (event) => {
-    const item = event.target.closest?.(items);
+    const item = /** @type {HTMLElement} */ (event.target).closest?.(items);
     if (item && container.contains(item) && item !== current) {
       current = item;
       settle();
@@ -79,11 +86,11 @@ export function rovingList(container, { items, start = "first", onEnter }) {
     if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) {
       return;
     }
-    const target = event.target;
+    const target = /** @type {HTMLElement} */ (event.target);
     if (target.closest(EDITING)) {
       return;
     }
-    const item = target.closest(items);
+    const item = /** @type {HTMLElement|null} */ (target.closest(items));
     if (!item || !container.contains(item)) {
       return;
     }

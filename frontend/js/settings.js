@@ -19,11 +19,10 @@ import {
   providersPanel,
   suggestedModel,
 } from "./settings-panels.js";
-import { emit, state } from "./state.js";
+import { emit, state, update } from "./state.js";
 
 export async function loadSettings() {
-  state.settings = await api.getSettings();
-  emit("settings", state.settings);
+  update({ settings: await api.getSettings() });
   return state.settings;
 }
 
@@ -42,9 +41,9 @@ export function isConfigured(settings) {
 
 /** Save a partial change; returns the new settings. */
 export async function saveSettings(patch) {
-  state.settings = await api.putSettings(patch);
+  const saved = await api.putSettings(patch);
   forgetModelChoices();
-  emit("settings", state.settings);
+  update({ settings: saved });
   return state.settings;
 }
 // ---- building the change ------------------------------------------------------------
@@ -137,6 +136,14 @@ function invalidNumbers(draft) {
 }
 
 /** @param {SettingsOut} settings */
+/**
+ * What the dialog edits: a copy of the settings (an `added` provider or model is new).
+ * @param {SettingsOut} settings
+ * @returns {{defaults: {model: string},
+ *   providers: Record<string, {kind: string, baseUrl: string, added?: boolean}>,
+ *   models: Record<string, Partial<ModelSettingsOut> & {added?: boolean}>,
+ *   compaction: Partial<CompactionSettingsOut>, keys: Record<string, string>}}
+ */
 function newDraft(settings) {
   return {
     defaults: { model: settings.defaults.model ?? "" },

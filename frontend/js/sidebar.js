@@ -2,24 +2,23 @@
 // with search, rename and delete.
 
 import { api } from "./api.js";
+import { app } from "./app.js";
 import { confirmDialog } from "./dialog.js";
 import { byId, h, icon, markTerms, searchTerms } from "./dom.js";
 import { dayGroup, formatWhen, plural } from "./format.js";
 import { notifyError } from "./notices.js";
 import { loadProjects, makeDraggable, moveButton, projectGroups } from "./projects.js";
-import { emit, on, state } from "./state.js";
+import { on, state, update } from "./state.js";
 
-let hooks = { open: async () => {}, create: async () => {}, afterDelete: async () => {} };
 let searchTimer = 0;
 let requestNumber = 0;
 
-export function initSidebar(appHooks) {
-  hooks = appHooks;
-  const search = byId("search");
+export function initSidebar() {
+  const search = byId("search", HTMLInputElement);
   search.addEventListener("input", () => {
     clearTimeout(searchTimer);
     searchTimer = setTimeout(() => {
-      state.query = search.value.trim();
+      update({ query: search.value.trim() });
       refreshList();
     }, 180);
   });
@@ -27,11 +26,11 @@ export function initSidebar(appHooks) {
     if (event.key === "Escape" && search.value) {
       event.stopPropagation();
       search.value = "";
-      state.query = "";
+      update({ query: "" });
       refreshList();
     }
   });
-  byId("new-conversation").addEventListener("click", () => hooks.create());
+  byId("new-conversation").addEventListener("click", () => app.startDraft());
   on("conversations", render);
   on("conversation", render);
 }
@@ -44,8 +43,7 @@ export async function refreshList() {
     if (mine !== requestNumber) {
       return;
     }
-    state.conversations = items;
-    emit("conversations", items);
+    update({ conversations: items });
   } catch (error) {
     notifyError("Could not load the conversations", error);
   }
@@ -187,7 +185,7 @@ function renderItem(conversation) {
     ),
   );
   makeDraggable(item, conversation);
-  const open = () => hooks.open(conversation.id, openingOf(conversation));
+  const open = () => app.open(conversation.id, openingOf(conversation));
   item.addEventListener("click", open);
   item.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && event.target === item) {
@@ -241,8 +239,7 @@ export async function renameConversation(id, title) {
   try {
     const updated = await api.updateConversation(id, { title });
     if (state.conversation?.id === id) {
-      state.conversation = { ...state.conversation, ...updated };
-      emit("conversation", state.conversation);
+      update({ conversation: { ...state.conversation, ...updated } });
     }
     await refreshList();
   } catch (error) {
@@ -265,7 +262,7 @@ export async function deleteConversation(conversation) {
   try {
     await api.deleteConversation(conversation.id);
     await refreshList();
-    await hooks.afterDelete(conversation.id);
+    app.conversationDeleted(conversation.id);
   } catch (error) {
     notifyError("Could not delete the conversation", error);
   }

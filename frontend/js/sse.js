@@ -9,10 +9,15 @@
 class EventParser {
   constructor() {
     this.eventName = "";
+    /** @type {string[]} */
     this.dataLines = [];
   }
 
-  /** Feed one line (without its terminator); returns an event when the line ends one. */
+  /**
+   * Feed one line (without its terminator); returns an event when the line ends one.
+   * @param {string} line
+   * @returns {SseEvent|null}
+   */
   feedLine(line) {
     if (line === "") {
       return this.dispatch();
@@ -34,6 +39,7 @@ class EventParser {
     return null;
   }
 
+  /** @returns {SseEvent|null} */
   dispatch() {
     if (this.dataLines.length === 0 && this.eventName === "") {
       return null;
@@ -42,6 +48,7 @@ class EventParser {
     const raw = this.dataLines.join("\n");
     this.eventName = "";
     this.dataLines = [];
+    /** @type {any} */
     let data = {};
     if (raw !== "") {
       try {
@@ -55,8 +62,16 @@ class EventParser {
 }
 
 /**
+ * One server-sent event: its name ("message" when it has none) and its data parsed as
+ * JSON (`{raw}` when it is not JSON, `{}` when there is none).
+ * @typedef {{name: string, data: any}} SseEvent
+ */
+
+/**
  * Yield `{name, data}` events from a ReadableStream of bytes until it ends.
  * Handles \n, \r\n and \r line endings split anywhere across chunks.
+ * @param {ReadableStream} body
+ * @returns {AsyncGenerator<SseEvent>}
  */
 export async function* readEvents(body) {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();

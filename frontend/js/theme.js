@@ -21,8 +21,10 @@ export function applyTheme(theme = currentTheme()) {
   } else {
     root.dataset.theme = theme;
   }
-  const light = document.getElementById("code-theme-light");
-  const dark = document.getElementById("code-theme-dark");
+  const light = /** @type {HTMLLinkElement|null} */ (
+    document.getElementById("code-theme-light")
+  );
+  const dark = /** @type {HTMLLinkElement|null} */ (document.getElementById("code-theme-dark"));
   if (light && dark) {
     light.media = theme === "system" ? "(prefers-color-scheme: light)" : theme === "light" ? "all" : "not all";
     dark.media = theme === "system" ? "(prefers-color-scheme: dark)" : theme === "dark" ? "all" : "not all";

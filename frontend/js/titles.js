@@ -2,7 +2,7 @@
 // short title the summarizer writes in the background after the first exchange.
 
 import { api } from "./api.js";
-import { emit, state } from "./state.js";
+import { state, update } from "./state.js";
 
 const DEFAULT_TITLE = "New conversation";
 
@@ -24,9 +24,7 @@ export function nameIfNew(id, content) {
   if (!title) {
     return null;
   }
-  conversation.title = title;
-  conversation.messageCount = 1;
-  emit("conversation", state.conversation);
+  update({ conversation: { ...conversation, title, messageCount: 1 } });
   return title;
 }
 
@@ -49,8 +47,7 @@ export async function watchForMadeTitle(id, firstTitle, refreshList) {
     }
     if (conversation.title !== firstTitle) {
       if (state.conversation?.id === id) {
-        state.conversation = { ...state.conversation, title: conversation.title };
-        emit("conversation", state.conversation);
+        update({ conversation: { ...state.conversation, title: conversation.title } });
       }
       await refreshList();
       return;

@@ -3,6 +3,7 @@
 // composer, the tool cards' approvals, questions and progress, and the notices a fold, a
 // prune, a tool server or an error raise. `turn.js` reads the streams and calls in here.
 
+import { app } from "./app.js";
 import { putMessage, putToolResult, totalMessages } from "./chat.js";
 import { byId, h, icon } from "./dom.js";
 import { formatTokens, plural } from "./format.js";
@@ -39,7 +40,19 @@ export function hideProgress() {
 
 // ---- applying events ---------------------------------------------------------------
 
-/** Live copies of the messages of the running stream, by id. */
+/**
+ * What the views know of the running stream: its conversation, live copies of its
+ * messages by id, the first index it touched (re-read from the store when it ends),
+ * whether the page missed messages before it (`stale`), and its error event.
+ * @typedef {Object} LiveStream
+ * @property {string|null} conversationId
+ * @property {Map<string, MessageOut>} byId
+ * @property {number} firstIndex
+ * @property {boolean} [stale]
+ * @property {ErrorEventBody} [error]
+ */
+
+/** @returns {LiveStream} */
 export function newLiveState() {
   return {
     conversationId: state.currentId,
@@ -62,13 +75,11 @@ const VIEW_EVENTS = new Set([
 
 /**
  * Apply one event of the running stream to the views.
- * @param {object} live the stream's live state (`newLiveState`)
- * @param {keyof EventBodies} name
- * @param {EventBodies[keyof EventBodies]} data the event's body, as types.js defines it
- * @param {object} app the app's hooks (`turn.js`): `refreshFolds` and `refreshConversation`
- *   re-read what a fold changed
+ * @param {LiveStream} live the stream's live state (`newLiveState`)
+ * @param {StreamEvent} event the event, its body typed by its name (types.js)
  */
-export function applyEvent(live, name, data, app) {
+export function applyEvent(live, event) {
+  const { name, data } = event;
   if (VIEW_EVENTS.has(name) && state.currentId !== live.conversationId) {
     // The person opened another conversation; the turn goes on and is saved, and what it
     // did shows when they come back. Only the notices below still apply.
@@ -96,10 +107,17 @@ export function applyEvent(live, name, data, app) {
         break;
       }
       const last = message.parts.at(-1);
-      if (last && last.kind === data.kind) {
+      const grows = last?.kind === "text" || last?.kind === "reasoning";
+      if (grows && last.kind === data.kind) {
         message.parts[message.parts.length - 1] = { ...last, text: last.text + data.text };
       } else {
-        message.parts.push({ kind: data.kind, text: data.text });
+        // A reasoning part as it streams: not signed yet, and not redacted (a redacted
+        // one has no text to stream); the completed message brings the stored part.
+        message.parts.push(
+          data.kind === "reasoning"
+            ? { kind: "reasoning", text: data.text, signature: null, redacted: false }
+            : { kind: "text", text: data.text },
+        );
       }
       scheduleDraw(message);
       break;
@@ -141,7 +159,7 @@ export function applyEvent(live, name, data, app) {
     case "compaction.completed":
       hideProgress();
       announceFold(data);
-      app.refreshFolds().then(() => app.refreshConversation());
+      app.foldsChanged();
       break;
     case "compaction.failed":
       hideProgress();
@@ -252,7 +270,7 @@ function cancelDraw(id) {
   }
 }
 
-/** @param {ErrorEvent|undefined} error */
+/** @param {ErrorEventBody|undefined} error */
 export function announceError(error) {
   if (error) {
     notify({

@@ -8,6 +8,7 @@
 // route and keeps reading: the stream then ends with the interrupted message and `done`.
 
 import { api } from "./api.js";
+import { app } from "./app.js";
 import {
   cutHistory,
   dropLocalMessage,
@@ -23,7 +24,7 @@ import { foldKeptAt } from "./fold.js";
 import { clearApprovals } from "./mcp.js";
 import { clearQuestions } from "./mcp-questions.js";
 import { notifyError } from "./notices.js";
-import { currentFold, emit, setBusy, state } from "./state.js";
+import { currentFold, setBusy, state, update } from "./state.js";
 import { nameIfNew, watchForMadeTitle } from "./titles.js";
 import {
   announceError,
@@ -34,21 +35,18 @@ import {
   showProgress,
 } from "./turn-events.js";
 
-/** The stream being read, so Stop and Esc can reach it. */
+/**
+ * The stream being read, so Stop and Esc can reach it: a turn or a fold, of which
+ * conversation, and whether this page only follows it (another page or a reload started it).
+ * @typedef {Object} RunningStream
+ * @property {"turn"|"compact"} kind
+ * @property {AbortController} controller
+ * @property {string} conversationId
+ * @property {boolean} [followed]
+ */
+
+/** @type {RunningStream|null} */
 let running = null;
-
-/** Hooks into the app (set by main.js) for things outside the chat view. */
-const app = {
-  refreshConversation: async () => {},
-  refreshFolds: async () => {},
-  refreshContext: async () => {},
-  refreshList: async () => {},
-  reopen: async () => {},
-};
-
-export function initTurns(hooks) {
-  Object.assign(app, hooks);
-}
 
 export function isRunning() {
   return running !== null;
@@ -62,6 +60,7 @@ const STARTED = new Set(["assistant.delta", "tool.call", "compaction.started", "
 /**
  * Until the model's first words arrive, say what the turn waits for (on a cold start the
  * provider's client is still being loaded), rather than showing only Stop.
+ * @param {"turn"|"compact"} kind
  */
 function waitingLine(kind) {
   if (kind !== "turn") {
@@ -70,40 +69,57 @@ function waitingLine(kind) {
   const model = state.conversation?.model || state.settings?.defaults?.model || "the model";
   const timer = setTimeout(() => {
     showProgress(`Waiting for ${model} to start answering…`);
-    byId("composer-status").querySelector(".progress-banner").dataset.waiting = "true";
+    /** @type {HTMLElement} */ (
+      byId("composer-status").querySelector(".progress-banner")
+    ).dataset.waiting = "true";
   }, 600);
   return () => {
     clearTimeout(timer);
-    const banner = byId("composer-status").querySelector(".progress-banner");
+    const banner = /** @type {HTMLElement|null} */ (
+      byId("composer-status").querySelector(".progress-banner")
+    );
     if (banner?.dataset.waiting) {
       hideProgress();
     }
   };
 }
 
-async function consume(kind, events, live) {
+/**
+ * Read a stream's events to its end (`done`), applying each to the views; `onEvent` sees
+ * each one first. Returns what broke the stream off, or null.
+ * @param {"turn"|"compact"} kind
+ * @param {AsyncIterable<StreamEvent>} events
+ * @param {import("./turn-events.js").LiveStream} live
+ * @param {(event: StreamEvent) => void} [onEvent]
+ * @returns {Promise<Error|null>}
+ */
+async function consume(kind, events, live, onEvent) {
   const controller = running.controller;
   let stopWaiting = waitingLine(kind);
   try {
-    for await (const { name, data } of events) {
-      if (STARTED.has(name)) {
+    for await (const event of events) {
+      if (STARTED.has(event.name)) {
         stopWaiting();
         stopWaiting = () => {};
       }
-      applyEvent(live, name, data, app);
-      if (name === "done") {
+      onEvent?.(event);
+      applyEvent(live, event);
+      if (event.name === "done") {
         break;
       }
     }
+    return null;
   } catch (error) {
     if (error.name !== "AbortError" || !controller.signal.aborted) {
       notifyError(kind === "compact" ? "The fold failed" : "The answer stopped", error);
     }
+    return error;
   } finally {
     stopWaiting();
   }
 }
 
+/** @param {import("./turn-events.js").LiveStream} live */
 async function finish(live) {
   cancelDraws();
   hideProgress();
@@ -117,7 +133,7 @@ async function finish(live) {
     return;
   }
   if (live.stale) {
-    await Promise.all([app.reopen(), app.refreshList()]);
+    await Promise.all([app.reread(), app.refreshList()]);
     announceError(live.error);
     return;
   }
@@ -135,8 +151,81 @@ async function finish(live) {
 }
 
 /**
+ * How a stream this page starts goes (see `runStream`).
+ * @typedef {Object} StreamStart
+ * @property {"turn"|"compact"} kind
+ * @property {string} conversationId
+ * @property {(signal: AbortSignal) => Promise<AsyncIterable<StreamEvent>>} start Asks the
+ *   server; throws when it refuses.
+ * @property {string} failure What a refusal is announced as.
+ * @property {import("./turn-events.js").LiveStream} [live] The stream's live state, when
+ *   made before the server was asked (else made once it accepted).
+ * @property {() => import("./turn-events.js").LiveStream|void} [accepted] What the screen
+ *   does once the server accepted; it may return the live state, made after the screen
+ *   changed.
+ * @property {() => void|Promise<void>} [refused] What the screen undoes after a refusal.
+ * @property {(event: StreamEvent) => void} [onEvent] Sees every event first.
+ */
+
+/**
+ * Run a stream this page starts: claim the page for it (busy, Stop), ask the server, then
+ * read what it streams to the end and settle the screen from the store. A refusal (409
+ * while another turn runs, a message the server refuses) comes before any event: the page
+ * is released, the refusal announced, and the answer is `{started: false}`.
+ * @param {StreamStart} stream
+ * @returns {Promise<{started: boolean, error?: Error|null}>}
+ */
+async function runStream(stream) {
+  const { kind, conversationId, accepted, refused, onEvent } = stream;
+  running = { kind, controller: new AbortController(), conversationId };
+  setBusy(kind);
+  let events;
+  try {
+    events = await stream.start(running.controller.signal);
+  } catch (error) {
+    running = null;
+    setBusy(null);
+    notifyError(stream.failure, error);
+    await refused?.();
+    return { started: false, error };
+  }
+  const live = accepted?.() || stream.live || newLiveState();
+  const error = await consume(kind, events, live, onEvent);
+  await finish(live);
+  return { started: true, error };
+}
+
+/**
+ * The files of a person's message: as the API takes the new ones, and as parts to show.
+ * @typedef {{attachments: AttachmentIn[], parts: AttachmentPartOut[]}} OutgoingFiles
+ */
+
+/**
+ * The person's message as shown at once, until the server's copy replaces it: what they
+ * wrote, without the fields only the server fills.
+ * @param {number} index
+ * @param {string} content
+ * @param {AttachmentPartOut[]} files
+ * @returns {import("./chat.js").ShownMessage}
+ */
+function pendingMessage(index, content, files) {
+  /** @type {PartOut[]} */
+  const parts = content ? [{ kind: "text", text: content }, ...files] : [...files];
+  return /** @type {import("./chat.js").ShownMessage} */ ({
+    index,
+    id: "",
+    role: "user",
+    parts,
+    status: "complete",
+    pending: true,
+  });
+}
+
+/**
  * Send `content` and its `files` (a tray's `attachments()` and `parts()`) to the open
  * conversation and stream the turn.
+ * @param {string} content
+ * @param {OutgoingFiles} [files]
  */
 export async function sendMessage(content, files = { attachments: [], parts: [] }) {
   const id = state.currentId;
@@ -147,39 +236,30 @@ export async function sendMessage(content, files = { attachments: [], parts: [] 
   const live = newLiveState();
   // Show the person's message at once; the server's copy replaces it when it arrives.
   const pendingIndex = totalMessages();
-  putMessage({
-    index: pendingIndex,
-    id: "",
-    role: "user",
-    parts: [...(content ? [{ kind: "text", text: content }] : []), ...files.parts],
-    status: "complete",
-    pending: true,
+  putMessage(pendingMessage(pendingIndex, content, files.parts));
+  let firstTitle = null;
+  const { started } = await runStream({
+    kind: "turn",
+    conversationId: id,
+    live,
+    start: (signal) => api.sendMessage(id, content, signal, files.attachments),
+    failure: "The message was not sent",
+    refused: () => dropLocalMessage(pendingIndex),
+    accepted: () => {
+      firstTitle = nameIfNew(id, content || files.parts.map((part) => part.name).join(", "));
+    },
   });
-  running = { kind: "turn", controller: new AbortController(), conversationId: id };
-  setBusy("turn");
-  let events;
-  try {
-    events = await api.sendMessage(id, content, running.controller.signal, files.attachments);
-  } catch (error) {
-    dropLocalMessage(pendingIndex);
-    running = null;
-    setBusy(null);
-    notifyError("The message was not sent", error);
-    return false;
-  }
-  const firstTitle = nameIfNew(id, content || files.parts.map((part) => part.name).join(", "));
-  await consume("turn", events, live);
-  await finish(live);
   if (firstTitle) {
     watchForMadeTitle(id, firstTitle, app.refreshList);
   }
-  return true;
+  return started;
 }
 
 /**
  * Follow a turn or fold that is already running in the open conversation (started
  * before a reload, or in another window): the server replays what it emitted so far,
  * then streams the rest, so the answer is drawn as it grows, with Stop, to the end.
+ * @param {string} id
  */
 export async function followRunning(id) {
   if (!id || running) {
@@ -194,7 +274,8 @@ export async function followRunning(id) {
     return false;
   }
   const iterator = events[Symbol.asyncIterator]();
-  const first = await iterator.next().catch(() => ({ done: true }));
+  /** @type {IteratorResult<StreamEvent>} */
+  const first = await iterator.next().catch(() => ({ done: true, value: undefined }));
   // An empty stream: nothing runs. Another send may have started meanwhile, too.
   if (first.done || running || state.currentId !== id) {
     controller.abort();
@@ -237,22 +318,16 @@ export async function retryLast() {
   }
   await jumpToLatest();
   const live = newLiveState();
-  running = { kind: "turn", controller: new AbortController(), conversationId: id };
-  setBusy("turn");
-  let events;
-  try {
-    events = await api.retry(id, running.controller.signal);
-  } catch (error) {
-    running = null;
-    setBusy(null);
-    notifyError("Could not retry", error);
+  const { started } = await runStream({
+    kind: "turn",
+    conversationId: id,
+    live,
+    start: (signal) => api.retry(id, signal),
+    failure: "Could not retry",
     // A refusal may mean the view is stale (the answer was completed elsewhere).
-    await reconcileTail(live.firstIndex);
-    return false;
-  }
-  await consume("turn", events, live);
-  await finish(live);
-  return true;
+    refused: () => reconcileTail(live.firstIndex),
+  });
+  return started;
 }
 
 /**
@@ -260,15 +335,16 @@ export async function retryLast() {
  * and answered. On screen the history from that message on is replaced by the new
  * branch; the old one stays stored, a switch away.
  * @param {MessageOut} message
+ * @param {string} content
+ * @param {OutgoingFiles & {keep: string[]}} [files] `keep`: the sha256s of the old
+ *   version's files that stay
  */
 export function editMessage(message, content, files = { attachments: [], keep: [], parts: [] }) {
+  /** @param {string} id @param {AbortSignal} signal */
   const send = (id, signal) =>
     api.editMessage(id, message.id, content, signal, files.attachments, files.keep);
   return runBranch(message, send, {
-    pending: {
-      role: "user",
-      parts: [...(content ? [{ kind: "text", text: content }] : []), ...files.parts],
-    },
+    pending: { content, files: files.parts },
     failure: "The edited message was not sent",
   });
 }
@@ -288,6 +364,9 @@ export function regenerate(message) {
  * message only once the server accepted, so a refusal (409 while another turn runs)
  * leaves the history as it was.
  * @param {MessageOut} message
+ * @param {(id: string, signal: AbortSignal) => Promise<AsyncIterable<StreamEvent>>} start
+ * @param {{pending?: {content: string, files: AttachmentPartOut[]}|null, failure: string}} options
+ *   `pending`: the person's new version, shown until the server's copy arrives
  */
 async function runBranch(message, start, { pending = null, failure }) {
   const id = state.currentId;
@@ -299,36 +378,33 @@ async function runBranch(message, start, { pending = null, failure }) {
   const control = document.activeElement?.classList?.contains("regenerate-button")
     ? "regenerate-button"
     : "edit-button";
-  running = { kind: "turn", controller: new AbortController(), conversationId: id };
-  setBusy("turn");
-  let events;
-  try {
-    events = await start(id, running.controller.signal);
-  } catch (error) {
-    running = null;
-    setBusy(null);
-    notifyError(failure, error);
+  const { started } = await runStream({
+    kind: "turn",
+    conversationId: id,
+    start: (signal) => start(id, signal),
+    failure,
+    accepted: () => {
+      // The folds whose last message is cut off no longer apply to the new branch; the
+      // server's copy replaces this guess when the turn ends.
+      const kept = foldKeptAt(state.compactions, currentFold(), message.index);
+      update({
+        compaction: kept,
+        ...(state.context ? { context: { ...state.context, compaction: kept } } : {}),
+      });
+      cutHistory(message.index);
+      const live = newLiveState();
+      if (pending) {
+        putMessage(pendingMessage(message.index, pending.content, pending.files));
+      }
+      return live;
+    },
+  });
+  if (!started) {
     return false;
   }
-  // The folds whose last message is cut off no longer apply to the new branch; the
-  // server's copy replaces this guess when the turn ends.
-  const kept = foldKeptAt(state.compactions, currentFold(), message.index);
-  if (state.conversation) {
-    state.conversation = { ...state.conversation, compaction: kept };
-  }
-  if (state.context) {
-    state.context = { ...state.context, compaction: kept };
-  }
-  cutHistory(message.index);
-  const live = newLiveState();
-  if (pending) {
-    putMessage({ index: message.index, id: "", status: "complete", pending: true, ...pending });
-  }
-  await consume("turn", events, live);
-  await finish(live);
   if (!document.activeElement || document.activeElement === document.body) {
-    const again = document.querySelector(
-      `.chat-inner .message[data-index="${message.index}"] .${control}`,
+    const again = /** @type {HTMLElement|null} */ (
+      document.querySelector(`.chat-inner .message[data-index="${message.index}"] .${control}`)
     );
     (again ?? byId("composer-input")).focus();
   }
@@ -336,48 +412,52 @@ async function runBranch(message, start, { pending = null, failure }) {
 }
 
 /**
+ * What a fold run from the Compact dialog came to: the fold, the reason it did not
+ * happen, or what broke it off (an `error` event's body or the failure itself).
+ * @typedef {Object} FoldOutcome
+ * @property {CompactionCompleted|null} completed
+ * @property {CompactionFailed|null} failed
+ * @property {ErrorEventBody|Error|null} error
+ */
+
+/**
  * Fold now with optional instructions; `onEvent` sees every event (the dialog's progress).
  * `keepRecentTokens` keeps more than the last exchange verbatim.
+ * @param {string|undefined} instructions
+ * @param {{onEvent?: (name: string, data: object) => void, keepRecentTokens?: number}} [options]
+ * @returns {Promise<FoldOutcome|null>}
  */
 export async function compactNow(instructions, { onEvent, keepRecentTokens } = {}) {
   const id = state.currentId;
   if (!id || running) {
     return null;
   }
-  const live = newLiveState();
-  running = { kind: "compact", controller: new AbortController(), conversationId: id };
-  setBusy("compact");
-  showProgress("Summarizing…");
-  let outcome = { completed: null, failed: null, error: null };
-  try {
-    const events = await api.compact(
-      id,
-      instructions,
-      running.controller.signal,
-      keepRecentTokens,
-    );
-    for await (const { name, data } of events) {
-      onEvent?.(name, data);
-      if (name === "compaction.completed") {
-        outcome.completed = data;
-      } else if (name === "compaction.failed") {
-        outcome.failed = data;
-      } else if (name === "error") {
-        outcome.error = data;
+  /** @type {FoldOutcome} */
+  const outcome = { completed: null, failed: null, error: null };
+  const { started, error } = await runStream({
+    kind: "compact",
+    conversationId: id,
+    live: newLiveState(),
+    start: (signal) => {
+      showProgress("Summarizing…");
+      return api.compact(id, instructions, signal, keepRecentTokens);
+    },
+    failure: "The fold failed",
+    refused: hideProgress,
+    onEvent: (event) => {
+      onEvent?.(event.name, event.data);
+      if (event.name === "compaction.completed") {
+        outcome.completed = event.data;
+      } else if (event.name === "compaction.failed") {
+        outcome.failed = event.data;
+      } else if (event.name === "error") {
+        outcome.error = event.data;
       }
-      applyEvent(live, name, data, app);
-      if (name === "done") {
-        break;
-      }
-    }
-  } catch (error) {
-    outcome = { ...outcome, error };
-    if (error.name !== "AbortError") {
-      notifyError("The fold failed", error);
-    }
+    },
+  });
+  if (!started || error) {
+    outcome.error = error;
   }
-  await finish(live);
-  emit("compactions", state.compactions);
   return outcome;
 }
 

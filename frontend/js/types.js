@@ -1,10 +1,9 @@
 // The shapes of the HTTP API and its events, generated from the server's pydantic models
 // (backend/foldline/server/typedefs.py). Do not edit: regenerate with
 //   python -m foldline.server.typedefs frontend/js/types.js
-// The UI's functions name these types in `@param` tags; the test suite checks that every
-// field they read is one of these.
-
-export {};
+// The UI's functions name these types in JSDoc tags, and `tsc --checkJs` checks the UI
+// against them (frontend/jsconfig.json). This file is a script, not a module, so that its
+// typedefs are global to every module without an import; the page never loads it.
 
 /**
  * @typedef {Object} ErrorDetail
@@ -737,7 +736,7 @@ export {};
 
 /**
  * `message.created` and `message.completed`.
- * @typedef {Object} MessageEvent
+ * @typedef {Object} MessageEventBody
  * @property {MessageOut} message
  */
 
@@ -890,7 +889,7 @@ export {};
 
 /**
  * `error`: a provider error code, `internal` or `disk_full`.
- * @typedef {Object} ErrorEvent
+ * @typedef {Object} ErrorEventBody
  * @property {string} code
  * @property {string} message
  * @property {boolean} retryable
@@ -1081,7 +1080,7 @@ export {};
 /**
  * The body of each server-sent event, by event name.
  * @typedef {{
- *   "message.created": MessageEvent,
+ *   "message.created": MessageEventBody,
  *   "assistant.delta": AssistantDelta,
  *   "tool.call": ToolCallEventOut,
  *   "tool.result": ToolResultEventOut,
@@ -1097,8 +1096,33 @@ export {};
  *   "compaction.completed": CompactionCompleted,
  *   "compaction.failed": CompactionFailed,
  *   "prune.completed": PruneCompleted,
- *   "message.completed": MessageEvent,
- *   "error": ErrorEvent,
+ *   "message.completed": MessageEventBody,
+ *   "error": ErrorEventBody,
  *   "done": Done,
  * }} EventBodies
+ */
+
+/**
+ * One event of a turn's or a fold's stream: its name and its body, tagged by `name`.
+ * @typedef {(
+ *     {name: "message.created", data: MessageEventBody}
+ *   | {name: "assistant.delta", data: AssistantDelta}
+ *   | {name: "tool.call", data: ToolCallEventOut}
+ *   | {name: "tool.result", data: ToolResultEventOut}
+ *   | {name: "tool.approval_required", data: ApprovalRequired}
+ *   | {name: "tool.approval_resolved", data: ApprovalResolved}
+ *   | {name: "tool.elicitation_required", data: ElicitationRequired}
+ *   | {name: "tool.elicitation_resolved", data: ElicitationResolved}
+ *   | {name: "tool.progress", data: ToolProgress}
+ *   | {name: "notice", data: Notice}
+ *   | {name: "usage", data: UsageEvent}
+ *   | {name: "context.stats", data: ContextStatsOut}
+ *   | {name: "compaction.started", data: CompactionStarted}
+ *   | {name: "compaction.completed", data: CompactionCompleted}
+ *   | {name: "compaction.failed", data: CompactionFailed}
+ *   | {name: "prune.completed", data: PruneCompleted}
+ *   | {name: "message.completed", data: MessageEventBody}
+ *   | {name: "error", data: ErrorEventBody}
+ *   | {name: "done", data: Done}
+ * )} StreamEvent
  */

@@ -15,26 +15,17 @@
 // that drew an older one (it was hidden, or the stream broke) catches up.
 
 import { api, pageId } from "./api.js";
-import { offsetInView, view } from "./chat-window.js";
+import { app } from "./app.js";
+import { offsetInView, readerPlace } from "./chat-window.js";
 import * as chat from "./chat.js";
 import { notify } from "./notices.js";
-import { emit, state } from "./state.js";
+import { state, update } from "./state.js";
 import { followRunning, isRunning } from "./turn.js";
 
 /** The stream being read: which conversation, and how to stop it. */
 let watching = null;
 
-/** What the page calls to re-read (set by main.js; opening.js and sidebar.js). */
-const app = {
-  refresh: async () => {},
-  refreshFolds: async () => {},
-  refreshContext: async () => {},
-  refreshList: async () => {},
-  showEmptyState: () => {},
-};
-
-export function initWatch(hooks) {
-  Object.assign(app, hooks);
+export function initWatch() {
   // A hidden tab lets its stream go (a browser allows six connections per server, and
   // every open tab would hold one), and picks the conversation up again when shown: the
   // stream's first event says whether it changed meanwhile.
@@ -151,7 +142,7 @@ async function heard(watch, name, data) {
 
 /** Re-read the open conversation when the stored one differs from what is shown. */
 function refreshIfChanged() {
-  return app.refresh({ ifChanged: true });
+  return app.reread({ ifChanged: true });
 }
 
 // ---- changes made elsewhere ---------------------------------------------------------
@@ -222,8 +213,7 @@ async function catchUp(id, kinds) {
   if (id !== state.currentId) {
     return;
   }
-  state.conversation = stored;
-  emit("conversation", stored);
+  update({ conversation: stored });
   const messages = [...kinds].some((kind) => REDRAWN.has(kind));
   await Promise.all([
     messages ? redrawKeepingPlace(stored) : null,
@@ -245,8 +235,9 @@ async function catchUp(id, kinds) {
  */
 async function redrawKeepingPlace(stored) {
   const total = stored.messageCount;
-  const top = view.anchor?.element;
-  const atEnd = view.stickToBottom || !top?.isConnected;
+  const place = readerPlace();
+  const top = place.top;
+  const atEnd = place.atEnd || !top?.isConnected;
   if (total === 0) {
     await chat.openConversation(stored, {});
     return;

@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import keyring
 import pytest
+from keyring.backends import fail
 from playwright.sync_api import Page, expect
 
 from foldline.server.app import create_app
@@ -85,6 +87,36 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/e2e/test_ui" in str(item.fspath).replace(os.sep, "/"):
             item.add_marker(pytest.mark.e2e)
+
+
+PROVIDER_ENVIRONMENT = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+)
+
+
+@pytest.fixture(autouse=True)
+def _own_keys(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test's API keys stay in its own data directory's 0600 file.
+
+    The servers run in this process, so a key one test saves would otherwise reach the
+    next one: keyring picks its backend once per process, and with a test keyring class
+    loaded (any test module importing one) that backend is one in-memory keyring shared by
+    every test. A key typed in onboarding then made "anthropic" configured for the tests
+    after it. No keyring (as on a machine without one) sends keys to the data directory,
+    and none of the person's own keys or provider addresses from the environment leak in;
+    a test that wants a keyring or a variable sets its own."""
+    for name in PROVIDER_ENVIRONMENT:
+        monkeypatch.delenv(name, raising=False)
+    original = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    try:
+        yield
+    finally:
+        keyring.set_keyring(original)
 
 
 @pytest.fixture(scope="session")

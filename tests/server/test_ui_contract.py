@@ -1,10 +1,12 @@
 """The web UI reads only what the API sends.
 
 `frontend/js/types.js` holds the API's shapes as JSDoc typedefs generated from the
-pydantic models; the UI's functions name them in `@param` tags (and `state.js` in `@type`
-tags). These tests fail when the committed typedefs are stale, when the UI reads a field
-through such a tag that the schemas do not define, or when a schema drops a field the UI
-reads (the read no longer resolves).
+pydantic models; the UI's functions name them in `@param` tags (and `state.js` in the
+`@property` tags of its `AppState`). These tests fail when the committed typedefs are
+stale, when the UI reads a field through such a tag that the schemas do not define, or
+when a schema drops a field the UI reads (the read no longer resolves). `tsc --checkJs`
+(tests/test_frontend_types.py) checks every read of a typed value; this check stays as
+the one that needs no Node.
 """
 
 from __future__ import annotations
@@ -21,14 +23,14 @@ from pydantic import BaseModel
 from foldline.api.events import EVENT_BODIES, Done
 from foldline.chat import events as ev
 from foldline.chat.events import EventName
-from foldline.server.typedefs import api_models, render, wire_name
+from foldline.server.typedefs import api_models, render, typedef_name, wire_name
 
 FRONTEND_JS = Path(__file__).resolve().parents[2] / "frontend" / "js"
-MODELS: dict[str, type[BaseModel]] = {model.__name__: model for model in api_models()}
+MODELS: dict[str, type[BaseModel]] = {typedef_name(model): model for model in api_models()}
 
 _IDENT = r"[A-Za-z_$][\w$]*"
 _PARAM = re.compile(rf"@param\s+\{{([^}}]+)\}}\s+\[?({_IDENT})")
-_TYPE = re.compile(rf"@type\s+\{{([^}}]+)\}}[^/]*?\*/\s*({_IDENT})\s*:")
+_STATE_FIELD = re.compile(rf"@property\s+\{{([^}}]+)\}}\s+({_IDENT})")
 _CASE = re.compile(r'case\s+"([a-z._]+)":')
 
 
@@ -117,7 +119,7 @@ def ui_problems(files: dict[str, str]) -> tuple[list[Read], int]:
 
     state_types = {
         name: model
-        for text, name in _TYPE.findall(files.get("state.js", ""))
+        for text, name in _STATE_FIELD.findall(files.get("state.js", ""))
         if (model := _type_named(text)) is not None
     }
     for file, source in files.items():
@@ -130,12 +132,14 @@ def ui_problems(files: dict[str, str]) -> tuple[list[Read], int]:
             body = _function_body(source, end)
             where = f"{file}: {source[end:].split('(', 1)[0].split()[-1]}"
             for type_text, name in params:
-                if type_text.startswith("EventBodies"):
-                    # One body per `case "event.name":` of the function's switch.
+                if type_text.startswith("EventBodies") or type_text == "StreamEvent":
+                    # One body per `case "event.name":` of the function's switch; a
+                    # `StreamEvent`'s body is its `data`.
+                    root = "data" if type_text == "StreamEvent" else name
                     cases = list(_CASE.finditer(body))
                     for case, following in zip(cases, [*cases[1:], None], strict=True):
                         block = body[case.end() : following.start() if following else None]
-                        check(block, name, EVENT_BODIES[case.group(1)], where)
+                        check(block, root, EVENT_BODIES[case.group(1)], where)
                 elif (model := _type_named(type_text)) is not None:
                     check(body, name, model, where)
     return problems, checked

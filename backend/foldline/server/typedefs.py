@@ -49,10 +49,9 @@ HEADER = """\
 // The shapes of the HTTP API and its events, generated from the server's pydantic models
 // (backend/foldline/server/typedefs.py). Do not edit: regenerate with
 //   python -m foldline.server.typedefs frontend/js/types.js
-// The UI's functions name these types in `@param` tags; the test suite checks that every
-// field they read is one of these.
-
-export {};
+// The UI's functions name these types in JSDoc tags, and `tsc --checkJs` checks the UI
+// against them (frontend/jsconfig.json). This file is a script, not a module, so that its
+// typedefs are global to every module without an import; the page never loads it.
 """
 
 
@@ -69,6 +68,17 @@ def api_models() -> list[type[ApiModel]]:
             ):
                 found.append(value)
     return found
+
+
+RENAMED = {"MessageEvent": "MessageEventBody", "ErrorEvent": "ErrorEventBody"}
+"""Models whose names the browser already gives to its own types. The typedefs are global
+to the UI's modules, so a typedef named `ErrorEvent` would stand for the DOM's event in
+some places and the API's body in others; these get a name of their own."""
+
+
+def typedef_name(model: type[BaseModel]) -> str:
+    """The name of a model's typedef in the UI."""
+    return RENAMED.get(model.__name__, model.__name__)
 
 
 def wire_name(model: type[BaseModel], field: str) -> str:
@@ -91,7 +101,7 @@ def js_type(annotation: Any) -> str:
     if annotation is bool:
         return "boolean"
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation.__name__
+        return typedef_name(annotation)
     if origin is Annotated:
         return js_type(args[0])
     if origin is Literal:
@@ -123,7 +133,7 @@ def typedef(model: type[BaseModel]) -> Iterator[str]:
     doc = _doc_line(model.__doc__ if model.__doc__ != BaseModel.__doc__ else None)
     if doc:
         yield f" * {doc}"
-    yield f" * @typedef {{Object}} {model.__name__}"
+    yield f" * @typedef {{Object}} {typedef_name(model)}"
     optional = optional_fields(model)
     for name, info in model.model_fields.items():
         wire = wire_name(model, name)
@@ -141,10 +151,30 @@ def render() -> str:
     parts = "|".join(js_type(a) for a in get_args(get_args(schemas_messages.PartOut)[0]))
     blocks.append(f"/** @typedef {{{parts}}} PartOut One part of a message, by `kind`. */\n")
     lines = ["/**", " * The body of each server-sent event, by event name.", " * @typedef {{"]
-    entries = [f' *   "{name}": {body.__name__},' for name, body in events.EVENT_BODIES.items()]
+    entries = [
+        f' *   "{name}": {typedef_name(body)},' for name, body in events.EVENT_BODIES.items()
+    ]
     lines += [*entries, " * }} EventBodies", " */"]
     blocks.append("\n".join(lines) + "\n")
+    blocks.append(stream_event_typedef())
     return "\n".join(blocks)
+
+
+def stream_event_typedef() -> str:
+    """`StreamEvent`: one event of a turn's or a fold's stream as `readEvents` yields it, a
+    union tagged by `name`, so that checking `event.name` gives `event.data` its body's type
+    (a `switch` on a destructured `name` narrows `data` too)."""
+    lines = [
+        "/**",
+        " * One event of a turn's or a fold's stream: its name and its body, tagged by `name`.",
+        " * @typedef {(",
+    ]
+    entries = [
+        f' *   {"| " if i else "  "}{{name: "{name}", data: {typedef_name(body)}}}'
+        for i, (name, body) in enumerate(events.EVENT_BODIES.items())
+    ]
+    lines += [*entries, " * )} StreamEvent", " */"]
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str]) -> int:
