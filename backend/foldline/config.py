@@ -96,6 +96,12 @@ class ConfigError(Exception):
         super().__init__(f"{where}{message}")
 
 
+class NoModelConnected(ConfigError):
+    """A conversation with no model and no provider that could serve one: it was made (or
+    imported) before any model was connected. Not a fault of config.toml, so the app
+    answers it with its own code and the UI lets the Welcome page speak."""
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 

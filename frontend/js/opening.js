@@ -3,7 +3,7 @@
 // Opening also attaches to an answer still being written (after a reload, or sent from
 // another window), so it is drawn live to its end.
 
-import { api } from "./api.js";
+import { ApiError, api } from "./api.js";
 import * as chat from "./chat.js";
 import { byId } from "./dom.js";
 import { isDrawerOpen, setDrawer } from "./drawer.js";
@@ -84,6 +84,11 @@ export async function refreshContext() {
       announceSettingsNotice(id, context);
     }
   } catch (error) {
+    // With no model connected yet (a conversation imported before onboarding) nothing
+    // can be counted, and the Welcome page in front already says what to do next.
+    if (error instanceof ApiError && error.code === "no_model") {
+      return;
+    }
     notifyError("Could not count the context", error);
   }
 }

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
+from foldline.core.messages import assistant, user
+from foldline.store import Store
+
 MODEL = "fake-model"
 
 
@@ -34,6 +37,29 @@ def test_a_local_server_found_by_detect_is_one_click(start_foldline, make_ui):
     local.locator("button", has_text="Use Ollama").click()
     first_answer(ui, "Hello local")
     assert [r.wire for r in app.fake.requests][-1] == "openai"
+
+
+def test_a_conversation_imported_before_any_provider_opens_without_an_error(
+    start_foldline, make_ui, tmp_path
+):
+    # The person imports first and connects a model later: opening the imported
+    # conversation shows it behind the Welcome page, with no "could not count" alarm.
+    data_dir = tmp_path / "imported-first"
+    data_dir.mkdir()
+    with Store(data_dir / "foldline.db") as store:
+        imported = store.create_conversation(title="Imported notes")
+        store.append_messages(imported.id, [user("An old question"), assistant("An old answer")])
+    app = start_foldline("", data_dir=data_dir)
+    ui = make_ui(app)
+    ui.allow("status of 409")
+    page = ui.page
+    with page.expect_response(lambda response: "/context" in response.url) as counted:
+        ui.open(f"&c={imported.id}")
+    assert counted.value.status == 409
+    assert "no model is connected yet" in counted.value.text()
+    expect(page.locator("#onboarding")).to_be_visible()
+    expect(page.locator(".message").last).to_contain_text("An old answer")
+    expect(page.locator(".notice")).to_have_count(0)
 
 
 def test_a_custom_base_url_lists_its_models_and_starts_a_chat(start_foldline, make_ui):

@@ -43,6 +43,7 @@ from foldline.config import (
     AppConfig,
     ConfigError,
     ModelConfig,
+    NoModelConnected,
     ProviderKind,
     effective_base_url,
     find_provider_key,
@@ -156,7 +157,7 @@ def provider_name_for_model(config: AppConfig, model: str) -> str:
     if not model.strip():
         # A conversation made before any provider was connected has no model yet: naming
         # an empty model in the message would only puzzle the person.
-        raise ConfigError(
+        raise NoModelConnected(
             "no model is connected yet: connect one on the welcome page or in Settings, "
             "then pick it for this conversation"
         )

@@ -20,7 +20,7 @@ import foldline
 from foldline.chat.handoff import HandoffFailed, HandoffStopped, NothingToHandOff
 from foldline.chat.projects import ProjectOverCap
 from foldline.chat.service import ChatService, ChatUnavailable, TurnInProgress, WrongMessage
-from foldline.config import ConfigError
+from foldline.config import ConfigError, NoModelConnected
 from foldline.config_toml import ensure_config
 from foldline.core.attachments import AttachmentRefused
 from foldline.mcp.elicitation import open_web_page
@@ -70,6 +70,7 @@ EXCEPTION_MAPPING: ExceptionMapping = {
     HandoffFailed: (502, "summary_failed", "The summary could not be written."),
     HandoffStopped: (409, "handoff_stopped", "The hand-off was stopped."),
     ConfigError: (400, "config_error", "config.toml could not be read."),
+    NoModelConnected: (409, "no_model", "No model is connected yet."),
     ProjectOverCap: (422, "project_over_cap", "The project's shared context is over its cap."),
     UnstorableValue: (422, "invalid_request", "A value could not be stored."),
     AttachmentRefused: (422, "attachment_refused", "A file cannot be attached."),
