@@ -559,6 +559,7 @@ export {};
  * @property {boolean|null} vision
  * @property {number|null} workingBudget
  * @property {"off"|"low"|"medium"|"high"|"max"|null} reasoningEffort
+ * @property {"adaptive"|"budget"|null} thinking
  * @property {number|null} temperature
  * @property {"responses"|"chat"|null} api
  */
