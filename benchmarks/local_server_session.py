@@ -24,6 +24,7 @@ prompt its ChatML template renders).
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
 import sys
 import tempfile
@@ -32,6 +33,7 @@ from pathlib import Path
 
 import httpx2
 
+from foldline.chat.events import ChatEvent
 from foldline.chat.service import ChatService
 from foldline.config import parse_config
 from foldline.core.wire import to_openai_messages
@@ -42,6 +44,8 @@ from foldline.store import Store
 BASE_URL = "http://127.0.0.1:8765/v1"
 MODEL = "smollm2"
 FACT = "My cat is called Pixel and my locker code is 4471."
+FACT_WORDS = ("Pixel", "4471")
+"""What of the opening message must be in the view after every fold."""
 TOPICS = [
     "gardening on a balcony",
     "the history of trains",
@@ -52,6 +56,39 @@ TOPICS = [
     "making tea",
     "what a compiler does",
 ]
+
+
+class TurnWatch:
+    """What one turn's events tell: its first text, its count, the time it waited for a
+    summary being written (not a prepared one committed with no model call), its folds."""
+
+    def __init__(self, started: float) -> None:
+        self.started = started
+        self.first: float | None = None
+        self.ours: int | None = None
+        self.window: int | None = None
+        self.waited = 0.0
+        self.folding_since: float | None = None
+        self.folded: list[str] = []
+
+    def see(self, event: ChatEvent) -> None:
+        now = time.monotonic()
+        if event.name == "assistant.delta" and self.first is None:
+            self.first = now - self.started
+        elif event.name == "context.stats":
+            self.ours = self.ours if self.first is not None else event.body.tokens
+            self.window = event.body.context_window
+        elif event.name == "compaction.started":
+            if event.body.waiting or not event.body.prepared:
+                self.folding_since = now
+        elif event.name in ("compaction.completed", "compaction.failed"):
+            if self.folding_since is not None:
+                self.waited += now - self.folding_since
+                self.folding_since = None
+            if event.name == "compaction.completed":
+                body = event.body
+                kind = "prepared" if body.prepared else "written in the turn"
+                self.folded.append("digest" if body.degraded else kind)
 
 
 async def main(turns: int, pause: float) -> None:
@@ -74,39 +111,44 @@ auto_title = false
         failures: list[str] = []
         waits: list[float] = []
         gaps: list[float] = []
+        summary_waits: list[float] = []
+        folds: list[bool] = []
         window = source = None
         async with httpx2.AsyncClient(timeout=30) as client:
             for n in range(turns):
                 text = FACT if n == 0 else f"Tell me one short thing about {TOPICS[n % 8]}."
                 started = time.monotonic()
-                first: float | None = None
-                ours: int | None = None
+                watch = TurnWatch(started)
                 handle = await service.start_turn(conversation.id, text)
                 async for event in handle.events():
-                    if event.name == "assistant.delta" and first is None:
-                        first = time.monotonic() - started
-                    if event.name == "context.stats":
-                        ours = ours if first is not None else event.body.tokens
-                        window = event.body.context_window
+                    watch.see(event)
+                    window = watch.window or window
                     if event.name == "error":
                         failures.append(f"turn {n}: {event.body.message}")
+                first, ours, waited, folded = watch.first, watch.ours, watch.waited, watch.folded
                 waits.append(first if first is not None else time.monotonic() - started)
+                summary_waits.append(waited)
                 ctx = await asyncio.to_thread(
                     service.loader.load, config, conversation.id, wire="openai"
                 )
-                theirs = await count_chat(
-                    client,
-                    BASE_URL,
-                    "llama-cpp-python",
-                    MODEL,
-                    to_openai_messages(ctx.system, ctx.view),
-                )
+                wire = to_openai_messages(ctx.system, ctx.view)
+                theirs = await count_chat(client, BASE_URL, "llama-cpp-python", MODEL, wire)
                 if ours and theirs and n > 0:
                     gaps.append((ctx.tokens - theirs) / theirs * 100)
+                kept = ""
+                if folded:
+                    shown = json.dumps(wire)
+                    held = all(fact in shown for fact in FACT_WORDS)
+                    folds.append(held)
+                    kept = (
+                        f", fold ({', '.join(folded)}): opening facts {'kept' if held else 'LOST'}"
+                    )
                 failed = bool(failures) and failures[-1].startswith(f"turn {n}:")
                 print(
-                    f"turn {n:2d}: first text after {waits[-1]:5.1f} s, view {ctx.tokens} "
-                    f"(server {theirs}), {'FAILED' if failed else 'ok'}"
+                    f"turn {n:2d}: first text after {waits[-1]:5.1f} s (summary wait "
+                    f"{waited:.1f} s), view {ctx.tokens} (server {theirs}), "
+                    f"{'FAILED' if failed else 'ok'}{kept}",
+                    flush=True,
                 )
                 await asyncio.sleep(pause)
         listed = directory.find("local", MODEL)
@@ -118,11 +160,21 @@ auto_title = false
     print(f"window {window} (source: {source or 'fallback'}; server {server})")
     print(f"failed turns: {len(failures)} {failures[:3]}")
     print(f"first text: median {statistics.median(waits):.1f} s, max {max(waits):.1f} s")
+    print(
+        f"waited for a summary: {sum(1 for w in summary_waits if w > 0)} turns, "
+        f"max {max(summary_waits):.1f} s"
+    )
+    print(f"folds: {len(folds)}, opening facts in the view after {sum(folds)} of them")
     if gaps:
         print(
             f"count vs server: mean {statistics.mean(gaps):+.2f}%, worst {max(gaps, key=abs):+.2f}%"
         )
     print(f"background requests restarted for a turn: {scheduler.restarts if scheduler else 0}")
+    if scheduler is not None:
+        print(
+            f"slot: free between turns {scheduler.free_seconds or 0:.1f} s, a background "
+            f"request holds it {scheduler.background_seconds or 0:.1f} s"
+        )
 
 
 if __name__ == "__main__":

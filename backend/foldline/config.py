@@ -45,7 +45,7 @@ from foldline.api.schemas_settings import (
     SettingsOut,
 )
 from foldline.config_mcp import McpServerConfig, check_server_name
-from foldline.core.reasoning import Effort
+from foldline.core.reasoning import Effort, ThinkingForm, reasoning_support
 from foldline.core.settings import MAX_TOKENS, CompactionSettings
 from foldline.secrets import find_api_key, key_storage_status, mask_key
 
@@ -167,6 +167,12 @@ class ModelConfig(_Section):
     """How much the model reasons before answering: off, low, medium, high or max.
     None: `medium` for a model of a reasoning family (Claude 3.7 and later, GPT-5, GPT-6,
     the o-series), `off` for the others. A conversation may override it."""
+    thinking: ThinkingForm | None = None
+    """Anthropic only: how a Claude model whose name Foldline does not know reasons,
+    `adaptive` (Claude 4.6 and later: adaptive thinking, the effort sent as is) or
+    `budget` (Claude 3.7 to 4.5: a `budget_tokens` per effort). None: told by the name;
+    a `reasoning_effort` other than off on an unknown Claude name then fails to load,
+    rather than being dropped."""
     temperature: float | None = Field(default=None, ge=0, le=2)
     """The sampling temperature of the model's chat calls (0 = most deterministic).
     None: the provider's default. A conversation may override it; a model that reasons
@@ -289,6 +295,36 @@ def _first_error(error: ValidationError) -> tuple[tuple[str, ...], str]:
     return loc, f"{'.'.join(loc)}: {message}"
 
 
+def _thinking_problem(
+    name: str, model: ModelConfig, providers: Mapping[str, ProviderConfig]
+) -> tuple[str, str] | None:
+    """Why `[models."name"]`'s reasoning settings cannot be sent as written (the key at
+    fault and a sentence), or None. An explicit effort for a Claude model whose name
+    Foldline does not know would otherwise be dropped in silence: it needs `thinking`.
+    A model served by no provider named is Anthropic's when its name starts `claude`."""
+    kind = providers[model.provider].kind if model.provider is not None else None
+    anthropic = kind == "anthropic" or (
+        kind is None and name.strip().lower().rsplit("/", 1)[-1].startswith("claude")
+    )
+    if model.thinking is not None and not anthropic:
+        return (
+            "thinking",
+            f'models."{name}".thinking: only Anthropic models take it; an '
+            "OpenAI-compatible server gets `reasoning_effort` as it is",
+        )
+    effort = model.reasoning_effort
+    if not anthropic or effort in (None, "off") or model.thinking is not None:
+        return None
+    if reasoning_support(name).reasons:
+        return None
+    return (
+        "reasoning_effort",
+        f'models."{name}".reasoning_effort = "{effort}": Foldline does not know how '
+        f'`{name}` takes reasoning; set models."{name}".thinking = "adaptive" (Claude 4.6 '
+        'and later) or "budget" (Claude 3.7 to 4.5), or reasoning_effort = "off"',
+    )
+
+
 def parse_config(text: str, *, path: Path | None = None, data_dir: Path | None = None) -> AppConfig:
     """Parse config.toml text; raises ConfigError with the line of the problem."""
     try:
@@ -327,6 +363,10 @@ def parse_config(text: str, *, path: Path | None = None, data_dir: Path | None =
                 path,
                 _locate(text, ("models", name, "provider")),
             )
+        problem = _thinking_problem(name, model, providers)
+        if problem is not None:
+            key, message = problem
+            raise ConfigError(message, path, _locate(text, ("models", name, key)))
     return AppConfig(
         default_model=parsed.defaults.model or None,
         providers=providers,

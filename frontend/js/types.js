@@ -558,6 +558,7 @@
  * @property {boolean|null} vision
  * @property {number|null} workingBudget
  * @property {"off"|"low"|"medium"|"high"|"max"|null} reasoningEffort
+ * @property {"adaptive"|"budget"|null} thinking
  * @property {number|null} temperature
  * @property {"responses"|"chat"|null} api
  */

@@ -91,3 +91,38 @@ async def test_with_more_slots_nothing_waits() -> None:
         events = await scheduler.background(stream)
     turn.cancel()
     assert len(events) == 3 and scheduler.restarts == 0
+
+
+async def test_the_slot_times_its_pauses_and_its_background_requests() -> None:
+    """What `Pace` is told on a one-request server: how long the server is free between
+    turns, and how long a background request holds it (a cut one at least twice the
+    time it had, so a summary that never finishes is still timed)."""
+    now = [0.0]
+    scheduler = SlotScheduler(grace=0.0, clock=lambda: now[0])
+    first = asyncio.ensure_future(asyncio.Event().wait())
+    scheduler.turn_started(first)  # type: ignore[arg-type]
+    first.cancel()
+    await asyncio.gather(first, return_exceptions=True)
+    await asyncio.sleep(0)  # the done callback: the turn ended at 0 s
+    assert scheduler.free_seconds is None
+
+    stream = GatedStream()
+    background = asyncio.ensure_future(scheduler.background(stream))
+    await stream.first_sent.wait()  # started at 0 s
+    now[0] = 10.0
+    second = asyncio.ensure_future(asyncio.Event().wait())
+    scheduler.turn_started(second)  # type: ignore[arg-type]
+    assert scheduler.free_seconds == 10.0
+    async with scheduler.turn_call():
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert scheduler.restarts == 1 and scheduler.background_seconds == 20.0
+        stream.first_sent.clear()
+        now[0] = 15.0
+    second.cancel()
+    await asyncio.gather(second, return_exceptions=True)
+    await stream.first_sent.wait()  # written again from 15 s
+    now[0] = 19.0  # done at 19 s: 4 s, averaged in
+    stream.go.set()
+    await background
+    assert scheduler.background_seconds == 20.0 + 0.3 * (4.0 - 20.0)

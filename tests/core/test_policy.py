@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from foldline.core.budget import Budget
 from foldline.core.compaction import summary_output_tokens
 from foldline.core.policy import (
+    SLOT_LEAD_TURNS_MAX,
     BreakerState,
     Decision,
     Pace,
@@ -23,6 +24,7 @@ from foldline.core.policy import (
     prune_ceiling,
     record_fold,
     should_prepare_fold,
+    slot_turns,
     would_overflow,
 )
 from foldline.core.settings import CompactionSettings
@@ -414,6 +416,51 @@ def test_background_preparation_cold_cache_and_hard_threshold_helpers() -> None:
     assert fold_on_cold_cache(7_500, budget, settings, 10.0, cache_broken=True)
     assert fold_on_cold_cache(7_500, budget, settings, None, cache_broken=True)
     assert not fold_on_cold_cache(6_000, budget, settings, 10.0, cache_broken=True)
+
+
+# Thresholds spelled out: the rows hold whatever the defaults become.
+SLOT_SETTINGS = CompactionSettings(threshold=0.8, prepare_threshold=0.75, target=0.5)
+
+
+@pytest.mark.parametrize(
+    ("slot_seconds", "free_seconds", "turns", "start"),
+    [
+        # Not a one-request server: the pace in seconds alone (5 tok/s × 10 s × 1.25 =
+        # 62.5 tokens ahead of 80%), so from `prepare_threshold` (75%) as before.
+        (None, None, 0, 75_000),
+        (20.0, None, 0, 75_000),
+        # The summary fits a pause: it still starts one turn (8k of growth) early, since
+        # the turn that follows cuts it.
+        (5.0, 10.0, 1, 80_000 - 10_000),
+        (10.0, 10.0, 1, 80_000 - 10_000),
+        # It overruns the pause: one more turn ahead per pause it needs.
+        (15.0, 10.0, 2, 80_000 - 20_000),
+        (25.0, 10.0, 3, 80_000 - 30_000),
+        # Far slower than the pauses: at most `SLOT_LEAD_TURNS_MAX` turns, and never
+        # from below the target.
+        (300.0, 10.0, SLOT_LEAD_TURNS_MAX, 50_000),
+        (30.0, 0.0, SLOT_LEAD_TURNS_MAX, 50_000),
+    ],
+)
+def test_a_one_request_server_prepares_turns_ahead(
+    slot_seconds: float | None, free_seconds: float | None, turns: int, start: float
+) -> None:
+    pace = Pace(
+        tokens_per_second=5,
+        tokens_per_turn=8_000,
+        summary_seconds=10,
+        slot_seconds=slot_seconds,
+        free_seconds=free_seconds,
+    )
+    assert slot_turns(pace) == turns
+    assert prepare_from(BUDGET, SLOT_SETTINGS, pace) == pytest.approx(start)
+
+
+def test_a_slow_pace_in_seconds_still_leads_on_one_slot() -> None:
+    # The lead is the longer of the two: a summary taking 100 s of wall time at
+    # 200 tok/s (20k, 25k with the margin) outleads one turn of 2k.
+    pace = Pace(200, 2_000, 100, slot_seconds=5.0, free_seconds=10.0)
+    assert prepare_from(BUDGET, SLOT_SETTINGS, pace) == 80_000 - 25_000
 
 
 def test_a_fold_is_prepared_early_enough_for_the_pace() -> None:

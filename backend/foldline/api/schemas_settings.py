@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, create_model
 
 from foldline.api.schemas import ApiModel, RequestModel
-from foldline.core.reasoning import Effort
+from foldline.core.reasoning import Effort, ThinkingForm
 from foldline.core.settings import CompactionSettings
 
 
@@ -53,6 +53,7 @@ class ModelSettingsOut(ApiModel):
     vision: bool | None
     working_budget: int | None
     reasoning_effort: Effort | None = None
+    thinking: ThinkingForm | None = None
     temperature: float | None = None
     api: Literal["responses", "chat"] | None = None
 

@@ -94,14 +94,19 @@ class GrowthWatch:
                 growth.per_turn = average(last.per_turn, added)
         self.last = growth
 
-    def pace(self, summary_seconds: float | None) -> Pace | None:
+    def pace(
+        self, summary_seconds: float | None, slot: tuple[float, float] | None = None
+    ) -> Pace | None:
         """The observed pace, with summaries taking `summary_seconds` (None: not timed
-        yet, a guess); None until two turns were seen."""
+        yet, a guess) and, on a server that runs one request at a time, `slot`: how long
+        a background request holds it and how long it is free between turns; None until
+        two turns were seen."""
         growth = self.last
         if growth is None or growth.per_second is None or growth.per_turn is None:
             return None
         seconds = SUMMARY_SECONDS_GUESS if summary_seconds is None else summary_seconds
-        return Pace(growth.per_second, growth.per_turn, seconds)
+        held, free = (None, None) if slot is None else slot
+        return Pace(growth.per_second, growth.per_turn, seconds, held, free)
 
 
 def fingerprint(ctx: ConversationContext, end: int) -> str:

@@ -33,7 +33,7 @@ from foldline.core.messages import (
 )
 from foldline.core.tokens import TokenCounter
 from foldline.core.tokens.counter import media_tokens
-from foldline.core.view import repair_pairs, view_message
+from foldline.core.view import mark_unanswered, repair_pairs, view_message
 from foldline.core.view_counts import irregular_spans, message_shape
 from foldline.store import MessageRecord
 from foldline.store.counts import NewCount
@@ -181,7 +181,9 @@ def tail_counts(
         shapes.append((entry.role, shape))
     spans = irregular_spans(shapes)
     if not spans:
-        return TailCounts(tokens, media, new)
+        return TailCounts(
+            _with_unanswered_notes(tokens, list(entries), counter, load, loaded), media, new
+        )
     wanted = [
         e.id
         for begin, end in spans
@@ -192,15 +194,53 @@ def tail_counts(
         loaded.update(load(wanted))
     counts: list[int] = []
     counts_media: list[int] = []
+    sources: list[TailEntry | Message] = []
     done = 0
     for begin, end in spans:
         counts.extend(tokens[done:begin])
         counts_media.extend(media[done:begin])
+        sources.extend(entries[done:begin])
         group = [view_message((e.record or loaded[e.id]).message) for e in entries[begin:end]]
         repaired = repair_pairs(group)
         counts.extend(counter.count_message(m) for m in repaired)
         counts_media.extend(counter.media_tokens(m) for m in repaired)
+        sources.extend(repaired)
         done = end
     counts.extend(tokens[done:])
     counts_media.extend(media[done:])
-    return TailCounts(counts, counts_media, new)
+    sources.extend(entries[done:])
+    noted = _with_unanswered_notes(counts, sources, counter, load, loaded)
+    return TailCounts(noted, counts_media, new)
+
+
+def _with_unanswered_notes(
+    counts: list[int],
+    sources: Sequence[TailEntry | Message],
+    counter: CachedCounter,
+    load: Callable[[Sequence[str]], Mapping[str, MessageRecord]],
+    loaded: dict[str, MessageRecord],
+) -> list[int]:
+    """`counts` (of the messages `sources` stand for: a stored entry, or a message as
+    repaired) with each person's message that `mark_unanswered` marks in the view (one
+    followed by another, the last never) counted with its note: a stored count is of the
+    message alone, and the note depends on what follows it. Such messages are few (a
+    failed turn's question), so they are counted afresh; `loaded` holds the records
+    already loaded (and gets the ones loaded here)."""
+    roles = [s.role for s in sources]
+    marked = [i for i in range(len(roles) - 1) if roles[i] == "user" and roles[i + 1] == "user"]
+    if not marked:
+        return counts
+    wanted = [
+        s.id
+        for i in marked
+        if isinstance(s := sources[i], TailEntry) and s.record is None and s.id not in loaded
+    ]
+    if wanted:
+        loaded.update(load(wanted))
+    counts = list(counts)
+    for i in marked:
+        source = sources[i]
+        if isinstance(source, TailEntry):
+            source = view_message((source.record or loaded[source.id]).message)
+        counts[i] = counter.count_message(mark_unanswered([source, source])[0])
+    return counts

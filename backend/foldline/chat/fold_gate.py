@@ -95,6 +95,9 @@ class FoldGates:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     summary_seconds: float | None = None
     """How long the background summaries took, a moving average (None: none timed yet)."""
+    slot_of: Callable[[str], tuple[float, float] | None] = lambda _conversation_id: None
+    """On a server that runs one request at a time: how long a background request holds
+    it and how long it is free between turns, for the conversation (see `Pace`)."""
     on_idle_commit: Callable[[str], None] = lambda _conversation_id: None
     """Called (on the event loop) when a fold was committed outside any turn, so the
     pages showing the conversation hear of it."""
@@ -196,7 +199,8 @@ class ConversationFolds:
 
     def pace(self) -> Pace | None:
         """The conversation's observed pace (None until two turns were seen)."""
-        return self.growth.pace(self.shared.summary_seconds)
+        slot = self.shared.slot_of(self.conversation_id)
+        return self.growth.pace(self.shared.summary_seconds, slot)
 
     # --- the gate -------------------------------------------------------------------
 

@@ -121,6 +121,17 @@ class LocalServers:
     def scheduler(self, base_url: str) -> SlotScheduler:
         return self.schedulers.setdefault(base_url, SlotScheduler(grace=self.grace))
 
+    def slot_timing(self, conversation_id: str) -> tuple[float, float] | None:
+        """On a server of the conversation that runs one request at a time: how long a
+        background request holds it and how long it stays free between turns (both
+        observed); None elsewhere or before both were seen."""
+        found = self._conversations.get(conversation_id)
+        scheduler = None if found is None else self.schedulers.get(found[0])
+        if scheduler is None or not scheduler.single:
+            return None
+        held, free = scheduler.background_seconds, scheduler.free_seconds
+        return None if held is None or free is None else (held, free)
+
     def known(self, provider: str, model: str) -> ListedModel | None:
         """What the server said about `model`, if it was asked."""
         directory = self.directory

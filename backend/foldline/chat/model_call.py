@@ -127,6 +127,7 @@ class ModelCall:
                     images=ctx.model.vision,
                     stable_prefix=1 if ctx.state else 0,
                     reasoning_effort=ctx.reasoning_effort,
+                    thinking=ctx.model.thinking,
                 )
                 try:
                     async for event in self._stream(request, answer, record):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
@@ -47,6 +48,16 @@ class SlotScheduler:
     """Model calls of turns running on the server now."""
     restarts: int = 0
     """Background requests closed for a turn and written again (for tests and logs)."""
+    free_seconds: float | None = None
+    """How long the server stayed free between one turn's end and the next turn's start,
+    a moving average (None: not seen yet): the time a background summary has."""
+    background_seconds: float | None = None
+    """How long a background request holds the server, from its start to its end, a
+    moving average (None: none ran yet); one cut by a turn counts as at least twice
+    the time it had."""
+    clock: Callable[[], float] = time.monotonic
+    """What the two timings above are measured with."""
+    _free_since: float | None = None
     _background: set[asyncio.Event] = field(default_factory=set)
     _changed: asyncio.Event | None = None
     _last_turn: float = 0.0
@@ -62,12 +73,18 @@ class SlotScheduler:
 
     def turn_started(self, task: asyncio.Task[object]) -> None:
         """A turn on this server began: no background request starts until it ends."""
+        if not self.turns and self._free_since is not None:
+            free = self.clock() - self._free_since
+            self.free_seconds = _average(self.free_seconds, free)
+        self._free_since = None
         self.turns.add(task)
         self._touch()
         task.add_done_callback(self.turn_ended)
 
     def turn_ended(self, task: asyncio.Task[object]) -> None:
         self.turns.discard(task)
+        if not self.turns:
+            self._free_since = self.clock()
         self._event().set()
 
     def is_turn(self, task: asyncio.Task[object] | None) -> bool:
@@ -111,6 +128,7 @@ class SlotScheduler:
         restarted from the start when a turn's call takes the server in the middle."""
         while True:
             await self._until_free()
+            started = self.clock()
             preempt = asyncio.Event()
             self._background.add(preempt)
             reader = asyncio.ensure_future(_collect(stream()))
@@ -125,10 +143,24 @@ class SlotScheduler:
                     reader.cancel()
                     with contextlib.suppress(asyncio.CancelledError, Exception):
                         await reader
+            held = self.clock() - started
             if reader.cancelled():
+                # Cut before its end, it needed more than it had: counted as twice that
+                # (no worse than what was seen), so a summary always cut is still timed.
+                self.background_seconds = max(self.background_seconds or 0.0, 2 * held)
                 self.restarts += 1
                 continue
+            if reader.exception() is None:
+                self.background_seconds = _average(self.background_seconds, held)
             return reader.result()
+
+
+SLOT_ALPHA = 0.3
+"""Weight of the newest observation in the slot's moving averages."""
+
+
+def _average(previous: float | None, sample: float) -> float:
+    return sample if previous is None else previous + SLOT_ALPHA * (sample - previous)
 
 
 async def _collect(stream: AsyncIterator[ProviderEvent]) -> list[ProviderEvent]:

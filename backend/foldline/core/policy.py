@@ -79,6 +79,32 @@ class Pace:
     """Growth of the view per turn."""
     summary_seconds: float
     """How long a summary takes to be written."""
+    slot_seconds: float | None = None
+    """On a server that runs one request at a time (a local llama.cpp-style server): how
+    long a background summary holds the server once it runs. None elsewhere."""
+    free_seconds: float | None = None
+    """On such a server: how long it stays free between two turns (the person reading
+    and typing), the only time a background summary can run. None elsewhere."""
+
+
+SLOT_LEAD_TURNS_MAX = 4
+"""The most turns ahead a summary on a one-request server is started: a summary that
+needs more pauses than this is written at the fold, whatever the lead."""
+
+
+def slot_turns(pace: Pace) -> int:
+    """How many turns ahead of the threshold a background summary must start on a server
+    that runs one request at a time; 0 where summaries run beside turns.
+
+    There every turn cuts the summary being written (the turn goes first) and the summary
+    is written again from the start after it, so it runs only in the pauses between
+    turns: it must start at least one turn before it is needed, and one more turn ahead
+    for each pause its slot time overruns (a pause that runs longer than the average, or
+    a shorter summary of the same view, then lets one of the attempts finish)."""
+    if pace.slot_seconds is None or pace.free_seconds is None:
+        return 0
+    pauses = pace.slot_seconds / max(pace.free_seconds, 0.001)
+    return min(max(math.ceil(pauses), 1), SLOT_LEAD_TURNS_MAX)
 
 
 def prepare_from(budget: Budget, settings: CompactionSettings, pace: Pace | None = None) -> float:
@@ -86,13 +112,16 @@ def prepare_from(budget: Budget, settings: CompactionSettings, pace: Pace | None
 
     `prepare_threshold` of the budget, or earlier when the view grows so fast that a
     summary started there would land after the hard threshold: then early enough that it
-    is ready at the soft threshold, with `PACE_MARGIN` to spare. Never below `target`:
-    a summary started from a smaller view would fold nothing worth a cache break."""
+    is ready at the soft threshold, with `PACE_MARGIN` to spare. On a server that runs
+    one request at a time, also `slot_turns` turns of growth before it: the summary runs
+    only between turns there. Never below `target`: a summary started from a smaller view
+    would fold nothing worth a cache break."""
     assert budget.input_budget is not None
     limit = budget.input_budget
     start = min(settings.prepare_threshold, settings.threshold) * limit
     if pace is not None:
-        lead = pace.tokens_per_second * pace.summary_seconds * PACE_MARGIN
+        lead = pace.tokens_per_second * pace.summary_seconds
+        lead = max(lead, pace.tokens_per_turn * slot_turns(pace)) * PACE_MARGIN
         start = max(min(start, settings.threshold * limit - lead), settings.target * limit)
     return start
 

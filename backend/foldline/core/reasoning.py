@@ -17,7 +17,10 @@ wire speaks it in the form the model takes:
   is `max` on GPT-6, `xhigh` on GPT-5.2 and later, `high` on the others.
 
 Models of no known reasoning family get nothing: a setting they cannot take is not sent.
-Everything here is decided from the model's name, so it is pure and the fakes share it.
+Everything here is decided from the model's name, so it is pure and the fakes share it,
+except for a Claude model of a name this catalog does not know yet: its
+`[models."x"] thinking` says which of the two Anthropic forms it takes (`ThinkingForm`),
+and the config refuses an effort for it without one (`config.parse_config`).
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ DEFAULT_EFFORT: Effort = "medium"
 """What a model that reasons runs at unless the config or the conversation says otherwise."""
 
 ReasoningStyle = Literal["none", "anthropic-adaptive", "anthropic-budget", "openai"]
+ThinkingForm = Literal["adaptive", "budget"]
+"""`[models."x"] thinking`: the Anthropic form of reasoning a model takes, for a name the
+catalog does not know (adaptive: Claude 4.6 and later; budget: Claude 3.7 to 4.5)."""
 
 ANTHROPIC_BUDGETS: dict[Effort, int] = {"low": 2048, "medium": 8192, "high": 16_384, "max": 32_000}
 """`budget_tokens` per effort on the Claude models that take a budget."""
@@ -75,9 +81,16 @@ class ReasoningSupport:
         return self.style != "none"
 
 
-def reasoning_support(model: str) -> ReasoningSupport:
-    """How `model` reasons, from its name (a router prefix is ignored)."""
+def reasoning_support(model: str, thinking: ThinkingForm | None = None) -> ReasoningSupport:
+    """How `model` reasons, from its name (a router prefix is ignored), or from the
+    Anthropic form configured for it (`thinking`), which wins over the name."""
     name = _bare(model)
+    if thinking == "adaptive":
+        return ReasoningSupport(
+            "anthropic-adaptive", top="max" if _CLAUDE_MAX.match(name) else "high"
+        )
+    if thinking == "budget":
+        return ReasoningSupport("anthropic-budget")
     if _CLAUDE_ADAPTIVE.match(name):
         return ReasoningSupport(
             "anthropic-adaptive", top="max" if _CLAUDE_MAX.match(name) else "high"
@@ -106,9 +119,12 @@ def default_effort(model: str) -> Effort:
     return DEFAULT_EFFORT if reasoning_support(model).reasons else "off"
 
 
-def anthropic_thinking_fields(model: str, effort: Effort, max_tokens: int) -> dict[str, object]:
-    """The Messages API fields (`thinking`, `output_config`) for `effort`; {} for none."""
-    support = reasoning_support(model)
+def anthropic_thinking_fields(
+    model: str, effort: Effort, max_tokens: int, thinking: ThinkingForm | None = None
+) -> dict[str, object]:
+    """The Messages API fields (`thinking`, `output_config`) for `effort`; {} for none.
+    `thinking`: the form configured for the model, else it is told by its name."""
+    support = reasoning_support(model, thinking)
     if effort == "off" or not support.reasons:
         return {}
     if support.style == "anthropic-adaptive":

@@ -93,7 +93,7 @@ class AnthropicProvider:
         # No image over 2000 px goes out: the API refuses them in many-image requests.
         fit_anthropic_images(params["messages"])
         thinking = anthropic_thinking_fields(
-            request.model, request.reasoning_effort, request.max_output_tokens
+            request.model, request.reasoning_effort, request.max_output_tokens, request.thinking
         )
         if thinking and not _loop_keeps_thinking(params["messages"]):
             # A tool loop begun without thinking (the effort was off, or changed mid-loop)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from foldline.core.messages import Message, ToolSpec
-from foldline.core.reasoning import Effort
+from foldline.core.reasoning import Effort, ThinkingForm
 
 DEFAULT_TIMEOUT_SECONDS = 600.0
 """Long answers from large models can take minutes; the SDK's own default is the same."""
@@ -60,6 +60,9 @@ class ModelRequest:
     reasoning_effort: Effort = "off"
     """How much the model reasons first; each provider maps it to its own form
     (`foldline.core.reasoning`). Summaries and titles send `[compaction]`'s effort."""
+    thinking: ThinkingForm | None = None
+    """`[models."x"] thinking`: the Anthropic form of reasoning the model takes, for a
+    name Foldline does not know (None: told by the name)."""
     server_options: dict[str, Any] = field(default_factory=dict)
     """Fields only a local server understands (llama.cpp's `cache_prompt`, `id_slot`),
     sent as they are in the body by an OpenAI-compatible provider; others ignore them."""

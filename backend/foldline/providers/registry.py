@@ -51,7 +51,9 @@ from foldline.config import (
 )
 from foldline.core.pricing import ModelPrices
 from foldline.core.reasoning import (
+    DEFAULT_EFFORT,
     Effort,
+    ThinkingForm,
     default_effort,
     prefers_responses_api,
     reasoning_support,
@@ -200,6 +202,9 @@ class ResolvedModel:
     """`[models."x"] reasoning_effort`, else `medium` for a reasoning family, else off."""
     reasons: bool = False
     """The model belongs to a family that reasons (an effort other than off means something)."""
+    thinking: ThinkingForm | None = None
+    """`[models."x"] thinking`: the Anthropic form of reasoning the model takes, for a
+    Claude name the catalog does not know; None: told by the name."""
     temperature: float | None = None
     """`[models."x"] temperature`; None: the provider's default."""
     api: ModelApi = "chat"
@@ -290,6 +295,9 @@ def resolve_model(
         max_output = min(max_output, max(window // 2, 1))
 
     working_budget, working_source = _working_budget(entry, window)
+    # The configured form of thinking means something on Anthropic only (the config
+    # refuses it elsewhere; a model moved to another provider by hand just ignores it).
+    thinking = entry.thinking if kind == "anthropic" else None
     note = info.note if info is not None and source == "catalog" else None
     if source in ("guess", "default"):
         note = f"context window of `{model_name}` unknown; assuming {window} tokens"
@@ -320,9 +328,11 @@ def resolve_model(
         working_budget_source=working_source,
         display_name=listed.display_name if listed is not None else None,
         vision=_accepts_images(entry, kind, model_name, listed),
-        reasoning_effort=entry.reasoning_effort or default_effort(model_name),
+        reasoning_effort=entry.reasoning_effort
+        or (DEFAULT_EFFORT if thinking else default_effort(model_name)),
         temperature=entry.temperature,
-        reasons=reasoning_support(model_name).reasons,
+        reasons=reasoning_support(model_name, thinking).reasons,
+        thinking=thinking,
         api=_model_api(entry, kind, model_name),
         window_source=window_source,
         server=listed.server if listed is not None else None,
