@@ -37,23 +37,13 @@ from foldline.store import Store
 from foldline.store.export import export_json
 from foldline.store.project_export import write_project_export
 
+# An import counts its pins against the default model's window; nothing calls a model (no
+# server listens on the discard port of the shared config).
+from .conftest import CONFIG_TOML
+
 LINE = re.compile(r"^Foldline is running at (http://127\.0\.0\.1:\d+)/#token=([A-Za-z0-9_\-]+)$")
 START_SECONDS = 60.0
 TOKEN = "kill-during-import-token-0123456789"
-# An import counts its pins against the default model's window; nothing calls a model (no
-# server listens on the discard port).
-CONFIG_TOML = """\
-[defaults]
-model = "fake-model"
-
-[providers.local]
-kind = "openai-compatible"
-base_url = "http://127.0.0.1:9/v1"
-
-[models."fake-model"]
-provider = "local"
-context_window = 32768
-"""
 
 
 def _env() -> dict[str, str]:
