@@ -121,17 +121,26 @@ def install_hooks(
     def on_download(download: Any) -> None:
         handle_download(download, ask)
 
-    @shielded
-    def on_result(value: object) -> None:
-        on_conversation(conversation_from_storage(value))
-
-    @shielded
-    def read_current(*_: object) -> None:
+    def showing_the_app() -> bool:
         # Fetched each time: pywebview deletes the page while the window closes, and the
         # title can still change during that teardown.
         current_page = browser_view.webview.page()
-        if current_page is not None:
-            current_page.runJavaScript(READ_CURRENT_CONVERSATION, on_result)
+        return current_page is not None and current_page.url().scheme() in ("http", "https")
+
+    @shielded
+    def on_result(value: object) -> None:
+        # An answer can arrive after the page it was asked of has gone: the window's own
+        # starting page (no storage, so "none") answering after the app loaded would
+        # otherwise forget the conversation the app reopened.
+        if showing_the_app():
+            on_conversation(conversation_from_storage(value))
+
+    @shielded
+    def read_current(*_: object) -> None:
+        # Only the app's page knows the open conversation; the starting page the window
+        # shows while the server starts has none to report.
+        if showing_the_app():
+            browser_view.webview.page().runJavaScript(READ_CURRENT_CONVERSATION, on_result)
 
     page.profile().downloadRequested.connect(on_download)
 
