@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -309,13 +310,24 @@ class DesktopWindow:
         window = self._window
         if server_url is None or window is None:
             return  # the starting page
-        # A starting page asked for before the app may still finish loading after it.
-        current = window.get_current_url()  # type: ignore[attr-defined]
-        if not (isinstance(current, str) and current.startswith(server_url)):
-            return
-        self._loaded.set()
-        # Tests and the startup benchmark wait for this line; it carries no token.
-        logger.info("window page loaded from %s", server_url)
+        # A starting page asked for before the app may still finish loading after it, and
+        # the app's own "loaded" can come while the window still names the page before it:
+        # the URL is read again for a few seconds, off the GUI thread, before giving up.
+        threading.Thread(
+            target=self._mark_loaded_once_on, args=(window, server_url), daemon=True
+        ).start()
+
+    def _mark_loaded_once_on(self, window: object, server_url: str) -> None:
+        for _ in range(50):
+            current = window.get_current_url()  # type: ignore[attr-defined]
+            if isinstance(current, str) and current.startswith(server_url):
+                self._loaded.set()
+                # Tests and the startup benchmark wait for this line; it carries no token.
+                logger.info("window page loaded from %s", server_url)
+                return
+            if self._closed:
+                return
+            time.sleep(0.1)
 
     def _on_before_show(self, window: object) -> None:
         # Runs on the GUI thread, after pywebview built its Qt window and before it shows.
