@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,13 +17,6 @@ from foldline.store.project_export import import_project
 
 T = "2026-01-01T00:00:00Z"
 FILE_TEXT = "word " * 40_000  # 200 kB of text, 267 kB of base64
-
-
-@pytest.fixture
-def store(tmp_path: Path):
-    store = Store(tmp_path / "foldline.db")
-    yield store
-    store.close()
 
 
 @pytest.fixture
