@@ -54,7 +54,7 @@ person_words_share = 0.2
 
 def answering_model() -> ScriptedModel:
     return ScriptedModel(
-        when_empty=lambda request: Reply(text="Noted. " + filler(1, 30)),
+        when_empty=lambda request: Reply(text="Noted. " + filler(1, 60)),
         summaries=fact_keeping_summary,
     )
 
@@ -105,7 +105,7 @@ async def test_a_long_conversation_on_a_small_local_window(
         summaries: list[int] = []
         """Summary requests the server had served when each turn's request was sent."""
         for n in range(turns):
-            text = FACT if n == 0 else filler(n, 45)
+            text = FACT if n == 0 else filler(n, 15)
             before = len(chat_requests(server))
             events = await run(service, conversation.id, text)
             failures += [e.body.message for e in events if e.name == "error"]
@@ -140,6 +140,15 @@ async def test_a_long_conversation_on_a_small_local_window(
             folded = summaries[n] > summaries[n - 1] or theirs < counts[n - 1][1]
             margin = 0.03 if counts_itself or not folded else 0.10
             assert abs(ours - theirs) <= margin * theirs, f"turn {n}: {ours} vs {theirs}"
+        if personality.counts_template:
+            # Each summary is asked after the view the last turn left in the server's
+            # prompt cache: the server evaluates the question and the newest messages,
+            # not the folded text again (nor, after it, the whole view for the next turn).
+            asked = [r for r in server.requests if r.is_summary and r.input_tokens]
+            assert asked and all(r.prompt_evaluated is not None for r in asked)
+            assert all(r.prompt_evaluated < r.input_tokens / 2 for r in asked), [
+                (r.prompt_evaluated, r.input_tokens) for r in asked
+            ]
         # A single slot: a summary and a turn were never served at once, none was cut.
         assert personality.interrupted == 0
         if personality.slots == 1:

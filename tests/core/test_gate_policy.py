@@ -39,6 +39,16 @@ DUE = (SOFT + HARD) // 2
 """A view over the soft threshold, under the hard one."""
 QUICK = Pace(tokens_per_second=100.0, tokens_per_turn=20_000.0, summary_seconds=1.0)
 """A pace at which a turn from `NOT_DUE` reaches the hard threshold."""
+ONE_SLOT = Pace(
+    tokens_per_second=1.0,
+    tokens_per_turn=1_000.0,
+    summary_seconds=8.0,
+    slot_seconds=8.0,
+    free_seconds=10.0,
+)
+"""A one-request local server: summaries run only in the pauses between turns."""
+EARLY = (PREPARE * 9) // 10
+"""A view under the preparing threshold (a summary started ahead may be ready)."""
 
 
 def facts(tokens: int, **kw: object) -> GateFacts:
@@ -239,6 +249,34 @@ CASES: list[tuple[str, GateFacts, str, str | None, str | None]] = [
         None,
     ),
     (
+        "one-request server, ready at the preparing threshold: commit now",
+        facts(NOT_DUE, prepared="ready", pace=ONE_SLOT),
+        "commit_prepared",
+        "auto",
+        None,
+    ),
+    (
+        "one-request server, ready under the preparing threshold: held",
+        facts(EARLY, prepared="ready", pace=ONE_SLOT),
+        "none",
+        None,
+        None,
+    ),
+    (
+        "one-request server, ready but freeing next to nothing: held",
+        facts(NOT_DUE, prepared="ready", pace=ONE_SLOT, prepared_tokens_after=NOT_DUE - 1_000),
+        "none",
+        None,
+        None,
+    ),
+    (
+        "elsewhere, the same ready fold waits until it is due",
+        facts(NOT_DUE, prepared="ready", pace=replace(ONE_SLOT, slot_seconds=None)),
+        "none",
+        None,
+        None,
+    ),
+    (
         "automatic folding off: nothing, even with a ready fold",
         facts(
             DUE,
@@ -300,6 +338,8 @@ def test_the_reasons_name_why_a_ready_fold_lands_early() -> None:
     assert "reasoning effort changed" in effort.reason
     urgent = decide_gate(facts(NOT_DUE, prepared="ready", pace=QUICK))
     assert "next turn would reach the hard threshold" in urgent.reason
+    one_slot = decide_gate(facts(NOT_DUE, prepared="ready", pace=ONE_SLOT))
+    assert "one-request server" in one_slot.reason
     waiting = decide_gate(facts(LIMIT + 1_000, prepared="preparing"))
     assert waiting.reason.endswith("Waiting for the summary being written in the background.")
 

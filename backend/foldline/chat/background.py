@@ -125,9 +125,9 @@ def fingerprint(ctx: ConversationContext, end: int) -> str:
 
 def tokens_after(ctx: ConversationContext, prepared: CompactionState) -> int:
     """What the view of `ctx` would count with `prepared` committed (with the tools a
-    folded conversation is offered)."""
+    folded conversation is offered, where they take room in the prompt)."""
     after_view = build_api_messages(ctx.window, prepared, ctx.pins)
-    return ctx.counter.count_request(ctx.system, after_view, ctx.tools_after_fold)
+    return ctx.counter.count_request(ctx.system, after_view, ctx.counted_tools_after_fold)
 
 
 def why_invalid(

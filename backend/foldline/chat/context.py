@@ -161,6 +161,13 @@ class ConversationContext:
         start = self.state.api_start_index if self.state else 0
         return HistoryWindow(start, tuple(record.message for record in self.records))
 
+    @property
+    def counted_tools_after_fold(self) -> list[ToolSpec]:
+        """`tools_after_fold` as far as they take room in the prompt: none where the
+        model's chat template leaves tool definitions out (`counts_tools`), as the meter
+        counts the view now; a fold judged with them would look larger than it is."""
+        return self.tools_after_fold if self.model.counts_tools else []
+
     def fold_inputs(self, *, now: str, model: str | None) -> FoldInputs:
         """What a fold of this view reads; `model` is the summarizer's name."""
         return FoldInputs(
@@ -168,7 +175,7 @@ class ConversationContext:
             state=self.state,
             counter=self.counter,
             system=self.system,
-            tools=tuple(self.tools_after_fold),
+            tools=tuple(self.counted_tools_after_fold),
             budget=self.budget,
             settings=self.settings,
             now=now,

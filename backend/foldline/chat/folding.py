@@ -25,6 +25,7 @@ from foldline.api.events import (
 from foldline.chat import events as ev
 from foldline.chat.context import ConversationContext
 from foldline.chat.events import ChatEvent
+from foldline.chat.local_servers import LocalModelProvider
 from foldline.chat.store_writer import StoreWriter
 from foldline.chat.summary_calibration import SummaryCallObserver, summary_calibrator
 from foldline.chat.usage import Billing, SummaryUsage
@@ -104,16 +105,26 @@ class ConversationPrefix:
         )
 
 
+def local_prefix_cache(provider: Provider, model: str) -> bool:
+    """The provider is a local server that keeps the conversation's prompt cached."""
+    return isinstance(provider, LocalModelProvider) and provider.keeps_prompt_prefix(model)
+
+
 def conversation_prefix(
     ctx: ConversationContext, provider: Provider, summarizer_model: str
 ) -> ConversationPrefix | None:
     """The prefix a summary may be asked after, or None when it must be asked on its own:
     the summarizer is another model (it has no cache of this conversation); the provider
-    is a local or compatible server (no billed prompt cache, and a single slot would be
-    held by a request as long as the whole view); or, on Anthropic, the summary's
+    is a compatible server not known to keep its last prompt (no prompt cache: the whole
+    view would be evaluated again for the summary); or, on Anthropic, the summary's
     reasoning effort differs from the turn's (a change of the thinking settings drops
-    the cached messages)."""
-    if summarizer_model != ctx.model.model or getattr(provider, "compatible", False):
+    the cached messages). A recognised local server keeps the prompt the last turn sent,
+    so there the summary after the view is the cheap one (`keeps_prompt_prefix`)."""
+    if summarizer_model != ctx.model.model:
+        return None
+    if getattr(provider, "compatible", False) and not local_prefix_cache(
+        provider, summarizer_model
+    ):
         return None
     effort = ctx.settings.reasoning_effort
     if provider.wire == "anthropic" and effort != ctx.reasoning_effort:
@@ -538,7 +549,10 @@ class FoldMaker:
         requests fit that model's window and its summary that model's output cap."""
         inputs = ctx.fold_inputs(now=utc_now(), model=self.summarizer_model)
         if conversation_prefix(ctx, self.summarizer_provider, self.summarizer_model):
-            inputs = replace(inputs, summary_after_view=True)
+            # On a local server the summary after the view is the fold's one request
+            # (see `FoldInputs.summary_asked_once`).
+            once = local_prefix_cache(self.summarizer_provider, self.summarizer_model)
+            inputs = replace(inputs, summary_after_view=True, summary_asked_once=once)
         limits = self.summarizer_limits
         if limits is None or self.summarizer_model == ctx.model.model:
             return inputs

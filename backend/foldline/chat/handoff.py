@@ -144,7 +144,7 @@ async def hand_off(
         counter=ctx.counter,
         system=ctx.system,
         # The new conversation starts folded when there is a summary: its tools are those.
-        tools=tuple(ctx.tools_after_fold),
+        tools=tuple(ctx.counted_tools_after_fold),
         budget=ctx.budget,
         settings=ctx.settings,
         now=now,

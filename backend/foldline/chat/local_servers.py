@@ -285,6 +285,17 @@ class LocalModelProvider:
     def warm_up(self) -> None:
         self.inner.warm_up()
 
+    def keeps_prompt_prefix(self, model: str) -> bool:
+        """Whether the server is known to keep the prompt it last evaluated and to reuse
+        its common prefix for the next request: llama.cpp (`cache_prompt`), llama-cpp-
+        python (its one context), Ollama and LM Studio (llama.cpp inside) and vLLM
+        (prefix caching). A summary asked after the conversation's view then costs the
+        server only its question, and the next turn finds the view still cached; a
+        summary sent on its own would evaluate the folded text again and replace the
+        cached prompt. A server not recognised is treated as keeping nothing."""
+        listed = self.servers.known(self.name, model)
+        return listed is not None and listed.server is not None
+
     async def aclose(self) -> None:
         await self.inner.aclose()
 

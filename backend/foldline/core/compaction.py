@@ -216,7 +216,7 @@ async def fold(
         previous_summary=state.summary_message if state is not None else None,
         instructions=instructions,
         summarize=summarize,
-        after_view=after_view_for(inputs, planner, folded, split),
+        after_view=after_view_for(inputs, planner, folded, split, summary_max_tokens(inputs)),
     )
     if summary is None:
         return degrade(run.problem or "the summarizer failed", run.calls)

@@ -53,6 +53,12 @@ class FoldInputs:
     """The summarizer is the conversation's own model on a provider with a prompt cache:
     a fold's summary may be asked after the conversation's own view (read back from the
     cache) instead of in a request of its own that sends the folded messages again."""
+    summary_asked_once: bool = False
+    """The summarizer is a local server that runs one request at a time (its prompt cache
+    holds the view the last turn sent): the summary asked after the view is the fold's
+    only request. An answer without the structured headings is kept as written and one
+    that is refused falls back to the digest, rather than a second request that would
+    evaluate the whole folded text again while the person waits."""
 
     @classmethod
     def of(
@@ -71,6 +77,7 @@ class FoldInputs:
         pins: Sequence[Pin] = (),
         summarizer_reads_files: bool = False,
         summary_after_view: bool = False,
+        summary_asked_once: bool = False,
     ) -> FoldInputs:
         """Build from any history (a list is a complete one) and any sequences."""
         return cls(
@@ -87,6 +94,7 @@ class FoldInputs:
             pins=tuple(pins),
             summarizer_reads_files=summarizer_reads_files,
             summary_after_view=summary_after_view,
+            summary_asked_once=summary_asked_once,
         )
 
     @property

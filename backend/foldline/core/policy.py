@@ -455,10 +455,36 @@ def _after_is_over_threshold(facts: GateFacts) -> bool:
 DROPPED_OVER_THRESHOLD = "the view after it would still be over threshold"
 
 
+SLOT_COMMIT_REASON = (
+    "The summary written in the pauses on this one-request server is ready: committing "
+    "it now, before the conversation grows past the room it leaves."
+)
+
+
 def _early_commit(facts: GateFacts) -> GateDecision | None:
     """A ready fold committed before it is due: the prompt cache is cold anyway (a pause
     past its lifetime, or a changed prefix), or the next turn would reach the hard
-    threshold. None when neither holds."""
+    threshold, or the server runs one request at a time. None when none holds.
+
+    On a one-request server (a local llama.cpp-style server, `Pace.slot_seconds` known)
+    the summary is started turns ahead because it runs only in the pauses; every turn it
+    then waits lets the verbatim tail after its split grow, until the view after it is
+    over the threshold and it must be dropped for a fold the person waits for. Holding
+    it back saves nothing there: the server has no billed cache, and it evaluates the
+    folded view once whenever the fold lands. It waits for the view to reach
+    `prepare_threshold` (where its summary would have started without the lead), and,
+    once the view after it is counted, for it to free at least `MIN_FREED_SHARE` (what
+    the circuit breaker counts as a fold that worked): a summary started far ahead is
+    not committed early to fold next to nothing."""
+    if facts.pace is not None and facts.pace.slot_seconds is not None:
+        limit = facts.budget.input_budget or 0
+        after = facts.prepared_tokens_after
+        ripe = (
+            facts.tokens >= min(facts.settings.prepare_threshold, facts.settings.threshold) * limit
+        )
+        worth = after is None or facts.tokens - after >= MIN_FREED_SHARE * facts.tokens
+        if ripe and worth:
+            return GateDecision("commit_prepared", SLOT_COMMIT_REASON, "auto")
     cold = fold_on_cold_cache(
         facts.tokens,
         facts.budget,

@@ -95,6 +95,21 @@ _NARRATIVE_FORMAT = (
 )
 
 
+_BRIEF_STRUCTURED_FORMAT = (
+    "Use these Markdown headings, in this order ('None.' under an empty one):\n"
+    + "\n".join(f"## {heading}" for heading in STRUCTURED_HEADINGS)
+)
+_BRIEF_NARRATIVE_FORMAT = (
+    "Write concise prose in order: the user's requests quoted exactly, what was decided, "
+    "the names and numbers stated, what remains to do."
+)
+
+BRIEF_PROMPT_BUDGET = 4_096
+"""A summarizer whose input budget is below this many tokens (a local model loaded with a
+2k or 4k window) gets the brief prompts: the full rules and section descriptions take
+about 550 tokens, a third of a 2k window's budget, which the folded text needs; and the
+small models run on such windows follow a short request better than a long one."""
+
 FOLD_REQUEST_OPEN = "<fold-request>"
 """Opens the message that asks for a summary after the conversation's own view: what
 marks a request as a summary request (the fakes recognise one by it)."""
@@ -110,6 +125,11 @@ _AFTER_VIEW_RULES = (
     "with what it replaced; keep every person named with their role and every "
     "constraint, even one said in passing. Write in the conversation's language. Output "
     "only the summary."
+)
+_BRIEF_AFTER_VIEW_RULES = (
+    "From Foldline, not from the user: stop here; do not answer, call no tool. Write a "
+    "summary that replaces older messages (what it leaves out is forgotten). Keep names, "
+    "numbers, paths and the user's instructions verbatim. Output only the summary."
 )
 
 
@@ -170,7 +190,9 @@ def output_mask(
     return mask
 
 
-def _format_for(strategy: SummaryStrategy) -> str:
+def _format_for(strategy: SummaryStrategy, brief: bool = False) -> str:
+    if brief:
+        return _BRIEF_STRUCTURED_FORMAT if strategy == "structured" else _BRIEF_NARRATIVE_FORMAT
     return _STRUCTURED_FORMAT if strategy == "structured" else _NARRATIVE_FORMAT
 
 
@@ -211,8 +233,10 @@ def summary_prompt(
     last_request: str | None,
     max_output_tokens: int,
     pinned: Sequence[int] = (),
+    brief: bool = False,
 ) -> str:
-    """The one-call summary of a folded part (and of the previous summary, if any)."""
+    """The one-call summary of a folded part (and of the previous summary, if any);
+    `brief` for a small summarizer budget (`BRIEF_PROMPT_BUDGET`)."""
     sections = [
         "Summarize the conversation below so the assistant can continue it without the "
         "original messages."
@@ -226,7 +250,7 @@ def summary_prompt(
             f"<previous-summary>\n{escape_data(previous_summary)}\n</previous-summary>"
         )
     sections.append(f"<transcript>\n{escape_data(transcript)}\n</transcript>")
-    sections.append(_format_for(strategy))
+    sections.append(_format_for(strategy, brief))
     sections.extend(_common_tail(instructions, last_request, max_output_tokens, pinned))
     return "\n\n".join(sections)
 
@@ -241,6 +265,7 @@ def after_view_prompt(
     last_request: str | None,
     max_output_tokens: int,
     pinned: Sequence[int] = (),
+    brief: bool = False,
 ) -> str:
     """The last message of a summary request sent after the conversation's own view.
 
@@ -263,15 +288,18 @@ def after_view_prompt(
             scope += "."
     else:
         scope += ", all of it."
-    sections = [FOLD_REQUEST_OPEN + "\n" + _AFTER_VIEW_RULES, scope]
-    if previous_summary:
+    rules = _BRIEF_AFTER_VIEW_RULES if brief else _AFTER_VIEW_RULES
+    sections = [FOLD_REQUEST_OPEN + "\n" + rules, scope]
+    if previous_summary and brief:
+        sections.append("Merge in the earlier summary the conversation opens with.")
+    elif previous_summary:
         sections.append(
             "The conversation above opens with the summary of an earlier part. Merge it "
             "into your summary: keep what still holds, let newer information win where "
             "they conflict, and under Session Narrative say in one line what you dropped "
             "from it and why."
         )
-    sections.append(_format_for(strategy))
+    sections.append(_format_for(strategy, brief))
     if last_request:
         # The request is in the view already: naming it costs less than repeating it.
         sections.append(

@@ -20,6 +20,7 @@ from foldline.core.fold_inputs import FoldInputs
 from foldline.core.messages import AttachmentPart, Message
 from foldline.core.planning import SLACK_TOKENS
 from foldline.core.prompts import (
+    BRIEF_PROMPT_BUDGET,
     SUMMARY_SYSTEM,
     SummaryStrategy,
     after_view_prompt,
@@ -81,6 +82,9 @@ class AfterView:
     head: str = ""
     """What the view opens with (an earlier fold's summary, the person's words, the
     pins): the model reads it with the folded messages, so its answer is judged with it."""
+    only_request: bool = False
+    """The fold asks nothing else (`FoldInputs.summary_asked_once`): an answer without the
+    headings is kept free-form, a refused one is not asked again on its own."""
 
 
 BOUNDARY_CHARS = 160
@@ -88,14 +92,25 @@ BOUNDARY_CHARS = 160
 
 
 def after_view_for(
-    inputs: FoldInputs, planner: FoldPlanner, folded: Sequence[Message], split: int
+    inputs: FoldInputs,
+    planner: FoldPlanner,
+    folded: Sequence[Message],
+    split: int,
+    summary_max: int,
 ) -> AfterView | None:
     """How to ask this fold's summary after the view, or None when it must be asked on
     its own: the summarizer is another model (or a server without a prompt cache), or
     the budget is unlimited."""
-    input_budget = inputs.budget.input_budget
+    budget = inputs.budget
+    input_budget = budget.input_budget
     if not inputs.summary_after_view or input_budget is None or not folded:
         return None
+    if inputs.summary_asked_once and budget.input_limit is None:
+        # A local server's window holds the request and the summary it writes: the
+        # turn's answer reserve is not needed for it. On a small window the view at the
+        # preparing threshold plus the request is over the input budget, and a request
+        # of its own there would evaluate the whole folded text again.
+        input_budget = max(input_budget, budget.context_window - summary_max)
     tail = " ".join(folded[-1].text.split())
     return AfterView(
         view_tokens=planner.view_tokens(inputs.start, inputs.state),
@@ -104,6 +119,7 @@ def after_view_for(
         previous_summary=inputs.state is not None,
         input_budget=input_budget,
         head=summary_to_message(inputs.state, inputs.pins).text if inputs.state else "",
+        only_request=inputs.summary_asked_once,
     )
 
 
@@ -138,6 +154,8 @@ class SummaryRun:
         self.previous = previous_summary
         self.summary_max = summary_max
         self.capacity = capacity
+        self.brief = capacity < BRIEF_PROMPT_BUDGET
+        """A small summarizer budget: the brief prompts leave the folded text the room."""
         self.calls = 0
         self.input_tokens = 0  # what every call sent: the fold's summarizer input
         self.problem: str | None = None
@@ -198,7 +216,7 @@ class SummaryRun:
                 self.problem = defect
                 return None
             malformed = summary_problem(answer, self.strategy) if final else None
-            if malformed is not None and after_view:
+            if malformed is not None and after_view and not self._after_view_only():
                 problem = malformed
                 continue
             if malformed is not None:
@@ -206,6 +224,9 @@ class SummaryRun:
             return self._fit(answer.strip(), max_output)
         self.problem = problem
         return None
+
+    def _after_view_only(self) -> bool:
+        return self.after_view is not None and self.after_view.only_request
 
     def _fit(self, text: str, max_output: int) -> str:
         if self.counter.count_text(text) <= max_output:
@@ -226,6 +247,7 @@ class SummaryRun:
             last_request=self.last_request,
             max_output_tokens=self.summary_max,
             pinned=self.pinned,
+            brief=self.brief,
         )
         size = after.view_tokens + self.counter.count_text(prompt) + SLACK_TOKENS
         if size > after.input_budget:
@@ -235,7 +257,7 @@ class SummaryRun:
         # names a faithful merge carries forward.
         source = "\n\n".join(p for p in (after.head, self._summary_prompt(full_transcript)) if p)
         summary = await self.call(prompt, self.summary_max, "summary", final=True, source=source)
-        if summary is None:
+        if summary is None and not after.only_request:
             self.problem = None  # asked again on its own, below
         return summary
 
@@ -243,7 +265,7 @@ class SummaryRun:
         count_text = self.counter.count_text
         full = [render_message(start + o, m) for o, m in enumerate(folded)]
         summary = await self._after_view_summary("\n\n".join(full))
-        if summary is not None:
+        if summary is not None or self.problem is not None:
             return summary
         mask = output_mask(count_text)
         masked = [render_message(start + o, m, mask) for o, m in enumerate(folded)]
@@ -270,6 +292,7 @@ class SummaryRun:
             last_request=self.last_request,
             max_output_tokens=self.summary_max,
             pinned=self.pinned,
+            brief=self.brief,
         )
 
     def _note_max(self) -> int:

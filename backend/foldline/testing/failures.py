@@ -100,6 +100,9 @@ class RecordedRequest:
     model_request: ModelRequest | None = None
     is_summary: bool = False
     input_tokens: int | None = None
+    prompt_evaluated: int | None = None
+    """A local server with a prompt cache: the prompt tokens it evaluated, those after
+    the prefix it still held from the request before (`LocalPersonality.evaluate`)."""
     failure: FailureKind | None = None
     status: int | None = None
     error: WireError | None = None

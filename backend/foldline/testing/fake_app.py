@@ -307,6 +307,7 @@ async def handle_generation(server: ServerState, request: Request, wire: Wire) -
                 cut_frame=error.stream_frame(wire),
                 record=record,
             )
+        record.prompt_evaluated = personality.evaluate(body, server.tokenizer)
         limits = replace(limits, context_window=0)
     record.input_tokens = input_tokens
     limit_error = check_limits(body, wire, limits, input_tokens)

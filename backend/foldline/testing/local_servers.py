@@ -16,6 +16,8 @@ llama.cpp (`llama-server`, tools/server/server.cpp and tools/server/README.md)
   "n_prompt_tokens": N, "n_ctx": M}}`.
 - Usage is sent with `stream_options.include_usage`; each slot runs one request, the
   others queue (no interrupts).
+- With `cache_prompt` (the default) a slot keeps the prompt it last evaluated and
+  evaluates only what follows the common prefix of the next one.
 
 llama-cpp-python (`python -m llama_cpp.server`, llama_cpp/server/app.py, errors.py,
 settings.py, llama_cpp/llama.py)
@@ -27,6 +29,9 @@ settings.py, llama_cpp/llama.py)
   400 `context_length_exceeded` ("This model's maximum context length is M tokens.
   However, you requested ..."); streamed, the event stream has already started, so the
   client gets HTTP 200 and an empty body.
+- One context keeps the tokens it last evaluated; `Llama.generate` reuses their longest
+  common prefix with the next prompt and evaluates only the rest (its log: "N
+  prefix-match hit, remaining M prompt tokens to eval").
 - One model call at a time (`llama_outer_lock`); with `interrupt_requests` (default
   true) a running stream that sees another request waiting sends `[DONE]` at once and
   stops, without a `finish_reason` (`get_event_publisher`).
@@ -123,6 +128,8 @@ class LocalPersonality:
     overflows: int = 0
     most_at_once: int = 0
     """The most chat requests this server worked on at the same time."""
+    cached_prompt: str = ""
+    """The prompt last evaluated (llama.cpp, llama-cpp-python: one slot modelled)."""
     _running: list[asyncio.Event] = field(default_factory=list)
     _lock: asyncio.Lock | None = None
     _in_flight: int = 0
@@ -138,6 +145,21 @@ class LocalPersonality:
         if self.counts_template:
             return tokenizer.count_text(chatml(list(body.get("messages") or [])))
         return default
+
+    def evaluate(self, body: dict[str, Any], tokenizer: FakeTokenizer) -> int | None:
+        """The prompt tokens the server must evaluate for `body`: those after the common
+        prefix with the prompt it evaluated last, which `body`'s prompt then replaces
+        (None where the fake does not render the server's template)."""
+        if not self.counts_template:
+            return None
+        prompt = chatml(list(body.get("messages") or []))
+        common = 0
+        for new, old in zip(prompt, self.cached_prompt, strict=False):
+            if new != old:
+                break
+            common += 1
+        self.cached_prompt = prompt
+        return tokenizer.count_text(prompt[common:])
 
     # --- the window --------------------------------------------------------------
 
