@@ -13,7 +13,9 @@ the page stays a plain web page that behaves the same in a browser:
 - the open conversation is read from the page's own localStorage with Qt's
   `runJavaScript` (not subject to the page's CSP) whenever the page title changes, which
   the UI does on every conversation switch. The shell remembers it in `window.json` and
-  passes it back next launch as `#c=<id>`.
+  passes it back next launch as `#c=<id>`;
+- which page the window shows, and whether the app's page has loaded, is learned from
+  Qt's reports of each load (`loadingChanged`), kept in `page_loads.PageLoads`.
 
 The functions take the Qt objects as duck-typed parameters so tests can drive them with
 stand-ins; only `install_hooks` touches PyQt6 itself.
@@ -27,6 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from foldline_desktop.page_loads import PageLoads
+
 logger = logging.getLogger(__name__)
 
 # The UI's localStorage key for the open conversation (frontend/js/main.js CURRENT_KEY).
@@ -34,6 +38,9 @@ CURRENT_CONVERSATION_KEY = "foldline.currentConversation"
 READ_CURRENT_CONVERSATION = f"window.localStorage.getItem({CURRENT_CONVERSATION_KEY!r})"
 DEFAULT_DOWNLOAD_NAME = "foldline-export"
 MAX_CONVERSATION_ID_LENGTH = 128
+# The names of `QWebEngineLoadingInfo.LoadStatus` members this module tells apart.
+LOAD_STARTED = "LoadStartedStatus"
+LOAD_SUCCEEDED = "LoadSucceededStatus"
 
 AskSavePath = Callable[[str], Path | None]
 
@@ -108,12 +115,37 @@ def qt_save_dialog(parent: Any) -> AskSavePath:
 
 
 def install_hooks(
-    browser_view: Any, on_conversation: Callable[[str | None], None]
+    browser_view: Any, loads: PageLoads, on_conversation: Callable[[str | None], None]
 ) -> Callable[[], None]:
     """Connect the hooks to pywebview's Qt window (`window.native`); GUI thread only.
 
     Returns a function, callable from any thread, that brings the window to the front.
     """
+    connect_page_hooks(browser_view, loads, on_conversation)
+    return _front_raiser(browser_view)
+
+
+def record_load(loads: PageLoads, info: Any) -> None:
+    """Tell `loads` of one of Qt's load reports (a `QWebEngineLoadingInfo`).
+
+    The report's own URL is the page that finished; `page.url()` read at that moment could
+    already name the next page asked for. The status is matched by its name so that the
+    decision can be driven without Qt in the tests (tests/test_desktop_page_loads.py checks
+    that the names are Qt's).
+    """
+    status = info.status().name
+    if status == LOAD_SUCCEEDED and not info.isErrorPage():
+        loads.load_succeeded(info.url().toString())
+    elif status == LOAD_STARTED:
+        loads.load_started()
+    else:  # failed, stopped, or an error page
+        loads.load_failed()
+
+
+def connect_page_hooks(
+    browser_view: Any, loads: PageLoads, on_conversation: Callable[[str | None], None]
+) -> None:
+    """Downloads, the window's loads and the open conversation (duck-typed for tests)."""
     page = browser_view.webview.page()
     ask = qt_save_dialog(browser_view)
 
@@ -121,34 +153,36 @@ def install_hooks(
     def on_download(download: Any) -> None:
         handle_download(download, ask)
 
-    def showing_the_app() -> bool:
-        # Fetched each time: pywebview deletes the page while the window closes, and the
-        # title can still change during that teardown.
-        current_page = browser_view.webview.page()
-        return current_page is not None and current_page.url().scheme() in ("http", "https")
-
     @shielded
-    def on_result(value: object) -> None:
+    def on_result(ticket: int, value: object) -> None:
         # An answer can arrive after the page it was asked of has gone: the window's own
         # starting page (no storage, so "none") answering after the app loaded would
         # otherwise forget the conversation the app reopened.
-        if showing_the_app():
+        if loads.answer_counts(ticket):
             on_conversation(conversation_from_storage(value))
 
     @shielded
     def read_current(*_: object) -> None:
         # Only the app's page knows the open conversation; the starting page the window
         # shows while the server starts has none to report.
-        if showing_the_app():
-            browser_view.webview.page().runJavaScript(READ_CURRENT_CONVERSATION, on_result)
+        ticket = loads.read_ticket()
+        if ticket is not None:
+            # Fetched each time: pywebview deletes the page while the window closes, and
+            # the title can still change during that teardown.
+            browser_view.webview.page().runJavaScript(
+                READ_CURRENT_CONVERSATION, lambda value: on_result(ticket, value)
+            )
+
+    @shielded
+    def on_loading_changed(info: Any) -> None:
+        record_load(loads, info)
+        read_current()
 
     page.profile().downloadRequested.connect(on_download)
-
     # The UI sets the document title on every conversation switch, and a load finishing
     # covers the first page; both are cheap to answer (one localStorage read).
     browser_view.webview.titleChanged.connect(read_current)
-    page.loadFinished.connect(read_current)
-    return _front_raiser(browser_view)
+    page.loadingChanged.connect(on_loading_changed)
 
 
 def _front_raiser(browser_view: Any) -> Callable[[], None]:

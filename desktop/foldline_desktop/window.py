@@ -13,13 +13,13 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 from urllib.parse import quote
 
+from foldline_desktop.page_loads import PageLoads
 from foldline_desktop.qt_hooks import install_hooks
 from foldline_desktop.window_state import Rect, WindowState, place_window
 
@@ -133,7 +133,6 @@ class DesktopWindow:
 
     def __init__(self, data_dir: Path, token: str, state: WindowState, first_page: str) -> None:
         self._data_dir = data_dir
-        self._server_url: str | None = None
         self._token = token
         self._lock = threading.Lock()
         self._state = state
@@ -143,7 +142,8 @@ class DesktopWindow:
         self._window: object | None = None
         self._bring_to_front: Callable[[], None] | None = None
         self._page_reported_conversation = False
-        self._loaded = threading.Event()
+        # Which page the window shows, from Qt's reports of its loads (see page_loads).
+        self._loads = PageLoads()
         # What the window should show: ("html", a page) or ("url", the app's URL). The
         # window's own thread loads it once the window is shown and while it is open.
         self._wanted: tuple[str, str] = ("html", first_page)
@@ -174,7 +174,7 @@ class DesktopWindow:
 
     @property
     def loaded(self) -> bool:
-        return self._loaded.is_set()
+        return self._loads.app_loaded
 
     def raise_window(self) -> None:
         """Bring the window to the front (a second `foldline` launch asked for it)."""
@@ -195,8 +195,9 @@ class DesktopWindow:
 
     def open_app(self, server_url: str) -> None:
         """Load the app from its server (which answers by now)."""
+        # Known before the load is asked for, so its report is recognised as the app's.
+        self._loads.app_opened(server_url)
         with self._lock:
-            self._server_url = server_url
             conversation = self._state.last_conversation_id
         self._want(("url", page_url(server_url, self._token, conversation)))
 
@@ -305,34 +306,14 @@ class DesktopWindow:
 
     def _on_loaded(self) -> None:
         # The web profile and its storage exist by now: Qt no longer needs the redirection.
+        # Whether this was the app's page is not decided here: pywebview's "loaded" can come
+        # while the window still names the page before (see page_loads).
         restore_user_environment(os.environ)
-        server_url = self._server_url
-        window = self._window
-        if server_url is None or window is None:
-            return  # the starting page
-        # A starting page asked for before the app may still finish loading after it, and
-        # the app's own "loaded" can come while the window still names the page before it:
-        # the URL is read again for a few seconds, off the GUI thread, before giving up.
-        threading.Thread(
-            target=self._mark_loaded_once_on, args=(window, server_url), daemon=True
-        ).start()
-
-    def _mark_loaded_once_on(self, window: object, server_url: str) -> None:
-        for _ in range(50):
-            current = window.get_current_url()  # type: ignore[attr-defined]
-            if isinstance(current, str) and current.startswith(server_url):
-                self._loaded.set()
-                # Tests and the startup benchmark wait for this line; it carries no token.
-                logger.info("window page loaded from %s", server_url)
-                return
-            if self._closed:
-                return
-            time.sleep(0.1)
 
     def _on_before_show(self, window: object) -> None:
         # Runs on the GUI thread, after pywebview built its Qt window and before it shows.
         native = window.native  # type: ignore[attr-defined]
-        self._bring_to_front = install_hooks(native, self.remember_conversation)
+        self._bring_to_front = install_hooks(native, self._loads, self.remember_conversation)
         place = place_window(self._remembered, _usable_screen_areas())
         native.resize(place.width, place.height)
         native.move(place.x, place.y)
