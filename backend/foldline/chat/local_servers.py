@@ -28,8 +28,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -100,6 +101,7 @@ class LocalServers:
         """conversation id → (base URL, provider, model) of its last turn."""
         self._client: httpx2.AsyncClient | None = None
         self._base_urls: dict[str, str] = {}
+        self._counting = CountingLoop()
 
     @property
     def directory(self) -> ModelDirectory | None:
@@ -117,6 +119,7 @@ class LocalServers:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+        await asyncio.to_thread(self._counting.close)
 
     def scheduler(self, base_url: str) -> SlotScheduler:
         return self.schedulers.setdefault(base_url, SlotScheduler(grace=self.grace))
@@ -228,33 +231,30 @@ class LocalServers:
     ) -> int | None:
         """The request's prompt tokens, counted by the model's server where it can count
         (`providers.server_tokens`); None elsewhere. Called from the context loader's
-        worker thread (it never runs on the event loop), so it makes its own short-lived
-        loop and client; a local server answers in milliseconds."""
+        worker threads (never on the event loop): the count runs on the counting loop,
+        a thread of its own with one HTTP client kept open, and the caller waits for it."""
         if model.provider_kind != "openai-compatible":
             return None
         listed = self.known(model.provider_name, model.model)
         base_url = self._base_urls.get(model.provider_name)
         if listed is None or not listed.tokenizer or base_url is None:
             return None
-        messages = to_openai_messages(system, view)
-        specs = to_openai_tools(tools) if tools else []
-        tokenizer = listed.tokenizer
-
-        async def count() -> int | None:
-            async with httpx2.AsyncClient(timeout=COUNT_TIMEOUT_SECONDS) as client:
-                return await count_chat(
-                    client, base_url, tokenizer, model.model, messages, tools=specs
-                )
-
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             pass
         else:
             return None  # on an event loop: never block it for a count
+        messages = to_openai_messages(system, view)
+        specs = to_openai_tools(tools) if tools else []
+        tokenizer = listed.tokenizer
+
+        async def count(client: httpx2.AsyncClient) -> int | None:
+            return await count_chat(client, base_url, tokenizer, model.model, messages, tools=specs)
+
         try:
-            return asyncio.run(count())
-        except (httpx2.HTTPError, OSError, ValueError):
+            return self._counting.run(count)
+        except (httpx2.HTTPError, OSError, ValueError, TimeoutError):
             return None
 
     # --- requests ------------------------------------------------------------------
@@ -266,6 +266,53 @@ class LocalServers:
         if not getattr(provider, "compatible", False) or not base_url:
             return provider
         return LocalModelProvider(self, provider, base_url)
+
+
+class CountingLoop:
+    """An event loop in a thread of its own, with one HTTP client, for counts asked from
+    worker threads: a new loop and client per count cost more than the count itself."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._client: httpx2.AsyncClient | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def _started(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(
+                    target=loop.run_forever, name="foldline-server-counts", daemon=True
+                )
+                thread.start()
+                self._loop, self._thread = loop, thread
+            return self._loop
+
+    def run(self, count: Callable[[httpx2.AsyncClient], Awaitable[int | None]]) -> int | None:
+        """`count(client)` on the counting loop; the calling thread waits for it."""
+        loop = self._started()
+
+        async def counted() -> int | None:
+            if self._client is None:
+                self._client = httpx2.AsyncClient(timeout=COUNT_TIMEOUT_SECONDS)
+            return await count(self._client)
+
+        future = asyncio.run_coroutine_threadsafe(counted(), loop)
+        return future.result(timeout=COUNT_TIMEOUT_SECONDS * 2)
+
+    def close(self) -> None:
+        """Close the client and stop the loop (from any thread but the loop's)."""
+        with self._lock:
+            loop, thread, self._loop, self._thread = self._loop, self._thread, None, None
+        if loop is None or thread is None:
+            return
+        client, self._client = self._client, None
+        if client is not None:
+            asyncio.run_coroutine_threadsafe(client.aclose(), loop).result(timeout=5)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=5)
+        loop.close()
 
 
 class LocalModelProvider:
