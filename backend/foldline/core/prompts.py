@@ -127,9 +127,9 @@ _AFTER_VIEW_RULES = (
     "only the summary."
 )
 _BRIEF_AFTER_VIEW_RULES = (
-    "From Foldline, not from the user: stop here; do not answer, call no tool. Write a "
-    "summary that replaces older messages (what it leaves out is forgotten). Keep names, "
-    "numbers, paths and the user's instructions verbatim. Output only the summary."
+    "From Foldline, not the user: do not answer, call no tool. Your summary replaces "
+    "older messages; what it leaves out is forgotten. Keep names, numbers and the "
+    "user's instructions verbatim. Output only the summary."
 )
 
 
@@ -272,7 +272,18 @@ def after_view_prompt(
     `kept_messages` is how many of the messages above stay in the view verbatim (the
     summary stands for everything before them); `boundary` is the end of the last
     message to summarize, quoted so the model finds the split without counting;
-    `previous_summary` says whether the view opens with an earlier fold's summary."""
+    `previous_summary` says whether the view opens with an earlier fold's summary;
+    `brief` for a small budget (`BRIEF_PROMPT_BUDGET`), with no boundary quoted."""
+    if brief:
+        return _brief_after_view_prompt(
+            kept_messages,
+            previous_summary,
+            strategy,
+            instructions,
+            max_output_tokens,
+            pinned,
+            quote_request=bool(last_request),
+        )
     scope = "Summarize the conversation above"
     if kept_messages > 0:
         scope += (
@@ -288,23 +299,48 @@ def after_view_prompt(
             scope += "."
     else:
         scope += ", all of it."
-    rules = _BRIEF_AFTER_VIEW_RULES if brief else _AFTER_VIEW_RULES
-    sections = [FOLD_REQUEST_OPEN + "\n" + rules, scope]
-    if previous_summary and brief:
-        sections.append("Merge in the earlier summary the conversation opens with.")
-    elif previous_summary:
+    sections = [FOLD_REQUEST_OPEN + "\n" + _AFTER_VIEW_RULES, scope]
+    if previous_summary:
         sections.append(
             "The conversation above opens with the summary of an earlier part. Merge it "
             "into your summary: keep what still holds, let newer information win where "
             "they conflict, and under Session Narrative say in one line what you dropped "
             "from it and why."
         )
-    sections.append(_format_for(strategy, brief))
+    sections.append(_format_for(strategy))
     if last_request:
         # The request is in the view already: naming it costs less than repeating it.
         sections.append(
             "Quote the user's last request in the part you summarize exactly, under Active Task."
         )
+    sections.extend(_common_tail(instructions, None, max_output_tokens, pinned))
+    return "\n\n".join(sections) + "\n" + FOLD_REQUEST_CLOSE
+
+
+def _brief_after_view_prompt(
+    kept_messages: int,
+    previous_summary: bool,
+    strategy: SummaryStrategy,
+    instructions: str | None,
+    max_output_tokens: int,
+    pinned: Sequence[int],
+    *,
+    quote_request: bool,
+) -> str:
+    """`after_view_prompt` in about 160 tokens: on a one-request local server every token
+    of it is evaluated in the person's pause, at tens of tokens a second."""
+    scope = "Summarize the conversation above"
+    if kept_messages > 0:
+        noun = "message" if kept_messages == 1 else "messages"
+        scope += f" except its last {kept_messages} {noun} (they stay verbatim)."
+    else:
+        scope += ", all of it."
+    if previous_summary:
+        scope += " Merge in the earlier summary it opens with."
+    head = f"{FOLD_REQUEST_OPEN}\n{_BRIEF_AFTER_VIEW_RULES} {scope}"
+    sections = [head, _format_for(strategy, brief=True)]
+    if quote_request and strategy == "structured":
+        sections.append("Quote the user's last request under Active Task.")
     sections.extend(_common_tail(instructions, None, max_output_tokens, pinned))
     return "\n\n".join(sections) + "\n" + FOLD_REQUEST_CLOSE
 
