@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import statistics
 import sys
 import tempfile
@@ -178,6 +179,9 @@ auto_title = false
 
 
 if __name__ == "__main__":
+    # The fold gate's decisions and drops, with their time, beside the turns' lines.
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
+    logging.getLogger("foldline.chat").setLevel(logging.INFO)
     asyncio.run(
         main(
             int(sys.argv[1]) if len(sys.argv) > 1 else 20,

@@ -9,6 +9,7 @@ never serves a summary and a turn at once."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -258,3 +259,33 @@ async def test_a_server_that_refuses_tools_gets_the_turn_again_without_them(
     assert [r.status for r in sent] == [400, 200, 200]
     listed = directory.find("local", MODEL)
     assert listed is not None and listed.refuses_tools
+
+
+async def test_a_fold_the_person_waits_for_is_never_held_back_behind_its_own_turn(
+    store: Store, tmp_path: Path
+) -> None:
+    """A fold made in a turn's own task (here the Fold button) is that turn's request: on
+    a one-request server its summary goes at once. Background requests hold back while
+    a turn may call again (`grace`, here an hour); were the fold's summary taken for one,
+    it would wait behind the very turn that waits for it."""
+    with FakeProviderServer(
+        answering_model(),
+        models={MODEL: ModelLimits(context_window=0, max_output_tokens=100_000)},
+        personality=llama_cpp_python(WINDOW),
+    ) as server:
+        service = ChatService(store, lambda: local_config(server), listing=ModelDirectory())
+        service.local_servers.grace = 3600.0
+        SERVICES.append(service)
+        conversation = store.create_conversation(title="fold now")
+        for n in range(4):
+            await run(service, conversation.id, FACT if n == 0 else filler(n, 30))
+            await service.background.wait(conversation.id)
+        handle = await service.start_compaction(conversation.id, None)
+        events = await asyncio.wait_for(_all(handle), timeout=60)
+    completed = [e for e in events if e.name == "compaction.completed"]
+    assert completed and completed[0].body.strategy != "emergency"
+    assert [r for r in server.requests if r.is_summary]
+
+
+async def _all(handle) -> list[ChatEvent]:  # type: ignore[no-untyped-def]
+    return [event async for event in handle.events()]

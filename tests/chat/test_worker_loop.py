@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from foldline.chat.worker_loop import in_worker_loop
+from foldline.chat.worker_loop import calling_task, in_worker_loop
 from foldline.core.compaction import SummaryRequest
 
 
@@ -87,3 +87,26 @@ async def test_a_manual_fold_runs_the_engine_off_the_event_loop(
     names = [name for name, _ in events]
     assert "compaction.completed" in names, [e for e in events if e[0] == "compaction.failed"]
     assert threads == [False]
+
+
+async def test_each_call_is_marked_with_the_task_it_is_made_for() -> None:
+    """A local server's slot tells a turn's own fold from a background one by this mark:
+    the call runs in a task of its own, which is neither."""
+    seen: dict[str, object] = {}
+
+    async def summarize(request: SummaryRequest) -> str:
+        seen[str(request)] = (calling_task(), asyncio.current_task())
+        return "a summary"
+
+    async def work(summarize_call) -> str:  # type: ignore[no-untyped-def]
+        return await summarize_call("call")
+
+    async def turn() -> str:
+        return await in_worker_loop(work, summarize)
+
+    turn_task = asyncio.ensure_future(turn())
+    assert await turn_task == "a summary"
+    marked, running_in = seen["call"]  # type: ignore[misc]
+    assert marked is turn_task and running_in is not turn_task
+    # Outside such a call, the mark is the current task.
+    assert calling_task() is asyncio.current_task()

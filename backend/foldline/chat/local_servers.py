@@ -37,6 +37,7 @@ from typing import Any, Literal
 import httpx2
 
 from foldline.chat.slots import SlotScheduler
+from foldline.chat.worker_loop import calling_task
 from foldline.config import AppConfig, ConfigError, effective_base_url, provider_config
 from foldline.core.messages import Message, ToolSpec
 from foldline.core.wire import to_openai_messages, to_openai_tools
@@ -350,7 +351,9 @@ class LocalModelProvider:
         listed = self.servers.known(self.name, request.model)
         scheduler = self.servers.scheduler(self.base_url)
         scheduler.single = single_slot(listed)
-        task = asyncio.current_task()
+        # A fold written at a turn's gate calls from a task of its own (`worker_loop`):
+        # it is the turn's request all the same, never held back behind the turn.
+        task = calling_task()
         is_turn = task is None or scheduler.is_turn(task)
         request = replace(request, server_options=self._options(request, listed, is_turn))
         if listed is not None and listed.refuses_tools and request.tools:

@@ -13,7 +13,8 @@ Its answer is handed to its caller only whole, so a restart is invisible to it: 
 summary is late, never cut.
 
 Which requests are turns is told by the chat service (`turn_started`): the tasks that
-run a turn. A summary written inside a turn (a fold at the gate) runs in that task, so
+run a turn. A summary written inside a turn (a fold at the gate, the Fold button) is
+sent from a task of its own but marked with the turn's (`worker_loop.calling_task`), so
 it is the turn's own request and is never held back behind itself. A background request
 waits while a turn streams, and for a short grace after the turn started or finished a
 call (it is about to call again); past the grace it goes, so a turn that waits for a
