@@ -289,3 +289,37 @@ async def test_a_fold_the_person_waits_for_is_never_held_back_behind_its_own_tur
 
 async def _all(handle) -> list[ChatEvent]:  # type: ignore[no-untyped-def]
     return [event async for event in handle.events()]
+
+
+async def test_a_refused_summary_on_a_one_request_server_lands_as_a_prepared_digest(
+    store: Store, tmp_path: Path
+) -> None:
+    """A small local model's summary that invents what it never read is refused; the
+    digest stands for it. Prepared in the pause, that digest lands with no model call in
+    the person's turn, and it is not re-summarized on its own (a request that would
+    evaluate the whole folded text again): the next fold's summary, asked after the
+    view, merges it."""
+    model = ScriptedModel(
+        when_empty=lambda request: Reply(text="Noted. " + filler(1, 60)),
+        summaries=lambda request: "The Drugnabels-Fantasie festival opens in Vienna on 3 May.",
+    )
+    limits = {MODEL: ModelLimits(context_window=0, max_output_tokens=100_000)}
+    with FakeProviderServer(model, models=limits, personality=llama_cpp_python(WINDOW)) as server:
+        service = ChatService(store, lambda: local_config(server), listing=ModelDirectory())
+        service.local_servers.grace = 0.05
+        SERVICES.append(service)
+        conversation = store.create_conversation(title="refused")
+        started: list[bool] = []
+        for n in range(25):
+            events = await run(service, conversation.id, FACT if n == 0 else filler(n, 15))
+            assert not [e for e in events if e.name == "error"]
+            started += [e.body.prepared for e in events if e.name == "compaction.started"]
+            print(n, [(e.name, str(e.body)[:150]) for e in events if e.name.startswith("compaction")], [e.body.tokens for e in events if e.name == "context.stats"][-1:])
+            await service.background.wait(conversation.id)
+        folds = store.list_compactions(conversation.id)
+    assert len(folds) >= 2 and all(record.state.degraded for record in folds)
+    # Every fold landed prepared: no turn asked the model for a summary in line.
+    assert started and all(started)
+    # Every summary request was the one after the view: no re-summary of its own.
+    asked = [r for r in server.requests if r.is_summary]
+    assert asked and all(r.prompt_evaluated < r.input_tokens / 2 for r in asked)

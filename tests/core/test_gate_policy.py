@@ -270,6 +270,20 @@ CASES: list[tuple[str, GateFacts, str, str | None, str | None]] = [
         None,
     ),
     (
+        "one-request server, due, the ready fold gone stale: prepare again, go ahead",
+        facts(DUE, prepared="ready", pace=ONE_SLOT, prepared_tokens_after=SOFT + 1_000),
+        "start_preparing",
+        "auto",
+        DROPPED_OVER_THRESHOLD,
+    ),
+    (
+        "one-request server, the stale ready fold at the hard threshold: in line",
+        facts(HARD + 500, prepared="ready", pace=ONE_SLOT, prepared_tokens_after=SOFT + 1_000),
+        "fold_inline",
+        "auto",
+        DROPPED_OVER_THRESHOLD,
+    ),
+    (
         "elsewhere, the same ready fold waits until it is due",
         facts(NOT_DUE, prepared="ready", pace=replace(ONE_SLOT, slot_seconds=None)),
         "none",

@@ -8,12 +8,14 @@ reused across responses, interrupted batches.
 
 from __future__ import annotations
 
-from fold_setup import COUNTER, SYSTEM, TOOLS, agent_session
+from fold_setup import COUNTER, SYSTEM, TOOLS, agent_session, fold_inputs
 from hypothesis import given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 from strategies import conversations, message_soups, state_at
 
+from foldline.core.budget import Budget
+from foldline.core.compaction import planned_fold_frees
 from foldline.core.messages import (
     Message,
     ToolCallPart,
@@ -478,3 +480,15 @@ def test_an_over_budget_view_counts_the_current_summary() -> None:
     assert planner.view_tokens(4, None) <= budget
     chosen = plan_split(planner, summary_tokens=budget, input_budget=budget, settings=settings)
     assert chosen == len(display)
+
+
+def test_a_fold_planned_early_frees_little_and_one_planned_late_frees_much() -> None:
+    """`planned_fold_frees` tells a fold worth preparing from one that would fold next
+    to nothing: the same conversation, early and late, on the same small budget."""
+    budget = Budget(context_window=44_000, max_output_tokens=4_000)
+    early = fold_inputs(agent_session(2), budget=budget)
+    late = fold_inputs(agent_session(12), budget=budget)
+    late_view = COUNTER.count_request(SYSTEM, list(late.window.since(0)), TOOLS)
+    assert planned_fold_frees(early) < planned_fold_frees(late)
+    assert planned_fold_frees(late) > late_view // 4
+    assert planned_fold_frees(fold_inputs([], budget=budget)) == 0

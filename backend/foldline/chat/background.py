@@ -45,7 +45,8 @@ from typing import Literal
 from foldline.chat.context import ConversationContext
 from foldline.chat.folding import FoldMaker
 from foldline.chat.usage import SummaryUsage
-from foldline.core.policy import Pace, PreparedKind
+from foldline.core.compaction import planned_fold_frees
+from foldline.core.policy import MIN_FREED_SHARE, Pace, PreparedKind
 from foldline.core.state import CompactionState
 from foldline.core.view import build_api_messages
 
@@ -195,3 +196,12 @@ class PreparedFold:
         """A fresh count of the view of `ctx` with the summary committed."""
         assert self.summary is not None
         return tokens_after(ctx, self.summary)
+
+
+async def worth_preparing(maker: FoldMaker, ctx: ConversationContext) -> bool:
+    """On a one-request server a summary is started turns ahead of the threshold: only
+    once the fold it plans frees `MIN_FREED_SHARE` of the view (counted off the loop).
+    Started sooner, it folds next to nothing and is dropped when it is due."""
+    inputs = maker.fold_inputs(ctx)
+    frees = await asyncio.to_thread(planned_fold_frees, inputs)
+    return frees >= MIN_FREED_SHARE * ctx.tokens

@@ -37,6 +37,7 @@ from foldline.chat.background import (
     average,
     settings_key,
     why_invalid,
+    worth_preparing,
 )
 from foldline.chat.context import ConversationContext
 from foldline.chat.events import ChatEvent
@@ -491,8 +492,12 @@ class ConversationFolds:
             if why is None:
                 return  # still useful: keep it
             self._drop(entry, "the conversation changed under it")
+        # On a one-request local server a digest is not re-summarized on its own (that
+        # request would evaluate the whole folded text in the person's pauses, and a
+        # turn that cuts it waits for that evaluation): the next fold's summary, asked
+        # after the view that opens with the digest, merges it instead.
         kind = next_preparation(
-            degraded=ctx.state is not None and ctx.state.degraded,
+            degraded=ctx.state is not None and ctx.state.degraded and not maker.asks_once,
             tokens=ctx.tokens,
             budget=ctx.budget,
             settings=ctx.settings,
@@ -500,6 +505,8 @@ class ConversationFolds:
             pace=self.pace(),
         )
         if kind is None or not self.backoff.should_try():
+            return
+        if kind == "fold" and maker.asks_once and not await worth_preparing(maker, ctx):
             return
         if kind == "resummary":
             usage = maker.summary_usage()
@@ -519,7 +526,11 @@ class ConversationFolds:
         async def prepare() -> CompactionState | None:
             state = await maker.compute(planned, "auto", "", False, None, usage)
             # A digest is no better for waiting: the gate makes one itself when it must.
-            return None if state is None or state.degraded else state
+            # Except where the summary is asked once (a one-request local server): there
+            # the gate would first ask again in line, and the person would wait for it.
+            if state is None or (state.degraded and not maker.asks_once):
+                return None
+            return state
 
         self._start(maker, ctx, turn, "fold", usage, prepare())
 

@@ -544,6 +544,12 @@ class FoldMaker:
         )
         return outcome.state
 
+    @property
+    def asks_once(self) -> bool:
+        """The summarizer is a local server that keeps the conversation's prompt: a fold
+        asks it one summary, after the view (`FoldInputs.summary_asked_once`)."""
+        return local_prefix_cache(self.summarizer_provider, self.summarizer_model)
+
     def fold_inputs(self, ctx: ConversationContext) -> FoldInputs:
         """What a fold of `ctx` reads: when the summarizer is another model, its
         requests fit that model's window and its summary that model's output cap."""
@@ -551,8 +557,7 @@ class FoldMaker:
         if conversation_prefix(ctx, self.summarizer_provider, self.summarizer_model):
             # On a local server the summary after the view is the fold's one request
             # (see `FoldInputs.summary_asked_once`).
-            once = local_prefix_cache(self.summarizer_provider, self.summarizer_model)
-            inputs = replace(inputs, summary_after_view=True, summary_asked_once=once)
+            inputs = replace(inputs, summary_after_view=True, summary_asked_once=self.asks_once)
         limits = self.summarizer_limits
         if limits is None or self.summarizer_model == ctx.model.model:
             return inputs

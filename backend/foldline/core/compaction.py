@@ -120,6 +120,27 @@ def reserved_summary_tokens(budget: Budget, settings: CompactionSettings) -> int
     )
 
 
+def planned_fold_frees(inputs: FoldInputs) -> int:
+    """The tokens the fold planned now would free at least: the view now less the view
+    after it, with its summary and the person's words at their largest (0 when nothing
+    can be folded). A fold prepared long before it lands (on a one-request server it is
+    started turns ahead) must be worth its summary: one freeing next to nothing would be
+    dropped when it is due, and the person would wait for the fold made then."""
+    planner = inputs.planner()
+    summary = reserved_summary_tokens(inputs.budget, inputs.settings)
+    split = plan_split(
+        planner,
+        summary_tokens=summary,
+        input_budget=inputs.budget.input_budget,
+        settings=inputs.settings,
+    )
+    if split is None:
+        return 0
+    now = planner.view_tokens(inputs.start, inputs.state)
+    after = planner.fixed + planner.frame + summary + planner.tail_tokens(split)
+    return max(now - after, 0)
+
+
 def planned_split(inputs: FoldInputs) -> int | None:
     """The split `fold` would make now, for a preview of what a fold would summarize
     (a fold that falls back to the digest may fold a little more)."""

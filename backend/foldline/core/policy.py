@@ -476,7 +476,7 @@ def _early_commit(facts: GateFacts) -> GateDecision | None:
     once the view after it is counted, for it to free at least `MIN_FREED_SHARE` (what
     the circuit breaker counts as a fold that worked): a summary started far ahead is
     not committed early to fold next to nothing."""
-    if facts.pace is not None and facts.pace.slot_seconds is not None:
+    if _one_request_server(facts):
         limit = facts.budget.input_budget or 0
         after = facts.prepared_tokens_after
         ripe = (
@@ -581,8 +581,23 @@ def decide_gate(facts: GateFacts) -> GateDecision:
             "auto",
         )
     if _after_is_over_threshold(facts):
+        if not hard and _one_request_server(facts) and facts.may_prepare:
+            # Started turns ahead, it went stale; a summary in line would be waited for
+            # while the request still fits: one is prepared again, as with none.
+            return GateDecision(
+                "start_preparing",
+                f"{decision.reason} The summary prepared earlier no longer makes room; a "
+                "new one is written in the background and the turn goes ahead meanwhile.",
+                "auto",
+                DROPPED_OVER_THRESHOLD,
+            )
         return GateDecision("fold_inline", decision.reason, "auto", DROPPED_OVER_THRESHOLD)
     return GateDecision("commit_prepared", decision.reason, "auto")
+
+
+def _one_request_server(facts: GateFacts) -> bool:
+    """The conversation's server runs one request at a time (its slot timed)."""
+    return facts.pace is not None and facts.pace.slot_seconds is not None
 
 
 def next_preparation(
