@@ -284,6 +284,27 @@ CASES: list[tuple[str, GateFacts, str, str | None, str | None]] = [
         DROPPED_OVER_THRESHOLD,
     ),
     (
+        "in a pause, a ready fold the gate would land: it lands",
+        facts(NOT_DUE, prepared="ready", pace=ONE_SLOT, request="pause"),
+        "commit_prepared",
+        "auto",
+        None,
+    ),
+    (
+        "in a pause, a due fold with nothing prepared: nothing until a turn",
+        facts(DUE, pace=ONE_SLOT, request="pause"),
+        "none",
+        None,
+        None,
+    ),
+    (
+        "in a pause, at the hard threshold with nothing prepared: nothing either",
+        facts(HARD + 500, request="pause"),
+        "none",
+        None,
+        None,
+    ),
+    (
         "elsewhere, the same ready fold waits until it is due",
         facts(NOT_DUE, prepared="ready", pace=replace(ONE_SLOT, slot_seconds=None)),
         "none",

@@ -22,11 +22,11 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Coroutine
 from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
-from typing import Any, Literal, assert_never
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, Literal, Protocol, assert_never
 
 from foldline.api.events import CompactionFailed, CompactionStarted
 from foldline.api.schemas_context import BackgroundFoldOut
@@ -34,7 +34,6 @@ from foldline.chat import events as ev
 from foldline.chat.background import (
     GrowthWatch,
     PreparedFold,
-    average,
     settings_key,
     why_invalid,
     worth_preparing,
@@ -84,78 +83,26 @@ GATE_STEPS = 6
 view after a prepared fold counted (twice) each lead to one more."""
 
 
-@dataclass
-class FoldGates:
-    """Every conversation's fold gate in one chat service, and what they share: the
-    store and its writer, the clock, and how long summaries take in this process."""
+class SharedFolds(Protocol):
+    """What every conversation's gate shares (`chat.fold_gates.FoldGates`): the store and
+    its writer, the clock, the running check, the summaries' timing and the slot's."""
 
     store: Store
     writes: StoreWriter
-    is_running: Callable[[str], bool]
-    """Whether a turn or fold is running in a conversation (then commits wait for it)."""
-    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
-    summary_seconds: float | None = None
-    """How long the background summaries took, a moving average (None: none timed yet)."""
-    slot_of: Callable[[str], tuple[float, float] | None] = lambda _conversation_id: None
-    """On a server that runs one request at a time: how long a background request holds
-    it and how long it is free between turns, for the conversation (see `Pace`)."""
-    on_idle_commit: Callable[[str], None] = lambda _conversation_id: None
-    """Called (on the event loop) when a fold was committed outside any turn, so the
-    pages showing the conversation hear of it."""
-    conversations: dict[str, ConversationFolds] = field(default_factory=dict)
+    summary_seconds: float | None
 
-    def of(self, conversation_id: str) -> ConversationFolds:
-        """The conversation's gate (made on first use; it lives as long as the service)."""
-        folds = self.conversations.get(conversation_id)
-        if folds is None:
-            folds = ConversationFolds(conversation_id, self)
-            self.conversations[conversation_id] = folds
-        return folds
-
-    def timed(self, seconds: float) -> None:
-        """A background summary took `seconds`."""
-        self.summary_seconds = average(self.summary_seconds, seconds)
-
-    def status(self, conversation_id: str, version: int | None = None) -> BackgroundFoldOut | None:
-        """A summary being prepared or ready for the conversation, or None. With the
-        conversation's current fold `version`: None too when the summary was prepared
-        on another one (a manual fold, an undo or a version switch came since), since
-        it can no longer be used."""
-        folds = self.conversations.get(conversation_id)
-        return None if folds is None else folds.status(version)
-
-    def cancel(self, conversation_id: str) -> None:
-        """Stop and forget a conversation's background work (delete, close)."""
-        folds = self.conversations.get(conversation_id)
-        if folds is not None:
-            folds.cancel()
-
-    def idle(self, conversation_id: str) -> None:
-        """A turn ended: a re-summary that became ready meanwhile is committed now."""
-        folds = self.conversations.get(conversation_id)
-        if folds is not None:
-            folds.idle()
-
-    async def wait(self, conversation_id: str) -> None:
-        """Until the conversation's background work (if any) has finished and been
-        handled (committed when idle, or left ready for the next gate)."""
-        folds = self.conversations.get(conversation_id)
-        if folds is not None:
-            await folds.wait()
-        await asyncio.sleep(0)
-
-    async def shutdown(self) -> None:
-        tasks = [task for folds in self.conversations.values() for task in folds.tasks()]
-        for folds in self.conversations.values():
-            folds.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+    def clock(self) -> datetime: ...
+    def is_running(self, conversation_id: str, /) -> bool: ...
+    def on_idle_commit(self, conversation_id: str, /) -> None: ...
+    def slot_of(self, conversation_id: str, /) -> tuple[float, float] | None: ...
+    def timed(self, seconds: float, /) -> None: ...
 
 
 class ConversationFolds:
     """One conversation's fold gate: decides with `decide_gate`, carries the action out,
     and owns the breaker, the back-off, the pace and the summary being prepared."""
 
-    def __init__(self, conversation_id: str, shared: FoldGates) -> None:
+    def __init__(self, conversation_id: str, shared: SharedFolds) -> None:
         self.conversation_id = conversation_id
         self.shared = shared
         self.breaker = BreakerState()
@@ -165,6 +112,8 @@ class ConversationFolds:
         """The view's observed growth (for `pace`)."""
         self.prepared: PreparedFold | None = None
         self.committing: asyncio.Task[None] | None = None
+        self.warming: asyncio.Task[None] | None = None
+        """The server evaluating the view a fold left in the pause (`_land_in_pause`)."""
         """A re-summary being committed while the conversation is idle."""
         self.effort: Effort | None = None
         """The reasoning effort of the last gate's view: a different one breaks the
@@ -184,19 +133,31 @@ class ConversationFolds:
 
     def tasks(self) -> list[asyncio.Task[None]]:
         tasks = [] if self.prepared is None else [self.prepared.task]
-        return tasks if self.committing is None else [*tasks, self.committing]
+        return [*tasks, *(t for t in (self.committing, self.warming) if t is not None)]
 
     def cancel(self) -> None:
         entry, self.prepared = self.prepared, None
         if entry is not None and not entry.task.done():
             entry.task.cancel()
+        if self.warming is not None:
+            self.warming.cancel()
+
+    async def settled(self) -> bool:
+        """Wait for a fold landing in the pause (or an idle re-summary) to finish; True
+        when one was still being written, so the caller reads the view again."""
+        landing = self.committing
+        if landing is None or landing.done():
+            return False
+        await asyncio.wait({landing})
+        return True
 
     async def wait(self) -> None:
         entry = self.prepared
         if entry is not None:
             await asyncio.wait({entry.task})
-        if self.committing is not None:
-            await asyncio.wait({self.committing})
+        for task in (self.committing, self.warming):
+            if task is not None:
+                await asyncio.wait({task})
 
     def pace(self) -> Pace | None:
         """The conversation's observed pace (None until two turns were seen)."""
@@ -574,10 +535,30 @@ class ConversationFolds:
         self.backoff.succeeded()
         if entry.kind == "fold":
             self.shared.timed(time.monotonic() - entry.started)
+            if entry.maker.asks_once and not self.shared.is_running(self.conversation_id):
+                self.committing = asyncio.get_running_loop().create_task(self._land_in_pause(entry))
         elif not self.shared.is_running(self.conversation_id):
             # A re-summary keeps the fold's boundary, so nothing waits for a gate.
             self.prepared = None
             await self._commit_idle_resummary(entry)
+
+    async def _land_in_pause(self, entry: PreparedFold) -> None:
+        """On a one-request local server: a fold whose summary became ready in the
+        person's pause lands there when the gate would land it now, and the server then
+        evaluates the view it leaves (`FoldMaker.warm_up`), so the next turn does not
+        wait for that evaluation (seconds per thousand tokens on a small machine)."""
+        maker = entry.maker
+        landed = False
+        ctx = await maker.reload_async()
+        async for event in self.gate(
+            maker, ctx, turn=entry.turn, mid_tool_loop=False, request="pause"
+        ):
+            landed = landed or event.name == "compaction.completed"
+        if landed:
+            self.shared.on_idle_commit(self.conversation_id)
+            # A task of its own: the next turn's gate waits for `committing`, not this.
+            warm = maker.warm_up(await maker.reload_async())
+            self.warming = asyncio.get_running_loop().create_task(warm)
 
     def idle(self) -> None:
         """A turn ended: a re-summary that became ready meanwhile is committed now."""

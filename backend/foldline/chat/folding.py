@@ -92,12 +92,18 @@ class ConversationPrefix:
             view[-1] = last.model_copy(update={"parts": (*last.parts, ask)})
         else:
             view.append(Message(role="user", parts=(ask,)))
+        return self.view_request(model, request.max_output_tokens, view)
+
+    def view_request(
+        self, model: str, max_output_tokens: int, view: list[Message] | None = None
+    ) -> ModelRequest:
+        """The conversation's request with `view` (its own view when None)."""
         return ModelRequest(
             model=model,
             system=self.system,
-            messages=view,
+            messages=list(self.view) if view is None else view,
             tools=list(self.tools),
-            max_output_tokens=request.max_output_tokens,
+            max_output_tokens=max_output_tokens,
             cache_key=self.cache_key,
             images=self.images,
             stable_prefix=self.stable_prefix,
@@ -549,6 +555,21 @@ class FoldMaker:
         """The summarizer is a local server that keeps the conversation's prompt: a fold
         asks it one summary, after the view (`FoldInputs.summary_asked_once`)."""
         return local_prefix_cache(self.summarizer_provider, self.summarizer_model)
+
+    async def warm_up(self, ctx: ConversationContext) -> None:
+        """Have a one-request local server evaluate the view a fold left, in the person's
+        pause, so the next turn finds it in the server's prompt cache. It goes as a
+        background request (a turn that comes first cuts it and evaluates the rest
+        itself); its one token of answer is thrown away."""
+        prefix = conversation_prefix(ctx, self.summarizer_provider, self.summarizer_model)
+        if prefix is None:
+            return
+        request = prefix.view_request(self.summarizer_model, max_output_tokens=1)
+        try:
+            async for _event in self.summarizer_provider.stream(request):
+                pass
+        except Exception as error:  # nothing waits for it: a failure costs the next turn
+            log.info("warming the view of %s up failed: %s", ctx.conversation.id, error)
 
     def fold_inputs(self, ctx: ConversationContext) -> FoldInputs:
         """What a fold of `ctx` reads: when the summarizer is another model, its

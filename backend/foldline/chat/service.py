@@ -22,7 +22,7 @@ from foldline.chat.context import ContextLoader
 from foldline.chat.conversation_reads import ConversationReads
 from foldline.chat.events import ChatEvent
 from foldline.chat.file_reading import read_while_stoppable, stopped_turn
-from foldline.chat.fold_gate import FoldGates
+from foldline.chat.fold_gates import FoldGates
 from foldline.chat.handoff import HandoffRequest, HandoffStopped, hand_off
 from foldline.chat.local_servers import LocalServers
 from foldline.chat.person_message import (

@@ -120,6 +120,8 @@ class TurnRunner:
         """Pass the conversation's fold gate with `ctx` (loaded when not given);
         afterwards `self.fresh` is the context still valid for the next call, or None
         when the gate changed the view."""
+        if await self.folds.settled():
+            ctx = None  # a fold landed in the pause meanwhile: the view changed
         ctx = ctx or await self._load()
         changed = False
         async for event in self.folds.gate(

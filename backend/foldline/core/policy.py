@@ -355,9 +355,11 @@ def decide(
 
 # --- the gate: one action before every model call ----------------------------------
 
-RequestKind = Literal["turn", "overflow", "manual", "tool"]
+RequestKind = Literal["turn", "overflow", "manual", "tool", "pause"]
 """Why the gate runs: before a call of a turn (or after a tool batch), after the provider
-refused a request as too long, on the person's Compact, on the model's compactContext."""
+refused a request as too long, on the person's Compact, on the model's compactContext;
+or in the person's pause, when a summary prepared on a one-request server is ready (then
+it only lands the fold, or does nothing: see `decide_gate`)."""
 
 PreparedStatus = Literal["none", "preparing", "ready"]
 PreparedKind = Literal["fold", "resummary"]
@@ -515,6 +517,16 @@ def _early_commit(facts: GateFacts) -> GateDecision | None:
 
 
 def decide_gate(facts: GateFacts) -> GateDecision:
+    """The one action before a model call, given a summary prepared in the background
+    (`_decide_gate`). In a pause (`request == "pause"`) the one action taken is the
+    commit of the ready fold that gate would commit; anything else waits for a turn."""
+    decision = _decide_gate(facts)
+    if facts.request != "pause" or decision.action == "commit_prepared":
+        return decision
+    return GateDecision("none", decision.reason, drop=decision.drop)
+
+
+def _decide_gate(facts: GateFacts) -> GateDecision:
     """The one action before a model call, given a summary prepared in the background.
 
     - An invalid prepared summary is dropped (`drop`), then the gate decides without it.
