@@ -186,7 +186,8 @@ class SummaryRun:
         faithful summary for its shape would fall back to the much poorer digest. A
         request after the view (`source` given: the folded text it stands for) is tried
         once and kept only when well formed: the caller then asks on its own, as without
-        a view.
+        a view; except where it is the fold's only request (`AfterView.only_request`),
+        where it is kept free-form like an answer of its own.
         """
         problem: str | None = None
         after_view = source is not None
