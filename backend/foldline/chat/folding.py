@@ -47,7 +47,14 @@ from foldline.core.pruning import apply_prune, plan_prune
 from foldline.core.reasoning import Effort
 from foldline.core.settings import CompactionSettings
 from foldline.core.state import CompactionState, Trigger
-from foldline.providers.base import ModelRequest, Provider, ProviderError, TextDelta, Usage
+from foldline.providers.base import (
+    ModelRequest,
+    Provider,
+    ProviderError,
+    StreamEndedEarly,
+    TextDelta,
+    Usage,
+)
 from foldline.store import CompactionRecord, ConcurrentFold, Store
 
 log = logging.getLogger(__name__)
@@ -568,6 +575,8 @@ class FoldMaker:
         try:
             async for _event in self.summarizer_provider.stream(request):
                 pass
+        except StreamEndedEarly:
+            pass  # an empty answer (a view that ends with one): the prompt was evaluated
         except Exception as error:  # nothing waits for it: a failure costs the next turn
             log.info("warming the view of %s up failed: %s", ctx.conversation.id, error)
 
