@@ -16,6 +16,7 @@ list (or the catalog) and the failure is recorded for the UI to show.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import re
 import time
@@ -70,10 +71,17 @@ def listable_providers(config: AppConfig) -> list[str]:
     return names
 
 
+async def _imported(name: str) -> ModuleType:
+    """An SDK module, imported in a worker thread the first time: the first import of the
+    OpenAI SDK held the event loop (every request and stream) for a second at launch,
+    when the model lists are refreshed."""
+    return await asyncio.to_thread(importlib.import_module, name)
+
+
 async def _anthropic_models(
     key: str, base_url: str | None, http_client: httpx2.AsyncClient | None
 ) -> list[ListedModel]:
-    import anthropic
+    anthropic = await _imported("anthropic")
 
     client = anthropic.AsyncAnthropic(
         **_client_options(key, base_url or ANTHROPIC_BASE_URL, http_client)
@@ -98,8 +106,7 @@ async def _anthropic_models(
 async def _openai_models(
     key: str, base_url: str | None, http_client: httpx2.AsyncClient | None
 ) -> list[ListedModel]:
-    import openai
-
+    openai = await _imported("openai")
     client = openai.AsyncOpenAI(**_client_options(key, base_url or OPENAI_BASE_URL, http_client))
     return await _collect(
         openai,
