@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import codecs
 import json
-import re
 from typing import Any
 
 LIFT_BYTES = 4 * 1024
@@ -35,8 +34,10 @@ SLICE_BYTES = 1 << 20
 MAX_QUOTES = 20_000
 """A body with more quote characters than this is parsed whole by `json.loads`."""
 
-_CONTROL = re.compile(rb"[\x00-\x1f]")
-"""Characters JSON forbids unescaped inside a string (`json.loads` refuses them too)."""
+_CONTROL = bytes(range(0x20))
+"""Characters JSON forbids unescaped inside a string (`json.loads` refuses them too);
+found by deleting them (`bytes.translate`: a millisecond per MiB, where a regular
+expression took six)."""
 
 _RUN_WINDOW = 256
 """Backslashes counted before a quote; a longer run sends the body to `json.loads`."""
@@ -119,7 +120,7 @@ def _decoded(body: bytes, opening: int, closing: int) -> str:
     pieces: list[str] = []
     for start in range(opening + 1, closing, SLICE_BYTES):
         piece = body[start : min(start + SLICE_BYTES, closing)]
-        if _CONTROL.search(piece):
+        if len(piece.translate(None, _CONTROL)) != len(piece):
             raise _Irregular
         try:
             pieces.append(decoder.decode(piece, final=start + SLICE_BYTES >= closing))
