@@ -91,6 +91,7 @@ def test_broken_json_fails_as_json_loads_fails(value: Any, cut: int, insert: byt
         b'["' + b"A" * LONG + b'"] x',
         b"[" * 100_000 + b'"' + b"A" * LONG + b'"' + b"]" * 100_000,
         b"[" + b'"",' * (json_slices.MAX_QUOTES // 2) + b'"' + b"A" * LONG + b'"]',
+        b'["' + b'\\"' * json_slices.MAX_QUOTES + b'", "' + b"A" * LONG + b'"]',
     ],
 )
 def test_irregular_bodies(body: bytes) -> None:
