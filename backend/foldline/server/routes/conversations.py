@@ -22,6 +22,7 @@ from foldline.api.schemas import (
 )
 from foldline.api.schemas_messages import ActiveLeaf
 from foldline.chat.projects import ProjectOverCap
+from foldline.chat.service import ChatService
 from foldline.chat.titles import DEFAULT_TITLE
 from foldline.server.deps import ChatDep, StoreDep
 from foldline.server.errors import ApiError
@@ -130,7 +131,16 @@ def create_conversation(
 
 
 @router.get("/{conversation_id}", response_model=ConversationOut)
-def get_conversation(conversation_id: str, store: StoreDep, chat: ChatDep) -> ConversationOut:
+async def read_conversation(
+    conversation_id: str, store: StoreDep, chat: ChatDep
+) -> ConversationOut:
+    # One worker-thread hop: a plain `def` route takes a second one to check the model
+    # it returns, and while a large file is read each hop waits for the GIL again.
+    return await asyncio.to_thread(get_conversation, conversation_id, store, chat)
+
+
+def get_conversation(conversation_id: str, store: Store, chat: ChatService) -> ConversationOut:
+    """A conversation as its page opens it (the reads run in a worker thread)."""
     # Read before the store: a change landing meanwhile leaves the page a revision behind,
     # so it re-reads once more rather than miss the change.
     revision = chat.watch.revision_of(conversation_id)
