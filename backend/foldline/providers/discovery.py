@@ -74,7 +74,8 @@ def listable_providers(config: AppConfig) -> list[str]:
 async def _imported(name: str) -> ModuleType:
     """An SDK module, imported in a worker thread the first time: the first import of the
     OpenAI SDK held the event loop (every request and stream) for a second at launch,
-    when the model lists are refreshed."""
+    when the model lists are refreshed. Its client is built in a worker thread too (its
+    HTTP client's TLS setup took 0.1 s on the loop)."""
     return await asyncio.to_thread(importlib.import_module, name)
 
 
@@ -82,9 +83,9 @@ async def _anthropic_models(
     key: str, base_url: str | None, http_client: httpx2.AsyncClient | None
 ) -> list[ListedModel]:
     anthropic = await _imported("anthropic")
-
-    client = anthropic.AsyncAnthropic(
-        **_client_options(key, base_url or ANTHROPIC_BASE_URL, http_client)
+    client = await asyncio.to_thread(
+        anthropic.AsyncAnthropic,
+        **_client_options(key, base_url or ANTHROPIC_BASE_URL, http_client),
     )
     return await _collect(
         anthropic,
@@ -107,7 +108,9 @@ async def _openai_models(
     key: str, base_url: str | None, http_client: httpx2.AsyncClient | None
 ) -> list[ListedModel]:
     openai = await _imported("openai")
-    client = openai.AsyncOpenAI(**_client_options(key, base_url or OPENAI_BASE_URL, http_client))
+    client = await asyncio.to_thread(
+        openai.AsyncOpenAI, **_client_options(key, base_url or OPENAI_BASE_URL, http_client)
+    )
     return await _collect(
         openai,
         client,
