@@ -84,16 +84,23 @@ def _pdf_bytes(file: IncomingFile) -> bytes | None:
     return data if sniff_media_type(data) == PDF_TYPE else None
 
 
+def _pdf_bytes_and_digest(file: IncomingFile) -> tuple[bytes, str] | None:
+    """`_pdf_bytes` and their sha256, both in the worker thread: hashing 32 MB on the
+    event loop held it for tens of milliseconds."""
+    data = _pdf_bytes(file)
+    return None if data is None else (data, hashlib.sha256(data).hexdigest())
+
+
 async def read_pdfs_ahead(files: Sequence[IncomingFile]) -> dict[str, PdfText]:
     """Read the PDFs among `files` off the event loop (each in its own bounded process),
     or AttachmentRefused for the first that cannot be read. Cancelling the waiting task
     kills the reading process at once."""
     read: dict[str, PdfText] = {}
     for file in files:
-        data = await asyncio.to_thread(_pdf_bytes, file)
-        if data is None:
+        found = await asyncio.to_thread(_pdf_bytes_and_digest, file)
+        if found is None:
             continue
-        digest = hashlib.sha256(data).hexdigest()
+        data, digest = found
         if digest not in read:
             read[digest] = await read_pdf_isolated_async(file.name.strip() or "file", data)
     return read

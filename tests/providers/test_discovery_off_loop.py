@@ -2,7 +2,8 @@
 
 The first turn on an OpenAI-compatible server imported `providers/compat.py` (and with
 it the OpenAI SDK) on the loop: 0.8 s with every stream and request waiting, 3-10 s on
-a busy machine.
+a busy machine. The model lists refreshed at launch imported the OpenAI or Anthropic
+SDK on the loop as well: a second with everything waiting, right after the start.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 
 import foldline.providers as providers_package
 from foldline.config import parse_config
-from foldline.providers.discovery import learn_model
+from foldline.providers.discovery import learn_model, refresh_provider
 from foldline.providers.listing import ModelDirectory
 
 COMPAT = "foldline.providers.compat"
@@ -65,3 +66,37 @@ async def test_the_discovery_module_is_imported_off_the_loop(
     assert await learn_model(ModelDirectory(), config, "local", "local-model") is None
     assert len(watcher.threads) == 1
     assert watcher.threads[0] is not threading.current_thread()  # not the loop's thread
+
+
+class SdkImportWatcher(MetaPathFinder):
+    """Notes the thread that imports each SDK module asked for."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.threads: dict[str, threading.Thread] = {}
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if fullname in self.names:
+            self.threads[fullname] = threading.current_thread()
+        return None
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+async def test_a_model_list_refresh_imports_its_sdk_off_the_loop(
+    monkeypatch: pytest.MonkeyPatch, sdk: str
+) -> None:
+    watcher = SdkImportWatcher({sdk})
+    # The SDK imported afresh for this test; the modules already loaded come back after.
+    for name in [name for name in sys.modules if name == sdk or name.startswith(f"{sdk}.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "meta_path", [watcher, *sys.meta_path])
+    kind = "openai-compatible" if sdk == "openai" else "anthropic"
+    config = parse_config(
+        f'[providers.p]\nkind = "{kind}"\nbase_url = "http://127.0.0.1:9/v1"\napi_key = "k"\n'
+    )
+    # Nothing listens on port 9: the list fails, and the failure is recorded.
+    listing = await refresh_provider(ModelDirectory(), config, "p")
+    assert listing.error
+    assert watcher.threads[sdk] is not threading.current_thread()  # not the loop's thread

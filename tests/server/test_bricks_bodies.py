@@ -4,22 +4,26 @@ A message carrying a 16 MB PDF is 21 MB of JSON. FastAPI parsed it with `json.lo
 the event loop, and the file's base64 was decoded (twice) and encoded again in single C
 calls that hold the GIL for their whole length, so even from a worker thread they held
 the loop: another conversation's `GET` waited over half a second. Now a large body is
-parsed in a worker thread and base64 is converted a slice at a time, so the loop gets
-the GIL back between slices. (The time it saves is measured in
-`benchmarks/hostile_files_bench.py`; these tests check where the work happens.)
+parsed in a worker thread with its long strings decoded a slice at a time, and base64
+is converted a slice at a time, so the loop gets the GIL back between slices. (The time
+it saves is measured in `benchmarks/hostile_files_bench.py`; these tests check where
+the work happens.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import binascii
+import hashlib
 import json
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
+from foldline import uploads
 from foldline.core import base64_slices
+from foldline.server import json_slices
 from foldline.testing import sample_files
 from foldline.testing.hostile_files import FONT, pdf_from_objects
 
@@ -77,17 +81,25 @@ def test_a_large_body_is_parsed_off_the_event_loop(
         body = {"name": file["name"], "mediaType": file["mediaType"], "data": file["dataBase64"]}
 
     parsed: list[bool] = []
-    real_loads = json.loads
+    whole: list[int] = []
+    real_loads, real_sliced = json.loads, json_slices.loads
 
     def recording_loads(text: str | bytes, *args: Any, **kwargs: Any) -> Any:
         if len(text) > LARGE:
-            parsed.append(_on_event_loop())
+            whole.append(len(text))
         return real_loads(text, *args, **kwargs)
 
+    def recording_sliced(body: bytes) -> Any:
+        parsed.append(_on_event_loop())
+        return real_sliced(body)
+
     monkeypatch.setattr(json, "loads", recording_loads)
+    monkeypatch.setattr(json_slices, "loads", recording_sliced)
     answer = client.post(targets[path], content=json.dumps(body).encode(), headers=JSON)
     assert answer.status_code in (200, 201), answer.text
+    # Parsed once, in a worker thread, and the file's base64 never in one C call.
     assert parsed == [False]
+    assert whole == []
 
 
 def test_invalid_json_in_a_large_body_is_still_a_clear_400(client: TestClient) -> None:
@@ -127,3 +139,24 @@ def test_a_large_files_base64_is_converted_a_slice_at_a_time(
     # And the file is stored whole.
     messages = client.get(f"/api/conversations/{conversation}/messages").json()["items"]
     assert messages[0]["parts"][-1]["size"] == len(data)
+
+
+def test_a_large_pdf_is_hashed_off_the_event_loop(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conversation = client.post("/api/conversations", json={}).json()["id"]
+    hashed_on_loop: list[bool] = []
+    real_sha256 = hashlib.sha256
+
+    def recording_sha256(data: bytes = b"", **kwargs: Any) -> Any:
+        if len(data) > LARGE:
+            hashed_on_loop.append(_on_event_loop())
+        return real_sha256(data, **kwargs)
+
+    monkeypatch.setattr(uploads.hashlib, "sha256", recording_sha256)
+    sent = client.post(
+        f"/api/conversations/{conversation}/messages", json=_message(padded_pdf(2 * LARGE))
+    )
+    assert sent.status_code == 200, sent.text
+    assert "event: error" not in sent.text
+    assert hashed_on_loop and not any(hashed_on_loop)

@@ -16,6 +16,7 @@ list (or the catalog) and the failure is recorded for the UI to show.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import re
 import time
@@ -70,13 +71,21 @@ def listable_providers(config: AppConfig) -> list[str]:
     return names
 
 
+async def _imported(name: str) -> ModuleType:
+    """An SDK module, imported in a worker thread the first time: the first import of the
+    OpenAI SDK held the event loop (every request and stream) for a second at launch,
+    when the model lists are refreshed. Its client is built in a worker thread too (its
+    HTTP client's TLS setup took 0.1 s on the loop)."""
+    return await asyncio.to_thread(importlib.import_module, name)
+
+
 async def _anthropic_models(
     key: str, base_url: str | None, http_client: httpx2.AsyncClient | None
 ) -> list[ListedModel]:
-    import anthropic
-
-    client = anthropic.AsyncAnthropic(
-        **_client_options(key, base_url or ANTHROPIC_BASE_URL, http_client)
+    anthropic = await _imported("anthropic")
+    client = await asyncio.to_thread(
+        anthropic.AsyncAnthropic,
+        **_client_options(key, base_url or ANTHROPIC_BASE_URL, http_client),
     )
     return await _collect(
         anthropic,
@@ -98,9 +107,10 @@ async def _anthropic_models(
 async def _openai_models(
     key: str, base_url: str | None, http_client: httpx2.AsyncClient | None
 ) -> list[ListedModel]:
-    import openai
-
-    client = openai.AsyncOpenAI(**_client_options(key, base_url or OPENAI_BASE_URL, http_client))
+    openai = await _imported("openai")
+    client = await asyncio.to_thread(
+        openai.AsyncOpenAI, **_client_options(key, base_url or OPENAI_BASE_URL, http_client)
+    )
     return await _collect(
         openai,
         client,

@@ -4,9 +4,11 @@ A message with files, an edit, or a project's file carries up to 48 MB of JSON (
 files in base64). FastAPI parses a body with `json.loads` on the event loop before the
 route runs: for a 21 MB body that held every other request and stream for a tenth of a
 second or more on a busy machine. Routes built with `OffLoopJsonRoute` parse a body past
-`INLINE_JSON_BYTES` in a worker thread instead; the result, the errors for invalid JSON
-and the validation that follows are FastAPI's own. Small bodies are parsed in place:
-a thread hop costs more than they do.
+`INLINE_JSON_BYTES` in a worker thread instead, with its long strings decoded a slice
+at a time (`json_slices.loads`), so the thread never holds the GIL, and with it the
+loop, for long; the result, the errors for invalid JSON and the validation that
+follows are FastAPI's own. Small bodies are parsed in place: a thread hop costs more
+than they do.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from typing import Any
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
+from foldline.server import json_slices
+
 INLINE_JSON_BYTES = 64 * 1024
 """A body up to this size is parsed on the loop (well under a millisecond)."""
 
@@ -30,7 +34,7 @@ class OffLoopJsonRequest(Request):
         if not hasattr(self, "_json"):
             body = await self.body()
             if len(body) > INLINE_JSON_BYTES:
-                self._json = await asyncio.to_thread(json.loads, body)
+                self._json = await asyncio.to_thread(json_slices.loads, body)
             else:
                 self._json = json.loads(body)
         return self._json

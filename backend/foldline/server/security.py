@@ -20,6 +20,7 @@ and break the server-sent event streams.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import os
 import secrets
@@ -253,6 +254,10 @@ def default_body_limit(method: str, path: str) -> int:
     return DEFAULT_BODY_LIMIT
 
 
+JOIN_OFF_LOOP_BYTES = 1 << 20
+"""A body larger than this is joined from its chunks in a worker thread."""
+
+
 class BodyLimitMiddleware:
     """Refuses bodies over the limit with 413 before any route sees them.
 
@@ -307,7 +312,13 @@ class BodyLimitMiddleware:
             if not message.get("more_body", False):
                 break
 
-        body = b"".join(chunks)
+        # Joining a large body in a worker thread: `bytes.join` copies a large result
+        # without the GIL there, where on the loop 21 MB held every request for 15 ms.
+        body = (
+            await asyncio.to_thread(b"".join, chunks)
+            if size > JOIN_OFF_LOOP_BYTES
+            else b"".join(chunks)
+        )
         replayed = False
 
         async def replay() -> Message:

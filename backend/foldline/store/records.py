@@ -23,6 +23,7 @@ from pydantic import TypeAdapter
 from foldline.core.json_values import json_problem, storable_tool_call, without_lone_surrogates
 from foldline.core.messages import AttachmentPart, Message, Part, TextPart
 from foldline.core.state import CompactionState, SaidWords, SummarizedRange
+from foldline.store.decoded_messages import DecodedMessages
 
 MessageStatus = Literal["complete", "streaming", "interrupted", "error"]
 MESSAGE_STATUSES: frozenset[str] = frozenset(get_args(MessageStatus))
@@ -241,7 +242,17 @@ UNREADABLE_PARTS = (
 )
 
 
+DECODED_MESSAGES = DecodedMessages()
+"""The process's one cache of decoded messages (keyed by their stored text: see
+`decoded_messages`); every row decoded by `load_message` goes through it."""
+
+
 def load_message(role: str, parts_json: str) -> Message:
+    return DECODED_MESSAGES.get(role, parts_json, lambda: decode_message(role, parts_json))
+
+
+def decode_message(role: str, parts_json: str) -> Message:
+    """A message from its stored role and parts text, decoded afresh."""
     try:
         parts = PARTS_ADAPTER.validate_json(parts_json)
     except ValueError:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 
 from foldline.api.schemas_context import ContextOut
 from foldline.server.deps import ChatDep, StoreDep
@@ -13,7 +14,7 @@ router = APIRouter(prefix="/api/conversations", tags=["context"])
 
 
 @router.get("/{conversation_id}/context", response_model=ContextOut)
-def get_context(
+async def get_context(
     conversation_id: str,
     store: StoreDep,
     chat: ChatDep,
@@ -37,10 +38,18 @@ def get_context(
             description="with `model`: the configured provider that would serve it",
         ),
     ] = None,
-) -> ContextOut:
-    # A plain `def`: counting a long view takes milliseconds, so FastAPI runs it in its
-    # thread pool instead of stalling the event loop that carries open streams.
+) -> Response:
+    # Counting a long view takes milliseconds, so it runs in a worker thread instead of
+    # stalling the event loop that carries open streams; the answer is serialized
+    # there too, in the same hop (a plain `def` route took two: one to run, one to
+    # check the returned model).
     # `messages=false` is for the meter: the numbers are the same, but the view's
     # messages (megabytes on a long conversation) are neither serialized nor sent.
-    store.get_conversation(conversation_id)
-    return chat.context(conversation_id, include_messages=messages, model=model, provider=provider)
+    def read() -> bytes:
+        store.get_conversation(conversation_id)
+        out = chat.context(
+            conversation_id, include_messages=messages, model=model, provider=provider
+        )
+        return out.model_dump_json().encode()
+
+    return Response(await asyncio.to_thread(read), media_type="application/json")

@@ -22,11 +22,12 @@ from foldline.api.schemas import (
 )
 from foldline.api.schemas_messages import ActiveLeaf
 from foldline.chat.projects import ProjectOverCap
+from foldline.chat.service import ChatService
 from foldline.chat.titles import DEFAULT_TITLE
 from foldline.server.deps import ChatDep, StoreDep
 from foldline.server.errors import ApiError
 from foldline.server.routes.settings import ConfigSourceDep
-from foldline.store import ConversationRecord, PinRecord
+from foldline.store import ConversationRecord, PinRecord, Store
 from foldline.store.store import KEEP_PROVIDER
 
 router = APIRouter(prefix="/api/conversations", tags=["conversations"])
@@ -66,7 +67,7 @@ def conversation_out(
 
 
 @router.get("", response_model=ConversationList)
-def list_conversations(
+async def list_conversations(
     store: StoreDep,
     q: Annotated[str | None, Query(max_length=500, description="full-text search")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
@@ -79,6 +80,15 @@ def list_conversations(
         ),
     ] = None,
 ) -> ConversationList:
+    # One worker-thread hop: a plain `def` route takes a second one to check the model
+    # it returns, and on a busy server each hop waits for the GIL again.
+    return await asyncio.to_thread(conversation_list, store, q, limit, project_id)
+
+
+def conversation_list(
+    store: Store, q: str | None, limit: int, project_id: str | None
+) -> ConversationList:
+    """The sidebar's list (searched with `q`, of one project or of none)."""
     query = q.strip() if q else None
     if project_id not in (None, NO_PROJECT):
         store.get_project(project_id)
@@ -121,7 +131,16 @@ def create_conversation(
 
 
 @router.get("/{conversation_id}", response_model=ConversationOut)
-def get_conversation(conversation_id: str, store: StoreDep, chat: ChatDep) -> ConversationOut:
+async def read_conversation(
+    conversation_id: str, store: StoreDep, chat: ChatDep
+) -> ConversationOut:
+    # One worker-thread hop: a plain `def` route takes a second one to check the model
+    # it returns, and while a large file is read each hop waits for the GIL again.
+    return await asyncio.to_thread(get_conversation, conversation_id, store, chat)
+
+
+def get_conversation(conversation_id: str, store: Store, chat: ChatService) -> ConversationOut:
+    """A conversation as its page opens it (the reads run in a worker thread)."""
     # Read before the store: a change landing meanwhile leaves the page a revision behind,
     # so it re-reads once more rather than miss the change.
     revision = chat.watch.revision_of(conversation_id)

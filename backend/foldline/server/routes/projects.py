@@ -31,7 +31,7 @@ from foldline.core.attachments import PDF_TYPE, AttachmentRefused
 from foldline.server.big_bodies import OffLoopJsonRoute
 from foldline.server.deps import ChatDep, DataDirDep, StoreDep
 from foldline.server.errors import ApiError
-from foldline.server.routes.conversations import delete_conversation, list_conversations
+from foldline.server.routes.conversations import conversation_list, delete_conversation
 from foldline.server.routes.transfer import (
     SPOOL_IN_MEMORY,
     export_chunks,
@@ -322,7 +322,7 @@ def search_project(
     """Search within a project: its conversations (titles and messages, as the list's
     `q`) and its files and notes containing every term."""
     store.get_project(project_id)
-    found = list_conversations(store, q=q, limit=limit, project_id=project_id)
+    found = conversation_list(store, q, limit, project_id)
     terms = [t.strip('"') for t in search_terms(q)] or [q.strip()]
     shared: list[ProjectSearchHit] = []
     for f in store.list_project_files(project_id, text=True):
