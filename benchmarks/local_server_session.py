@@ -37,6 +37,7 @@ import httpx2
 from foldline.chat.events import ChatEvent
 from foldline.chat.service import ChatService
 from foldline.config import parse_config
+from foldline.core.view import summary_to_message
 from foldline.core.wire import to_openai_messages
 from foldline.providers.listing import ModelDirectory
 from foldline.providers.server_tokens import count_chat
@@ -152,6 +153,12 @@ auto_title = false
                     flush=True,
                 )
                 await asyncio.sleep(pause)
+        # Every fold, those landed in a pause too: the opening message is folded by each,
+        # so its facts must be in what stands for it (the summary, the person's words).
+        records = store.list_compactions(conversation.id)
+        kept_by_all = [
+            all(fact in summary_to_message(r.state).text for fact in FACT_WORDS) for r in records
+        ]
         listed = directory.find("local", MODEL)
         source = listed.window_source if listed else None
         scheduler = next(iter(service.local_servers.schedulers.values()), None)
@@ -165,7 +172,11 @@ auto_title = false
         f"waited for a summary: {sum(1 for w in summary_waits if w > 0)} turns, "
         f"max {max(summary_waits):.1f} s"
     )
-    print(f"folds: {len(folds)}, opening facts in the view after {sum(folds)} of them")
+    print(f"folds in a turn: {len(folds)}, opening facts in the view after {sum(folds)} of them")
+    print(
+        f"folds in all (in a turn or landed in a pause): {len(kept_by_all)}, "
+        f"opening facts in what stands for them after {sum(kept_by_all)}"
+    )
     if gaps:
         print(
             f"count vs server: mean {statistics.mean(gaps):+.2f}%, worst {max(gaps, key=abs):+.2f}%"
