@@ -177,7 +177,9 @@ class ConversationFolds:
         instructions: str | None = None,
     ) -> AsyncIterator[ChatEvent]:
         """Decide and act before a model call; the caller reloads after any event."""
-        prefix = self._prefix_changed(ctx)
+        # In a pause nothing is sent: what the cached prefix holds is left for the
+        # next turn's gate to compare.
+        prefix = None if request == "pause" else self._prefix_changed(ctx)
         announced = False
         counted: CompactionState | None = None
         """The ready prepared fold with the view after it counted, for this `ctx`."""
