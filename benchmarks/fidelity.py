@@ -437,7 +437,7 @@ async def scripted(turns: int, seed: int) -> None:
 
 
 async def live(model: str, turns: int, seed: int, data_dir: Path | None) -> None:
-    from foldline.chat.folding import make_summarizer
+    from foldline.chat.summarizer import make_summarizer
     from foldline.config import load_config
     from foldline.paths import resolve_data_dir
     from foldline.providers.base import ModelRequest, TextDelta

@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 
 from foldline.api.schemas import MAX_TITLE_CHARS
 from foldline.chat.context import ConversationContext
-from foldline.chat.folding import FoldMaker, make_summarizer, utc_now, within_summarizer_window
+from foldline.chat.folding import FoldMaker, utc_now
+from foldline.chat.summarizer import make_summarizer, within_summarizer_window
 from foldline.chat.usage import SummaryUsage
 from foldline.core.compaction import Summarizer
 from foldline.core.fold_inputs import FoldInputs
