@@ -11,9 +11,11 @@ ahead unfolded unless its request would overflow the input budget, where it wait
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fake_sessions import MODEL, WIRES, fake_server, filler, make_service, noting_model, run
@@ -311,3 +313,46 @@ async def test_a_manual_fold_clears_the_ready_badge_of_the_summary_it_replaced(
     assert [e async for e in handle.events() if e.name == "compaction.completed"]
     # The prepared summary was written on the fold before: it cannot be used any more.
     assert service.context(conversation_id, include_messages=False).background_fold is None
+
+
+async def test_the_pages_hear_of_a_prepared_summary_once_its_calibration_is_stored(
+    server: FakeProviderServer, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On the OpenAI wire the count is calibrated, and the summarizer's calls (the
+    # conversation's own model) refine the ratio: the meter's number moves when the
+    # summary is ready, with no turn to send it, so the pages are told.
+    service = make_service(server, store, tmp_path)
+    conversation = store.create_conversation(model=MODEL["openai"])
+    events = await turns_until_preparing(service, conversation.id)
+    at_turn_end = store.get_calibration("fake-openai", MODEL["openai"])
+    heard: list[tuple[int, int]] = []
+    publish = service.background.on_prepared
+
+    def hear(conversation_id: str) -> None:
+        calibration = store.get_calibration("fake-openai", MODEL["openai"])
+        tokens = service.context(conversation_id, include_messages=False).tokens
+        heard.append((calibration.samples, tokens))
+        publish(conversation_id)
+
+    service.background.on_prepared = hear
+    # The samples are written in the store's writer thread, queued without waiting; a
+    # slow disk there must not let the pages read the count before the sample.
+    store_sample = store.set_calibration
+
+    def slow_sample(*args: Any) -> None:
+        time.sleep(0.3)
+        store_sample(*args)
+
+    monkeypatch.setattr(store, "set_calibration", slow_sample)
+    await service.background.wait(conversation.id)
+
+    after = store.get_calibration("fake-openai", MODEL["openai"])
+    assert after.samples > at_turn_end.samples  # the summary's call was a sample
+    now = service.context(conversation.id, include_messages=False)
+    assert now.background_fold is not None and now.background_fold.status == "ready"
+    # Heard once, after the sample was stored: the count the page reads then is current.
+    assert heard == [(after.samples, now.tokens)]
+    changes = await service.watch.changes_after(0)
+    assert [c.kind for c in changes][-2:] == ["turn.finished", "context"]
+    assert changes[-1].conversation_id == conversation.id
+    assert events[-2].data["backgroundFold"] == {"status": "preparing", "kind": "fold"}

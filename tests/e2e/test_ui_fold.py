@@ -4,6 +4,7 @@ the manual Compact dialog, the meter, the model's view, and a reload."""
 from __future__ import annotations
 
 import re
+import time
 
 from playwright.sync_api import expect
 
@@ -45,6 +46,18 @@ def displayed_indices(page, selector: str) -> list[int]:
 
 def meter_tokens(page) -> int:
     return int(page.locator("#meter").get_attribute("aria-valuenow"))
+
+
+def settled_context(app, conversation_id: str) -> dict:
+    """The conversation's context once no summary is being prepared in the background."""
+    deadline = time.monotonic() + 30
+    while True:
+        context = app.api("GET", f"/api/conversations/{conversation_id}/context?messages=false")
+        background = context["backgroundFold"]
+        if background is None or background["status"] == "ready":
+            return context
+        assert time.monotonic() < deadline, "the background summary never became ready"
+        time.sleep(0.05)
 
 
 def fill_until_folded(ui) -> str:
@@ -143,6 +156,10 @@ def test_manual_compact_with_instructions(ui):
         ui.send(f"Message number {number} about the parser. " * 12)
     conversation_id = only_conversation(ui.app)
     page = ui.page
+    # The last turn may have started preparing the next fold in the background; its
+    # summary refines the count's calibration when ready, and the meter follows.
+    context = settled_context(ui.app, conversation_id)
+    expect(page.locator("#meter")).to_have_attribute("aria-valuenow", str(context["tokens"]))
     before = meter_tokens(page)
     page.locator("#compact-button").click()
     dialog = page.locator("#compact-dialog")

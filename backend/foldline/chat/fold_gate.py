@@ -94,6 +94,7 @@ class SharedFolds(Protocol):
     def clock(self) -> datetime: ...
     def is_running(self, conversation_id: str, /) -> bool: ...
     def on_idle_commit(self, conversation_id: str, /) -> None: ...
+    def on_prepared(self, conversation_id: str, /) -> None: ...
     def slot_of(self, conversation_id: str, /) -> tuple[float, float] | None: ...
     def timed(self, seconds: float, /) -> None: ...
 
@@ -524,25 +525,35 @@ class ConversationFolds:
         """The background task: the summary written, then handed over (kept ready for a
         gate, committed at once when a re-summary finds the conversation idle, or
         dropped when the summarizer gave nothing usable)."""
+        summary = None
         try:
-            entry.summary = await work
+            summary = await work
         except Exception:
             log.exception("background %s failed", entry.kind)
+        # The summary's calls refined the count's calibration, queued without waiting:
+        # whoever sees the summary ready reads the count it gave.
+        await self.shared.writes.settled()
+        entry.summary = summary
         if self.prepared is not entry:
             return
         if entry.summary is None:
             self.backoff.failed()
             self._drop(entry, "the summarizer gave no usable summary")
+            self.shared.on_prepared(self.conversation_id)
             return
         self.backoff.succeeded()
         if entry.kind == "fold":
             self.shared.timed(time.monotonic() - entry.started)
+            self.shared.on_prepared(self.conversation_id)
             if entry.maker.asks_once and not self.shared.is_running(self.conversation_id):
                 self.committing = asyncio.get_running_loop().create_task(self._land_in_pause(entry))
         elif not self.shared.is_running(self.conversation_id):
-            # A re-summary keeps the fold's boundary, so nothing waits for a gate.
+            # A re-summary keeps the fold's boundary, so nothing waits for a gate (its
+            # commit tells the pages).
             self.prepared = None
             await self._commit_idle_resummary(entry)
+        else:
+            self.shared.on_prepared(self.conversation_id)
 
     async def _land_in_pause(self, entry: PreparedFold) -> None:
         """On a one-request local server: a fold whose summary became ready in the

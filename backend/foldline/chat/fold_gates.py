@@ -33,6 +33,10 @@ class FoldGates:
     on_idle_commit: Callable[[str], None] = lambda _conversation_id: None
     """Called (on the event loop) when a fold was committed outside any turn, so the
     pages showing the conversation hear of it."""
+    on_prepared: Callable[[str], None] = lambda _conversation_id: None
+    """Called (on the event loop) when a summary prepared in the background became
+    ready or was dropped, once its calls' calibration is stored: the conversation's
+    count and its prepared fold's status changed, so the pages' meters are out of date."""
     conversations: dict[str, ConversationFolds] = field(default_factory=dict)
 
     def of(self, conversation_id: str) -> ConversationFolds:

@@ -111,6 +111,11 @@ class ChatService(ConversationReads):
         self.background.on_idle_commit = lambda conversation_id: self.watch.changed(
             conversation_id, "fold"
         )
+        # A summary prepared in the background changes the meter: the prepared fold's
+        # status, and the count (its calls refine the calibration).
+        self.background.on_prepared = lambda conversation_id: self.watch.changed(
+            conversation_id, "context"
+        )
         self.loader.fold_status = self.background.status
         # A made title changes what every page's list shows.
         self.titles = BackgroundTitles(

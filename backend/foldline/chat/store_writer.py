@@ -41,6 +41,11 @@ class StoreWriter:
         """Queue `write` and wait for its result."""
         return await self.wait(self.submit(write, *args, **kwargs))
 
+    async def settled(self) -> None:
+        """Wait until every write queued before this call is done (those queued without
+        waiting, such as a summary's calibration sample, included)."""
+        await self.run(_nothing)
+
     @staticmethod
     async def wait(queued: concurrent.futures.Future[T]) -> T:
         """The result of a queued write. Cancelling the caller does not cancel the write
@@ -51,3 +56,7 @@ class StoreWriter:
     def close(self) -> None:
         """Finish the queued writes and end the thread."""
         self._executor.shutdown(wait=True)
+
+
+def _nothing() -> None:
+    """A write that writes nothing: queued last, it is done once the earlier ones are."""
