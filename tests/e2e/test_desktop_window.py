@@ -378,7 +378,13 @@ def test_the_window_streams_an_answer_and_closes_while_idle(
         app.wait_for_status(page_is_running)
         page = DevToolsPage(devtools_port)
         try:
-            page.wait_for("document.querySelector('#composer-input') !== null")
+            # The message box is in the page's HTML from the start; the app takes the
+            # send only once its start-up has run (it then leaves the "loading" state).
+            # A send before that is a plain form submit that reloads the page.
+            page.wait_for(
+                "(() => { const app = document.querySelector('#app');"
+                " return app !== null && app.dataset.state !== 'loading'; })()"
+            )
             page.evaluate(
                 "(() => { const box = document.querySelector('#composer-input');"
                 " box.value = 'hello from the window';"
