@@ -38,7 +38,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("foldline.config",),
     # `foldline.mcp` here is its Settings helpers, naming, approvals and connections; the
     # parts that run tools in a turn build on the chat layer below the server.
-    ("foldline.config_toml", "foldline.providers", "foldline.store", "foldline.mcp"),
+    (
+        "foldline.config_toml",
+        "foldline.config_settings",
+        "foldline.providers",
+        "foldline.store",
+        "foldline.mcp",
+    ),
     ("foldline.chat", "foldline.testing", "foldline.token_cli", "foldline.doctor_cli"),
     ("foldline.mcp.results", "foldline.mcp.interaction"),
     ("foldline.mcp.manager",),

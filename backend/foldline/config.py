@@ -1,4 +1,4 @@
-"""`<data-dir>/config.toml` and the environment → `AppConfig`, and what Settings may see.
+"""`<data-dir>/config.toml` and the environment → `AppConfig`.
 
 The file is described in docs/configuration.md. It is read with `tomllib` and written by
 the small writer in `foldline.config_toml` (the Settings UI saves through `save_config`);
@@ -8,7 +8,9 @@ Environment variables are overlaid when a provider is built or shown, never writ
 the file: ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL apply to the provider named `anthropic`,
 OPENAI_API_KEY / OPENAI_BASE_URL to the one named `openai`, and any provider may name
 its own key variable with `api_key_env`. The environment wins over stored values (see
-`foldline.secrets` for why); `public_settings` says where each value came from.
+`foldline.secrets` for why); `effective_base_url` and `find_provider_key` say where each
+value came from, and `foldline.config_settings` shows and changes the file for the
+Settings UI.
 
 Which provider serves a model and with which limits is `foldline.providers.registry`,
 which builds on this module; writing the file is `foldline.config_toml` (`save_config`,
@@ -23,7 +25,7 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -34,27 +36,17 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic.alias_generators import to_snake
 
-from foldline.api.schemas_settings import (
-    CompactionSettingsOut,
-    DefaultsOut,
-    KeyStorageOut,
-    ModelSettingsOut,
-    ProviderSettingsOut,
-    SettingsOut,
-)
 from foldline.config_mcp import McpServerConfig, check_server_name
 from foldline.core.reasoning import Effort, ThinkingForm, reasoning_support
 from foldline.core.settings import MAX_TOKENS, CompactionSettings
-from foldline.secrets import find_api_key, key_storage_status, mask_key
+from foldline.secrets import find_api_key
 
 __all__ = [
     "AppConfig",
     "ConfigError",
     "ModelConfig",
     "ProviderConfig",
-    "apply_settings_patch",
     "config_path",
     "default_model",
     "effective_base_url",
@@ -62,7 +54,6 @@ __all__ = [
     "load_config",
     "parse_config",
     "provider_config",
-    "public_settings",
 ]
 
 
@@ -216,7 +207,7 @@ class AppConfig(BaseModel):
 # --- reading -------------------------------------------------------------------------
 
 
-class _DefaultsTable(_Section):
+class DefaultsTable(_Section):
     model: str | None = None
 
 
@@ -230,7 +221,7 @@ class _ProviderTable(_Section):
 
 
 class _ConfigFile(_Section):
-    defaults: _DefaultsTable = Field(default_factory=_DefaultsTable)
+    defaults: DefaultsTable = Field(default_factory=DefaultsTable)
     providers: dict[str, _ProviderTable] = Field(default_factory=dict)
     models: dict[str, ModelConfig] = Field(default_factory=dict)
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
@@ -286,7 +277,7 @@ def _locate(text: str, loc: tuple[str, ...]) -> int | None:
     return None
 
 
-def _first_error(error: ValidationError) -> tuple[tuple[str, ...], str]:
+def first_error(error: ValidationError) -> tuple[tuple[str, ...], str]:
     detail = error.errors()[0]
     loc = tuple(str(part) for part in detail["loc"])
     message = detail["msg"]
@@ -337,7 +328,7 @@ def parse_config(text: str, *, path: Path | None = None, data_dir: Path | None =
     try:
         parsed = _ConfigFile.model_validate(raw)
     except ValidationError as error:
-        loc, message = _first_error(error)
+        loc, message = first_error(error)
         raise ConfigError(message, path, _locate(text, loc)) from error
 
     providers = _implicit_providers()
@@ -403,8 +394,6 @@ def load_config(data_dir: Path) -> AppConfig:
         raise ConfigError("not UTF-8 text", path) from error
     return parse_config(text, path=path, data_dir=Path(data_dir))
 
-
-_Model = TypeVar("_Model", bound=BaseModel)
 
 # --- the file a first run writes (see `foldline.config_toml.ensure_config`) ---------
 
@@ -499,113 +488,3 @@ def find_provider_key(
 
 def default_model(config: AppConfig) -> str | None:
     return config.default_model or None
-
-
-# --- what the Settings UI sees ---------------------------------------------------------
-
-
-def public_settings(config: AppConfig) -> SettingsOut:
-    """The settings as the UI may see them: never a key, only its mask."""
-    providers: dict[str, ProviderSettingsOut] = {}
-    for name, provider in config.providers.items():
-        base_url, base_url_source = effective_base_url(config, name)
-        found = find_provider_key(config, name)
-        providers[name] = ProviderSettingsOut(
-            kind=provider.kind,
-            base_url=base_url,
-            base_url_source=base_url_source,
-            has_key=found is not None,
-            masked_key=mask_key(found[0]) if found else None,
-            key_source=found[1] if found else None,
-            key_env=key_env_var(config, name),
-        )
-    return SettingsOut(
-        data_dir=str(config.data_dir) if config.data_dir else None,
-        defaults=DefaultsOut(model=config.default_model),
-        providers=providers,
-        models={
-            name: ModelSettingsOut.model_validate(model.model_dump())
-            for name, model in config.models.items()
-        },
-        compaction=CompactionSettingsOut.model_validate(config.compaction.model_dump()),
-        key_storage=(
-            KeyStorageOut.model_validate(key_storage_status(config.data_dir))
-            if config.data_dir
-            else None
-        ),
-    )
-
-
-def _validated(model: type[_Model], data: Mapping[str, Any], section: str) -> _Model:
-    try:
-        return model.model_validate(data)
-    except ValidationError as error:
-        _, message = _first_error(error)
-        raise ConfigError(f"{section}.{message}") from error
-
-
-def _snake_keys(table: Mapping[str, Any], section: str) -> dict[str, Any]:
-    if not isinstance(table, Mapping):
-        raise ConfigError(f"{section}: expected an object")
-    return {to_snake(key): value for key, value in table.items()}
-
-
-def apply_settings_patch(config: AppConfig, patch: Mapping[str, Any]) -> AppConfig:
-    """`config` with a Settings UI change applied (camelCase, as `public_settings`).
-
-    `{"defaults": {"model"}, "providers": {name: {kind, baseUrl, apiKeyEnv} | null},
-    "models": {name: {provider, contextWindow, maxOutputTokens, inputLimit, workingBudget, …}
-    | null},
-    "compaction": {...}}`; `null` removes a provider or model (the implicit `anthropic`
-    and `openai` return to their defaults). Keys are refused here: they go through
-    `foldline.secrets.set_api_key`, never into config.toml.
-    """
-    unknown = set(patch) - {"defaults", "providers", "models", "compaction"}
-    if unknown:
-        raise ConfigError(f"unknown settings section(s): {', '.join(sorted(unknown))}")
-    default = config.default_model
-    providers = dict(config.providers)
-    models = dict(config.models)
-    compaction = config.compaction
-    if "defaults" in patch:
-        defaults = _snake_keys(patch["defaults"], "defaults")
-        default = _validated(_DefaultsTable, defaults, "defaults").model or None
-    for name, change in (patch.get("providers") or {}).items():
-        if change is None:
-            providers.pop(name, None)
-            if name in IMPLICIT_PROVIDERS:
-                providers[name] = ProviderConfig(kind=name)
-            continue
-        fields = _snake_keys(change, f"providers.{name}")
-        if "api_key" in fields:
-            raise ConfigError("API keys are set through the key store, not config.toml")
-        current = providers[name].model_dump() if name in providers else {}
-        merged = {**current, **fields}
-        if "kind" not in merged and name in IMPLICIT_PROVIDERS:
-            merged["kind"] = name
-        updated = _validated(ProviderConfig, merged, f"providers.{name}")
-        if updated.kind == "openai-compatible" and not updated.base_url:
-            raise ConfigError(f"providers.{name}: an openai-compatible provider needs a base URL")
-        providers[name] = updated
-    for name, change in (patch.get("models") or {}).items():
-        if change is None:
-            models.pop(name, None)
-            continue
-        current = models[name].model_dump() if name in models else {}
-        fields = _snake_keys(change, f'models."{name}"')
-        models[name] = _validated(ModelConfig, {**current, **fields}, f'models."{name}"')
-    if "compaction" in patch:
-        changes = _snake_keys(patch["compaction"], "compaction")
-        current = {k: getattr(compaction, k) for k in compaction.model_fields_set}
-        compaction = _validated(CompactionSettings, {**current, **changes}, "compaction")
-    for name, model in models.items():
-        if model.provider is not None and model.provider not in providers:
-            raise ConfigError(f'models."{name}".provider: no provider named `{model.provider}`')
-    return AppConfig(
-        default_model=default,
-        providers=providers,
-        models=models,
-        compaction=compaction,
-        mcp_servers=config.mcp_servers,
-        data_dir=config.data_dir,
-    )

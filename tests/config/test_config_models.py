@@ -15,8 +15,8 @@ from foldline.config import (
     ConfigError,
     ModelConfig,
     ProviderConfig,
-    public_settings,
 )
+from foldline.config_settings import public_settings
 from foldline.core.messages import user
 from foldline.providers.anthropic import AnthropicProvider
 from foldline.providers.base import ModelRequest, TextDelta

@@ -16,10 +16,9 @@ from foldline.config import (
     ConfigError,
     ModelConfig,
     ProviderConfig,
-    apply_settings_patch,
     load_config,
-    public_settings,
 )
+from foldline.config_settings import apply_settings_patch, public_settings
 from foldline.config_toml import save_config
 from foldline.secrets import set_api_key
 

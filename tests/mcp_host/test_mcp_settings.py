@@ -11,10 +11,10 @@ import pytest
 
 from foldline.config import (
     ConfigError,
-    apply_settings_patch,
     load_config,
     parse_config,
 )
+from foldline.config_settings import apply_settings_patch
 from foldline.config_toml import save_config
 from foldline.mcp.naming import offered_names
 from foldline.mcp.results import outcome_from_result

@@ -23,7 +23,8 @@ from foldline.api.schemas_settings import (
     SettingsOut,
     SettingsUpdate,
 )
-from foldline.config import AppConfig, ConfigError, apply_settings_patch, public_settings
+from foldline.config import AppConfig, ConfigError
+from foldline.config_settings import apply_settings_patch, public_settings
 from foldline.core.messages import user
 from foldline.providers.base import ModelRequest, Provider, ProviderError, Stop, TextDelta
 from foldline.providers.catalog import SUGGESTED_MODELS
