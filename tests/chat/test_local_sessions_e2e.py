@@ -113,11 +113,14 @@ async def test_a_long_conversation_on_a_small_local_window(
         counts: list[tuple[int, int]] = []
         summaries: list[int] = []
         """Summary requests the server had served when each turn's request was sent."""
+        folded_in_turn: list[int] = []
         for n in range(turns):
             text = FACT if n == 0 else filler(n, 15)
             before = len(chat_requests(server))
             events = await run(service, conversation.id, text)
             failures += [e.body.message for e in events if e.name == "error"]
+            if any(e.name == "compaction.completed" for e in events):
+                folded_in_turn.append(n)
             sent = chat_requests(server)[before:]
             assert len(sent) == 1, f"turn {n}: {len(sent)} chat requests (a retry?)"
             counts.append((last_stats_before_call(events), sent[0].input_tokens))
@@ -166,6 +169,11 @@ async def test_a_long_conversation_on_a_small_local_window(
                 later for earlier, later in itertools.pairwise(served) if warm_up(earlier)
             ]
             assert after_warm_up, "no fold's view was evaluated in a pause"
+            # Every fold landed in a pause, none in a turn: a prepared fold is landed at
+            # the end of the turn that brings the view to where the next turn's gate
+            # would commit it (that turn would otherwise wait for the server to evaluate
+            # the folded view, about 10 s on a small machine).
+            assert folded_in_turn == []
             for record in after_warm_up:
                 assert record.prompt_evaluated < record.input_tokens / 2
         # A single slot: a summary and a turn were never served at once, none was cut.
@@ -332,16 +340,13 @@ async def test_a_refused_summary_on_a_one_request_server_lands_as_a_prepared_dig
             events = await run(service, conversation.id, FACT if n == 0 else filler(n, 15))
             assert not [e for e in events if e.name == "error"]
             started += [e.body.prepared for e in events if e.name == "compaction.started"]
-            print(
-                n,
-                [(e.name, str(e.body)[:150]) for e in events if e.name.startswith("compaction")],
-                [e.body.tokens for e in events if e.name == "context.stats"][-1:],
-            )
             await service.background.wait(conversation.id)
         folds = store.list_compactions(conversation.id)
     assert len(folds) >= 2 and all(record.state.degraded for record in folds)
-    # Every fold landed prepared: no turn asked the model for a summary in line.
-    assert started and all(started)
+    # Every fold landed prepared, in a pause (or in a turn, prepared): no turn asked the
+    # model for a summary in line.
+    assert all(started)
+    assert len(folds) > len(started)  # some landed in the pauses
     # Every summary request was the one after the view: no re-summary of its own.
     asked = [r for r in server.requests if r.is_summary]
     assert asked and all(r.prompt_evaluated < r.input_tokens / 2 for r in asked)

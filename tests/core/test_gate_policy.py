@@ -291,6 +291,27 @@ CASES: list[tuple[str, GateFacts, str, str | None, str | None]] = [
         None,
     ),
     (
+        "in a pause, a ready fold a turn's growth short of where a turn's gate lands it: it lands",
+        facts(PREPARE - 500, prepared="ready", pace=ONE_SLOT, request="pause"),
+        "commit_prepared",
+        "auto",
+        None,
+    ),
+    (
+        "in a pause, a ready fold more than a turn's growth short: held",
+        facts(PREPARE - 1_500, prepared="ready", pace=ONE_SLOT, request="pause"),
+        "none",
+        None,
+        None,
+    ),
+    (
+        "in a turn, the same fold a turn's growth short: held (the turn's view is counted)",
+        facts(PREPARE - 500, prepared="ready", pace=ONE_SLOT),
+        "none",
+        None,
+        None,
+    ),
+    (
         "in a pause, a due fold with nothing prepared: nothing until a turn",
         facts(DUE, pace=ONE_SLOT, request="pause"),
         "none",

@@ -574,13 +574,22 @@ class ConversationFolds:
             self.warming = asyncio.get_running_loop().create_task(warm)
 
     def idle(self) -> None:
-        """A turn ended: a re-summary that became ready meanwhile is committed now."""
+        """A turn ended: a re-summary that became ready meanwhile is committed now. On a
+        one-request server a ready fold lands in this pause if the gate would land it now:
+        it was ready before the view grew to where it lands, and the turn that grew the
+        view is the last one before that; left to the next turn's gate, it would cost that
+        turn the evaluation of the folded view."""
         entry = self.prepared
-        if entry is not None and entry.kind == "resummary" and entry.ready:
+        if entry is None or not entry.ready:
+            return
+        landing = self.committing is not None and not self.committing.done()
+        if entry.kind == "resummary":
             self.prepared = None  # taken: the next turn's gate cannot take it too
             self.committing = asyncio.get_running_loop().create_task(
                 self._commit_idle_resummary(entry)
             )
+        elif entry.maker.asks_once and not landing:
+            self.committing = asyncio.get_running_loop().create_task(self._land_in_pause(entry))
 
     async def _commit_idle_resummary(self, entry: PreparedFold) -> None:
         state = entry.summary

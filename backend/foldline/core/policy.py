@@ -474,15 +474,19 @@ def _early_commit(facts: GateFacts) -> GateDecision | None:
     over the threshold and it must be dropped for a fold the person waits for. Holding
     it back saves nothing there: the server has no billed cache, and it evaluates the
     folded view once whenever the fold lands. It waits for the view to reach
-    `prepare_threshold` (where its summary would have started without the lead), and,
+    `prepare_threshold` (where its summary would have started without the lead; in the
+    person's pause, one turn's growth short of it, so that it lands there rather than
+    in the next turn, which would wait for the folded view's evaluation), and,
     once the view after it is counted, for it to free at least `MIN_FREED_SHARE` (what
     the circuit breaker counts as a fold that worked): a summary started far ahead is
     not committed early to fold next to nothing."""
     if _one_request_server(facts):
         limit = facts.budget.input_budget or 0
         after = facts.prepared_tokens_after
+        growth = facts.pace.tokens_per_turn if facts.request == "pause" and facts.pace else 0.0
         ripe = (
-            facts.tokens >= min(facts.settings.prepare_threshold, facts.settings.threshold) * limit
+            facts.tokens + growth
+            >= min(facts.settings.prepare_threshold, facts.settings.threshold) * limit
         )
         worth = after is None or facts.tokens - after >= MIN_FREED_SHARE * facts.tokens
         if ripe and worth:
