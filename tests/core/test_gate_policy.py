@@ -13,16 +13,13 @@ from dataclasses import replace
 import pytest
 
 from foldline.core.budget import Budget
-from foldline.core.policy import (
+from foldline.core.gate import (
     DROPPED_OVER_THRESHOLD,
-    PROMPT_CACHE_TTL_SECONDS,
-    BreakerState,
     GateFacts,
-    Pace,
-    decide,
     decide_gate,
     next_preparation,
 )
+from foldline.core.policy import PROMPT_CACHE_TTL_SECONDS, BreakerState, Pace, decide
 from foldline.core.settings import CompactionSettings
 
 BUDGET = Budget(context_window=110_000, max_output_tokens=10_000)  # input budget 100k

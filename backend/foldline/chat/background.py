@@ -1,7 +1,7 @@
 """Folds nobody waits for: summaries written in the background, committed at a gate.
 
 This module holds what a prepared summary is and how it is checked; the gate that starts,
-commits and drops them is `chat/fold_gate.py`, its decision `core.policy.decide_gate`.
+commits and drops them is `chat/fold_gate.py`, its decision `core.gate.decide_gate`.
 
 A summary of a long view takes a model 30 s to minutes. Written inside a turn, that is
 time the person waits before the first token. So:
@@ -46,7 +46,8 @@ from foldline.chat.context import ConversationContext
 from foldline.chat.folding import FoldMaker
 from foldline.chat.usage import SummaryUsage
 from foldline.core.compaction import planned_fold_frees
-from foldline.core.policy import MIN_FREED_SHARE, Pace, PreparedKind
+from foldline.core.gate import PreparedKind
+from foldline.core.policy import MIN_FREED_SHARE, Pace
 from foldline.core.state import CompactionState
 from foldline.core.view import build_api_messages
 

@@ -1,4 +1,4 @@
-"""The fold gate: one object per conversation that carries out `core.policy.decide_gate`.
+"""The fold gate: one object per conversation that carries out `core.gate.decide_gate`.
 
 Before every model call (and after every tool batch) a turn asks its conversation's
 `ConversationFolds` to pass the gate. It gathers the facts (the view's count, what a
@@ -48,17 +48,15 @@ from foldline.chat.folding import (
 )
 from foldline.chat.store_writer import StoreWriter
 from foldline.chat.usage import SummaryUsage
-from foldline.core.policy import (
-    BreakerState,
+from foldline.core.gate import (
     GateDecision,
     GateFacts,
-    Pace,
     PreparedKind,
     RequestKind,
     decide_gate,
     next_preparation,
-    record_fold,
 )
+from foldline.core.policy import BreakerState, Pace, record_fold
 from foldline.core.pruning import plan_prune
 from foldline.core.reasoning import Effort
 from foldline.core.state import CompactionState, Trigger

@@ -1,6 +1,6 @@
 """Making folds: a prune, a fold written in line, a re-summary, and their commits.
 
-The gate (`chat/fold_gate.py`) decides with `core.policy.decide_gate`; `FoldMaker` is
+The gate (`chat/fold_gate.py`) decides with `core.gate.decide_gate`; `FoldMaker` is
 what it carries a decision out with: it supplies what the engine cannot have (the clock,
 the summarizer call, the database) and turns each step into events. Counting runs in a
 worker thread, the store's reads too, and every commit in the chat service's
