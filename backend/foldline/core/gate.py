@@ -88,6 +88,11 @@ class GateFacts:
     """What changed in the cached prefix since the last gate, so the cache is cold."""
     may_prepare: bool = True
     """Whether the back-off after failed preparations lets one start now."""
+    one_request_at_a_time: bool = False
+    """The conversation's server runs one request at a time (a local llama.cpp-style
+    server that stated one slot, or interrupts, or cut a stream for another request), as
+    the chat layer knows it from what the server said; known before any background
+    request was timed (`Pace.slot_seconds`)."""
 
 
 @dataclass(frozen=True)
@@ -147,10 +152,10 @@ def _early_commit(facts: GateFacts) -> GateDecision | None:
     past its lifetime, or a changed prefix), or the next turn would reach the hard
     threshold, or the server runs one request at a time. None when none holds.
 
-    On a one-request server (a local llama.cpp-style server, `Pace.slot_seconds` known)
-    the summary is started turns ahead because it runs only in the pauses; every turn it
-    then waits lets the verbatim tail after its split grow, until the view after it is
-    over the threshold and it must be dropped for a fold the person waits for. Holding
+    On a one-request server (`GateFacts.one_request_at_a_time`) the summary is started
+    turns ahead because it runs only in the pauses; every turn it then waits lets the
+    verbatim tail after its split grow, until the view after it is over the threshold
+    and it must be dropped for a fold the person waits for. Holding
     it back saves nothing there: the server has no billed cache, and it evaluates the
     folded view once whenever the fold lands. It waits for the view to reach
     `prepare_threshold` (where its summary would have started without the lead), and,
@@ -287,8 +292,10 @@ def _decide_gate(facts: GateFacts) -> GateDecision:
 
 
 def _one_request_server(facts: GateFacts) -> bool:
-    """The conversation's server runs one request at a time (its slot timed)."""
-    return facts.pace is not None and facts.pace.slot_seconds is not None
+    """The conversation's server runs one request at a time, as the chat layer knows it
+    from the server's slots; not inferred from its timing, which comes only after the
+    first background request (and a server of many slots may be timed too)."""
+    return facts.one_request_at_a_time
 
 
 def next_preparation(
