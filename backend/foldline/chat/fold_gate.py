@@ -33,10 +33,10 @@ from foldline.api.schemas_context import BackgroundFoldOut
 from foldline.chat import events as ev
 from foldline.chat.background import (
     GrowthWatch,
+    PreparationWorth,
     PreparedFold,
     settings_key,
     why_invalid,
-    worth_preparing,
 )
 from foldline.chat.context import ConversationContext
 from foldline.chat.events import ChatEvent
@@ -111,10 +111,11 @@ class ConversationFolds:
         self.growth = GrowthWatch()
         """The view's observed growth (for `pace`)."""
         self.prepared: PreparedFold | None = None
+        self.worth = PreparationWorth()
         self.committing: asyncio.Task[None] | None = None
+        """A re-summary being committed while the conversation is idle."""
         self.warming: asyncio.Task[None] | None = None
         """The server evaluating the view a fold left in the pause (`_land_in_pause`)."""
-        """A re-summary being committed while the conversation is idle."""
         self.effort: Effort | None = None
         """The reasoning effort of the last gate's view: a different one breaks the
         prompt cache, which makes it a good moment to fold."""
@@ -470,7 +471,7 @@ class ConversationFolds:
         )
         if kind is None or not self.backoff.should_try():
             return
-        if kind == "fold" and maker.asks_once and not await worth_preparing(maker, ctx):
+        if kind == "fold" and maker.asks_once and not await self.worth.check(maker, ctx):
             return
         if kind == "resummary":
             usage = maker.summary_usage()
