@@ -6,8 +6,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
+import pytest
+
+from foldline.chat.local_servers import LocalServers
 from foldline.chat.slots import SlotScheduler
+from foldline.config import parse_config
 from foldline.providers.base import ProviderEvent, Stop, TextDelta
+from foldline.providers.listing import ModelDirectory
 
 
 class GatedStream:
@@ -126,3 +131,49 @@ async def test_the_slot_times_its_pauses_and_its_background_requests() -> None:
     stream.go.set()
     await background
     assert scheduler.background_seconds == 20.0 + 0.3 * (4.0 - 20.0)
+
+
+# --- what the fold gate is told of the server --------------------------------------
+
+
+NOW = 1_800_000_000.0
+
+
+@pytest.mark.parametrize(
+    ("learned", "one_request"),
+    [
+        ({"server": "llama.cpp", "slots": 1}, True),
+        ({"server": "llama-cpp-python", "interrupts": True}, True),
+        ({"server": "llama.cpp", "slots": 4}, False),
+        ({"server": "vllm", "slots": 1}, False),
+        ({}, False),
+    ],
+)
+async def test_the_gate_knows_a_one_request_server_before_any_request_is_timed(
+    learned: dict[str, object], one_request: bool
+) -> None:
+    """`GateFacts.one_request_at_a_time` comes from what the server said of its slots,
+    so the one-request rules hold from the first turn, with no slot time yet."""
+    config = parse_config(
+        '[providers.local]\nkind = "openai-compatible"\nbase_url = "http://x/v1"\n'
+    )
+    directory = ModelDirectory()
+    directory.record_learned("local", "openai-compatible", "smollm2", learned, NOW)
+    servers = LocalServers(lambda: directory, clock=lambda: NOW)
+    assert not servers.one_request_at_a_time("c1")  # no turn yet: its server is unknown
+    servers.prepare("c1", config, "smollm2")  # learned within a day: nothing is asked
+    assert servers.one_request_at_a_time("c1") is one_request
+    assert servers.slot_timing("c1") is None
+
+
+async def test_a_stream_cut_by_another_request_makes_the_server_one_request() -> None:
+    config = parse_config(
+        '[providers.local]\nkind = "openai-compatible"\nbase_url = "http://x/v1"\n'
+    )
+    directory = ModelDirectory()
+    directory.record_learned("local", "openai-compatible", "smollm2", {"server": "llama.cpp"}, NOW)
+    servers = LocalServers(lambda: directory, clock=lambda: NOW)
+    servers.prepare("c1", config, "smollm2")
+    assert not servers.one_request_at_a_time("c1")
+    servers.learn_single_slot("local", "smollm2")
+    assert servers.one_request_at_a_time("c1")

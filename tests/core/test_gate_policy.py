@@ -13,16 +13,13 @@ from dataclasses import replace
 import pytest
 
 from foldline.core.budget import Budget
-from foldline.core.policy import (
+from foldline.core.gate import (
     DROPPED_OVER_THRESHOLD,
-    PROMPT_CACHE_TTL_SECONDS,
-    BreakerState,
     GateFacts,
-    Pace,
-    decide,
     decide_gate,
     next_preparation,
 )
+from foldline.core.policy import PROMPT_CACHE_TTL_SECONDS, BreakerState, Pace, decide
 from foldline.core.settings import CompactionSettings
 
 BUDGET = Budget(context_window=110_000, max_output_tokens=10_000)  # input budget 100k
@@ -46,7 +43,9 @@ ONE_SLOT = Pace(
     slot_seconds=8.0,
     free_seconds=10.0,
 )
-"""A one-request local server: summaries run only in the pauses between turns."""
+"""A one-request local server's pace: summaries run only in the pauses between turns."""
+ON_ONE_SLOT: dict[str, object] = {"pace": ONE_SLOT, "one_request_at_a_time": True}
+"""A server known to run one request at a time, its slot timed."""
 EARLY = (PREPARE * 9) // 10
 """A view under the preparing threshold (a summary started ahead may be ready)."""
 
@@ -250,70 +249,70 @@ CASES: list[tuple[str, GateFacts, str, str | None, str | None]] = [
     ),
     (
         "one-request server, ready at the preparing threshold: commit now",
-        facts(NOT_DUE, prepared="ready", pace=ONE_SLOT),
+        facts(NOT_DUE, prepared="ready", **ON_ONE_SLOT),
         "commit_prepared",
         "auto",
         None,
     ),
     (
         "one-request server, ready under the preparing threshold: held",
-        facts(EARLY, prepared="ready", pace=ONE_SLOT),
+        facts(EARLY, prepared="ready", **ON_ONE_SLOT),
         "none",
         None,
         None,
     ),
     (
         "one-request server, ready but freeing next to nothing: held",
-        facts(NOT_DUE, prepared="ready", pace=ONE_SLOT, prepared_tokens_after=NOT_DUE - 1_000),
+        facts(NOT_DUE, prepared="ready", **ON_ONE_SLOT, prepared_tokens_after=NOT_DUE - 1_000),
         "none",
         None,
         None,
     ),
     (
         "one-request server, due, the ready fold gone stale: prepare again, go ahead",
-        facts(DUE, prepared="ready", pace=ONE_SLOT, prepared_tokens_after=SOFT + 1_000),
+        facts(DUE, prepared="ready", **ON_ONE_SLOT, prepared_tokens_after=SOFT + 1_000),
         "start_preparing",
         "auto",
         DROPPED_OVER_THRESHOLD,
     ),
     (
         "one-request server, the stale ready fold at the hard threshold: in line",
-        facts(HARD + 500, prepared="ready", pace=ONE_SLOT, prepared_tokens_after=SOFT + 1_000),
+        facts(HARD + 500, prepared="ready", **ON_ONE_SLOT, prepared_tokens_after=SOFT + 1_000),
         "fold_inline",
         "auto",
         DROPPED_OVER_THRESHOLD,
     ),
     (
         "in a pause, a ready fold the gate would land: it lands",
-        facts(NOT_DUE, prepared="ready", pace=ONE_SLOT, request="pause"),
+        facts(NOT_DUE, prepared="ready", **ON_ONE_SLOT, request="pause"),
         "commit_prepared",
         "auto",
         None,
     ),
     (
         "in a pause, a ready fold a turn's growth short of where a turn's gate lands it: it lands",
-        facts(PREPARE - 500, prepared="ready", pace=ONE_SLOT, request="pause"),
+        facts(PREPARE - 500, prepared="ready", **ON_ONE_SLOT, request="pause"),
         "commit_prepared",
         "auto",
         None,
     ),
     (
         "in a pause, a ready fold more than a turn's growth short: held",
-        facts(PREPARE - 1_500, prepared="ready", pace=ONE_SLOT, request="pause"),
+        facts(PREPARE - 1_500, prepared="ready", **ON_ONE_SLOT, request="pause"),
         "none",
         None,
         None,
     ),
     (
         "in a turn, the same fold a turn's growth short: held (the turn's view is counted)",
-        facts(PREPARE - 500, prepared="ready", pace=ONE_SLOT),
+        facts(PREPARE - 500, prepared="ready", **ON_ONE_SLOT),
         "none",
         None,
         None,
     ),
     (
         "in a pause, a due fold with nothing prepared: nothing until a turn",
-        facts(DUE, pace=ONE_SLOT, request="pause"),
+        facts(DUE, **ON_ONE_SLOT, request="pause"),
         "none",
         None,
         None,
@@ -331,6 +330,46 @@ CASES: list[tuple[str, GateFacts, str, str | None, str | None]] = [
         "none",
         None,
         None,
+    ),
+    (
+        "one slot known, nothing timed yet: the ready fold lands as on a timed one",
+        facts(NOT_DUE, prepared="ready", one_request_at_a_time=True),
+        "commit_prepared",
+        "auto",
+        None,
+    ),
+    (
+        "one slot known, only the growth timed: the ready fold lands",
+        facts(
+            NOT_DUE,
+            prepared="ready",
+            one_request_at_a_time=True,
+            pace=replace(ONE_SLOT, slot_seconds=None, free_seconds=None),
+        ),
+        "commit_prepared",
+        "auto",
+        None,
+    ),
+    (
+        "one slot known, nothing timed, due, the ready fold gone stale: prepare again",
+        facts(DUE, prepared="ready", one_request_at_a_time=True, prepared_tokens_after=SOFT + 1),
+        "start_preparing",
+        "auto",
+        DROPPED_OVER_THRESHOLD,
+    ),
+    (
+        "a server of many slots or hosted, even with a slot time: the ready fold waits",
+        facts(NOT_DUE, prepared="ready", pace=ONE_SLOT),
+        "none",
+        None,
+        None,
+    ),
+    (
+        "a server of many slots or hosted, due, the ready fold gone stale: in line",
+        facts(DUE, prepared="ready", pace=ONE_SLOT, prepared_tokens_after=SOFT + 1_000),
+        "fold_inline",
+        "auto",
+        DROPPED_OVER_THRESHOLD,
     ),
     (
         "automatic folding off: nothing, even with a ready fold",
@@ -394,7 +433,7 @@ def test_the_reasons_name_why_a_ready_fold_lands_early() -> None:
     assert "reasoning effort changed" in effort.reason
     urgent = decide_gate(facts(NOT_DUE, prepared="ready", pace=QUICK))
     assert "next turn would reach the hard threshold" in urgent.reason
-    one_slot = decide_gate(facts(NOT_DUE, prepared="ready", pace=ONE_SLOT))
+    one_slot = decide_gate(facts(NOT_DUE, prepared="ready", **ON_ONE_SLOT))
     assert "one-request server" in one_slot.reason
     waiting = decide_gate(facts(LIMIT + 1_000, prepared="preparing"))
     assert waiting.reason.endswith("Waiting for the summary being written in the background.")

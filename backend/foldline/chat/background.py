@@ -1,7 +1,7 @@
 """Folds nobody waits for: summaries written in the background, committed at a gate.
 
 This module holds what a prepared summary is and how it is checked; the gate that starts,
-commits and drops them is `chat/fold_gate.py`, its decision `core.policy.decide_gate`.
+commits and drops them is `chat/fold_gate.py`, its decision `core.gate.decide_gate`.
 
 A summary of a long view takes a model 30 s to minutes. Written inside a turn, that is
 time the person waits before the first token. So:
@@ -46,7 +46,8 @@ from foldline.chat.context import ConversationContext
 from foldline.chat.folding import FoldMaker
 from foldline.chat.usage import SummaryUsage
 from foldline.core.compaction import planned_fold_frees
-from foldline.core.policy import MIN_FREED_SHARE, Pace, PreparedKind
+from foldline.core.gate import PreparedKind
+from foldline.core.policy import MIN_FREED_SHARE, Pace
 from foldline.core.state import CompactionState
 from foldline.core.view import build_api_messages
 
@@ -196,6 +197,41 @@ class PreparedFold:
         """A fresh count of the view of `ctx` with the summary committed."""
         assert self.summary is not None
         return tokens_after(ctx, self.summary)
+
+
+def worth_key(maker: FoldMaker, ctx: ConversationContext) -> tuple[object, ...]:
+    """What `worth_preparing`'s answer depends on: the messages (their number and the
+    last one), the fold's boundary, the view's count and budget, and what the summary
+    would be written with."""
+    state = ctx.state
+    return (
+        ctx.conversation.id,
+        len(ctx.records),
+        ctx.records[-1].id if ctx.records else None,
+        (state.version, state.api_start_index) if state is not None else None,
+        ctx.tokens,
+        ctx.budget.input_budget,
+        # Hashed: the key holds the system prompt, project files and all, and it is kept.
+        hashlib.sha256(settings_key(ctx, maker.summarizer_model).encode()).hexdigest(),
+    )
+
+
+@dataclass
+class PreparationWorth:
+    """One conversation's last answer of `worth_preparing`, with what it was asked on.
+    The gate asks at every turn's end on a one-request server, and each answer builds a
+    fold planner that counts the view: asked again with nothing changed (`worth_key`),
+    it answers from here."""
+
+    key: tuple[object, ...] | None = None
+    worth: bool = False
+
+    async def check(self, maker: FoldMaker, ctx: ConversationContext) -> bool:
+        key = worth_key(maker, ctx)
+        if key != self.key:
+            self.worth = await worth_preparing(maker, ctx)
+            self.key = key
+        return self.worth
 
 
 async def worth_preparing(maker: FoldMaker, ctx: ConversationContext) -> bool:

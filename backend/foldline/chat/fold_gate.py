@@ -1,4 +1,4 @@
-"""The fold gate: one object per conversation that carries out `core.policy.decide_gate`.
+"""The fold gate: one object per conversation that carries out `core.gate.decide_gate`.
 
 Before every model call (and after every tool batch) a turn asks its conversation's
 `ConversationFolds` to pass the gate. It gathers the facts (the view's count, what a
@@ -33,10 +33,10 @@ from foldline.api.schemas_context import BackgroundFoldOut
 from foldline.chat import events as ev
 from foldline.chat.background import (
     GrowthWatch,
+    PreparationWorth,
     PreparedFold,
     settings_key,
     why_invalid,
-    worth_preparing,
 )
 from foldline.chat.context import ConversationContext
 from foldline.chat.events import ChatEvent
@@ -48,17 +48,15 @@ from foldline.chat.folding import (
 )
 from foldline.chat.store_writer import StoreWriter
 from foldline.chat.usage import SummaryUsage
-from foldline.core.policy import (
-    BreakerState,
+from foldline.core.gate import (
     GateDecision,
     GateFacts,
-    Pace,
     PreparedKind,
     RequestKind,
     decide_gate,
     next_preparation,
-    record_fold,
 )
+from foldline.core.policy import BreakerState, Pace, record_fold
 from foldline.core.pruning import plan_prune
 from foldline.core.reasoning import Effort
 from foldline.core.state import CompactionState, Trigger
@@ -96,6 +94,7 @@ class SharedFolds(Protocol):
     def on_idle_commit(self, conversation_id: str, /) -> None: ...
     def on_prepared(self, conversation_id: str, /) -> None: ...
     def slot_of(self, conversation_id: str, /) -> tuple[float, float] | None: ...
+    def one_request_at_a_time(self, conversation_id: str, /) -> bool: ...
     def timed(self, seconds: float, /) -> None: ...
 
 
@@ -112,10 +111,11 @@ class ConversationFolds:
         self.growth = GrowthWatch()
         """The view's observed growth (for `pace`)."""
         self.prepared: PreparedFold | None = None
+        self.worth = PreparationWorth()
         self.committing: asyncio.Task[None] | None = None
+        """A re-summary being committed while the conversation is idle."""
         self.warming: asyncio.Task[None] | None = None
         """The server evaluating the view a fold left in the pause (`_land_in_pause`)."""
-        """A re-summary being committed while the conversation is idle."""
         self.effort: Effort | None = None
         """The reasoning effort of the last gate's view: a different one breaks the
         prompt cache, which makes it a good moment to fold."""
@@ -311,6 +311,7 @@ class ConversationFolds:
             idle_seconds=idle,
             prefix_changed=asked.prefix,
             may_prepare=self.backoff.allows,
+            one_request_at_a_time=self.shared.one_request_at_a_time(self.conversation_id),
         )
 
     def _prefix_changed(self, ctx: ConversationContext) -> PrefixChange | None:
@@ -470,7 +471,7 @@ class ConversationFolds:
         )
         if kind is None or not self.backoff.should_try():
             return
-        if kind == "fold" and maker.asks_once and not await worth_preparing(maker, ctx):
+        if kind == "fold" and maker.asks_once and not await self.worth.check(maker, ctx):
             return
         if kind == "resummary":
             usage = maker.summary_usage()

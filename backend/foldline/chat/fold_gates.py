@@ -30,6 +30,9 @@ class FoldGates:
     slot_of: Callable[[str], tuple[float, float] | None] = lambda _conversation_id: None
     """On a server that runs one request at a time: how long a background request holds
     it and how long it is free between turns, for the conversation (see `Pace`)."""
+    one_request_at_a_time: Callable[[str], bool] = lambda _conversation_id: False
+    """Whether the conversation's server is known to run one request at a time (its slots,
+    as it stated them or as a cut stream showed), timed or not."""
     on_idle_commit: Callable[[str], None] = lambda _conversation_id: None
     """Called (on the event loop) when a fold was committed outside any turn, so the
     pages showing the conversation hear of it."""

@@ -1,6 +1,6 @@
 """Making folds: a prune, a fold written in line, a re-summary, and their commits.
 
-The gate (`chat/fold_gate.py`) decides with `core.policy.decide_gate`; `FoldMaker` is
+The gate (`chat/fold_gate.py`) decides with `core.gate.decide_gate`; `FoldMaker` is
 what it carries a decision out with: it supplies what the engine cannot have (the clock,
 the summarizer call, the database) and turns each step into events. Counting runs in a
 worker thread, the store's reads too, and every commit in the chat service's
@@ -26,6 +26,7 @@ from foldline.chat.context import ConversationContext
 from foldline.chat.events import ChatEvent
 from foldline.chat.store_writer import StoreWriter
 from foldline.chat.summarizer import (
+    ConversationPrefix,
     conversation_prefix,
     local_prefix_cache,
     make_summarizer,
@@ -334,8 +335,9 @@ class FoldMaker:
                 summarize,
             )
 
+        inputs, prefix = self._fold_request(ctx)
         return await within_summarizer_window(
-            write, self.fold_inputs(ctx), self._summarizer(ctx, usage), lambda state: state is None
+            write, inputs, self._summarizer(ctx, usage, prefix), lambda state: state is None
         )
 
     async def commit_resummary(
@@ -366,7 +368,7 @@ class FoldMaker:
         usage: SummaryUsage,
     ) -> CompactionState | None:
         """The fold for `ctx`, not committed; its summarizer calls' usage goes to `usage`."""
-        inputs = self.fold_inputs(ctx)
+        inputs, prefix = self._fold_request(ctx)
         if emergency:  # no model call, but the whole view is counted: in a worker thread
             return await asyncio.to_thread(emergency_fold, inputs, trigger=trigger, reason=reason)
 
@@ -383,7 +385,7 @@ class FoldMaker:
             return outcome.state is not None and outcome.state.degraded
 
         outcome = await within_summarizer_window(
-            write, inputs, self._summarizer(ctx, usage), fell_back_to_digest
+            write, inputs, self._summarizer(ctx, usage, prefix), fell_back_to_digest
         )
         return outcome.state
 
@@ -413,21 +415,34 @@ class FoldMaker:
     def fold_inputs(self, ctx: ConversationContext) -> FoldInputs:
         """What a fold of `ctx` reads: when the summarizer is another model, its
         requests fit that model's window and its summary that model's output cap."""
+        return self._fold_request(ctx)[0]
+
+    def _fold_request(
+        self, ctx: ConversationContext
+    ) -> tuple[FoldInputs, ConversationPrefix | None]:
+        """`fold_inputs`, and the prefix the summary is asked after (None: on its own).
+        Whether the server keeps the prompt is asked once for both (`asks_once`)."""
         inputs = ctx.fold_inputs(now=utc_now(), model=self.summarizer_model)
-        if conversation_prefix(ctx, self.summarizer_provider, self.summarizer_model):
+        once = self.asks_once
+        prefix = conversation_prefix(
+            ctx, self.summarizer_provider, self.summarizer_model, keeps_prompt=once
+        )
+        if prefix is not None:
             # On a local server the summary after the view is the fold's one request
             # (see `FoldInputs.summary_asked_once`).
-            inputs = replace(inputs, summary_after_view=True, summary_asked_once=self.asks_once)
+            inputs = replace(inputs, summary_after_view=True, summary_asked_once=once)
         limits = self.summarizer_limits
         if limits is None or self.summarizer_model == ctx.model.model:
-            return inputs
+            return inputs, prefix
         return replace(
             inputs,
             summarizer_budget=summarizer_capacity(ctx.budget, limits),
             summarizer_max_output=limits.max_output_tokens or None,
-        )
+        ), prefix
 
-    def _summarizer(self, ctx: ConversationContext, usage: SummaryUsage) -> Summarizer:
+    def _summarizer(
+        self, ctx: ConversationContext, usage: SummaryUsage, prefix: ConversationPrefix | None
+    ) -> Summarizer:
         return make_summarizer(
             self.summarizer_provider,
             self.summarizer_model,
@@ -436,5 +451,5 @@ class FoldMaker:
             summary_calibrator(
                 self.store, self.writes, self.summary_billing, Billing.of(ctx.model), ctx.counter
             ),
-            conversation_prefix(ctx, self.summarizer_provider, self.summarizer_model),
+            prefix,
         )

@@ -136,6 +136,14 @@ class LocalServers:
         held, free = scheduler.background_seconds, scheduler.free_seconds
         return None if held is None or free is None else (held, free)
 
+    def one_request_at_a_time(self, conversation_id: str) -> bool:
+        """Whether the server of the conversation's last turn is known to run one request
+        at a time (`single_slot`: what it said of its slots, or a stream of it cut by
+        another request), before any of its requests was timed. Called from worker
+        threads too: it reads only dictionaries and the model list (locked)."""
+        found = self._conversations.get(conversation_id)
+        return found is not None and single_slot(self.known(found[1], found[2]))
+
     def known(self, provider: str, model: str) -> ListedModel | None:
         """What the server said about `model`, if it was asked."""
         directory = self.directory

@@ -126,6 +126,7 @@ class ChatService(ConversationReads):
         self.local_servers = LocalServers(lambda: self.loader.listing)
         """Local servers: asked what they are at first use, their slot shared in order."""
         self.background.slot_of = self.local_servers.slot_timing
+        self.background.one_request_at_a_time = self.local_servers.one_request_at_a_time
         self.loader.server_count = self.local_servers.count_view
 
     async def warm_up(self) -> None:

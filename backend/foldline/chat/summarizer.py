@@ -79,7 +79,11 @@ def local_prefix_cache(provider: Provider, model: str) -> bool:
 
 
 def conversation_prefix(
-    ctx: ConversationContext, provider: Provider, summarizer_model: str
+    ctx: ConversationContext,
+    provider: Provider,
+    summarizer_model: str,
+    *,
+    keeps_prompt: bool | None = None,
 ) -> ConversationPrefix | None:
     """The prefix a summary may be asked after, or None when it must be asked on its own:
     the summarizer is another model (it has no cache of this conversation); the provider
@@ -87,13 +91,15 @@ def conversation_prefix(
     view would be evaluated again for the summary); or, on Anthropic, the summary's
     reasoning effort differs from the turn's (a change of the thinking settings drops
     the cached messages). A recognised local server keeps the prompt the last turn sent,
-    so there the summary after the view is the cheap one (`keeps_prompt_prefix`)."""
+    so there the summary after the view is the cheap one (`keeps_prompt_prefix`).
+    `keeps_prompt`: `local_prefix_cache` as the caller already asked it (None: ask)."""
     if summarizer_model != ctx.model.model:
         return None
-    if getattr(provider, "compatible", False) and not local_prefix_cache(
-        provider, summarizer_model
-    ):
-        return None
+    if getattr(provider, "compatible", False):
+        if keeps_prompt is None:
+            keeps_prompt = local_prefix_cache(provider, summarizer_model)
+        if not keeps_prompt:
+            return None
     effort = ctx.settings.reasoning_effort
     if provider.wire == "anthropic" and effort != ctx.reasoning_effort:
         return None

@@ -38,6 +38,7 @@ from foldline.chat.tool_registry import BatchRun, ToolBatch, Truncation
 from foldline.chat.turn_setup import ConversationSetup, TurnServices, message_event
 from foldline.chat.usage import Billing
 from foldline.core.budget import Budget
+from foldline.core.gate import RequestKind
 from foldline.core.messages import (
     AttachmentPart,
     Message,
@@ -45,7 +46,6 @@ from foldline.core.messages import (
     ToolCallPart,
     ToolResultPart,
 )
-from foldline.core.policy import RequestKind
 from foldline.core.view import INTERRUPTED_RESULT
 from foldline.providers.registry import resolve_model
 from foldline.store import MessageRecord
