@@ -4,8 +4,8 @@
 // A conversation may hold tens of thousands of messages, so the view never loads or
 // draws them all: it holds a window [lo, hi) of them (`view`). The pages that move that
 // window are chat-paging.js's, and keeping the text under the reader still while they
-// come and go is reader-place.js's; both import this module, which imports neither, so
-// the window's bookkeeping sits at the bottom of the three and has no cycle.
+// come and go is reader-place.js's. Both import this module and it imports neither, so
+// the three have no import cycle.
 //
 // `view` is changed only here and by chat-paging.js (which moves its bounds as pages come
 // and go); reader-place.js reads it. Every other module reads the window through the
