@@ -64,7 +64,7 @@ from foldline.store import Store
 
 TOKEN = "bench-token-0123456789abcdefghijklmnopqrstuvwxyz"
 PAGE_SIZE = 50
-"""Messages in a page of the UI (`PAGE_SIZE` in frontend/js/chat-window.js)."""
+"""Messages in a page of the UI (`PAGE_SIZE` in frontend/js/chat-paging.js)."""
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

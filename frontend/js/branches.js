@@ -10,11 +10,11 @@
 import { api } from "./api.js";
 import { app } from "./app.js";
 import { messageEditor, siblingAt } from "./branch-controls.js";
-import { offsetInView } from "./chat-window.js";
 import * as chat from "./chat.js";
 import { formatTokens } from "./format.js";
 import { messageText } from "./messages.js";
 import { notify, notifyError } from "./notices.js";
+import { offsetInView } from "./reader-place.js";
 import { apiStartIndex, state } from "./state.js";
 import { editMessage, isRunning, regenerate } from "./turn.js";
 

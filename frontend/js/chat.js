@@ -1,30 +1,26 @@
-// The chat view: messages drawn in the loaded window of the history (chat-window.js),
-// the fold lines between them, and the live end where a running turn writes.
+// The chat view: messages drawn in the loaded window of the history (chat-window.js,
+// paged by chat-paging.js), the fold lines between them, and the live end where a
+// running turn writes.
 //
 // Fold lines are drawn between messages at the `apiStartIndex` of each visible fold, and
 // every message before the current one is dimmed as display-only.
 
 import { app } from "./app.js";
+import { closeWindow, fetchPage, initWindow, PAGE_SIZE } from "./chat-paging.js";
 import {
   callOwner,
-  closeWindow,
   cutAt,
   dropLast,
   elementAt,
   endMarker,
-  fetchPage,
-  followsEnd,
-  initWindow,
   isOpen,
   isStreaming,
   listElement,
   loadedElements,
   messageAt,
-  PAGE_SIZE,
   placeMessage,
   recordResult,
   resultFor,
-  scrollToBottom,
   settleTotal,
   totalMessages,
   updateEdges,
@@ -33,15 +29,11 @@ import {
 import { renderFoldLine, visibleFolds } from "./fold.js";
 import { fillMessage, renderMessage } from "./messages.js";
 import { notifyError } from "./notices.js";
+import { followsEnd, scrollToBottom } from "./reader-place.js";
 import { apiStartIndex, currentFold, state } from "./state.js";
 
-export {
-  fetchNewest,
-  jumpToLatest,
-  messageAt,
-  openWindow as openConversation,
-  totalMessages,
-} from "./chat-window.js";
+export { fetchNewest, jumpToLatest, openWindow as openConversation } from "./chat-paging.js";
+export { messageAt, totalMessages } from "./chat-window.js";
 
 /**
  * A message as the chat draws it: one the server sent, or the person's own shown before

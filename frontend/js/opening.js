@@ -103,7 +103,7 @@ function rememberCurrent(id) {
 
 /**
  * Open a conversation at its newest message, or at message `at`: with search `terms`
- * marked, or `offset` pixels below the top of the view (see chat-window.js). With
+ * marked, or `offset` pixels below the top of the view (see chat-paging.js). With
  * `branchOf` (a message on another branch, e.g. a search match) that branch is made the
  * one shown first.
  * @param {string} id

@@ -16,9 +16,9 @@
 
 import { api, pageId } from "./api.js";
 import { app } from "./app.js";
-import { offsetInView, readerPlace } from "./chat-window.js";
 import * as chat from "./chat.js";
 import { notify } from "./notices.js";
+import { offsetInView, readerPlace } from "./reader-place.js";
 import { state, update } from "./state.js";
 import { followRunning, isRunning } from "./turn.js";
 
