@@ -276,8 +276,24 @@ CASES: list[tuple[str, GateFacts, str, str | None, str | None]] = [
         DROPPED_OVER_THRESHOLD,
     ),
     (
-        "one-request server, the stale ready fold at the hard threshold: in line",
+        "one-request server, the stale ready fold at the hard threshold, still freeing a "
+        "tenth: committed (a summary in line would be waited for)",
         facts(HARD + 500, prepared="ready", **ON_ONE_SLOT, prepared_tokens_after=SOFT + 1_000),
+        "commit_prepared",
+        "auto",
+        None,
+    ),
+    (
+        "one-request server, the stale ready fold at the hard threshold freeing too "
+        "little: in line",
+        facts(HARD + 500, prepared="ready", **ON_ONE_SLOT, prepared_tokens_after=HARD - 1_000),
+        "fold_inline",
+        "auto",
+        DROPPED_OVER_THRESHOLD,
+    ),
+    (
+        "elsewhere, the stale ready fold at the hard threshold: in line",
+        facts(HARD + 500, prepared="ready", pace=ONE_SLOT, prepared_tokens_after=SOFT + 1_000),
         "fold_inline",
         "auto",
         DROPPED_OVER_THRESHOLD,

@@ -141,6 +141,27 @@ def _after_is_over_threshold(facts: GateFacts) -> bool:
 DROPPED_OVER_THRESHOLD = "the view after it would still be over threshold"
 
 
+STALE_COMMIT_REASON = (
+    "Context at the hard threshold, and the summary prepared in the pauses no longer folds "
+    "down to the threshold: committing it anyway, since it makes room for this turn and a "
+    "summary written now would be waited for; the next one is prepared after the turn."
+)
+
+
+def _stale_still_makes_room(facts: GateFacts) -> bool:
+    """A ready fold that went stale (the view after it over the threshold) still takes
+    the view under the hard threshold and frees `MIN_FREED_SHARE`. On a one-request
+    server a summary in line at the hard threshold is written while the person waits
+    (a minute and more for a small model on a busy machine); this fold is ready now."""
+    after = facts.prepared_tokens_after
+    limit = facts.budget.input_budget or 0
+    return (
+        after is not None
+        and after < facts.settings.hard_threshold * limit
+        and facts.tokens - after >= MIN_FREED_SHARE * facts.tokens
+    )
+
+
 SLOT_COMMIT_REASON = (
     "The summary written in the pauses on this one-request server is ready: committing "
     "it now, before the conversation grows past the room it leaves."
@@ -281,6 +302,8 @@ def _decide_gate(facts: GateFacts) -> GateDecision:
             "auto",
         )
     if _after_is_over_threshold(facts):
+        if hard and _one_request_server(facts) and _stale_still_makes_room(facts):
+            return GateDecision("commit_prepared", STALE_COMMIT_REASON, "auto")
         if not hard and _one_request_server(facts) and facts.may_prepare:
             # Started turns ahead, it went stale; a summary in line would be waited for
             # while the request still fits: one is prepared again, as with none.
