@@ -113,6 +113,10 @@ class LoopLagProbe:
 
 
 SLOW_CALLBACKS_ENV = "FOLDLINE_BENCH_SLOW_CALLBACKS"
+NO_FREEZE_ENV = "FOLDLINE_BENCH_NO_FREEZE"
+"""Set (by `--no-freeze`): the server keeps every object in the garbage collector's full
+passes, as a test's app does, instead of freezing its heap at start as the launched
+app does (`foldline.server.heap_freeze`)."""
 SLOW_CALLBACK_SECONDS = 0.02
 
 
@@ -185,7 +189,13 @@ def serve(data_dir: Path, deltas: int, history: int, busy: int, delay: float) ->
             ],
         )
         seeded.append(conversation.id)
-    app = create_app(data_dir=data_dir, token=TOKEN, store=store, chat_service=chat)
+    app = create_app(
+        data_dir=data_dir,
+        token=TOKEN,
+        store=store,
+        chat_service=chat,
+        freeze_heap=not os.environ.get(NO_FREEZE_ENV),
+    )
     server = start_server_in_thread(LoopLagProbe(app), "127.0.0.1", 0)
     print(server.port, *seeded, flush=True)
     sys.stdin.read()  # the parent closes our stdin to stop us
@@ -523,7 +533,14 @@ def main() -> None:
         metavar="FILE",
         help="write the server's event-loop steps over 20 ms to FILE (slowest first)",
     )
+    parser.add_argument(
+        "--no-freeze",
+        action="store_true",
+        help="the server does not freeze its heap at start (the comparison for the freeze)",
+    )
     args = parser.parse_args()
+    if args.no_freeze:
+        os.environ[NO_FREEZE_ENV] = "1"
     if args.slow_callbacks:
         os.environ[SLOW_CALLBACKS_ENV] = str(Path(args.slow_callbacks).resolve())
     if args.serve:

@@ -34,6 +34,7 @@ from foldline.server.errors import (
     UnexpectedErrorMiddleware,
     install_error_handlers,
 )
+from foldline.server.heap_freeze import freeze_the_heap, warm_up_then_freeze
 from foldline.server.model_refresh import cancel_refreshes, schedule_refresh
 from foldline.server.routes import (
     attachments,
@@ -91,6 +92,7 @@ def create_app(
     testing: bool = False,
     frontend_dir: Path | None = None,
     discover_models: bool | None = None,
+    freeze_heap: bool | None = None,
 ) -> FastAPI:
     """The app for one store and chat service.
 
@@ -101,7 +103,9 @@ def create_app(
     `discover_models` asks the providers for their model lists at start (when the cached
     lists are older than a day) and when a key is added; by default only an app that owns
     its store does (`foldline serve`, the window), so tests reach no provider they did not
-    set up.
+    set up. `freeze_heap` (by default, likewise, only such an app) moves the objects alive
+    at the start, and again once the warm-up's imports are done, out of the garbage
+    collector's full passes (`server/heap_freeze.py`).
     """
     data_dir = Path(data_dir)
     config_source = ConfigSource(data_dir)
@@ -145,9 +149,11 @@ def create_app(
         if app.state.discover_models:
             # The app as launched (not a test's): the first turn should not wait for
             # the provider SDK's import or the tokenizer's load.
-            warm = asyncio.get_running_loop().create_task(service.warm_up())
+            warm = asyncio.get_running_loop().create_task(warm_up_then_freeze(app, service))
             app.state.background_tasks.add(warm)
             warm.add_done_callback(app.state.background_tasks.discard)
+        if app.state.freeze_heap:
+            freeze_the_heap()
         yield
         await cancel_refreshes(app)
         # Running turns end as interrupted (partial answers kept) instead of being cut
@@ -186,6 +192,7 @@ def create_app(
     app.state.mcp = mcp_manager
     app.state.model_directory = model_directory
     app.state.discover_models = owns_store if discover_models is None else discover_models
+    app.state.freeze_heap = owns_store if freeze_heap is None else freeze_heap
     app.state.background_tasks = set()
     install_error_handlers(app, EXCEPTION_MAPPING)
 

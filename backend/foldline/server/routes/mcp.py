@@ -32,7 +32,7 @@ router = APIRouter(tags=["mcp"])
 NAME = Path(pattern=r"^[A-Za-z0-9_-]{1,64}$")
 
 
-def get_mcp(request: Request) -> McpManager:
+async def get_mcp(request: Request) -> McpManager:
     return request.app.state.mcp
 
 

@@ -33,7 +33,7 @@ from foldline.server.routes.settings import ConfigSourceDep
 router = APIRouter(prefix="/api/models", tags=["models"])
 
 
-def get_model_directory(request: Request) -> ModelDirectory:
+async def get_model_directory(request: Request) -> ModelDirectory:
     return request.app.state.model_directory
 
 

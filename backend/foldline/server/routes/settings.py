@@ -41,16 +41,16 @@ router = APIRouter(prefix="/api/settings", tags=["settings"])
 CONNECTION_TEST_TIMEOUT_SECONDS = 20.0
 
 
-def get_config_source(request: Request) -> ConfigSource:
+async def get_config_source(request: Request) -> ConfigSource:
     return request.app.state.config_source
 
 
-def get_provider_builder() -> Callable[[AppConfig, str], Provider]:
+async def get_provider_builder() -> Callable[[AppConfig, str], Provider]:
     """How a configured provider is built (tests override this dependency)."""
     return build_provider
 
 
-def get_local_targets() -> tuple[LocalServerTarget, ...]:
+async def get_local_targets() -> tuple[LocalServerTarget, ...]:
     """Which local servers onboarding probes (tests override this dependency)."""
     return DEFAULT_TARGETS
 
