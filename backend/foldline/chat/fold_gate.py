@@ -19,14 +19,13 @@ in the background. Every store call it makes runs in the chat service's `StoreWr
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Coroutine
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Literal, Protocol, assert_never
+from typing import Any, Protocol, assert_never
 
 from foldline.api.events import CompactionFailed, CompactionStarted
 from foldline.api.schemas_context import BackgroundFoldOut
@@ -46,6 +45,7 @@ from foldline.chat.folding import (
     compaction_completed,
     on_meter,
 )
+from foldline.chat.prefix_watch import PrefixChange, PrefixWatch
 from foldline.chat.store_writer import StoreWriter
 from foldline.chat.usage import SummaryUsage
 from foldline.core.gate import (
@@ -58,13 +58,10 @@ from foldline.core.gate import (
 )
 from foldline.core.policy import BreakerState, Pace, record_fold
 from foldline.core.pruning import plan_prune
-from foldline.core.reasoning import Effort
 from foldline.core.state import CompactionState, Trigger
 from foldline.store import ConcurrentFold, Store
 
 log = logging.getLogger(__name__)
-
-PrefixChange = Literal["reasoning effort", "tools offered"]
 
 
 @dataclass(frozen=True)
@@ -116,11 +113,8 @@ class ConversationFolds:
         """A re-summary being committed while the conversation is idle."""
         self.warming: asyncio.Task[None] | None = None
         """The server evaluating the view a fold left in the pause (`_land_in_pause`)."""
-        self.effort: Effort | None = None
-        """The reasoning effort of the last gate's view: a different one breaks the
-        prompt cache, which makes it a good moment to fold."""
-        self.tool_print: str | None = None
-        """The tools offered at the last gate: a change breaks the prompt cache."""
+        self.prefix = PrefixWatch()
+        """What the last gate's cached prefix held (the reasoning effort, the tools)."""
 
     # --- what the UI sees, lifecycle ------------------------------------------------
 
@@ -180,7 +174,7 @@ class ConversationFolds:
         """Decide and act before a model call; the caller reloads after any event."""
         # In a pause nothing is sent: what the cached prefix holds is left for the
         # next turn's gate to compare.
-        prefix = None if request == "pause" else self._prefix_changed(ctx)
+        prefix = None if request == "pause" else self.prefix.changed(ctx)
         announced = False
         counted: CompactionState | None = None
         """The ready prepared fold with the view after it counted, for this `ctx`."""
@@ -313,20 +307,6 @@ class ConversationFolds:
             may_prepare=self.backoff.allows,
             one_request_at_a_time=self.shared.one_request_at_a_time(self.conversation_id),
         )
-
-    def _prefix_changed(self, ctx: ConversationContext) -> PrefixChange | None:
-        """What of the cached prefix differs from the last gate (the reasoning effort;
-        the tools offered: an MCP server's list changed, a server came or went)."""
-        effort_changed = self.effort is not None and self.effort != ctx.reasoning_effort
-        self.effort = ctx.reasoning_effort
-        tools = json.dumps(
-            [[t.name, t.description, t.input_schema] for t in ctx.tools], sort_keys=True
-        )
-        tools_changed = self.tool_print is not None and self.tool_print != tools
-        self.tool_print = tools
-        if effort_changed:
-            return "reasoning effort"
-        return "tools offered" if tools_changed else None
 
     def _idle_seconds(self) -> float | None:
         """Seconds since the conversation's last model call (a store read: off the loop)."""
