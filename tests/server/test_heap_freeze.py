@@ -42,7 +42,8 @@ def test_freezing_collects_garbage_first_and_moves_the_rest() -> None:
     del dead
     assert gone() is not None  # a cycle: only the collector frees it
     frozen = freeze_the_heap()
-    assert frozen == gc.get_freeze_count() > 0
+    # The count falls as frozen objects die (other threads of the process free some).
+    assert 0 < gc.get_freeze_count() <= frozen
     assert gone() is None
     # The live cycle is frozen: the collector no longer walks it.
     assert all(thing is not alive for thing in gc.get_objects())
