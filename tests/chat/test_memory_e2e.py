@@ -76,7 +76,9 @@ async def test_first_turn_facts_survive_a_format_ignoring_summarizer(
     assert all(f.data["detailsAppended"] >= 1 for f in folds)
     assert folds[-1].data["detailsTotal"] >= len(FACTS)  # carried from the first fold on
     seen = first_message(server)
-    assert "discussed the storage layer" in seen  # the model's own summary was kept
+    # The model's own summary was kept (the whole view printed if not: a failure seen
+    # once under load in CI, not reproduced since).
+    assert "discussed the storage layer" in seen, seen
     assert "<person-words>" in seen
     for detail in MUST_SURVIVE:
         assert detail in seen, f"{detail!r} was lost in the folds"
