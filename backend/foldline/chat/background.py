@@ -199,41 +199,6 @@ class PreparedFold:
         return tokens_after(ctx, self.summary)
 
 
-def worth_key(maker: FoldMaker, ctx: ConversationContext) -> tuple[object, ...]:
-    """What `worth_preparing`'s answer depends on: the messages (their number and the
-    last one), the fold's boundary, the view's count and budget, and what the summary
-    would be written with."""
-    state = ctx.state
-    return (
-        ctx.conversation.id,
-        len(ctx.records),
-        ctx.records[-1].id if ctx.records else None,
-        (state.version, state.api_start_index) if state is not None else None,
-        ctx.tokens,
-        ctx.budget.input_budget,
-        # Hashed: the key holds the system prompt, project files and all, and it is kept.
-        hashlib.sha256(settings_key(ctx, maker.summarizer_model).encode()).hexdigest(),
-    )
-
-
-@dataclass
-class PreparationWorth:
-    """One conversation's last answer of `worth_preparing`, with what it was asked on.
-    The gate asks at every turn's end on a one-request server, and each answer builds a
-    fold planner that counts the view: asked again with nothing changed (`worth_key`),
-    it answers from here."""
-
-    key: tuple[object, ...] | None = None
-    worth: bool = False
-
-    async def check(self, maker: FoldMaker, ctx: ConversationContext) -> bool:
-        key = worth_key(maker, ctx)
-        if key != self.key:
-            self.worth = await worth_preparing(maker, ctx)
-            self.key = key
-        return self.worth
-
-
 async def worth_preparing(maker: FoldMaker, ctx: ConversationContext) -> bool:
     """On a one-request server a summary is started turns ahead of the threshold: only
     once the fold it plans frees `MIN_FREED_SHARE` of the view (counted off the loop).

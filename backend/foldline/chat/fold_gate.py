@@ -32,10 +32,10 @@ from foldline.api.schemas_context import BackgroundFoldOut
 from foldline.chat import events as ev
 from foldline.chat.background import (
     GrowthWatch,
-    PreparationWorth,
     PreparedFold,
     settings_key,
     why_invalid,
+    worth_preparing,
 )
 from foldline.chat.context import ConversationContext
 from foldline.chat.events import ChatEvent
@@ -108,9 +108,8 @@ class ConversationFolds:
         self.growth = GrowthWatch()
         """The view's observed growth (for `pace`)."""
         self.prepared: PreparedFold | None = None
-        self.worth = PreparationWorth()
         self.committing: asyncio.Task[None] | None = None
-        """A re-summary being committed while the conversation is idle."""
+        """A re-summary, or a fold in the person's pause, being committed while no turn runs."""
         self.warming: asyncio.Task[None] | None = None
         """The server evaluating the view a fold left in the pause (`_land_in_pause`)."""
         self.prefix = PrefixWatch()
@@ -451,7 +450,7 @@ class ConversationFolds:
         )
         if kind is None or not self.backoff.should_try():
             return
-        if kind == "fold" and maker.asks_once and not await self.worth.check(maker, ctx):
+        if kind == "fold" and maker.asks_once and not await worth_preparing(maker, ctx):
             return
         if kind == "resummary":
             usage = maker.summary_usage()
